@@ -1,0 +1,110 @@
+/* Synthetic inputs.  `gen context`: a random binary context in which
+ * attribute m occurs with probability p_m; uniform (p_m = D) or Zipf-skewed
+ * (p_m proportional to 1/(m+1)^A, scaled so that the mean is D). */
+#include "../common/clock.h"
+#include "../lattice/context.h"
+#include "cmds.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *help =
+    "usage: fcbo-dist gen context --objects N --attributes M --density D\n"
+    "                             [--seed S] [--zipf A] -o FILE.cxt|.dat|.csv|.tsv\n\n"
+    "Writes a random context: each object has each attribute independently,\n"
+    "with probability D (uniform) or, with --zipf A, probability proportional\n"
+    "to 1/(rank+1)^A scaled to mean D (capped at 1).  The same seed gives the\n"
+    "same file on every machine.\n\n"
+    "  --objects N      rows (objects)\n"
+    "  --attributes M   columns (attributes)\n"
+    "  --density D      mean fraction of ones, 0..1\n"
+    "  --seed S         random seed (default 1)\n"
+    "  --zipf A         skewed attribute frequencies with exponent A > 0\n"
+    "  -o FILE          output; the format follows the extension\n";
+
+static fd_status gen_context(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"objects", required_argument, 0, 'n'}, {"attributes", required_argument, 0, 'm'},
+        {"density", required_argument, 0, 'd'}, {"seed", required_argument, 0, 's'},
+        {"zipf", required_argument, 0, 'z'},    {"output", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+    uint32_t n = 0, m = 0;
+    double d = -1, zipf = 0;
+    uint64_t seed = 1;
+    const char *out = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'n': FD_TRY(opt_u32("--objects", optarg, 1, UINT32_MAX - 2, &n)); break;
+        case 'm': FD_TRY(opt_u32("--attributes", optarg, 1, 1u << 24, &m)); break;
+        case 'd': FD_TRY(opt_f64("--density", optarg, 0, 1, &d)); break;
+        case 's': FD_TRY(opt_u64("--seed", optarg, &seed)); break;
+        case 'z': FD_TRY(opt_f64("--zipf", optarg, 1e-9, 100, &zipf)); break;
+        case 'o': out = optarg; break;
+        case 'h': fputs(help, stdout); return FD_OK;
+        default: return opt_bad("gen context");
+        }
+    }
+    if (!n || !m || d < 0 || !out)
+        return fd_fail(FD_ERR_USAGE, "gen context needs --objects, --attributes, --density and -o; see 'fcbo-dist gen --help'");
+    ctx_format fmt = ctx_format_from_path(out);
+    if (fmt == CTX_FMT_AUTO) return fd_fail(FD_ERR_USAGE, "%s: use an extension .cxt, .dat, .csv or .tsv", out);
+
+    fd_status st = FD_OK;
+    fca_context *ctx = NULL;
+    double *p = calloc(m, sizeof *p);
+    uint32_t *cols = malloc((size_t)m * sizeof *cols);
+    if (!p || !cols) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    double sum = 0;
+    for (uint32_t a = 0; a < m; a++) sum += p[a] = zipf > 0 ? pow(a + 1.0, -zipf) : 1.0;
+    for (uint32_t a = 0; a < m; a++) {
+        p[a] *= d * m / sum;
+        if (p[a] > 1) p[a] = 1;
+    }
+    double expect = 0;
+    for (uint32_t a = 0; a < m; a++) expect += p[a];
+    FD_TRY_GOTO(fca_context_create(&ctx, n, m, (uint64_t)(expect * n * 1.1) + 1024), st, done);
+    uint64_t cap = (uint64_t)(expect * n * 1.1) + 1024, nnz = 0;
+    fd_rng rng = {seed};
+    for (uint32_t o = 0; o < n; o++) {
+        uint32_t k = 0;
+        for (uint32_t a = 0; a < m; a++)
+            if (fd_rng_unif(&rng) < p[a]) cols[k++] = a;
+        if (nnz + k > cap) {
+            uint64_t ncap = (nnz + k) * 2;
+            uint32_t *ni = fd_realloc(ctx->row_idx, ncap, sizeof *ni);
+            if (!ni) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+            ctx->row_idx = ni;
+            cap = ncap;
+        }
+        memcpy(ctx->row_idx + nnz, cols, (size_t)k * sizeof *cols);
+        nnz += k;
+        ctx->row_ptr[o + 1] = nnz;
+    }
+    for (uint32_t a = 0; a < m; a++) {
+        char buf[24];
+        snprintf(buf, sizeof buf, fmt == CTX_FMT_FIMI ? "%u" : "a%u", a);
+        if (!(ctx->attr_names[a] = strdup(buf))) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    }
+    st = fca_context_write(ctx, out, fmt);
+done:
+    fca_context_destroy(&ctx);
+    free(p);
+    free(cols);
+    return st;
+}
+
+fd_status cmd_gen(int argc, char **argv)
+{
+    if (argc >= 2 && !strcmp(argv[1], "context")) return gen_context(argc - 1, argv + 1);
+    if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
+        fputs(help, stdout);
+        return FD_OK;
+    }
+    return fd_fail(FD_ERR_USAGE, "gen needs a kind of input: 'fcbo-dist gen context ...'; see 'fcbo-dist gen --help'");
+}

@@ -1,0 +1,25 @@
+/* Subcommands: one file each (cmd_*.c), reached through the table in
+ * main.c.  Each returns an fd_status; main prints the recorded message and
+ * turns the status into the exit code. */
+#ifndef FD_CMDS_H
+#define FD_CMDS_H
+
+#include "../common/status.h"
+
+#include <stdint.h>
+
+fd_status cmd_lattice(int argc, char **argv);
+fd_status cmd_gen(int argc, char **argv);
+fd_status cmd_info(int argc, char **argv);
+
+/* Option values, strictly parsed; a bad value is FD_ERR_USAGE naming opt. */
+fd_status opt_u32(const char *opt, const char *val, uint32_t lo, uint32_t hi, uint32_t *out);
+fd_status opt_u64(const char *opt, const char *val, uint64_t *out);
+fd_status opt_f64(const char *opt, const char *val, double lo, double hi, double *out);
+/* FD_ERR_USAGE for an option getopt_long rejected (it printed why). */
+fd_status opt_bad(const char *cmd);
+
+/* The whole command line, for metadata. */
+extern char *fd_command_line;
+
+#endif

@@ -1,0 +1,59 @@
+#include "progress.h"
+
+#include "clock.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+
+static void print_line(fd_progress *p)
+{
+    double el = fd_now() - p->t0;
+    uint64_t c = atomic_load_explicit(&p->count, memory_order_relaxed);
+    double rate = el > 0 ? (double)c / el : 0;
+    fprintf(stderr, "\r\033[K%llu %s  %.3g/s  %.1f s", (unsigned long long)c, p->what, rate, el);
+    fflush(stderr);
+}
+
+static void *loop(void *arg)
+{
+    fd_progress *p = arg;
+    pthread_mutex_lock(&p->lock);
+    while (!p->stop) {
+        struct timespec ts;
+        clock_gettime(CLOCK_REALTIME, &ts);
+        ts.tv_nsec += 500000000L;
+        if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+        int rc = pthread_cond_timedwait(&p->cond, &p->lock, &ts);
+        if (rc == ETIMEDOUT && !p->stop) print_line(p);
+    }
+    pthread_mutex_unlock(&p->lock);
+    return NULL;
+}
+
+void fd_progress_start(fd_progress *p, const char *what, int quiet)
+{
+    memset(p, 0, sizeof *p);
+    p->what = what;
+    atomic_init(&p->count, 0);
+    p->t0 = fd_now();
+    if (quiet || !isatty(STDERR_FILENO)) return;
+    pthread_mutex_init(&p->lock, NULL);
+    pthread_cond_init(&p->cond, NULL);
+    /* Progress is a convenience: if the thread cannot start, run without it. */
+    if (pthread_create(&p->thread, NULL, loop, p) == 0) p->active = 1;
+}
+
+void fd_progress_stop(fd_progress *p)
+{
+    if (!p->active) return;
+    pthread_mutex_lock(&p->lock);
+    p->stop = 1;
+    pthread_cond_signal(&p->cond);
+    pthread_mutex_unlock(&p->lock);
+    pthread_join(p->thread, NULL);
+    fprintf(stderr, "\r\033[K");
+    fflush(stderr);
+    p->active = 0;
+}

@@ -1,0 +1,32 @@
+/* One stderr line, rewritten at most twice a second, for long runs.
+ * Active only when stderr is a terminal and the user did not ask for
+ * --quiet; otherwise every call is a no-op.  The counter is read from an
+ * atomic that worker threads bump, so workers never block on printing. */
+#ifndef FD_PROGRESS_H
+#define FD_PROGRESS_H
+
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdint.h>
+
+typedef struct {
+    const char *what;            /* noun printed after the count, e.g. "concepts" */
+    _Atomic uint64_t count;      /* bumped by workers */
+    int active;
+    int stop;
+    double t0;
+    pthread_t thread;
+    pthread_mutex_t lock;
+    pthread_cond_t cond;
+} fd_progress;
+
+/* Starts the printer thread when enabled (quiet == 0 and stderr is a tty). */
+void fd_progress_start(fd_progress *p, const char *what, int quiet);
+static inline void fd_progress_add(fd_progress *p, uint64_t n)
+{
+    atomic_fetch_add_explicit(&p->count, n, memory_order_relaxed);
+}
+/* Stops the printer and clears its line. Safe to call when not started. */
+void fd_progress_stop(fd_progress *p);
+
+#endif

@@ -1,0 +1,31 @@
+/* Plain C interface of the CUDA kernels (the .cu files of src/cuda).  No CUDA header
+ * leaks through it: host code that includes it builds without nvcc.
+ * Every function returns an fd_status; CUDA failures are FD_ERR_CUDA with
+ * the failing call and its source line. */
+#ifndef FD_CUDA_H
+#define FD_CUDA_H
+
+#include "../common/status.h"
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Number of usable CUDA devices (0 when there is no driver or device). */
+int fd_cuda_device_count(void);
+
+/* Transposes a bit matrix on the GPU: `in` has `rows` rows of `in_words`
+ * 64-bit words (bit c of row r is column c), `out` gets `cols` rows of
+ * `out_words` words with bit r of row c set iff in(r, c).  Host pointers;
+ * the copies to and from the device are part of the call.  This is the
+ * object-rows to attribute-columns step of a context on the GPU. */
+fd_status fd_cuda_bit_transpose(const uint64_t *in, uint32_t rows, uint32_t cols, uint32_t in_words,
+                                uint64_t *out, uint32_t out_words);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

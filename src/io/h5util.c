@@ -1,0 +1,196 @@
+#include "h5util.h"
+
+#include <string.h>
+
+void h5u_init(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+
+fd_status h5u_app_create(h5u_app *a, hid_t loc, const char *name, hid_t filetype, hid_t memtype, uint64_t chunk)
+{
+    fd_status st = FD_OK;
+    hid_t space = -1, dcpl = -1;
+    hsize_t dims = 0, maxdims = H5S_UNLIMITED, ch = chunk ? chunk : 1;
+    a->ds = -1;
+    a->memtype = memtype;
+    a->n = 0;
+    H5_CHECK_GOTO(space = H5Screate_simple(1, &dims, &maxdims), st, done);
+    H5_CHECK_GOTO(dcpl = H5Pcreate(H5P_DATASET_CREATE), st, done);
+    H5_CHECK_GOTO(H5Pset_chunk(dcpl, 1, &ch), st, done);
+    H5_CHECK_GOTO(a->ds = H5Dcreate2(loc, name, filetype, space, H5P_DEFAULT, dcpl, H5P_DEFAULT), st, done);
+done:
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (space >= 0) H5Sclose(space);
+    return st;
+}
+
+fd_status h5u_app_append(h5u_app *a, const void *data, uint64_t n)
+{
+    fd_status st = FD_OK;
+    hid_t fs = -1, ms = -1;
+    if (n == 0) return FD_OK;
+    hsize_t newsize = a->n + n, start = a->n, count = n;
+    H5_CHECK_GOTO(H5Dset_extent(a->ds, &newsize), st, done);
+    H5_CHECK_GOTO(fs = H5Dget_space(a->ds), st, done);
+    H5_CHECK_GOTO(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL), st, done);
+    H5_CHECK_GOTO(ms = H5Screate_simple(1, &count, NULL), st, done);
+    H5_CHECK_GOTO(H5Dwrite(a->ds, a->memtype, ms, fs, H5P_DEFAULT, data), st, done);
+    a->n += n;
+done:
+    if (ms >= 0) H5Sclose(ms);
+    if (fs >= 0) H5Sclose(fs);
+    return st;
+}
+
+fd_status h5u_app_close(h5u_app *a)
+{
+    fd_status st = FD_OK;
+    if (a->ds >= 0) H5_CHECK_GOTO(H5Dclose(a->ds), st, done);
+done:
+    a->ds = -1;
+    return st;
+}
+
+static fd_status attr_write(hid_t loc, const char *name, hid_t type, const void *v)
+{
+    fd_status st = FD_OK;
+    hid_t space = -1, at = -1;
+    H5_CHECK_GOTO(space = H5Screate(H5S_SCALAR), st, done);
+    if (H5Aexists(loc, name) > 0) H5_CHECK_GOTO(H5Adelete(loc, name), st, done);
+    H5_CHECK_GOTO(at = H5Acreate2(loc, name, type, space, H5P_DEFAULT, H5P_DEFAULT), st, done);
+    H5_CHECK_GOTO(H5Awrite(at, type, v), st, done);
+done:
+    if (at >= 0) H5Aclose(at);
+    if (space >= 0) H5Sclose(space);
+    return st;
+}
+
+static hid_t vlen_str_type(void)
+{
+    hid_t t = H5Tcopy(H5T_C_S1);
+    if (t < 0) return t;
+    if (H5Tset_size(t, H5T_VARIABLE) < 0 || H5Tset_cset(t, H5T_CSET_UTF8) < 0) {
+        H5Tclose(t);
+        return -1;
+    }
+    return t;
+}
+
+fd_status h5u_attr_str(hid_t loc, const char *name, const char *v)
+{
+    fd_status st = FD_OK;
+    hid_t t = -1;
+    H5_CHECK_GOTO(t = vlen_str_type(), st, done);
+    st = attr_write(loc, name, t, &v);
+done:
+    if (t >= 0) H5Tclose(t);
+    return st;
+}
+
+fd_status h5u_attr_u64(hid_t loc, const char *name, uint64_t v) { return attr_write(loc, name, H5T_NATIVE_UINT64, &v); }
+fd_status h5u_attr_f64(hid_t loc, const char *name, double v) { return attr_write(loc, name, H5T_NATIVE_DOUBLE, &v); }
+
+fd_status h5u_write_1d(hid_t loc, const char *name, hid_t filetype, hid_t memtype, const void *v, uint64_t n)
+{
+    fd_status st = FD_OK;
+    hid_t space = -1, ds = -1;
+    hsize_t dims = n;
+    H5_CHECK_GOTO(space = H5Screate_simple(1, &dims, NULL), st, done);
+    H5_CHECK_GOTO(ds = H5Dcreate2(loc, name, filetype, space, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
+    if (n) H5_CHECK_GOTO(H5Dwrite(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, v), st, done);
+done:
+    if (ds >= 0) H5Dclose(ds);
+    if (space >= 0) H5Sclose(space);
+    return st;
+}
+
+fd_status h5u_write_strings(hid_t loc, const char *name, char *const *s, uint64_t n)
+{
+    fd_status st = FD_OK;
+    hid_t t = -1;
+    H5_CHECK_GOTO(t = vlen_str_type(), st, done);
+    st = h5u_write_1d(loc, name, t, t, s, n);
+done:
+    if (t >= 0) H5Tclose(t);
+    return st;
+}
+
+static fd_status open_attr(hid_t loc, const char *name, hid_t *at)
+{
+    if (H5Aexists(loc, name) <= 0) return fd_fail(FD_ERR_INPUT, "attribute '%s' is missing", name);
+    *at = H5Aopen(loc, name, H5P_DEFAULT);
+    if (*at < 0) return fd_fail(FD_ERR_INPUT, "attribute '%s' cannot be opened", name);
+    return FD_OK;
+}
+
+fd_status h5u_read_attr_str(hid_t loc, const char *name, char *buf, size_t cap)
+{
+    fd_status st = FD_OK;
+    hid_t at = -1, t = -1, ft = -1;
+    char *v = NULL;
+    FD_TRY(open_attr(loc, name, &at));
+    H5_CHECK_GOTO(ft = H5Aget_type(at), st, done);
+    if (H5Tget_class(ft) != H5T_STRING || H5Tis_variable_str(ft) <= 0) {
+        st = fd_fail(FD_ERR_INPUT, "attribute '%s' is not a variable-length string", name);
+        goto done;
+    }
+    H5_CHECK_GOTO(t = vlen_str_type(), st, done);
+    H5_CHECK_GOTO(H5Aread(at, t, &v), st, done);
+    snprintf(buf, cap, "%s", v ? v : "");
+    H5free_memory(v);
+done:
+    if (t >= 0) H5Tclose(t);
+    if (ft >= 0) H5Tclose(ft);
+    H5Aclose(at);
+    return st;
+}
+
+static fd_status read_attr_num(hid_t loc, const char *name, hid_t type, void *v)
+{
+    fd_status st = FD_OK;
+    hid_t at = -1;
+    FD_TRY(open_attr(loc, name, &at));
+    H5_CHECK_GOTO(H5Aread(at, type, v), st, done);
+done:
+    H5Aclose(at);
+    return st;
+}
+
+fd_status h5u_read_attr_u64(hid_t loc, const char *name, uint64_t *v) { return read_attr_num(loc, name, H5T_NATIVE_UINT64, v); }
+fd_status h5u_read_attr_f64(hid_t loc, const char *name, double *v) { return read_attr_num(loc, name, H5T_NATIVE_DOUBLE, v); }
+
+fd_status h5u_len(hid_t loc, const char *name, uint64_t *n)
+{
+    fd_status st = FD_OK;
+    hid_t ds = -1, sp = -1;
+    hsize_t dims[1];
+    if (H5Lexists(loc, name, H5P_DEFAULT) <= 0) return fd_fail(FD_ERR_INPUT, "dataset '%s' is missing", name);
+    H5_CHECK_GOTO(ds = H5Dopen2(loc, name, H5P_DEFAULT), st, done);
+    H5_CHECK_GOTO(sp = H5Dget_space(ds), st, done);
+    if (H5Sget_simple_extent_ndims(sp) != 1) {
+        st = fd_fail(FD_ERR_INPUT, "dataset '%s' is not one-dimensional", name);
+        goto done;
+    }
+    H5_CHECK_GOTO(H5Sget_simple_extent_dims(sp, dims, NULL), st, done);
+    *n = dims[0];
+done:
+    if (sp >= 0) H5Sclose(sp);
+    if (ds >= 0) H5Dclose(ds);
+    return st;
+}
+
+fd_status h5u_read_range(hid_t loc, const char *name, hid_t memtype, uint64_t start, uint64_t n, void *out)
+{
+    fd_status st = FD_OK;
+    hid_t ds = -1, fs = -1, ms = -1;
+    hsize_t s = start, c = n;
+    if (n == 0) return FD_OK;
+    H5_CHECK_GOTO(ds = H5Dopen2(loc, name, H5P_DEFAULT), st, done);
+    H5_CHECK_GOTO(fs = H5Dget_space(ds), st, done);
+    H5_CHECK_GOTO(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &s, NULL, &c, NULL), st, done);
+    H5_CHECK_GOTO(ms = H5Screate_simple(1, &c, NULL), st, done);
+    H5_CHECK_GOTO(H5Dread(ds, memtype, ms, fs, H5P_DEFAULT, out), st, done);
+done:
+    if (ms >= 0) H5Sclose(ms);
+    if (fs >= 0) H5Sclose(fs);
+    if (ds >= 0) H5Dclose(ds);
+    return st;
+}

@@ -1,0 +1,53 @@
+/* Thin checked helpers over serial HDF5: appendable 1-D datasets, scalar
+ * attributes, string arrays.  Every HDF5 call is checked; a failure is
+ * FD_ERR_HDF5 with the source line of the call that failed.  HDF5's own
+ * error stack printing is switched off by h5u_init(), so users see one
+ * message, ours. */
+#ifndef FD_H5UTIL_H
+#define FD_H5UTIL_H
+
+#include "../common/status.h"
+
+#include <hdf5.h>
+#include <stdint.h>
+
+#define H5_CHECK_GOTO(call, st, label)                                        \
+    do {                                                                      \
+        if ((call) < 0) {                                                     \
+            (st) = fd_fail_at(FD_ERR_HDF5, __FILE__, __LINE__,                \
+                              "HDF5 call failed: %s", #call);                 \
+            goto label;                                                       \
+        }                                                                     \
+    } while (0)
+
+/* Silences HDF5's automatic error printing (call once, early). */
+void h5u_init(void);
+
+/* A 1-D chunked dataset that grows as data is appended. */
+typedef struct {
+    hid_t ds;
+    hid_t memtype;
+    uint64_t n;
+} h5u_app;
+
+fd_status h5u_app_create(h5u_app *a, hid_t loc, const char *name, hid_t filetype, hid_t memtype, uint64_t chunk);
+fd_status h5u_app_append(h5u_app *a, const void *data, uint64_t n);
+fd_status h5u_app_close(h5u_app *a);
+
+fd_status h5u_attr_str(hid_t loc, const char *name, const char *v);
+fd_status h5u_attr_u64(hid_t loc, const char *name, uint64_t v);
+fd_status h5u_attr_f64(hid_t loc, const char *name, double v);
+/* A 1-D dataset of n values, or of variable-length UTF-8 strings. */
+fd_status h5u_write_1d(hid_t loc, const char *name, hid_t filetype, hid_t memtype, const void *v, uint64_t n);
+fd_status h5u_write_strings(hid_t loc, const char *name, char *const *s, uint64_t n);
+
+/* Attribute readers: FD_ERR_INPUT when absent or of the wrong kind. */
+fd_status h5u_read_attr_str(hid_t loc, const char *name, char *buf, size_t cap);
+fd_status h5u_read_attr_u64(hid_t loc, const char *name, uint64_t *v);
+fd_status h5u_read_attr_f64(hid_t loc, const char *name, double *v);
+/* Length of a 1-D dataset. */
+fd_status h5u_len(hid_t loc, const char *name, uint64_t *n);
+/* Reads elements [start, start+n) of a 1-D dataset as memtype. */
+fd_status h5u_read_range(hid_t loc, const char *name, hid_t memtype, uint64_t start, uint64_t n, void *out);
+
+#endif

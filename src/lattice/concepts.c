@@ -1,0 +1,126 @@
+#include "concepts.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+void concept_batch_init(concept_batch *b) { memset(b, 0, sizeof *b); }
+
+void concept_batch_free(concept_batch *b)
+{
+    free(b->supp);
+    free(b->int_end);
+    free(b->int_ids);
+    free(b->ext_end);
+    free(b->ext_ids);
+    memset(b, 0, sizeof *b);
+}
+
+fd_status concept_batch_reserve(concept_batch *b, size_t ni, size_t ne, int with_extents)
+{
+    if (b->n + 1 > b->cap_n) {
+        size_t cap = b->cap_n, cap2 = b->cap_n, cap3 = b->cap_n;
+        FD_TRY(fd_grow((void **)&b->supp, &cap, b->n + 1, sizeof *b->supp));
+        FD_TRY(fd_grow((void **)&b->int_end, &cap2, b->n + 1, sizeof *b->int_end));
+        if (with_extents) FD_TRY(fd_grow((void **)&b->ext_end, &cap3, b->n + 1, sizeof *b->ext_end));
+        b->cap_n = cap;
+    }
+    FD_TRY(fd_grow((void **)&b->int_ids, &b->cap_int, b->nint + ni, sizeof *b->int_ids));
+    if (with_extents) FD_TRY(fd_grow((void **)&b->ext_ids, &b->cap_ext, b->next + ne, sizeof *b->ext_ids));
+    return FD_OK;
+}
+
+fd_status concept_sink_init(concept_sink *s, int with_extents, fd_progress *progress)
+{
+    memset(s, 0, sizeof *s);
+    s->with_extents = with_extents;
+    s->progress = progress;
+    atomic_init(&s->failed, 0);
+    if (pthread_mutex_init(&s->lock, NULL) != 0) return fd_fail(FD_ERR_INTERNAL, "pthread_mutex_init failed");
+    return FD_OK;
+}
+
+void concept_sink_destroy(concept_sink *s) { pthread_mutex_destroy(&s->lock); }
+
+fd_status concept_sink_add(concept_sink *s, concept_writer w)
+{
+    if (s->nwriters == CONCEPT_SINK_MAX_WRITERS) return fd_fail(FD_ERR_INTERNAL, "too many concept writers");
+    s->writers[s->nwriters++] = w;
+    return FD_OK;
+}
+
+fd_status concept_sink_flush(concept_sink *s, concept_batch *b)
+{
+    fd_status st = FD_OK;
+    if (b->n == 0) return FD_OK;
+    if (atomic_load(&s->failed)) return FD_ERR_IO; /* the first failure was recorded already */
+    pthread_mutex_lock(&s->lock);
+    for (int i = 0; i < s->nwriters && st == FD_OK; i++) st = s->writers[i].write(s->writers[i].self, b);
+    pthread_mutex_unlock(&s->lock);
+    if (st != FD_OK) atomic_store(&s->failed, 1);
+    if (s->progress) fd_progress_add(s->progress, b->n);
+    b->n = 0;
+    b->nint = 0;
+    b->next = 0;
+    return st;
+}
+
+struct text_writer {
+    FILE *f;
+    char *buf;
+    size_t cap;
+};
+
+fd_status text_writer_create(text_writer **out, FILE *f)
+{
+    text_writer *t = calloc(1, sizeof *t);
+    if (!t) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    t->f = f;
+    *out = t;
+    return FD_OK;
+}
+
+static char *put_u32(char *p, uint32_t v)
+{
+    char tmp[10];
+    int k = 0;
+    do { tmp[k++] = (char)('0' + v % 10); v /= 10; } while (v);
+    while (k) *p++ = tmp[--k];
+    return p;
+}
+
+static fd_status text_write(void *self, const concept_batch *b)
+{
+    text_writer *t = self;
+    /* At most 11 bytes per id (10 digits and a blank) plus a newline each. */
+    size_t need = b->nint * 11 + b->n + 1;
+    if (need > t->cap) {
+        char *nb = realloc(t->buf, need);
+        if (!nb) return fd_fail(FD_ERR_NOMEM, "out of memory for text output");
+        t->buf = nb;
+        t->cap = need;
+    }
+    char *p = t->buf;
+    uint64_t s = 0;
+    for (uint64_t i = 0; i < b->n; i++) {
+        for (uint64_t k = s; k < b->int_end[i]; k++) {
+            if (k > s) *p++ = ' ';
+            p = put_u32(p, b->int_ids[k]);
+        }
+        *p++ = '\n';
+        s = b->int_end[i];
+    }
+    size_t len = (size_t)(p - t->buf);
+    if (fwrite(t->buf, 1, len, t->f) != len) return fd_fail(FD_ERR_IO, "writing intents to standard output failed");
+    return FD_OK;
+}
+
+concept_writer text_writer_as(text_writer *t) { return (concept_writer){text_write, t}; }
+
+void text_writer_destroy(text_writer **pt)
+{
+    if (!*pt) return;
+    free((*pt)->buf);
+    free(*pt);
+    *pt = NULL;
+}

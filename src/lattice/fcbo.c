@@ -1,0 +1,713 @@
+/* FCbO engine.  The pseudocode it follows (notes in docs/algorithms.md):
+ *
+ *   process(<A,B>, y, M):
+ *     output <A,B>; if B = all or y >= n: return
+ *     for j = y..n-1, j not in B:
+ *       if M[j] ∩ Y_j ⊄ B ∩ Y_j: skip                   (inherited failure)
+ *       C = A ∩ col(j); if |C| < min_support: skip
+ *       D = C↑
+ *       if D ∩ Y_j = B ∩ Y_j: queue (<C,D>, j)           (canonical)
+ *       else M[j] = D                                    (remember failure)
+ *     for each queued child in order: process(child, j+1, M)
+ *
+ * M is one array of pointers per worker; a node's failures are recorded on
+ * an undo stack and rolled back when the node is done, so children see
+ * every failure of their parent's whole loop (the point of FCbO) and
+ * siblings' subtrees never see each other's. */
+#include "fcbo.h"
+
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------- arena: stack allocation of node data ---------------- */
+
+typedef struct {
+    fd_word *mem;
+    size_t cap;
+} chunk;
+
+typedef struct {
+    chunk *chunks;
+    size_t nchunks, capchunks;
+    size_t cur, off;
+} arena;
+
+typedef struct {
+    size_t cur, off;
+} arena_mark;
+
+#define ARENA_CHUNK_WORDS ((size_t)1 << 18) /* 2 MiB */
+
+static void *arena_alloc(arena *a, size_t words)
+{
+    if (words == 0) words = 1;
+    while (a->cur < a->nchunks) {
+        chunk *c = &a->chunks[a->cur];
+        if (c->cap - a->off >= words) {
+            fd_word *p = c->mem + a->off;
+            a->off += words;
+            return p;
+        }
+        /* A chunk too small for this request: later chunks may fit. */
+        a->cur++;
+        a->off = 0;
+    }
+    if (a->nchunks == a->capchunks &&
+        fd_grow((void **)&a->chunks, &a->capchunks, a->nchunks + 1, sizeof *a->chunks) != FD_OK)
+        return NULL;
+    size_t cap = words > ARENA_CHUNK_WORDS ? words : ARENA_CHUNK_WORDS;
+    fd_word *mem = malloc(cap * sizeof *mem);
+    if (!mem) return NULL;
+    a->chunks[a->nchunks++] = (chunk){mem, cap};
+    a->cur = a->nchunks - 1;
+    a->off = words;
+    return mem;
+}
+
+static arena_mark arena_get(const arena *a) { return (arena_mark){a->cur, a->off}; }
+static void arena_release(arena *a, arena_mark m) { a->cur = m.cur; a->off = m.off; }
+
+static void arena_free(arena *a)
+{
+    for (size_t i = 0; i < a->nchunks; i++) free(a->chunks[i].mem);
+    free(a->chunks);
+    memset(a, 0, sizeof *a);
+}
+
+#define ARENA_OOM() fd_fail_at(FD_ERR_NOMEM, __FILE__, __LINE__, "out of memory for the search stack")
+
+/* ---------------- preparation ---------------- */
+
+static int cmp_u64(const void *x, const void *y)
+{
+    uint64_t a = *(const uint64_t *)x, b = *(const uint64_t *)y;
+    return (a > b) - (a < b);
+}
+
+fd_status fcbo_prep_create(fcbo_prep **out, const fca_context *ctx, uint32_t min_support)
+{
+    fd_status st = FD_OK;
+    fcbo_prep *p = NULL;
+    uint32_t *usupp = NULL, *order = NULL, *to_int = NULL;
+    uint64_t *keys = NULL;
+    FD_ALLOC_GOTO(p, 1, st, fail);
+    FD_ALLOC_GOTO(usupp, ctx->n_attr, st, fail);
+    FD_ALLOC_GOTO(order, ctx->n_attr, st, fail);
+    FD_ALLOC_GOTO(to_int, ctx->n_attr, st, fail);
+    FD_ALLOC_GOTO(keys, ctx->n_attr, st, fail);
+    fca_context_supports(ctx, usupp);
+
+    /* An attribute below the minimum support can be in no intent of a
+     * frequent concept, so it is dropped up front.  Ascending support puts
+     * rare attributes first, which keeps canonicity failures cheap. */
+    uint32_t n = 0;
+    for (uint32_t a = 0; a < ctx->n_attr; a++)
+        if (usupp[a] >= min_support) keys[n++] = (uint64_t)usupp[a] << 32 | a;
+    qsort(keys, n, sizeof *keys, cmp_u64);
+    for (uint32_t m = 0; m < n; m++) order[m] = (uint32_t)keys[m];
+
+    p->n_obj = ctx->n_obj;
+    p->n_attr = n;
+    p->ow = bs_words(ctx->n_obj ? ctx->n_obj : 1);
+    p->aw = bs_words(n ? n : 1);
+    p->n_user_attr = ctx->n_attr;
+    p->uw = bs_words(ctx->n_attr ? ctx->n_attr : 1);
+    p->label = ctx->attr_label;
+    p->min_support = min_support;
+    FD_ALLOC_GOTO(p->to_user, n, st, fail);
+    FD_ALLOC_GOTO(p->supp, n, st, fail);
+    for (uint32_t a = 0; a < ctx->n_attr; a++) to_int[a] = UINT32_MAX;
+    for (uint32_t m = 0; m < n; m++) {
+        p->to_user[m] = order[m];
+        p->supp[m] = usupp[order[m]];
+        to_int[order[m]] = m;
+    }
+    FD_ALLOC_GOTO(p->all, p->aw, st, fail);
+    bs_fill(p->all, n);
+
+    FD_ALLOC_GOTO(p->rows, (size_t)p->n_obj * p->aw, st, fail);
+    FD_ALLOC_GOTO(p->cols, (size_t)n * p->ow, st, fail);
+    FD_ALLOC_GOTO(p->rl_ptr, (size_t)p->n_obj + 1, st, fail);
+    uint64_t nnz = 0;
+    for (uint32_t o = 0; o < p->n_obj; o++)
+        for (uint64_t k = ctx->row_ptr[o]; k < ctx->row_ptr[o + 1]; k++)
+            if (to_int[ctx->row_idx[k]] != UINT32_MAX) nnz++;
+    FD_ALLOC_GOTO(p->rl_idx, nnz, st, fail);
+    uint64_t w = 0;
+    for (uint32_t o = 0; o < p->n_obj; o++) {
+        fd_word *row = p->rows + (size_t)o * p->aw;
+        p->rl_ptr[o] = w;
+        for (uint64_t k = ctx->row_ptr[o]; k < ctx->row_ptr[o + 1]; k++) {
+            uint32_t m = to_int[ctx->row_idx[k]];
+            if (m == UINT32_MAX) continue;
+            bs_set(row, m);
+            bs_set(p->cols + (size_t)m * p->ow, o);
+        }
+        /* Descending internal ids, so occurrence delivery stops at y. */
+        for (uint32_t m = n; m-- > 0;)
+            if (bs_test(row, m)) p->rl_idx[w++] = m;
+    }
+    p->rl_ptr[p->n_obj] = w;
+
+    /* A list node pays about one step per incidence of its objects; a
+     * bitset node one word per object-word for each candidate it tries.
+     * Lists win below roughly 8 * ow / (mean row length) objects. */
+    double mean_row = p->n_obj ? (double)nnz / p->n_obj : 1.0;
+    if (mean_row < 1.0) mean_row = 1.0;
+    double lm = 8.0 * p->ow / mean_row;
+    const char *env = getenv("FD_LIST_MAX");
+    if (env && *env) lm = atof(env);
+    p->list_max = lm < 0 ? 0 : lm > (double)UINT32_MAX ? UINT32_MAX : (uint32_t)lm;
+
+    free(usupp);
+    free(order);
+    free(to_int);
+    free(keys);
+    *out = p;
+    return FD_OK;
+fail:
+    free(usupp);
+    free(order);
+    free(to_int);
+    free(keys);
+    fcbo_prep_destroy(&p);
+    return st;
+}
+
+void fcbo_prep_destroy(fcbo_prep **pp)
+{
+    fcbo_prep *p = *pp;
+    if (!p) return;
+    free(p->rows);
+    free(p->cols);
+    free(p->rl_ptr);
+    free(p->rl_idx);
+    free(p->supp);
+    free(p->all);
+    free(p->to_user);
+    free(p);
+    *pp = NULL;
+}
+
+/* ---------------- tasks ----------------
+ * Layout in 64-bit words:
+ *   [0]  y | is_bits << 32
+ *   [1]  |extent| | n_M << 32
+ *   [2]  total words of the task
+ *   intent (aw words)
+ *   extent: ow words of bits, or |extent| uint32 object ids padded to words
+ *   n_M times: k, then M_k (aw words)
+ */
+
+#define TASK_HDR 3u
+
+void task_list_init(task_list *t) { memset(t, 0, sizeof *t); }
+void task_list_clear(task_list *t) { t->n = 0; t->nwords = 0; }
+void task_list_free(task_list *t)
+{
+    free(t->data);
+    free(t->off);
+    memset(t, 0, sizeof *t);
+}
+
+size_t fcbo_task_words(const uint64_t *task) { return (size_t)task[2]; }
+
+/* Reserves words for one more task and returns where it starts. */
+static uint64_t *task_list_begin(task_list *t, size_t words)
+{
+    if (fd_grow((void **)&t->data, &t->capwords, t->nwords + words, sizeof *t->data) != FD_OK) return NULL;
+    if (fd_grow((void **)&t->off, &t->cap, t->n + 1, sizeof *t->off) != FD_OK) return NULL;
+    t->off[t->n++] = t->nwords;
+    uint64_t *p = t->data + t->nwords;
+    t->nwords += words;
+    return p;
+}
+
+fd_status task_list_push(task_list *t, const uint64_t *task)
+{
+    size_t words = fcbo_task_words(task);
+    uint64_t *d = task_list_begin(t, words);
+    if (!d) return fd_fail(FD_ERR_NOMEM, "out of memory for the task list");
+    memcpy(d, task, words * sizeof *d);
+    return FD_OK;
+}
+
+double fcbo_task_cost(const fcbo_prep *p, const uint64_t *task)
+{
+    uint32_t y = (uint32_t)task[0];
+    uint32_t size = (uint32_t)task[1];
+    return ((double)size + 1.0) * (double)(p->n_attr > y ? p->n_attr - y : 0);
+}
+
+/* ---------------- workers ---------------- */
+
+typedef struct {
+    uint32_t size;
+    uint32_t is_bits;
+    void *ext;         /* fd_word[ow] or uint32_t[size] */
+    fd_word *intent;   /* aw words */
+} fnode;
+
+typedef struct {
+    uint32_t j;
+    fd_word *old;
+} undo_rec;
+
+struct fcbo_ws {
+    const fcbo_prep *p;
+    concept_sink *sink;
+    concept_batch batch;
+    fd_word **M;
+    undo_rec *undo;
+    size_t nundo, capundo;
+    arena ar;
+    fd_word *ubits;
+    fcbo_stats st;
+};
+
+#define BATCH_IDS ((size_t)1 << 20)
+
+fd_status fcbo_ws_create(fcbo_ws **out, const fcbo_prep *p, concept_sink *sink)
+{
+    fd_status st = FD_OK;
+    fcbo_ws *w = NULL;
+    FD_ALLOC_GOTO(w, 1, st, fail);
+    w->p = p;
+    w->sink = sink;
+    concept_batch_init(&w->batch);
+    FD_ALLOC_GOTO(w->M, (size_t)p->n_attr + 1, st, fail);
+    FD_ALLOC_GOTO(w->ubits, p->uw, st, fail);
+    *out = w;
+    return FD_OK;
+fail:
+    if (w) {
+        free(w->M);
+        free(w);
+    }
+    return st;
+}
+
+fd_status fcbo_ws_flush(fcbo_ws *w) { return concept_sink_flush(w->sink, &w->batch); }
+
+void fcbo_ws_destroy(fcbo_ws **pw)
+{
+    fcbo_ws *w = *pw;
+    if (!w) return;
+    concept_batch_free(&w->batch);
+    arena_free(&w->ar);
+    free(w->M);
+    free(w->undo);
+    free(w->ubits);
+    free(w);
+    *pw = NULL;
+}
+
+const fcbo_stats *fcbo_ws_stats(const fcbo_ws *w) { return &w->st; }
+
+void fcbo_stats_add(fcbo_stats *a, const fcbo_stats *s)
+{
+    a->concepts += s->concepts;
+    a->closures += s->closures;
+    a->fails += s->fails;
+    a->skipped_nj += s->skipped_nj;
+    a->skipped_support += s->skipped_support;
+    a->tasks += s->tasks;
+}
+
+static fd_status emit(fcbo_ws *w, const fnode *nd)
+{
+    const fcbo_prep *p = w->p;
+    concept_batch *b = &w->batch;
+    int ext = w->sink->with_extents;
+    FD_TRY(concept_batch_reserve(b, p->n_user_attr, ext ? nd->size : 0, ext));
+    /* Internal attribute order is by support; the user wants ids ascending,
+     * which is user index order: scatter into a user-order bitset. */
+    bs_zero(w->ubits, p->uw);
+    BS_FOREACH(m, nd->intent, p->aw, bs_set(w->ubits, p->to_user[m]););
+    size_t k = b->nint;
+    BS_FOREACH(u, w->ubits, p->uw, b->int_ids[k++] = p->label[u];);
+    b->nint = k;
+    b->int_end[b->n] = k;
+    b->supp[b->n] = nd->size;
+    if (ext) {
+        size_t e = b->next;
+        if (nd->is_bits) {
+            BS_FOREACH(o, (const fd_word *)nd->ext, p->ow, b->ext_ids[e++] = o;);
+        } else {
+            memcpy(b->ext_ids + e, nd->ext, (size_t)nd->size * sizeof(uint32_t));
+            e += nd->size;
+        }
+        b->next = e;
+        b->ext_end[b->n] = e;
+    }
+    b->n++;
+    w->st.concepts++;
+    if (b->nint >= BATCH_IDS || b->next >= BATCH_IDS || b->n >= BATCH_IDS / 4) return fcbo_ws_flush(w);
+    return FD_OK;
+}
+
+/* D = C↑ for a child of <A,B> at attribute j.  D ⊇ B ∪ {j} always. */
+static void closure(const fcbo_prep *p, const fnode *c, uint32_t j, const fd_word *B, uint32_t nb, fd_word *D)
+{
+    const uint32_t aw = p->aw, ow = p->ow;
+    if (c->size == 0) {
+        bs_copy(D, p->all, aw);
+        return;
+    }
+    if (!c->is_bits) {
+        const uint32_t *l = c->ext;
+        if (aw <= 4 || c->size < 4) {
+            bs_copy(D, p->rows + (size_t)l[0] * aw, aw);
+            for (uint32_t i = 1; i < c->size; i++) {
+                const fd_word *r = p->rows + (size_t)l[i] * aw;
+                for (uint32_t k = 0; k < aw; k++) D[k] &= r[k];
+            }
+            return;
+        }
+        /* Wide and sparse: only attributes of the first object's row can
+         * be in D; filter that short candidate list object by object. */
+        uint32_t cand[1024];
+        uint32_t nc = 0;
+        const uint32_t *r0 = p->rl_idx + p->rl_ptr[l[0]];
+        uint32_t len0 = (uint32_t)(p->rl_ptr[l[0] + 1] - p->rl_ptr[l[0]]);
+        bs_copy(D, B, aw);
+        bs_set(D, j);
+        for (uint32_t k = 0; k < len0; k++)
+            if (!bs_test(D, r0[k])) {
+                if (nc == 1024) goto by_rows; /* a very long row: plain intersection */
+                cand[nc++] = r0[k];
+            }
+        for (uint32_t i = 1; i < c->size && nc; i++) {
+            const fd_word *r = p->rows + (size_t)l[i] * aw;
+            uint32_t keep = 0;
+            for (uint32_t k = 0; k < nc; k++)
+                if (bs_test(r, cand[k])) cand[keep++] = cand[k];
+            nc = keep;
+        }
+        for (uint32_t k = 0; k < nc; k++) bs_set(D, cand[k]);
+        return;
+    by_rows:
+        bs_copy(D, p->rows + (size_t)l[0] * aw, aw);
+        for (uint32_t i = 1; i < c->size; i++) {
+            const fd_word *r = p->rows + (size_t)l[i] * aw;
+            for (uint32_t k = 0; k < aw; k++) D[k] &= r[k];
+        }
+        return;
+    }
+    const fd_word *C = c->ext;
+    uint32_t left = p->n_attr - nb - 1;
+    if ((uint64_t)c->size * aw <= (uint64_t)left * ow / 4) {
+        bs_copy(D, p->all, aw);
+        BS_FOREACH(o, C, ow, {
+            const fd_word *r = p->rows + (size_t)o * aw;
+            for (uint32_t k = 0; k < aw; k++) D[k] &= r[k];
+        });
+        return;
+    }
+    /* Large extent: test C ⊆ col(m) for each attribute not yet in D; most
+     * tests stop at the first word. */
+    bs_copy(D, B, aw);
+    bs_set(D, j);
+    for (uint32_t k = 0; k < aw; k++) {
+        fd_word todo = p->all[k] & ~D[k];
+        while (todo) {
+            uint32_t m = k * 64u + (uint32_t)__builtin_ctzll(todo);
+            todo &= todo - 1;
+            if (bs_subset(C, p->cols + (size_t)m * ow, ow)) D[k] |= (fd_word)1 << (m & 63u);
+        }
+    }
+}
+
+typedef struct {
+    uint32_t j;
+    fnode nd;
+} child;
+
+static size_t task_size_words(const fcbo_prep *p, const fnode *nd, uint32_t nm)
+{
+    size_t ext = nd->is_bits ? p->ow : ((size_t)nd->size + 1) / 2;
+    return TASK_HDR + p->aw + ext + (size_t)nm * (1 + p->aw);
+}
+
+static fd_status serialize(fcbo_ws *w, const fnode *nd, uint32_t y, task_list *out)
+{
+    const fcbo_prep *p = w->p;
+    uint32_t nm = 0;
+    for (uint32_t k = y; k < p->n_attr; k++) nm += w->M[k] != NULL;
+    size_t words = task_size_words(p, nd, nm);
+    uint64_t *t = task_list_begin(out, words);
+    if (!t) return fd_fail(FD_ERR_NOMEM, "out of memory for the task list");
+    memset(t, 0, words * sizeof *t);
+    t[0] = y | (uint64_t)nd->is_bits << 32;
+    t[1] = nd->size | (uint64_t)nm << 32;
+    t[2] = words;
+    uint64_t *q = t + TASK_HDR;
+    bs_copy(q, nd->intent, p->aw);
+    q += p->aw;
+    if (nd->is_bits) {
+        bs_copy(q, nd->ext, p->ow);
+        q += p->ow;
+    } else {
+        memcpy(q, nd->ext, (size_t)nd->size * sizeof(uint32_t));
+        q += ((size_t)nd->size + 1) / 2;
+    }
+    for (uint32_t k = y; k < p->n_attr; k++)
+        if (w->M[k]) {
+            *q++ = k;
+            bs_copy(q, w->M[k], p->aw);
+            q += p->aw;
+        }
+    return FD_OK;
+}
+
+/* Loads a task: node and y; M entries point into the task itself. */
+static uint32_t deserialize(fcbo_ws *w, const uint64_t *t, fnode *nd)
+{
+    const fcbo_prep *p = w->p;
+    uint32_t y = (uint32_t)t[0];
+    nd->is_bits = (uint32_t)(t[0] >> 32);
+    nd->size = (uint32_t)t[1];
+    uint32_t nm = (uint32_t)(t[1] >> 32);
+    const uint64_t *q = t + TASK_HDR;
+    nd->intent = (fd_word *)q;
+    q += p->aw;
+    nd->ext = (void *)q;
+    q += nd->is_bits ? p->ow : ((size_t)nd->size + 1) / 2;
+    for (uint32_t i = 0; i < nm; i++) {
+        w->M[q[0]] = (fd_word *)(q + 1);
+        q += 1 + p->aw;
+    }
+    return y;
+}
+
+static void clear_M(fcbo_ws *w, uint32_t y)
+{
+    for (uint32_t k = y; k < w->p->n_attr; k++) w->M[k] = NULL;
+}
+
+/* Occurrence delivery: the extents A ∩ col(j) of all j >= y not in B, in
+ * one pass over the rows of A's objects.  start[j-y] .. start[j-y+1] index
+ * bucket[]; each bucket is ascending in object id. */
+static fd_status deliver(fcbo_ws *w, const fnode *nd, uint32_t y, uint32_t **start_out, uint32_t **bucket_out)
+{
+    const fcbo_prep *p = w->p;
+    uint32_t span = p->n_attr - y;
+    uint32_t *start = arena_alloc(&w->ar, ((size_t)span + 2) / 2 * 2 + 1);
+    uint32_t *cur = arena_alloc(&w->ar, ((size_t)span + 2) / 2 + 1);
+    if (!start || !cur) return ARENA_OOM();
+    memset(start, 0, ((size_t)span + 1) * sizeof *start);
+    const uint32_t *A = nd->ext;
+    const fd_word *B = nd->intent;
+    for (uint32_t i = 0; i < nd->size; i++) {
+        uint32_t o = A[i];
+        for (uint64_t k = p->rl_ptr[o]; k < p->rl_ptr[o + 1]; k++) {
+            uint32_t m = p->rl_idx[k];
+            if (m < y) break;
+            start[m - y + 1]++;
+        }
+    }
+    /* Attributes of B hold every object of A and are never candidates. */
+    BS_FOREACH(m, B, p->aw, if (m >= y) start[m - y + 1] = 0;);
+    for (uint32_t j = 0; j < span; j++) start[j + 1] += start[j];
+    uint32_t *bucket = arena_alloc(&w->ar, ((size_t)start[span] + 1) / 2 + 1);
+    if (!bucket) return ARENA_OOM();
+    memcpy(cur, start, (size_t)span * sizeof *cur);
+    for (uint32_t i = 0; i < nd->size; i++) {
+        uint32_t o = A[i];
+        for (uint64_t k = p->rl_ptr[o]; k < p->rl_ptr[o + 1]; k++) {
+            uint32_t m = p->rl_idx[k];
+            if (m < y) break;
+            if (!bs_test(B, m)) bucket[cur[m - y]++] = o;
+        }
+    }
+    *start_out = start;
+    *bucket_out = bucket;
+    return FD_OK;
+}
+
+/* One node: emit it, compute its canonical children, then either recurse
+ * into them (out == NULL) or append them to out as tasks. */
+static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_list *out)
+{
+    const fcbo_prep *p = w->p;
+    fd_status st = FD_OK;
+    FD_TRY(emit(w, nd));
+    if (y >= p->n_attr || bs_equal(nd->intent, p->all, p->aw)) return FD_OK;
+    if (atomic_load_explicit(&w->sink->failed, memory_order_relaxed)) return FD_ERR_IO;
+
+    const uint32_t aw = p->aw, ow = p->ow, n = p->n_attr;
+    const fd_word *B = nd->intent;
+    arena_mark mk = arena_get(&w->ar);
+    size_t undo0 = w->nundo;
+    uint32_t nb = bs_count(B, aw);
+    child *q = arena_alloc(&w->ar, ((size_t)(n - y) * sizeof(child) + 7) / 8);
+    uint32_t nq = 0;
+    uint32_t *start = NULL, *bucket = NULL;
+    fd_word *scratch = NULL;
+    if (!q) { st = ARENA_OOM(); goto done; }
+    if (!nd->is_bits) FD_TRY_GOTO(deliver(w, nd, y, &start, &bucket), st, done);
+
+    for (uint32_t j = y; j < n; j++) {
+        if (bs_test(B, j)) continue;
+        const fd_word *Nj = w->M[j];
+        if (Nj && !bs_prefix_subset(Nj, B, j)) {
+            w->st.skipped_nj++;
+            continue;
+        }
+        fnode c;
+        if (nd->is_bits) {
+            if (!scratch && !(scratch = arena_alloc(&w->ar, ow))) { st = ARENA_OOM(); goto done; }
+            c.size = bs_and_count(scratch, nd->ext, p->cols + (size_t)j * ow, ow);
+            c.is_bits = 1;
+            c.ext = scratch;
+        } else {
+            c.size = start[j - y + 1] - start[j - y];
+            c.is_bits = 0;
+            c.ext = bucket + start[j - y];
+        }
+        if (c.size < p->min_support) {
+            w->st.skipped_support++;
+            continue;
+        }
+        fd_word *D = arena_alloc(&w->ar, aw);
+        if (!D) { st = ARENA_OOM(); goto done; }
+        closure(p, &c, j, B, nb, D);
+        w->st.closures++;
+        if (bs_prefix_equal(D, B, j)) {
+            c.intent = D;
+            if (c.is_bits) {
+                if (c.size <= p->list_max) {
+                    uint32_t *l = arena_alloc(&w->ar, ((size_t)c.size + 1) / 2 + 1);
+                    if (!l) { st = ARENA_OOM(); goto done; }
+                    uint32_t k = 0;
+                    BS_FOREACH(o, scratch, ow, l[k++] = o;);
+                    c.ext = l;
+                    c.is_bits = 0;
+                } else {
+                    scratch = NULL; /* the child keeps it */
+                }
+            }
+            q[nq++] = (child){j, c};
+        } else {
+            w->st.fails++;
+            if (w->nundo == w->capundo &&
+                fd_grow((void **)&w->undo, &w->capundo, w->nundo + 1, sizeof *w->undo) != FD_OK) {
+                st = FD_ERR_NOMEM;
+                goto done;
+            }
+            w->undo[w->nundo++] = (undo_rec){j, w->M[j]};
+            w->M[j] = D;
+        }
+    }
+    for (uint32_t i = 0; i < nq; i++) {
+        if (out) FD_TRY_GOTO(serialize(w, &q[i].nd, q[i].j + 1, out), st, done);
+        else FD_TRY_GOTO(process(w, &q[i].nd, q[i].j + 1, NULL), st, done);
+    }
+done:
+    while (w->nundo > undo0) {
+        w->nundo--;
+        w->M[w->undo[w->nundo].j] = w->undo[w->nundo].old;
+    }
+    arena_release(&w->ar, mk);
+    return st;
+}
+
+fd_status fcbo_root(const fcbo_prep *p, task_list *out)
+{
+    if (p->n_obj < p->min_support) return FD_OK;
+    fnode nd;
+    fd_status st = FD_OK;
+    fd_word *intent = NULL, *bits = NULL;
+    uint32_t *list = NULL;
+    FD_ALLOC_GOTO(intent, p->aw, st, done);
+    for (uint32_t m = 0; m < p->n_attr; m++)
+        if (p->supp[m] == p->n_obj) bs_set(intent, m);
+    nd.intent = intent;
+    nd.size = p->n_obj;
+    if (p->n_obj > p->list_max) {
+        FD_ALLOC_GOTO(bits, p->ow, st, done);
+        bs_fill(bits, p->n_obj);
+        nd.is_bits = 1;
+        nd.ext = bits;
+    } else {
+        FD_ALLOC_GOTO(list, (size_t)p->n_obj + 1, st, done);
+        for (uint32_t o = 0; o < p->n_obj; o++) list[o] = o;
+        nd.is_bits = 0;
+        nd.ext = list;
+    }
+    {
+        /* A throwaway worker state just to reuse serialize(). */
+        fcbo_ws tmp;
+        memset(&tmp, 0, sizeof tmp);
+        tmp.p = p;
+        FD_ALLOC_GOTO(tmp.M, (size_t)p->n_attr + 1, st, done);
+        st = serialize(&tmp, &nd, 0, out);
+        free(tmp.M);
+    }
+done:
+    free(intent);
+    free(bits);
+    free(list);
+    return st;
+}
+
+fd_status fcbo_expand(fcbo_ws *w, const uint64_t *task, task_list *out)
+{
+    fnode nd;
+    uint32_t y = deserialize(w, task, &nd);
+    fd_status st = process(w, &nd, y, out);
+    clear_M(w, y);
+    return st;
+}
+
+fd_status fcbo_run(fcbo_ws *w, const uint64_t *task)
+{
+    fnode nd;
+    uint32_t y = deserialize(w, task, &nd);
+    fd_status st = process(w, &nd, y, NULL);
+    clear_M(w, y);
+    w->st.tasks++;
+    return st;
+}
+
+typedef struct {
+    double cost;
+    size_t i;
+} costed;
+
+static int by_cost_desc(const void *x, const void *y)
+{
+    const costed *a = x, *b = y;
+    if (a->cost != b->cost) return a->cost > b->cost ? -1 : 1;
+    return (a->i > b->i) - (a->i < b->i);
+}
+
+fd_status fcbo_split(fcbo_ws *w, task_list *tasks, size_t target)
+{
+    fd_status st = FD_OK;
+    task_list next, sorted;
+    costed *idx = NULL;
+    task_list_init(&next);
+    task_list_init(&sorted);
+    while (tasks->n > 0 && tasks->n < target) {
+        task_list_clear(&next);
+        for (size_t i = 0; i < tasks->n; i++) FD_TRY_GOTO(fcbo_expand(w, task_at(tasks, i), &next), st, done);
+        task_list tmp = *tasks;
+        *tasks = next;
+        next = tmp;
+    }
+    /* Largest first, so that the long subtrees start early and the short
+     * ones fill the gaps at the end. */
+    FD_ALLOC_GOTO(idx, tasks->n, st, done);
+    for (size_t i = 0; i < tasks->n; i++) idx[i] = (costed){fcbo_task_cost(w->p, task_at(tasks, i)), i};
+    qsort(idx, tasks->n, sizeof *idx, by_cost_desc);
+    for (size_t i = 0; i < tasks->n; i++) FD_TRY_GOTO(task_list_push(&sorted, task_at(tasks, idx[i].i)), st, done);
+    task_list tmp = *tasks;
+    *tasks = sorted;
+    sorted = tmp;
+done:
+    free(idx);
+    task_list_free(&next);
+    task_list_free(&sorted);
+    return st;
+}

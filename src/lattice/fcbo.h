@@ -1,0 +1,100 @@
+/* Fast Close-by-One (Outrata & Vychodil, Information Sciences 185(1), 2012)
+ * on the CPU: the engine every lattice backend and the MPI layer drive.
+ *
+ * fcbo_prep  the context prepared for enumeration (attributes with enough
+ *            support, sorted by ascending support; rows and columns as
+ *            bitsets; rows as lists for occurrence delivery).  Read-only,
+ *            shared by all threads.
+ * fcbo_ws    one worker's state: the inherited failed closures M_j, an arena
+ *            for node data, a concept batch, counters.  One per thread.
+ * tasks      subtrees in a flat, self-contained form (extent, intent, next
+ *            attribute y, and every non-empty M_k with k >= y), so that a
+ *            subtree can be continued by another thread or rank exactly as
+ *            the serial run would continue it.
+ *
+ * Extents are bitsets when large and sorted object lists when small; a
+ * list node computes all its children's extents at once by occurrence
+ * delivery (one pass over its objects' rows), which is what makes sparse
+ * data fast. */
+#ifndef FD_FCBO_H
+#define FD_FCBO_H
+
+#include "../common/bitset.h"
+#include "concepts.h"
+#include "context.h"
+
+typedef struct fcbo_stats {
+    uint64_t concepts;       /* concepts emitted */
+    uint64_t closures;       /* closures computed */
+    uint64_t fails;          /* of which failed the canonicity test */
+    uint64_t skipped_nj;     /* candidates pruned by the inherited N_j test */
+    uint64_t skipped_support;/* candidates below the minimum support */
+    uint64_t tasks;          /* subtrees run */
+} fcbo_stats;
+
+typedef struct fcbo_prep {
+    uint32_t n_obj, n_attr;  /* n_attr: attributes kept, internal order */
+    uint32_t ow, aw;         /* words per extent / intent bitset */
+    fd_word *rows;           /* n_obj x aw */
+    fd_word *cols;           /* n_attr x ow */
+    uint64_t *rl_ptr;        /* rows as lists of internal ids, descending */
+    uint32_t *rl_idx;
+    uint32_t *supp;          /* support of each internal attribute */
+    fd_word *all;            /* aw words: every internal attribute */
+    uint32_t *to_user;       /* internal attribute -> user attribute index */
+    const uint32_t *label;   /* user attribute index -> id written out */
+    uint32_t n_user_attr, uw;
+    uint32_t min_support;
+    uint32_t list_max;       /* extents up to this size are object lists */
+} fcbo_prep;
+
+/* Prepares ctx for enumeration with the given minimum extent size.  ctx
+ * must outlive the prep (its labels are used for output). */
+fd_status fcbo_prep_create(fcbo_prep **out, const fca_context *ctx, uint32_t min_support);
+void fcbo_prep_destroy(fcbo_prep **p);
+
+/* Growable list of serialized tasks (see fcbo.c for the layout). */
+typedef struct task_list {
+    uint64_t *data;
+    size_t nwords, capwords;
+    size_t *off;             /* start of task i in data */
+    size_t n, cap;
+} task_list;
+
+void task_list_init(task_list *t);
+void task_list_free(task_list *t);
+void task_list_clear(task_list *t);
+static inline const uint64_t *task_at(const task_list *t, size_t i) { return t->data + t->off[i]; }
+/* Size in 64-bit words of the task starting at task. */
+size_t fcbo_task_words(const uint64_t *task);
+/* Appends a copy of a serialized task. */
+fd_status task_list_push(task_list *t, const uint64_t *task);
+/* A rough cost for ordering: extent size times attributes left. */
+double fcbo_task_cost(const fcbo_prep *p, const uint64_t *task);
+
+typedef struct fcbo_ws fcbo_ws;
+
+/* A worker that writes its concepts to sink (which must outlive it). */
+fd_status fcbo_ws_create(fcbo_ws **out, const fcbo_prep *p, concept_sink *sink);
+/* Flushes the worker's last batch and frees it. */
+void fcbo_ws_destroy(fcbo_ws **w);
+fd_status fcbo_ws_flush(fcbo_ws *w);
+const fcbo_stats *fcbo_ws_stats(const fcbo_ws *w);
+
+/* The root subtree (the whole search), or no task when fewer objects than
+ * the minimum support exist. */
+fd_status fcbo_root(const fcbo_prep *p, task_list *out);
+/* Emits the task's own concept and appends its children as tasks to out
+ * (one level of the tree), each carrying the M_k it inherits. */
+fd_status fcbo_expand(fcbo_ws *w, const uint64_t *task, task_list *out);
+/* Enumerates the whole subtree of task depth-first. */
+fd_status fcbo_run(fcbo_ws *w, const uint64_t *task);
+
+/* Expands tasks level by level (emitting their concepts through w) until
+ * there are at least target tasks or nothing is left to expand; the
+ * result replaces *tasks, ordered by decreasing estimated cost. */
+fd_status fcbo_split(fcbo_ws *w, task_list *tasks, size_t target);
+
+void fcbo_stats_add(fcbo_stats *acc, const fcbo_stats *s);
+
+#endif

@@ -1,0 +1,58 @@
+/* The lattice workload: backends and the driver that runs one.
+ *
+ * A backend enumerates the subtrees that a task source hands it and writes
+ * their concepts to a sink.  The driver (lattice_enumerate) is the same for
+ * every backend: it splits the top of the tree into tasks on the host and
+ * feeds them to the backend, so the concept set never depends on the
+ * backend, the thread count or the rank count. */
+#ifndef FD_LATTICE_H
+#define FD_LATTICE_H
+
+#include "concepts.h"
+#include "fcbo.h"
+
+typedef struct lattice_opts {
+    uint32_t min_support;
+    int threads;             /* worker threads per rank, >= 1 */
+    int quiet;
+} lattice_opts;
+
+/* Hands out tasks to concurrent workers.  next() is called from several
+ * threads at once and must be thread-safe; it sets *task to NULL when no
+ * work is left.  The task memory stays valid until the run ends. */
+typedef struct task_source {
+    fd_status (*next)(void *self, const uint64_t **task);
+    void *self;
+} task_source;
+
+struct lattice_ops {
+    const char *name;
+    /* 1 when this backend can run here (built in, device present). */
+    int (*available)(void);
+    fd_status (*run)(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_source *src,
+                     fcbo_stats *stats);
+};
+
+/* Looks a backend up by name: "cpu", "cuda", or "auto" (the best one that
+ * is available).  FD_ERR_UNAVAILABLE with the list of built backends when
+ * the name is unknown or the backend cannot run here. */
+fd_status lattice_backend_get(const char *name, const struct lattice_ops **ops);
+/* Comma-separated names of the backends built into this binary. */
+const char *lattice_backend_list(void);
+
+/* A task source over a fixed list (an atomic cursor). */
+typedef struct {
+    const task_list *list;
+    _Atomic size_t next;
+} list_source;
+void list_source_init(list_source *s, const task_list *list);
+task_source list_source_as(list_source *s);
+
+/* Splits the search for `threads` workers and runs it on ops.  Concepts of
+ * the split itself go through the same sink. */
+fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const struct lattice_ops *ops,
+                            concept_sink *sink, fcbo_stats *stats);
+
+extern const struct lattice_ops lattice_cpu_ops;
+
+#endif

@@ -1,0 +1,74 @@
+/* CPU backend: T threads take tasks from the source until it is empty,
+ * each with its own FCbO worker state (PCbO-style dynamic distribution). */
+#include "lattice.h"
+
+#include <pthread.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+typedef struct {
+    const fcbo_prep *p;
+    concept_sink *sink;
+    task_source *src;
+    fcbo_stats stats;
+    fd_status st;
+} worker;
+
+static void *work(void *arg)
+{
+    worker *wk = arg;
+    fcbo_ws *w = NULL;
+    fd_status st = fcbo_ws_create(&w, wk->p, wk->sink);
+    while (st == FD_OK) {
+        const uint64_t *t;
+        st = wk->src->next(wk->src->self, &t);
+        if (st != FD_OK || !t) break;
+        st = fcbo_run(w, t);
+    }
+    if (w) {
+        if (st == FD_OK) st = fcbo_ws_flush(w);
+        wk->stats = *fcbo_ws_stats(w);
+        fcbo_ws_destroy(&w);
+    }
+    if (st != FD_OK) atomic_store(&wk->sink->failed, 1);
+    wk->st = st;
+    return NULL;
+}
+
+static int cpu_available(void) { return 1; }
+
+static fd_status cpu_run(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_source *src,
+                         fcbo_stats *stats)
+{
+    int T = o->threads > 0 ? o->threads : 1;
+    worker *wk = calloc((size_t)T, sizeof *wk);
+    pthread_t *th = calloc((size_t)T, sizeof *th);
+    fd_status st = FD_OK;
+    int started = 0;
+    if (!wk || !th) {
+        free(wk);
+        free(th);
+        return fd_fail(FD_ERR_NOMEM, "out of memory for %d workers", T);
+    }
+    for (int i = 0; i < T; i++) wk[i] = (worker){p, sink, src, {0}, FD_OK};
+    /* Thread 0 is the caller: with one thread nothing is spawned. */
+    for (int i = 1; i < T; i++) {
+        if (pthread_create(&th[i], NULL, work, &wk[i]) != 0) {
+            st = fd_fail(FD_ERR_INTERNAL, "cannot start worker thread %d of %d", i, T);
+            atomic_store(&sink->failed, 1);
+            break;
+        }
+        started = i;
+    }
+    if (st == FD_OK) work(&wk[0]);
+    for (int i = 1; i <= started; i++) pthread_join(th[i], NULL);
+    for (int i = 0; i < T; i++) {
+        fcbo_stats_add(stats, &wk[i].stats);
+        if (st == FD_OK && wk[i].st != FD_OK) st = wk[i].st;
+    }
+    free(wk);
+    free(th);
+    return st;
+}
+
+const struct lattice_ops lattice_cpu_ops = {"cpu", cpu_available, cpu_run};

@@ -1,0 +1,255 @@
+#include "lattice_h5.h"
+
+#include "../common/atomicfile.h"
+#include "../io/h5util.h"
+#include "version.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CHUNK ((uint64_t)1 << 18)
+
+struct lattice_h5 {
+    hid_t file, gint, gext;
+    h5u_app int_off, int_ids, supp, ext_off, ext_ids;
+    int with_extents;
+    uint64_t *offbuf;
+    size_t offcap;
+    char *path, *tmp;
+};
+
+static void close_all(lattice_h5 *w)
+{
+    h5u_app_close(&w->int_off);
+    h5u_app_close(&w->int_ids);
+    h5u_app_close(&w->supp);
+    h5u_app_close(&w->ext_off);
+    h5u_app_close(&w->ext_ids);
+    if (w->gint >= 0) H5Gclose(w->gint);
+    if (w->gext >= 0) H5Gclose(w->gext);
+    if (w->file >= 0) H5Fclose(w->file);
+    w->gint = w->gext = w->file = -1;
+}
+
+void lattice_h5_abort(lattice_h5 **pw)
+{
+    lattice_h5 *w = *pw;
+    if (!w) return;
+    close_all(w);
+    if (w->tmp) unlink(w->tmp);
+    free(w->tmp);
+    free(w->path);
+    free(w->offbuf);
+    free(w);
+    *pw = NULL;
+}
+
+/* Ids fit in 16 bits for most contexts; halving the largest dataset pays. */
+static hid_t id_type(uint32_t max) { return max <= UINT16_MAX ? H5T_STD_U16LE : H5T_STD_U32LE; }
+
+fd_status lattice_h5_create(lattice_h5 **out, const char *path, const fca_context *ctx, int with_extents)
+{
+    fd_status st = FD_OK;
+    lattice_h5 *w = calloc(1, sizeof *w);
+    if (!w) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    w->file = w->gint = w->gext = -1;
+    w->int_off.ds = w->int_ids.ds = w->supp.ds = w->ext_off.ds = w->ext_ids.ds = -1;
+    w->with_extents = with_extents;
+    w->path = strdup(path);
+    w->tmp = fd_tmp_name(path);
+    if (!w->path || !w->tmp) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto fail; }
+    uint32_t maxlabel = 0;
+    for (uint32_t a = 0; a < ctx->n_attr; a++)
+        if (ctx->attr_label[a] > maxlabel) maxlabel = ctx->attr_label[a];
+    w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (w->file < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file", w->tmp); goto fail; }
+    H5_CHECK_GOTO(w->gint = H5Gcreate2(w->file, "intents", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, fail);
+    FD_TRY_GOTO(h5u_app_create(&w->int_off, w->gint, "offsets", H5T_STD_U64LE, H5T_NATIVE_UINT64, CHUNK), st, fail);
+    FD_TRY_GOTO(h5u_app_create(&w->int_ids, w->gint, "ids", id_type(maxlabel), H5T_NATIVE_UINT32, CHUNK), st, fail);
+    FD_TRY_GOTO(h5u_app_create(&w->supp, w->file, "supports", H5T_STD_U32LE, H5T_NATIVE_UINT32, CHUNK), st, fail);
+    uint64_t zero = 0;
+    FD_TRY_GOTO(h5u_app_append(&w->int_off, &zero, 1), st, fail);
+    if (with_extents) {
+        H5_CHECK_GOTO(w->gext = H5Gcreate2(w->file, "extents", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, fail);
+        FD_TRY_GOTO(h5u_app_create(&w->ext_off, w->gext, "offsets", H5T_STD_U64LE, H5T_NATIVE_UINT64, CHUNK), st, fail);
+        FD_TRY_GOTO(h5u_app_create(&w->ext_ids, w->gext, "ids", id_type(ctx->n_obj), H5T_NATIVE_UINT32, CHUNK), st, fail);
+        FD_TRY_GOTO(h5u_app_append(&w->ext_off, &zero, 1), st, fail);
+    }
+    *out = w;
+    return FD_OK;
+fail:
+    lattice_h5_abort(&w);
+    return st;
+}
+
+/* Appends batch-local CSR ends as global offsets. */
+static fd_status append_offsets(lattice_h5 *w, h5u_app *off, const uint64_t *end, uint64_t n, uint64_t base)
+{
+    FD_TRY(fd_grow((void **)&w->offbuf, &w->offcap, n, sizeof *w->offbuf));
+    for (uint64_t i = 0; i < n; i++) w->offbuf[i] = base + end[i];
+    return h5u_app_append(off, w->offbuf, n);
+}
+
+static fd_status h5_write(void *self, const concept_batch *b)
+{
+    lattice_h5 *w = self;
+    uint64_t base = w->int_ids.n;
+    FD_TRY(h5u_app_append(&w->int_ids, b->int_ids, b->nint));
+    FD_TRY(append_offsets(w, &w->int_off, b->int_end, b->n, base));
+    FD_TRY(h5u_app_append(&w->supp, b->supp, b->n));
+    if (w->with_extents) {
+        base = w->ext_ids.n;
+        FD_TRY(h5u_app_append(&w->ext_ids, b->ext_ids, b->next));
+        FD_TRY(append_offsets(w, &w->ext_off, b->ext_end, b->n, base));
+    }
+    return FD_OK;
+}
+
+concept_writer lattice_h5_as(lattice_h5 *w) { return (concept_writer){h5_write, w}; }
+
+fd_status lattice_h5_commit(lattice_h5 **pw, const fca_context *ctx, const lattice_meta *m)
+{
+    lattice_h5 *w = *pw;
+    fd_status st = FD_OK;
+    hid_t g = -1, f = w->file;
+    FD_TRY_GOTO(h5u_attr_str(f, "format", "fcbo-dist lattice"), st, fail);
+    FD_TRY_GOTO(h5u_attr_u64(f, "format_version", 1), st, fail);
+    FD_TRY_GOTO(h5u_attr_str(f, "version", FD_VERSION), st, fail);
+    FD_TRY_GOTO(h5u_attr_str(f, "command", m->command ? m->command : ""), st, fail);
+    FD_TRY_GOTO(h5u_attr_str(f, "input", ctx->source ? ctx->source : ""), st, fail);
+    FD_TRY_GOTO(h5u_attr_str(f, "input_sha256", ctx->sha256), st, fail);
+    FD_TRY_GOTO(h5u_attr_str(f, "input_format", ctx_format_name(ctx->format)), st, fail);
+    FD_TRY_GOTO(h5u_attr_str(f, "backend", m->backend), st, fail);
+    FD_TRY_GOTO(h5u_attr_u64(f, "n_objects", ctx->n_obj), st, fail);
+    FD_TRY_GOTO(h5u_attr_u64(f, "n_attributes", ctx->n_attr), st, fail);
+    FD_TRY_GOTO(h5u_attr_u64(f, "min_support", m->min_support), st, fail);
+    FD_TRY_GOTO(h5u_attr_u64(f, "threads", (uint64_t)m->threads), st, fail);
+    FD_TRY_GOTO(h5u_attr_u64(f, "ranks", (uint64_t)m->ranks), st, fail);
+    FD_TRY_GOTO(h5u_attr_u64(f, "n_concepts", w->supp.n), st, fail);
+    FD_TRY_GOTO(h5u_attr_u64(f, "closures", m->stats.closures), st, fail);
+    FD_TRY_GOTO(h5u_attr_u64(f, "canonicity_failures", m->stats.fails), st, fail);
+    FD_TRY_GOTO(h5u_attr_u64(f, "pruned_by_failed_sets", m->stats.skipped_nj), st, fail);
+    FD_TRY_GOTO(h5u_attr_f64(f, "wall_seconds", m->wall_seconds), st, fail);
+    FD_TRY_GOTO(h5u_attr_u64(f, "extents_stored", (uint64_t)w->with_extents), st, fail);
+    H5_CHECK_GOTO(g = H5Gcreate2(f, "attributes", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, fail);
+    FD_TRY_GOTO(h5u_write_1d(g, "ids", H5T_STD_U32LE, H5T_NATIVE_UINT32, ctx->attr_label, ctx->n_attr), st, fail);
+    FD_TRY_GOTO(h5u_write_strings(g, "names", ctx->attr_names, ctx->n_attr), st, fail);
+    H5Gclose(g);
+    g = -1;
+    if (ctx->obj_names) {
+        H5_CHECK_GOTO(g = H5Gcreate2(f, "objects", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, fail);
+        FD_TRY_GOTO(h5u_write_strings(g, "names", ctx->obj_names, ctx->n_obj), st, fail);
+        H5Gclose(g);
+        g = -1;
+    }
+    /* Last, so that a file cut short by a crash never claims it. */
+    FD_TRY_GOTO(h5u_attr_u64(f, "complete", 1), st, fail);
+    FD_TRY_GOTO(h5u_app_close(&w->int_off), st, fail);
+    FD_TRY_GOTO(h5u_app_close(&w->int_ids), st, fail);
+    FD_TRY_GOTO(h5u_app_close(&w->supp), st, fail);
+    FD_TRY_GOTO(h5u_app_close(&w->ext_off), st, fail);
+    FD_TRY_GOTO(h5u_app_close(&w->ext_ids), st, fail);
+    H5Gclose(w->gint);
+    w->gint = -1;
+    if (w->gext >= 0) H5Gclose(w->gext);
+    w->gext = -1;
+    w->file = -1;
+    if (H5Fclose(f) < 0) {
+        st = fd_fail(FD_ERR_IO, "%s: closing the HDF5 file failed (disk full?)", w->tmp);
+        goto fail;
+    }
+    if (rename(w->tmp, w->path) != 0) {
+        st = fd_fail(FD_ERR_IO, "%s: cannot rename to %s", w->tmp, w->path);
+        goto fail;
+    }
+    free(w->tmp);
+    w->tmp = NULL;
+    lattice_h5_abort(pw);
+    return FD_OK;
+fail:
+    if (g >= 0) H5Gclose(g);
+    lattice_h5_abort(pw);
+    return st;
+}
+
+static fd_status open_lattice(const char *path, hid_t *f)
+{
+    char fmt[64];
+    if (access(path, R_OK) != 0) return fd_fail(FD_ERR_INPUT, "%s: cannot open: no such readable file", path);
+    *f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (*f < 0) return fd_fail(FD_ERR_INPUT, "%s: not an HDF5 file", path);
+    if (h5u_read_attr_str(*f, "format", fmt, sizeof fmt) != FD_OK || strcmp(fmt, "fcbo-dist lattice") != 0) {
+        H5Fclose(*f);
+        fd_errclear();
+        return fd_fail(FD_ERR_INPUT, "%s: not a fcbo-dist lattice file", path);
+    }
+    return FD_OK;
+}
+
+fd_status lattice_h5_info(const char *path, FILE *out)
+{
+    hid_t f;
+    FD_TRY(open_lattice(path, &f));
+    static const char *strs[] = {"version", "command", "input", "input_sha256", "input_format", "backend"};
+    static const char *nums[] = {"n_objects", "n_attributes", "n_concepts", "min_support", "threads", "ranks",
+                                 "closures", "canonicity_failures", "pruned_by_failed_sets", "extents_stored",
+                                 "complete"};
+    char buf[4096];
+    uint64_t v;
+    double d;
+    fprintf(out, "file            %s\nformat          fcbo-dist lattice\n", path);
+    for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
+        if (h5u_read_attr_str(f, strs[i], buf, sizeof buf) == FD_OK) fprintf(out, "%-15s %s\n", strs[i], buf);
+    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++)
+        if (h5u_read_attr_u64(f, nums[i], &v) == FD_OK) fprintf(out, "%-15s %llu\n", nums[i], (unsigned long long)v);
+        else if (!strcmp(nums[i], "complete")) fprintf(out, "%-15s 0\n", nums[i]);
+    if (h5u_read_attr_f64(f, "wall_seconds", &d) == FD_OK) fprintf(out, "%-15s %.3f\n", "wall_seconds", d);
+    fd_errclear();
+    H5Fclose(f);
+    return FD_OK;
+}
+
+fd_status lattice_h5_text(const char *path, FILE *out)
+{
+    fd_status st = FD_OK;
+    hid_t f = -1;
+    uint64_t n, nids, *off = NULL;
+    uint32_t *ids = NULL;
+    concept_batch b;
+    text_writer *tw = NULL;
+    concept_batch_init(&b);
+    FD_TRY(open_lattice(path, &f));
+    FD_TRY_GOTO(h5u_len(f, "supports", &n), st, done);
+    FD_TRY_GOTO(h5u_len(f, "intents/ids", &nids), st, done);
+    FD_TRY_GOTO(text_writer_create(&tw, out), st, done);
+    /* In slices of concepts, so memory stays bounded for any file size. */
+    const uint64_t slice = (uint64_t)1 << 16;
+    FD_ALLOC_GOTO(off, slice + 1, st, done);
+    for (uint64_t s = 0; s < n; s += slice) {
+        uint64_t k = n - s < slice ? n - s : slice;
+        FD_TRY_GOTO(h5u_read_range(f, "intents/offsets", H5T_NATIVE_UINT64, s, k + 1, off), st, done);
+        if (off[k] < off[0] || off[k] > nids) {
+            st = fd_fail(FD_ERR_INPUT, "%s: intents/offsets is inconsistent at concept %llu", path,
+                         (unsigned long long)s);
+            goto done;
+        }
+        uint64_t base = off[0], m = off[k] - base;
+        free(ids);
+        ids = NULL;
+        FD_ALLOC_GOTO(ids, m, st, done);
+        FD_TRY_GOTO(h5u_read_range(f, "intents/ids", H5T_NATIVE_UINT32, base, m, ids), st, done);
+        for (uint64_t i = 0; i < k; i++) off[i] = off[i + 1] - base;
+        b.n = k;
+        b.int_end = off;
+        b.int_ids = ids;
+        b.nint = m;
+        FD_TRY_GOTO(text_writer_as(tw).write(tw, &b), st, done);
+    }
+done:
+    text_writer_destroy(&tw);
+    free(off);
+    free(ids);
+    if (f >= 0) H5Fclose(f);
+    return st;
+}

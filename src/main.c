@@ -1,0 +1,115 @@
+/* fcbo-dist: one binary, one subcommand per workload (table below).
+ * MPI is initialised here and only here, for the subcommands that use it. */
+#include "cmds/cmds.h"
+#include "io/h5util.h"
+#include "mpi/fdmpi.h"
+#include "version.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+char *fd_command_line;
+
+typedef struct {
+    const char *name;
+    fd_status (*run)(int argc, char **argv);
+    int needs_mpi;
+    const char *summary;
+} fd_cmd;
+
+static const fd_cmd commands[] = {
+    {"lattice", cmd_lattice, 1, "all formal concepts of a binary context (FCbO)"},
+    {"gen", cmd_gen, 0, "synthetic inputs for tests and benchmarks"},
+    {"info", cmd_info, 0, "summarise a result file, or print its contents as text"},
+};
+
+static void usage(FILE *f)
+{
+    fprintf(f,
+            "usage: fcbo-dist COMMAND [OPTIONS]   (under mpirun: one rank per GPU)\n\n"
+            "commands:\n");
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        fprintf(f, "  %-9s %s\n", commands[i].name, commands[i].summary);
+    fprintf(f,
+            "  version   build configuration\n\n"
+            "'fcbo-dist COMMAND --help' describes a command.  Exit status: 0 success,\n"
+            "1 failure while running (I/O, MPI, device), 2 bad input or usage.\n");
+}
+
+static char *join_args(int argc, char **argv)
+{
+    size_t n = 1;
+    for (int i = 0; i < argc; i++) n += strlen(argv[i]) + 1;
+    char *s = malloc(n), *p = s;
+    if (!s) return NULL;
+    for (int i = 0; i < argc; i++) p += sprintf(p, i ? " %s" : "%s", argv[i]);
+    *p = 0;
+    return s;
+}
+
+/* Whether a launcher (mpirun, srun with PMI/PMIx, mpiexec) started us.
+ * A plain run skips MPI_Init: a singleton init costs a noticeable fraction
+ * of a second and needs nothing from MPI.  FD_MPI=1 forces MPI on. */
+static int launched_by_mpi(void)
+{
+    static const char *vars[] = {"OMPI_COMM_WORLD_SIZE", "PMIX_RANK", "PMI_RANK", "PMI_SIZE", "MPI_LOCALNRANKS",
+                                 "FD_MPI"};
+    for (size_t i = 0; i < sizeof vars / sizeof *vars; i++)
+        if (getenv(vars[i])) return 1;
+    return 0;
+}
+
+static int wants_help(int argc, char **argv)
+{
+    for (int i = 1; i < argc; i++)
+        if (!strcmp(argv[i], "-h") || !strcmp(argv[i], "--help")) return 1;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
+        usage(argc < 2 ? stderr : stdout);
+        return argc < 2 ? 2 : 0;
+    }
+    if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
+        unsigned maj, min, rel;
+        H5get_libversion(&maj, &min, &rel);
+        printf("fcbo-dist %s\nCUDA backend: %s\nNCCL: %s\nHDF5: %u.%u.%u (serial)\nMPI: %d.%d\n", FD_VERSION,
+               FD_HAVE_CUDA ? "built" : "not built", FD_HAVE_NCCL ? "built" : "not built", maj, min, rel,
+               MPI_VERSION, MPI_SUBVERSION);
+        return 0;
+    }
+    const fd_cmd *cmd = NULL;
+    for (size_t i = 0; i < sizeof commands / sizeof *commands; i++)
+        if (!strcmp(argv[1], commands[i].name)) cmd = &commands[i];
+    if (!cmd) {
+        fprintf(stderr, "fcbo-dist: error: unknown command '%s'\n\n", argv[1]);
+        usage(stderr);
+        return 2;
+    }
+    fd_command_line = join_args(argc, argv);
+    h5u_init();
+    int mpi = cmd->needs_mpi && !wants_help(argc, argv) && launched_by_mpi();
+    if (mpi) {
+        int provided;
+        if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {
+            fprintf(stderr, "fcbo-dist: error: MPI_Init_thread failed\n");
+            return 1;
+        }
+        /* Errors come back as codes and are reported with context, instead
+         * of MPI aborting the job without saying where. */
+        MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    }
+    fd_status st = cmd->run(argc - 1, argv + 1);
+    if (st != FD_OK && *fd_errmsg()) fprintf(stderr, "fcbo-dist: error: %s\n", fd_errmsg());
+    free(fd_command_line);
+    if (mpi) MPI_Finalize();
+    fflush(stdout);
+    if (ferror(stdout)) {
+        fprintf(stderr, "fcbo-dist: error: writing to standard output failed\n");
+        if (st == FD_OK) return 1;
+    }
+    return fd_exit_code(st);
+}

@@ -1,0 +1,42 @@
+/* MPI plumbing shared by every workload: checked calls, where this rank
+ * sits on its node, and agreeing on success across ranks.  MPI_Init and
+ * MPI_Finalize live in main.c only. */
+#ifndef FD_MPI_H
+#define FD_MPI_H
+
+#include "../common/status.h"
+
+#include <mpi.h>
+
+#define MPI_CHECK_GOTO(call, st, label)                                       \
+    do {                                                                      \
+        int mpi_rc_ = (call);                                                 \
+        if (mpi_rc_ != MPI_SUCCESS) {                                         \
+            char mpi_msg_[MPI_MAX_ERROR_STRING];                              \
+            int mpi_len_ = 0;                                                 \
+            MPI_Error_string(mpi_rc_, mpi_msg_, &mpi_len_);                   \
+            (st) = fd_fail_at(FD_ERR_MPI, __FILE__, __LINE__, "%s: %s",       \
+                              #call, mpi_msg_);                               \
+            goto label;                                                       \
+        }                                                                     \
+    } while (0)
+
+typedef struct fd_mpi {
+    int rank, size;              /* in MPI_COMM_WORLD */
+    int local_rank, local_size;  /* among the ranks of this node */
+} fd_mpi;
+
+/* 1 when MPI is initialised and not finalised.  Without a launcher main()
+ * does not initialise MPI, and the functions below act as one rank. */
+int fd_mpi_active(void);
+
+/* Fills m (one rank of one when MPI is not active).  The node-local rank comes from an
+ * MPI shared-memory split, which works under mpirun, srun and singletons. */
+fd_status fd_mpi_query(fd_mpi *m);
+
+/* Every rank calls this with its local status.  Returns FD_OK everywhere
+ * when all succeeded; otherwise the status of the lowest failing rank, and
+ * *failed_rank names it.  Collective. */
+fd_status fd_mpi_agree(fd_status local, int *failed_rank);
+
+#endif
