@@ -10,6 +10,11 @@
 
 #include <stddef.h>
 
+#ifdef __cplusplus
+extern "C" {
+
+#endif
+
 typedef enum {
     FD_OK = 0,
     FD_ERR_USAGE,       /* bad command line                        -> exit 2 */
@@ -80,5 +85,9 @@ void *fd_realloc(void *p, size_t count, size_t size);
 /* Grow *p (holding *cap elements of elsize bytes) so that at least need
  * elements fit.  Doubles the capacity; returns FD_ERR_NOMEM on failure. */
 fd_status fd_grow(void **p, size_t *cap, size_t need, size_t elsize);
+
+#ifdef __cplusplus
+}
+#endif
 
 #endif

@@ -245,7 +245,7 @@ static fd_status read_cxt(fca_context **out, fd_lines *r)
     size_t n;
     int rc;
     uint64_t counts[2];
-    int ncounts = 0, nother = 0;
+    int ncounts = 0;
 
     rc = fd_lines_next(r, &line, &n);
     if (rc <= 0) { st = rc < 0 ? FD_ERR_INPUT : fd_fail(FD_ERR_INPUT, "%s:1: empty file", r->path); goto done; }
@@ -254,8 +254,10 @@ static fd_status read_cxt(fca_context **out, fd_lines *r)
         st = fd_fail(FD_ERR_INPUT, "%s:1: not a Burmeister context: the first line must be 'B'", r->path);
         goto done;
     }
-    /* An optional name line, then the object and attribute counts. */
-    while (ncounts < 2) {
+    /* Line 2 is the context's name (often empty) and lines 3 and 4 the
+     * counts; some writers leave the name line out, which shows as two
+     * numbers right after the 'B'. */
+    for (int i = 0; i < 3 && ncounts < 2; i++) {
         rc = fd_lines_next(r, &line, &n);
         if (rc <= 0) {
             st = rc < 0 ? FD_ERR_INPUT
@@ -263,9 +265,8 @@ static fd_status read_cxt(fca_context **out, fd_lines *r)
             goto done;
         }
         line = trim(line, &n);
-        if (n == 0 && ncounts == 0) continue;
         if (parse_u64(line, n, &counts[ncounts])) { ncounts++; continue; }
-        if (ncounts == 0 && nother++ == 0) continue; /* the context's name */
+        if (i == 0) continue; /* the name */
         st = fd_fail(FD_ERR_INPUT, "%s:%zu: '%.40s' is not a count of %s", r->path, r->lineno, line,
                      ncounts == 0 ? "objects" : "attributes");
         goto done;

@@ -1,0 +1,60 @@
+# Bad input: "fcbo-dist: error: FILE:LINE: what", exit status 2, and no
+# output directory left behind.
+source "$(dirname "$0")/lib.sh" "$@"
+W=$WORK
+expect_bad() { # file pattern [extra args]
+  local f=$1 pat=$2; shift 2
+  "$BIN" lattice "$f" -o "$W/out" -q "$@" 2> "$W/err" > /dev/null
+  local rc=$?
+  check '[ $rc -eq 2 ]' "$f: exit status $rc, expected 2"
+  check 'grep -qE "^fcbo-dist: error: $pat" "$W/err"' "$f: message '$(cat "$W/err")' does not match '$pat'"
+  check '[ ! -e "$W/out" ]' "$f: output directory left behind"
+  rm -rf "$W/out"
+}
+: > "$W/empty.dat";  expect_bad "$W/empty.dat" ".*/empty.dat:1: empty file"
+: > "$W/empty.cxt";  expect_bad "$W/empty.cxt" ".*/empty.cxt:1: empty file"
+: > "$W/empty.csv";  expect_bad "$W/empty.csv" ".*/empty.csv:1: empty file"
+expect_bad "$W/missing.cxt" ".*/missing.cxt: cannot open"
+printf 'B\n\n3\n2\n\no1\no2\no3\na\nb\nX.\n.X\n' > "$W/short.cxt"
+expect_bad "$W/short.cxt" ".*/short.cxt:12: file ends after 2 of 3 object rows"
+printf 'B\n\n2\n2\n\no1\no2\na\nb\nX.\n.o\n' > "$W/mark.cxt"
+expect_bad "$W/mark.cxt" ".*/mark.cxt:11: column 2: mark 'o' is neither 'X' nor '.'"
+printf 'B\n\n2\n3\n\no1\no2\na\nb\nc\nX.\n.XX\n' > "$W/width.cxt"
+expect_bad "$W/width.cxt" ".*/width.cxt:11: row of object 1 has 2 marks, expected 3"
+printf 'B\n\n1\n2\n\no1\na\nb\nX.\n.X\n' > "$W/extra.cxt"
+expect_bad "$W/extra.cxt" ".*/extra.cxt:10: more rows than the 1 objects declared"
+printf 'B\n\n2\n2\n\no1\n' > "$W/names.cxt"
+expect_bad "$W/names.cxt" ".*/names.cxt:6: file ends after 1 of 4 object and attribute names"
+printf 'B\n\nmany\n2\n' > "$W/count.cxt"
+expect_bad "$W/count.cxt" ".*/count.cxt:3: 'many' is not a count of objects"
+printf 'A\n' > "$W/magic.cxt"
+expect_bad "$W/magic.cxt" ".*/magic.cxt:1: not a Burmeister context"
+printf 'B\n\n4000000000\n4000000000\n' > "$W/huge.cxt"
+expect_bad "$W/huge.cxt" ".*/huge.cxt:4: 4000000000 objects x 4000000000 attributes need .* GiB"
+printf '1 2 3\n4 x 6\n' > "$W/word.dat"
+expect_bad "$W/word.dat" ".*/word.dat:2: 'x' is not an attribute id"
+printf '1 2 3\n4 -5\n' > "$W/neg.dat"
+expect_bad "$W/neg.dat" ".*/neg.dat:2: '-5' is not an attribute id"
+printf '1 2.5\n' > "$W/float.dat"
+expect_bad "$W/float.dat" ".*/float.dat:1: '2.5' is not an attribute id"
+printf '1,0\n0,2\n' > "$W/two.csv"
+expect_bad "$W/two.csv" ".*/two.csv:2: cell 2 is '2', not 0 or 1"
+printf '1,0\n0,1,1\n' > "$W/ragged.csv"
+expect_bad "$W/ragged.csv" ".*/ragged.csv:2: 3 cells, expected 2"
+printf 'a\tb\n1\tyes\n' > "$W/yes.tsv"
+expect_bad "$W/yes.tsv" ".*/yes.tsv:2: cell 2 is 'yes', not 0 or 1"
+printf '1 2\n' > "$W/noext"
+expect_bad "$W/noext" ".*/noext: cannot tell the format"
+# Usage errors: exit 2 as well, and nothing created.
+printf '1 2\n' > "$W/ok.dat"
+for args in "--threads 0" "--threads x" "--min-support -1" "--min-support 101%" "--format xls" "--backend tpu" "--bogus"; do
+  "$BIN" lattice "$W/ok.dat" -o "$W/out" $args -q > /dev/null 2> "$W/err"
+  rc=$?
+  check '[ $rc -eq 2 ]' "lattice $args: exit status $rc, expected 2"
+  check '[ ! -e "$W/out" ]' "lattice $args: output directory left behind"
+done
+"$BIN" nosuchcommand 2> /dev/null; rc=$?
+check '[ $rc -eq 2 ]' "unknown command: exit status $rc"
+"$BIN" info "$W/ok.dat" > /dev/null 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "not an HDF5 file" "$W/err"' "info on a non-HDF5 file: exit $rc, $(cat "$W/err")"
+finish

@@ -1,0 +1,16 @@
+# Shared by the shell tests: arguments, a scratch directory, assertions.
+# Usage in a test: source "$(dirname "$0")/lib.sh" "$@"
+set -u
+BIN=$1; ORACLE=$2; SHARED=$3; WORK=$4
+rm -rf "$WORK"; mkdir -p "$WORK"
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+PASS=0; FAIL=0
+ok()   { PASS=$((PASS + 1)); }
+bad()  { FAIL=$((FAIL + 1)); echo "FAIL: $*" >&2; }
+check() { if eval "$1"; then ok; else bad "$2"; fi; }
+# Same lines, in any order.
+same_set() { cmp -s <(sort "$1") <(sort "$2"); }
+need_shared() {
+  if [ ! -e "$SHARED/data/fca/$1" ]; then echo "skipped: $SHARED/data/fca/$1 is absent"; exit 77; fi
+}
+finish() { echo "$PASS passed, $FAIL failed"; [ "$FAIL" -eq 0 ]; }

@@ -1,0 +1,109 @@
+/* Unit tests: SHA-256 against FIPS 180-4 vectors, the bitset prefix tests
+ * against naive loops, and every context format written and read back.
+ * argv[1]: a scratch file prefix. */
+#include "common/bitset.h"
+#include "common/clock.h"
+#include "common/sha256.h"
+#include "lattice/context.h"
+#include "testutil.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+static void sha_case(const char *msg, size_t reps, const char *want)
+{
+    sha256_ctx c;
+    char hex[65];
+    sha256_init(&c);
+    for (size_t i = 0; i < reps; i++) sha256_update(&c, msg, strlen(msg));
+    sha256_final_hex(&c, hex);
+    CHECK(!strcmp(hex, want), "sha256 of '%.20s' x %zu: %s", msg, reps, hex);
+}
+
+static void test_bitsets(void)
+{
+    fd_rng r = {7};
+    for (int t = 0; t < 2000; t++) {
+        fd_word a[3], b[3];
+        for (int k = 0; k < 3; k++) { a[k] = fd_rng_next(&r) & fd_rng_next(&r); b[k] = a[k] | fd_rng_next(&r); }
+        if (t & 1) a[fd_rng_next(&r) % 3] |= 1ull << (fd_rng_next(&r) % 64);
+        uint32_t j = (uint32_t)(fd_rng_next(&r) % 192);
+        int sub = 1, eq = 1;
+        for (uint32_t i = 0; i < j; i++) {
+            if (bs_test(a, i) && !bs_test(b, i)) sub = 0;
+            if (bs_test(a, i) != bs_test(b, i)) eq = 0;
+        }
+        CHECK(bs_prefix_subset(a, b, j) == sub, "prefix_subset j=%u", j);
+        CHECK(bs_prefix_equal(a, b, j) == eq, "prefix_equal j=%u", j);
+    }
+    fd_word f[2];
+    bs_fill(f, 70);
+    CHECK(bs_count(f, 2) == 70 && f[1] == 0x3f, "bs_fill");
+}
+
+static int same_context(const fca_context *x, const fca_context *y, int names)
+{
+    if (x->n_obj != y->n_obj || x->n_attr != y->n_attr) return 0;
+    for (uint32_t o = 0; o <= x->n_obj; o++)
+        if (x->row_ptr[o] != y->row_ptr[o]) return 0;
+    for (uint64_t k = 0; k < x->row_ptr[x->n_obj]; k++)
+        if (x->row_idx[k] != y->row_idx[k]) return 0;
+    for (uint32_t a = 0; a < x->n_attr; a++) {
+        if (x->attr_label[a] != y->attr_label[a]) return 0;
+        if (names && strcmp(x->attr_names[a], y->attr_names[a])) return 0;
+    }
+    return 1;
+}
+
+static void test_round_trips(const char *prefix)
+{
+    fd_rng r = {11};
+    static const struct { const char *ext; ctx_format f; int names; } fmts[] = {
+        {"cxt", CTX_FMT_CXT, 1}, {"dat", CTX_FMT_FIMI, 0}, {"csv", CTX_FMT_CSV, 1}, {"tsv", CTX_FMT_TSV, 1}};
+    for (int rep = 0; rep < 20; rep++) {
+        uint32_t n = 1 + (uint32_t)(fd_rng_next(&r) % 60), m = 1 + (uint32_t)(fd_rng_next(&r) % 90);
+        fca_context *c = NULL;
+        CHECK(fca_context_create(&c, n, m, (uint64_t)n * m) == FD_OK, "create");
+        uint64_t nnz = 0;
+        for (uint32_t o = 0; o < n; o++) {
+            /* Object 0 has every attribute, so that FIMI (which only knows
+             * attributes that occur) round-trips exactly. */
+            for (uint32_t a = 0; a < m; a++)
+                if (o == 0 || fd_rng_unif(&r) < 0.3) c->row_idx[nnz++] = a;
+            c->row_ptr[o + 1] = nnz;
+        }
+        for (uint32_t a = 0; a < m; a++) {
+            char buf[32];
+            snprintf(buf, sizeof buf, "attr %u", a);
+            c->attr_names[a] = strdup(buf);
+        }
+        for (size_t f = 0; f < sizeof fmts / sizeof *fmts; f++) {
+            char path[512];
+            snprintf(path, sizeof path, "%s.%s", prefix, fmts[f].ext);
+            CHECK(fca_context_write(c, path, fmts[f].f) == FD_OK, "write %s: %s", path, fd_errmsg());
+            fca_context *back = NULL;
+            fd_status st = fca_context_read(&back, path, CTX_FMT_AUTO);
+            CHECK(st == FD_OK, "read %s: %s", path, fd_errmsg());
+            if (st == FD_OK) {
+                CHECK(same_context(c, back, fmts[f].names), "%s round trip, %u x %u", fmts[f].ext, n, m);
+                CHECK(strlen(back->sha256) == 64, "sha256 recorded");
+            }
+            fca_context_destroy(&back);
+            unlink(path);
+        }
+        fca_context_destroy(&c);
+    }
+}
+
+int main(int argc, char **argv)
+{
+    sha_case("abc", 1, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    sha_case("", 1, "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    sha_case("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 1,
+             "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    sha_case("a", 1000000, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+    test_bitsets();
+    test_round_trips(argc > 1 ? argv[1] : "units.tmp");
+    return t_report();
+}

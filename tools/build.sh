@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Configures and builds into build/ (Release).  Uses nvcc from the PATH or
+# /usr/local/cuda when present, so the CUDA sources always compile where
+# a toolkit exists.  Extra arguments go to cmake.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+if ! command -v nvcc > /dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@" > build.log 2>&1 || { cat build.log; exit 1; }
+cmake --build build -j"$(nproc)" >> build.log 2>&1 || { tail -50 build.log; exit 1; }
+grep -E "fcbo-dist: CUDA" build.log || true

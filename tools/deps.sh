@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Installs what fcbo-dist needs to build and test, on Debian or Ubuntu, only
+# where it is missing: compiler, CMake, Open MPI, serial HDF5 (and its
+# tools, for h5dump).  CUDA is not installed here: the CUDA backends are
+# built when nvcc is already on the PATH or in /usr/local/cuda.
+set -euo pipefail
+pkgs=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -gt 0 ]; then
+  echo "deps: installing ${missing[*]}"
+  SUDO=; [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}" > /dev/null
+fi
