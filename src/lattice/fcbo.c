@@ -16,6 +16,8 @@
  * siblings' subtrees never see each other's. */
 #include "fcbo.h"
 
+#include "../common/dispatch.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -38,7 +40,7 @@ typedef struct {
 
 #define ARENA_CHUNK_WORDS ((size_t)1 << 18) /* 2 MiB */
 
-static void *arena_alloc(arena *a, size_t words)
+static inline void *arena_alloc(arena *a, size_t words)
 {
     if (words == 0) words = 1;
     while (a->cur < a->nchunks) {
@@ -312,9 +314,10 @@ void fcbo_stats_add(fcbo_stats *a, const fcbo_stats *s)
     a->skipped_nj += s->skipped_nj;
     a->skipped_support += s->skipped_support;
     a->tasks += s->tasks;
+    a->skipped_empty += s->skipped_empty;
 }
 
-static fd_status emit(fcbo_ws *w, const fnode *nd)
+FD_HOT static fd_status emit(fcbo_ws *w, const fnode *nd)
 {
     const fcbo_prep *p = w->p;
     concept_batch *b = &w->batch;
@@ -346,8 +349,58 @@ static fd_status emit(fcbo_ws *w, const fnode *nd)
     return FD_OK;
 }
 
+/* D = intersection of the rows of the objects in l[0..n); n >= 1.  One and
+ * two words (up to 128 attributes, the common case) stay in registers. */
+static inline void and_rows_list(const fcbo_prep *p, const uint32_t *l, uint32_t n, fd_word *restrict D)
+{
+    const uint32_t aw = p->aw;
+    const fd_word *rows = p->rows;
+    if (aw == 1) {
+        fd_word d = rows[l[0]];
+        for (uint32_t i = 1; i < n; i++) d &= rows[l[i]];
+        D[0] = d;
+    } else if (aw == 2) {
+        fd_word d0 = rows[2 * (size_t)l[0]], d1 = rows[2 * (size_t)l[0] + 1];
+        for (uint32_t i = 1; i < n; i++) {
+            d0 &= rows[2 * (size_t)l[i]];
+            d1 &= rows[2 * (size_t)l[i] + 1];
+        }
+        D[0] = d0;
+        D[1] = d1;
+    } else {
+        bs_copy(D, rows + (size_t)l[0] * aw, aw);
+        for (uint32_t i = 1; i < n; i++) {
+            const fd_word *r = rows + (size_t)l[i] * aw;
+            for (uint32_t k = 0; k < aw; k++) D[k] &= r[k];
+        }
+    }
+}
+
+/* Same over the objects of a bitset extent C (ow words), C not empty. */
+static inline void and_rows_bits(const fcbo_prep *p, const fd_word *C, fd_word *restrict D)
+{
+    const uint32_t aw = p->aw;
+    const fd_word *rows = p->rows;
+    if (aw <= 2) {
+        fd_word d0 = ~(fd_word)0, d1 = ~(fd_word)0;
+        const uint32_t second = aw == 2;
+        BS_FOREACH(o, C, p->ow, {
+            d0 &= rows[(size_t)o * aw];
+            d1 &= rows[(size_t)o * aw + second];
+        });
+        D[0] = d0 & p->all[0];
+        if (aw == 2) D[1] = d1 & p->all[1];
+        return;
+    }
+    bs_copy(D, p->all, aw);
+    BS_FOREACH(o, C, p->ow, {
+        const fd_word *r = rows + (size_t)o * aw;
+        for (uint32_t k = 0; k < aw; k++) D[k] &= r[k];
+    });
+}
+
 /* D = C↑ for a child of <A,B> at attribute j.  D ⊇ B ∪ {j} always. */
-static void closure(const fcbo_prep *p, const fnode *c, uint32_t j, const fd_word *B, uint32_t nb, fd_word *D)
+FD_HOT static void closure(const fcbo_prep *p, const fnode *c, uint32_t j, const fd_word *B, uint32_t nb, fd_word *D)
 {
     const uint32_t aw = p->aw, ow = p->ow;
     if (c->size == 0) {
@@ -357,11 +410,7 @@ static void closure(const fcbo_prep *p, const fnode *c, uint32_t j, const fd_wor
     if (!c->is_bits) {
         const uint32_t *l = c->ext;
         if (aw <= 4 || c->size < 4) {
-            bs_copy(D, p->rows + (size_t)l[0] * aw, aw);
-            for (uint32_t i = 1; i < c->size; i++) {
-                const fd_word *r = p->rows + (size_t)l[i] * aw;
-                for (uint32_t k = 0; k < aw; k++) D[k] &= r[k];
-            }
+            and_rows_list(p, l, c->size, D);
             return;
         }
         /* Wide and sparse: only attributes of the first object's row can
@@ -387,21 +436,13 @@ static void closure(const fcbo_prep *p, const fnode *c, uint32_t j, const fd_wor
         for (uint32_t k = 0; k < nc; k++) bs_set(D, cand[k]);
         return;
     by_rows:
-        bs_copy(D, p->rows + (size_t)l[0] * aw, aw);
-        for (uint32_t i = 1; i < c->size; i++) {
-            const fd_word *r = p->rows + (size_t)l[i] * aw;
-            for (uint32_t k = 0; k < aw; k++) D[k] &= r[k];
-        }
+        and_rows_list(p, l, c->size, D);
         return;
     }
     const fd_word *C = c->ext;
     uint32_t left = p->n_attr - nb - 1;
     if ((uint64_t)c->size * aw <= (uint64_t)left * ow / 4) {
-        bs_copy(D, p->all, aw);
-        BS_FOREACH(o, C, ow, {
-            const fd_word *r = p->rows + (size_t)o * aw;
-            for (uint32_t k = 0; k < aw; k++) D[k] &= r[k];
-        });
+        and_rows_bits(p, C, D);
         return;
     }
     /* Large extent: test C ⊆ col(m) for each attribute not yet in D; most
@@ -488,13 +529,15 @@ static void clear_M(fcbo_ws *w, uint32_t y)
 /* Occurrence delivery: the extents A ∩ col(j) of all j >= y not in B, in
  * one pass over the rows of A's objects.  start[j-y] .. start[j-y+1] index
  * bucket[]; each bucket is ascending in object id. */
-static fd_status deliver(fcbo_ws *w, const fnode *nd, uint32_t y, uint32_t **start_out, uint32_t **bucket_out)
+FD_HOT static fd_status deliver(fcbo_ws *w, const fnode *nd, uint32_t y, uint32_t jstar, uint32_t **start_out,
+                                  uint32_t **bucket_out, uint32_t **cand_out, uint32_t *ncand_out)
 {
     const fcbo_prep *p = w->p;
     uint32_t span = p->n_attr - y;
     uint32_t *start = arena_alloc(&w->ar, ((size_t)span + 2) / 2 * 2 + 1);
     uint32_t *cur = arena_alloc(&w->ar, ((size_t)span + 2) / 2 + 1);
-    if (!start || !cur) return ARENA_OOM();
+    uint32_t *cand = arena_alloc(&w->ar, ((size_t)span + 2) / 2 + 1);
+    if (!start || !cur || !cand) return ARENA_OOM();
     memset(start, 0, ((size_t)span + 1) * sizeof *start);
     const uint32_t *A = nd->ext;
     const fd_word *B = nd->intent;
@@ -508,7 +551,13 @@ static fd_status deliver(fcbo_ws *w, const fnode *nd, uint32_t y, uint32_t **sta
     }
     /* Attributes of B hold every object of A and are never candidates. */
     BS_FOREACH(m, B, p->aw, if (m >= y) start[m - y + 1] = 0;);
-    for (uint32_t j = 0; j < span; j++) start[j + 1] += start[j];
+    /* Candidates: attributes that some object of A has, and j* (whose empty
+     * extent may give the bottom concept; see process). */
+    uint32_t nc = 0;
+    for (uint32_t j = 0; j < span; j++) {
+        if (start[j + 1] || j + y == jstar) cand[nc++] = j + y;
+        start[j + 1] += start[j];
+    }
     uint32_t *bucket = arena_alloc(&w->ar, ((size_t)start[span] + 1) / 2 + 1);
     if (!bucket) return ARENA_OOM();
     memcpy(cur, start, (size_t)span * sizeof *cur);
@@ -522,12 +571,14 @@ static fd_status deliver(fcbo_ws *w, const fnode *nd, uint32_t y, uint32_t **sta
     }
     *start_out = start;
     *bucket_out = bucket;
+    *cand_out = cand;
+    *ncand_out = nc;
     return FD_OK;
 }
 
 /* One node: emit it, compute its canonical children, then either recurse
  * into them (out == NULL) or append them to out as tasks. */
-static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_list *out)
+FD_HOT static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_list *out)
 {
     const fcbo_prep *p = w->p;
     fd_status st = FD_OK;
@@ -542,12 +593,22 @@ static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_list *out
     uint32_t nb = bs_count(B, aw);
     child *q = arena_alloc(&w->ar, ((size_t)(n - y) * sizeof(child) + 7) / 8);
     uint32_t nq = 0;
-    uint32_t *start = NULL, *bucket = NULL;
+    uint32_t *start = NULL, *bucket = NULL, *cand = NULL, ncand = n - y;
     fd_word *scratch = NULL;
     if (!q) { st = ARENA_OOM(); goto done; }
-    if (!nd->is_bits) FD_TRY_GOTO(deliver(w, nd, y, &start, &bucket), st, done);
+    /* j*: the first attribute not in B.  Only there can an empty extent be
+     * canonical (its closure, all attributes, agrees with B below j only if
+     * B holds everything below j).  An empty extent at any other j fails,
+     * and so would the same j below this node (their extents are subsets of
+     * A): skipping it, without recording the failure, changes nothing but
+     * the work. */
+    uint32_t jstar = n;
+    for (uint32_t k = 0; k < aw; k++)
+        if (p->all[k] & ~B[k]) { jstar = k * 64u + (uint32_t)__builtin_ctzll(p->all[k] & ~B[k]); break; }
+    if (!nd->is_bits) FD_TRY_GOTO(deliver(w, nd, y, jstar, &start, &bucket, &cand, &ncand), st, done);
 
-    for (uint32_t j = y; j < n; j++) {
+    for (uint32_t ci = 0; ci < ncand; ci++) {
+        uint32_t j = cand ? cand[ci] : y + ci;
         if (bs_test(B, j)) continue;
         const fd_word *Nj = w->M[j];
         if (Nj && !bs_prefix_subset(Nj, B, j)) {
@@ -564,6 +625,10 @@ static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_list *out
             c.size = start[j - y + 1] - start[j - y];
             c.is_bits = 0;
             c.ext = bucket + start[j - y];
+        }
+        if (c.size == 0 && j != jstar) {
+            w->st.skipped_empty++;
+            continue;
         }
         if (c.size < p->min_support) {
             w->st.skipped_support++;

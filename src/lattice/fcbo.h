@@ -29,6 +29,7 @@ typedef struct fcbo_stats {
     uint64_t fails;          /* of which failed the canonicity test */
     uint64_t skipped_nj;     /* candidates pruned by the inherited N_j test */
     uint64_t skipped_support;/* candidates below the minimum support */
+    uint64_t skipped_empty;  /* empty extents that cannot be canonical */
     uint64_t tasks;          /* subtrees run */
 } fcbo_stats;
 
