@@ -38,12 +38,13 @@ run_set() {
       local t0 t1; t0=$(date +%s.%N)
       "$BIN" lattice "$file" -o "$tmp/out" -q -t "$t" --min-support "$ms"
       t1=$(date +%s.%N)
-      times+=("$(echo "$t1 - $t0" | bc -l)")
+      times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.4f", b - a}')")
       concepts=$("$BIN" info "$tmp/out/lattice.h5" | awk '$1=="n_concepts"{print $2}')
     done
     local med; med=$(printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
-    printf '%-12s %9d x %-5d ms %-5s t %-3s %10d concepts %8.3f s %10.0f concepts/s\n' "$name" "$1" "$2" "$ms" "$t" "$concepts" "$med" "$(echo "$concepts / $med" | bc -l)"
-    echo "$name,$1,$2,$3,$ms,$concepts,$t,$med,$(echo "$concepts / $med" | bc -l | xargs printf '%.0f'),\"$MACHINE\",$(date -u +%F),$version" >> "$CSV"
+    local rate; rate=$(awk -v c="$concepts" -v s="$med" 'BEGIN{printf "%.0f", c / s}')
+    printf '%-12s %9d x %-5d ms %-5s t %-3s %10d concepts %8.3f s %10d concepts/s\n' "$name" "$1" "$2" "$ms" "$t" "$concepts" "$med" "$rate"
+    echo "$name,$1,$2,$3,$ms,$concepts,$t,$med,$rate,\"$MACHINE\",$(date -u +%F),$version" >> "$CSV"
   done
 }
 

@@ -750,29 +750,48 @@ static int by_cost_desc(const void *x, const void *y)
 fd_status fcbo_split(fcbo_ws *w, task_list *tasks, size_t target)
 {
     fd_status st = FD_OK;
-    task_list next, sorted;
+    task_list next, out;
     costed *idx = NULL;
+    unsigned char *dead = NULL;
+    size_t live = tasks->n, capdead = 0;
     task_list_init(&next);
-    task_list_init(&sorted);
-    while (tasks->n > 0 && tasks->n < target) {
+    task_list_init(&out);
+    /* Expand the most expensive task until there are enough.  Expanding
+     * whole levels instead would run a whole level serially when it falls
+     * just short of the target (T10I4D100K: 870 root children, then all of
+     * the second level for 16 threads). */
+    while (live > 0 && live < target) {
+        size_t best = SIZE_MAX;
+        double bc = 0;
+        for (size_t i = 0; i < tasks->n; i++) {
+            if (i < capdead && dead[i]) continue;
+            double c = fcbo_task_cost(w->p, task_at(tasks, i));
+            if (c > bc) { bc = c; best = i; }
+        }
+        if (best == SIZE_MAX) break; /* only leaves left */
         task_list_clear(&next);
-        for (size_t i = 0; i < tasks->n; i++) FD_TRY_GOTO(fcbo_expand(w, task_at(tasks, i), &next), st, done);
-        task_list tmp = *tasks;
-        *tasks = next;
-        next = tmp;
+        FD_TRY_GOTO(fcbo_expand(w, task_at(tasks, best), &next), st, done);
+        FD_TRY_GOTO(fd_grow((void **)&dead, &capdead, tasks->n + next.n, 1), st, done);
+        memset(dead + tasks->n, 0, capdead - tasks->n);
+        dead[best] = 1;
+        for (size_t i = 0; i < next.n; i++) FD_TRY_GOTO(task_list_push(tasks, task_at(&next, i)), st, done);
+        live += next.n - 1;
     }
     /* Largest first, so that the long subtrees start early and the short
      * ones fill the gaps at the end. */
-    FD_ALLOC_GOTO(idx, tasks->n, st, done);
-    for (size_t i = 0; i < tasks->n; i++) idx[i] = (costed){fcbo_task_cost(w->p, task_at(tasks, i)), i};
-    qsort(idx, tasks->n, sizeof *idx, by_cost_desc);
-    for (size_t i = 0; i < tasks->n; i++) FD_TRY_GOTO(task_list_push(&sorted, task_at(tasks, idx[i].i)), st, done);
+    FD_ALLOC_GOTO(idx, live, st, done);
+    size_t k = 0;
+    for (size_t i = 0; i < tasks->n; i++)
+        if (!(i < capdead && dead[i])) idx[k++] = (costed){fcbo_task_cost(w->p, task_at(tasks, i)), i};
+    qsort(idx, k, sizeof *idx, by_cost_desc);
+    for (size_t i = 0; i < k; i++) FD_TRY_GOTO(task_list_push(&out, task_at(tasks, idx[i].i)), st, done);
     task_list tmp = *tasks;
-    *tasks = sorted;
-    sorted = tmp;
+    *tasks = out;
+    out = tmp;
 done:
     free(idx);
+    free(dead);
     task_list_free(&next);
-    task_list_free(&sorted);
+    task_list_free(&out);
     return st;
 }

@@ -91,9 +91,9 @@ fd_status fcbo_expand(fcbo_ws *w, const uint64_t *task, task_list *out);
 /* Enumerates the whole subtree of task depth-first. */
 fd_status fcbo_run(fcbo_ws *w, const uint64_t *task);
 
-/* Expands tasks level by level (emitting their concepts through w) until
- * there are at least target tasks or nothing is left to expand; the
- * result replaces *tasks, ordered by decreasing estimated cost. */
+/* Expands the costliest task (emitting its concept through w) until there
+ * are at least target tasks or only leaves are left; the result replaces
+ * *tasks, ordered by decreasing estimated cost. */
 fd_status fcbo_split(fcbo_ws *w, task_list *tasks, size_t target);
 
 void fcbo_stats_add(fcbo_stats *acc, const fcbo_stats *s);
