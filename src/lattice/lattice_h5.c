@@ -198,13 +198,13 @@ fd_status lattice_h5_info(const char *path, FILE *out)
     char buf[4096];
     uint64_t v;
     double d;
-    fprintf(out, "file            %s\nformat          fcbo-dist lattice\n", path);
+    fprintf(out, "%-22s %s\n%-22s %s\n", "file", path, "format", "fcbo-dist lattice");
     for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
-        if (h5u_read_attr_str(f, strs[i], buf, sizeof buf) == FD_OK) fprintf(out, "%-15s %s\n", strs[i], buf);
+        if (h5u_read_attr_str(f, strs[i], buf, sizeof buf) == FD_OK) fprintf(out, "%-22s %s\n", strs[i], buf);
     for (size_t i = 0; i < sizeof nums / sizeof *nums; i++)
-        if (h5u_read_attr_u64(f, nums[i], &v) == FD_OK) fprintf(out, "%-15s %llu\n", nums[i], (unsigned long long)v);
-        else if (!strcmp(nums[i], "complete")) fprintf(out, "%-15s 0\n", nums[i]);
-    if (h5u_read_attr_f64(f, "wall_seconds", &d) == FD_OK) fprintf(out, "%-15s %.3f\n", "wall_seconds", d);
+        if (h5u_read_attr_u64(f, nums[i], &v) == FD_OK) fprintf(out, "%-22s %llu\n", nums[i], (unsigned long long)v);
+        else if (!strcmp(nums[i], "complete")) fprintf(out, "%-22s 0\n", nums[i]);
+    if (h5u_read_attr_f64(f, "wall_seconds", &d) == FD_OK) fprintf(out, "%-22s %.3f\n", "wall_seconds", d);
     fd_errclear();
     H5Fclose(f);
     return FD_OK;
