@@ -2,8 +2,7 @@
  * compiled in. */
 #include "lattice.h"
 
-#include "version.h"
-
+#include <stdio.h>
 #include <string.h>
 
 static const struct lattice_ops *const backends[] = {
@@ -13,7 +12,15 @@ static const struct lattice_ops *const backends[] = {
 
 #define NBACKENDS (sizeof backends / sizeof *backends)
 
-const char *lattice_backend_list(void) { return "cpu"; }
+const char *lattice_backend_list(void)
+{
+    /* Derived from the table, so it cannot drift from what is built. */
+    static char list[128];
+    if (!list[0])
+        for (size_t i = 0; i < NBACKENDS; i++)
+            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", backends[i]->name);
+    return list;
+}
 
 fd_status lattice_backend_get(const char *name, const struct lattice_ops **ops)
 {
