@@ -67,6 +67,25 @@ static int wants_help(int argc, char **argv)
     return 0;
 }
 
+/* One message per failure: a failure every rank agreed on is printed by
+ * rank 0 alone; any other carries the rank that saw it. */
+static void report(fd_status st)
+{
+    (void)st;
+    fd_mpi m = {0, 1, 0, 1};
+    /* Not fd_mpi_query: it is collective, and only this rank may be here. */
+    if (fd_mpi_active() && (MPI_Comm_rank(MPI_COMM_WORLD, &m.rank) != MPI_SUCCESS ||
+                            MPI_Comm_size(MPI_COMM_WORLD, &m.size) != MPI_SUCCESS))
+        m = (fd_mpi){0, 1, 0, 1};
+    if (m.size > 1 && fd_mpi_error_relayed()) {
+        if (m.rank == 0) fprintf(stderr, "fcbo-dist: error: %s\n", fd_errmsg());
+    } else if (m.size > 1) {
+        fprintf(stderr, "fcbo-dist: error: rank %d of %d: %s\n", m.rank, m.size, fd_errmsg());
+    } else {
+        fprintf(stderr, "fcbo-dist: error: %s\n", fd_errmsg());
+    }
+}
+
 int main(int argc, char **argv)
 {
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
@@ -103,8 +122,14 @@ int main(int argc, char **argv)
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     }
     fd_status st = cmd->run(argc - 1, argv + 1);
-    if (st != FD_OK && *fd_errmsg()) fprintf(stderr, "fcbo-dist: error: %s\n", fd_errmsg());
+    if (st != FD_OK && *fd_errmsg()) report(st);
     free(fd_command_line);
+    if (mpi && st == FD_ERR_MPI) {
+        /* The ranks can no longer agree on anything: end the job now
+         * rather than leave the others waiting in a collective. */
+        fflush(stdout);
+        MPI_Abort(MPI_COMM_WORLD, 1);
+    }
     if (mpi) MPI_Finalize();
     fflush(stdout);
     if (ferror(stdout)) {

@@ -1,5 +1,6 @@
 #include "h5util.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 void h5u_init(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
@@ -192,5 +193,62 @@ done:
     if (ms >= 0) H5Sclose(ms);
     if (fs >= 0) H5Sclose(fs);
     if (ds >= 0) H5Dclose(ds);
+    return st;
+}
+
+fd_status h5u_app_add(h5u_app *a, uint64_t delta)
+{
+    fd_status st = FD_OK;
+    hid_t fs = -1, ms = -1;
+    uint64_t *buf = NULL;
+    const uint64_t slice = (uint64_t)1 << 16;
+    if (delta == 0 || a->n == 0) return FD_OK;
+    FD_ALLOC_GOTO(buf, a->n < slice ? a->n : slice, st, done);
+    H5_CHECK_GOTO(fs = H5Dget_space(a->ds), st, done);
+    for (uint64_t s = 0; s < a->n; s += slice) {
+        hsize_t start = s, count = a->n - s < slice ? a->n - s : slice;
+        H5_CHECK_GOTO(H5Sselect_hyperslab(fs, H5S_SELECT_SET, &start, NULL, &count, NULL), st, done);
+        if (ms >= 0) H5Sclose(ms);
+        H5_CHECK_GOTO(ms = H5Screate_simple(1, &count, NULL), st, done);
+        H5_CHECK_GOTO(H5Dread(a->ds, H5T_NATIVE_UINT64, ms, fs, H5P_DEFAULT, buf), st, done);
+        for (hsize_t i = 0; i < count; i++) buf[i] += delta;
+        H5_CHECK_GOTO(H5Dwrite(a->ds, H5T_NATIVE_UINT64, ms, fs, H5P_DEFAULT, buf), st, done);
+    }
+done:
+    free(buf);
+    if (ms >= 0) H5Sclose(ms);
+    if (fs >= 0) H5Sclose(fs);
+    return st;
+}
+
+fd_status h5u_concat(hid_t loc, const char *name, hid_t filetype, const h5u_piece *pc, size_t n)
+{
+    fd_status st = FD_OK;
+    hid_t vspace = -1, sspace = -1, dcpl = -1, ds = -1;
+    hsize_t total = 0;
+    for (size_t i = 0; i < n; i++) total += pc[i].count;
+    H5_CHECK_GOTO(vspace = H5Screate_simple(1, &total, NULL), st, done);
+    H5_CHECK_GOTO(dcpl = H5Pcreate(H5P_DATASET_CREATE), st, done);
+    /* A virtual dataset without any mapping is not portable across HDF5
+     * versions; an empty result is an ordinary empty dataset. */
+    hsize_t at = 0;
+    for (size_t i = 0; total > 0 && i < n; i++) {
+        if (pc[i].count == 0) continue;
+        hsize_t slen = pc[i].src_len, sstart = pc[i].start, cnt = pc[i].count;
+        H5_CHECK_GOTO(H5Sselect_hyperslab(vspace, H5S_SELECT_SET, &at, NULL, &cnt, NULL), st, done);
+        H5_CHECK_GOTO(sspace = H5Screate_simple(1, &slen, NULL), st, done);
+        H5_CHECK_GOTO(H5Sselect_hyperslab(sspace, H5S_SELECT_SET, &sstart, NULL, &cnt, NULL), st, done);
+        H5_CHECK_GOTO(H5Pset_virtual(dcpl, vspace, pc[i].file, pc[i].dset, sspace), st, done);
+        H5Sclose(sspace);
+        sspace = -1;
+        at += cnt;
+    }
+    H5_CHECK_GOTO(H5Sselect_all(vspace), st, done);
+    H5_CHECK_GOTO(ds = H5Dcreate2(loc, name, filetype, vspace, H5P_DEFAULT, dcpl, H5P_DEFAULT), st, done);
+done:
+    if (ds >= 0) H5Dclose(ds);
+    if (sspace >= 0) H5Sclose(sspace);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (vspace >= 0) H5Sclose(vspace);
     return st;
 }

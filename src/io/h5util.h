@@ -33,6 +33,19 @@ typedef struct {
 fd_status h5u_app_create(h5u_app *a, hid_t loc, const char *name, hid_t filetype, hid_t memtype, uint64_t chunk);
 fd_status h5u_app_append(h5u_app *a, const void *data, uint64_t n);
 fd_status h5u_app_close(h5u_app *a);
+/* Adds delta to every element of an appendable uint64 dataset, in slices
+ * (partitioned outputs turn local offsets into global ones this way). */
+fd_status h5u_app_add(h5u_app *a, uint64_t delta);
+
+/* One piece of a concatenation: elements [start, start+count) of the 1-D
+ * dataset dset (src_len elements) in file, a path relative to the
+ * directory of the file being written. */
+typedef struct {
+    const char *file, *dset;
+    uint64_t src_len, start, count;
+} h5u_piece;
+/* A 1-D virtual dataset (HDF5 VDS) that reads as the pieces, in order. */
+fd_status h5u_concat(hid_t loc, const char *name, hid_t filetype, const h5u_piece *pc, size_t n);
 
 fd_status h5u_attr_str(hid_t loc, const char *name, const char *v);
 fd_status h5u_attr_u64(hid_t loc, const char *name, uint64_t v);

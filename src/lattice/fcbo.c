@@ -315,6 +315,7 @@ void fcbo_stats_add(fcbo_stats *a, const fcbo_stats *s)
     a->skipped_support += s->skipped_support;
     a->tasks += s->tasks;
     a->skipped_empty += s->skipped_empty;
+    a->busy_seconds += s->busy_seconds;
 }
 
 FD_HOT static fd_status emit(fcbo_ws *w, const fnode *nd)

@@ -31,6 +31,7 @@ typedef struct fcbo_stats {
     uint64_t skipped_support;/* candidates below the minimum support */
     uint64_t skipped_empty;  /* empty extents that cannot be canonical */
     uint64_t tasks;          /* subtrees run */
+    double busy_seconds;     /* thread-seconds spent running subtrees */
 } fcbo_stats;
 
 typedef struct fcbo_prep {

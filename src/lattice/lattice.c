@@ -1,5 +1,9 @@
 #include "lattice.h"
 
+#include "../mpi/taskpool.h"
+
+#include <pthread.h>
+
 #include <stdio.h>
 #include <string.h>
 
@@ -23,25 +27,77 @@ task_source list_source_as(list_source *s) { return (task_source){list_next, s};
  * small part of the whole and the rest evens out the finish. */
 #define TASKS_PER_WORKER 64
 
+static fd_status pool_next(void *self, const uint64_t **task)
+{
+    size_t len;
+    fd_pool_next(self, task, &len);
+    return FD_OK;
+}
+
+typedef struct {
+    const fcbo_prep *p;
+    const lattice_opts *o;
+    const struct lattice_ops *ops;
+    concept_sink *sink;
+    task_source src;
+    fcbo_stats stats;
+    fd_status st;
+} run_args;
+
+static void *run_thread(void *arg)
+{
+    run_args *r = arg;
+    r->st = r->ops->run(r->p, r->o, r->sink, &r->src, &r->stats);
+    if (r->st != FD_OK) atomic_store(&r->sink->failed, 1);
+    return NULL;
+}
+
 fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const struct lattice_ops *ops,
                             concept_sink *sink, fcbo_stats *stats)
 {
-    fd_status st = FD_OK;
+    fd_status st = FD_OK, split_st = FD_OK;
     task_list tasks;
     fcbo_ws *w = NULL;
-    list_source ls;
+    fd_pool *pool = NULL;
     task_list_init(&tasks);
-    FD_TRY_GOTO(fcbo_root(p, &tasks), st, done);
-    if (o->threads > 1) {
-        FD_TRY_GOTO(fcbo_ws_create(&w, p, sink), st, done);
-        FD_TRY_GOTO(fcbo_split(w, &tasks, (size_t)o->threads * TASKS_PER_WORKER), st, done);
-        FD_TRY_GOTO(fcbo_ws_flush(w), st, done);
-        fcbo_stats_add(stats, fcbo_ws_stats(w));
+    FD_TRY_GOTO(fd_pool_create(&pool, o->threads, &sink->failed), st, done);
+    /* Rank 0 splits the top of the tree while the others wait for their
+     * first tasks; a failure here must still let the others finish, so it
+     * is kept aside and the pool is driven with no work. */
+    if (fd_pool_rank(pool) == 0) {
+        split_st = fcbo_root(p, &tasks);
+        size_t workers = (size_t)fd_pool_total_workers(pool);
+        if (split_st == FD_OK && workers > 1) {
+            split_st = fcbo_ws_create(&w, p, sink);
+            if (split_st == FD_OK) split_st = fcbo_split(w, &tasks, workers * TASKS_PER_WORKER);
+            if (split_st == FD_OK) split_st = fcbo_ws_flush(w);
+            if (w) fcbo_stats_add(stats, fcbo_ws_stats(w));
+        }
+        if (split_st != FD_OK) {
+            atomic_store(&sink->failed, 1);
+            task_list_clear(&tasks);
+        }
+        fd_records recs = {tasks.data, tasks.off, tasks.n, tasks.nwords};
+        fd_pool_set_work(pool, &recs);
     }
-    list_source_init(&ls, &tasks);
-    task_source src = list_source_as(&ls);
-    st = ops->run(p, o, sink, &src, stats);
+    /* The backend runs in a thread of its own: this (main) thread is the
+     * only one that talks MPI. */
+    run_args r = {p, o, ops, sink, {pool_next, pool}, {0}, FD_OK};
+    pthread_t th;
+    if (pthread_create(&th, NULL, run_thread, &r) != 0) {
+        atomic_store(&sink->failed, 1);
+        st = fd_fail(FD_ERR_INTERNAL, "cannot start the backend thread");
+        fd_pool_drive(pool, sink->progress);
+        goto done;
+    }
+    st = fd_pool_drive(pool, sink->progress);
+    if (st != FD_OK) atomic_store(&sink->failed, 1);
+    pthread_join(th, NULL);
+    fcbo_stats_add(stats, &r.stats);
+    if (st == FD_OK) st = split_st;
+    if (st == FD_OK) st = r.st;
 done:
+    fd_pool_destroy(&pool);
     fcbo_ws_destroy(&w);
     task_list_free(&tasks);
     return st;

@@ -2,6 +2,8 @@
  * each with its own FCbO worker state (PCbO-style dynamic distribution). */
 #include "lattice.h"
 
+#include "../common/clock.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <unistd.h>
@@ -19,15 +21,19 @@ static void *work(void *arg)
     worker *wk = arg;
     fcbo_ws *w = NULL;
     fd_status st = fcbo_ws_create(&w, wk->p, wk->sink);
+    double busy = 0;
     while (st == FD_OK) {
         const uint64_t *t;
         st = wk->src->next(wk->src->self, &t);
         if (st != FD_OK || !t) break;
+        double t0 = fd_now();
         st = fcbo_run(w, t);
+        busy += fd_now() - t0;
     }
     if (w) {
         if (st == FD_OK) st = fcbo_ws_flush(w);
         wk->stats = *fcbo_ws_stats(w);
+        wk->stats.busy_seconds = busy;
         fcbo_ws_destroy(&w);
     }
     if (st != FD_OK) atomic_store(&wk->sink->failed, 1);

@@ -4,6 +4,8 @@
 #include "../io/h5util.h"
 #include "version.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -59,21 +61,18 @@ fd_status lattice_h5_create(lattice_h5 **out, const char *path, const fca_contex
     w->path = strdup(path);
     w->tmp = fd_tmp_name(path);
     if (!w->path || !w->tmp) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto fail; }
-    uint32_t maxlabel = 0;
-    for (uint32_t a = 0; a < ctx->n_attr; a++)
-        if (ctx->attr_label[a] > maxlabel) maxlabel = ctx->attr_label[a];
     w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (w->file < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file", w->tmp); goto fail; }
     H5_CHECK_GOTO(w->gint = H5Gcreate2(w->file, "intents", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, fail);
     FD_TRY_GOTO(h5u_app_create(&w->int_off, w->gint, "offsets", H5T_STD_U64LE, H5T_NATIVE_UINT64, CHUNK), st, fail);
-    FD_TRY_GOTO(h5u_app_create(&w->int_ids, w->gint, "ids", id_type(maxlabel), H5T_NATIVE_UINT32, CHUNK), st, fail);
+    FD_TRY_GOTO(h5u_app_create(&w->int_ids, w->gint, "ids", lattice_h5_id_type(ctx, 0), H5T_NATIVE_UINT32, CHUNK), st, fail);
     FD_TRY_GOTO(h5u_app_create(&w->supp, w->file, "supports", H5T_STD_U32LE, H5T_NATIVE_UINT32, CHUNK), st, fail);
     uint64_t zero = 0;
     FD_TRY_GOTO(h5u_app_append(&w->int_off, &zero, 1), st, fail);
     if (with_extents) {
         H5_CHECK_GOTO(w->gext = H5Gcreate2(w->file, "extents", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, fail);
         FD_TRY_GOTO(h5u_app_create(&w->ext_off, w->gext, "offsets", H5T_STD_U64LE, H5T_NATIVE_UINT64, CHUNK), st, fail);
-        FD_TRY_GOTO(h5u_app_create(&w->ext_ids, w->gext, "ids", id_type(ctx->n_obj), H5T_NATIVE_UINT32, CHUNK), st, fail);
+        FD_TRY_GOTO(h5u_app_create(&w->ext_ids, w->gext, "ids", lattice_h5_id_type(ctx, 1), H5T_NATIVE_UINT32, CHUNK), st, fail);
         FD_TRY_GOTO(h5u_app_append(&w->ext_off, &zero, 1), st, fail);
     }
     *out = w;
@@ -108,11 +107,27 @@ static fd_status h5_write(void *self, const concept_batch *b)
 
 concept_writer lattice_h5_as(lattice_h5 *w) { return (concept_writer){h5_write, w}; }
 
-fd_status lattice_h5_commit(lattice_h5 **pw, const fca_context *ctx, const lattice_meta *m)
+void lattice_h5_counts(const lattice_h5 *w, uint64_t *n, uint64_t *nint, uint64_t *next)
 {
-    lattice_h5 *w = *pw;
+    *n = w->supp.n;
+    *nint = w->int_ids.n;
+    *next = w->with_extents ? w->ext_ids.n : 0;
+}
+
+hid_t lattice_h5_id_type(const fca_context *ctx, int extents)
+{
+    uint32_t max = 0;
+    if (extents) return id_type(ctx->n_obj);
+    for (uint32_t a = 0; a < ctx->n_attr; a++)
+        if (ctx->attr_label[a] > max) max = ctx->attr_label[a];
+    return id_type(max);
+}
+
+fd_status lattice_h5_put_meta(hid_t f, const fca_context *ctx, const lattice_meta *m, uint64_t n_concepts,
+                              int with_extents)
+{
     fd_status st = FD_OK;
-    hid_t g = -1, f = w->file;
+    hid_t g = -1;
     FD_TRY_GOTO(h5u_attr_str(f, "format", "fcbo-dist lattice"), st, fail);
     FD_TRY_GOTO(h5u_attr_u64(f, "format_version", 1), st, fail);
     FD_TRY_GOTO(h5u_attr_str(f, "version", FD_VERSION), st, fail);
@@ -126,12 +141,12 @@ fd_status lattice_h5_commit(lattice_h5 **pw, const fca_context *ctx, const latti
     FD_TRY_GOTO(h5u_attr_u64(f, "min_support", m->min_support), st, fail);
     FD_TRY_GOTO(h5u_attr_u64(f, "threads", (uint64_t)m->threads), st, fail);
     FD_TRY_GOTO(h5u_attr_u64(f, "ranks", (uint64_t)m->ranks), st, fail);
-    FD_TRY_GOTO(h5u_attr_u64(f, "n_concepts", w->supp.n), st, fail);
+    FD_TRY_GOTO(h5u_attr_u64(f, "n_concepts", n_concepts), st, fail);
     FD_TRY_GOTO(h5u_attr_u64(f, "closures", m->stats.closures), st, fail);
     FD_TRY_GOTO(h5u_attr_u64(f, "canonicity_failures", m->stats.fails), st, fail);
     FD_TRY_GOTO(h5u_attr_u64(f, "pruned_by_failed_sets", m->stats.skipped_nj), st, fail);
     FD_TRY_GOTO(h5u_attr_f64(f, "wall_seconds", m->wall_seconds), st, fail);
-    FD_TRY_GOTO(h5u_attr_u64(f, "extents_stored", (uint64_t)w->with_extents), st, fail);
+    FD_TRY_GOTO(h5u_attr_u64(f, "extents_stored", (uint64_t)with_extents), st, fail);
     H5_CHECK_GOTO(g = H5Gcreate2(f, "attributes", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, fail);
     FD_TRY_GOTO(h5u_write_1d(g, "ids", H5T_STD_U32LE, H5T_NATIVE_UINT32, ctx->attr_label, ctx->n_attr), st, fail);
     FD_TRY_GOTO(h5u_write_strings(g, "names", ctx->attr_names, ctx->n_attr), st, fail);
@@ -143,6 +158,17 @@ fd_status lattice_h5_commit(lattice_h5 **pw, const fca_context *ctx, const latti
         H5Gclose(g);
         g = -1;
     }
+fail:
+    if (g >= 0) H5Gclose(g);
+    return st;
+}
+
+/* Marks the file complete, closes it and renames it into place. */
+static fd_status finish(lattice_h5 **pw)
+{
+    lattice_h5 *w = *pw;
+    fd_status st = FD_OK;
+    hid_t f = w->file;
     /* Last, so that a file cut short by a crash never claims it. */
     FD_TRY_GOTO(h5u_attr_u64(f, "complete", 1), st, fail);
     FD_TRY_GOTO(h5u_app_close(&w->int_off), st, fail);
@@ -160,20 +186,49 @@ fd_status lattice_h5_commit(lattice_h5 **pw, const fca_context *ctx, const latti
         goto fail;
     }
     if (rename(w->tmp, w->path) != 0) {
-        st = fd_fail(FD_ERR_IO, "%s: cannot rename to %s", w->tmp, w->path);
+        st = fd_fail(FD_ERR_IO, "%s: cannot rename to %s: %s", w->tmp, w->path, strerror(errno));
         goto fail;
     }
     free(w->tmp);
     w->tmp = NULL;
-    lattice_h5_abort(pw);
-    return FD_OK;
 fail:
-    if (g >= 0) H5Gclose(g);
     lattice_h5_abort(pw);
     return st;
 }
 
-static fd_status open_lattice(const char *path, hid_t *f)
+fd_status lattice_h5_commit(lattice_h5 **pw, const fca_context *ctx, const lattice_meta *m)
+{
+    fd_status st = lattice_h5_put_meta((*pw)->file, ctx, m, (*pw)->supp.n, (*pw)->with_extents);
+    if (st != FD_OK) {
+        lattice_h5_abort(pw);
+        return st;
+    }
+    return finish(pw);
+}
+
+fd_status lattice_h5_commit_part(lattice_h5 **pw, const fca_context *ctx, const lattice_part *part)
+{
+    lattice_h5 *w = *pw;
+    fd_status st = FD_OK;
+    hid_t f = w->file;
+    FD_TRY_GOTO(h5u_app_add(&w->int_off, part->first_int), st, fail);
+    FD_TRY_GOTO(h5u_app_add(&w->ext_off, part->first_ext), st, fail);
+    FD_TRY_GOTO(h5u_attr_str(f, "format", "fcbo-dist lattice part"), st, fail);
+    FD_TRY_GOTO(h5u_attr_u64(f, "format_version", 1), st, fail);
+    FD_TRY_GOTO(h5u_attr_str(f, "input_sha256", ctx->sha256), st, fail);
+    FD_TRY_GOTO(h5u_attr_u64(f, "rank", (uint64_t)part->rank), st, fail);
+    FD_TRY_GOTO(h5u_attr_u64(f, "ranks", (uint64_t)part->ranks), st, fail);
+    FD_TRY_GOTO(h5u_attr_u64(f, "n_concepts", w->supp.n), st, fail);
+    FD_TRY_GOTO(h5u_attr_u64(f, "first_concept", part->first_concept), st, fail);
+    return finish(pw);
+fail:
+    lattice_h5_abort(pw);
+    return st;
+}
+
+void lattice_part_name(char *buf, size_t cap, int rank) { snprintf(buf, cap, "part-%05d.h5", rank); }
+
+fd_status lattice_h5_open(const char *path, hid_t *f)
 {
     char fmt[64];
     if (access(path, R_OK) != 0) return fd_fail(FD_ERR_INPUT, "%s: cannot open: no such readable file", path);
@@ -184,13 +239,15 @@ static fd_status open_lattice(const char *path, hid_t *f)
         fd_errclear();
         return fd_fail(FD_ERR_INPUT, "%s: not a fcbo-dist lattice file", path);
     }
-    return FD_OK;
+    fd_status st = lattice_master_check(*f, path);
+    if (st != FD_OK) H5Fclose(*f);
+    return st;
 }
 
 fd_status lattice_h5_info(const char *path, FILE *out)
 {
     hid_t f;
-    FD_TRY(open_lattice(path, &f));
+    FD_TRY(lattice_h5_open(path, &f));
     static const char *strs[] = {"version", "command", "input", "input_sha256", "input_format", "backend"};
     static const char *nums[] = {"n_objects", "n_attributes", "n_concepts", "min_support", "threads", "ranks",
                                  "closures", "canonicity_failures", "pruned_by_failed_sets", "extents_stored",
@@ -205,9 +262,11 @@ fd_status lattice_h5_info(const char *path, FILE *out)
         if (h5u_read_attr_u64(f, nums[i], &v) == FD_OK) fprintf(out, "%-22s %llu\n", nums[i], (unsigned long long)v);
         else if (!strcmp(nums[i], "complete")) fprintf(out, "%-22s 0\n", nums[i]);
     if (h5u_read_attr_f64(f, "wall_seconds", &d) == FD_OK) fprintf(out, "%-22s %.3f\n", "wall_seconds", d);
+    if (h5u_read_attr_u64(f, "parts", &v) == FD_OK) fprintf(out, "%-22s %llu (all present and complete)\n", "parts", (unsigned long long)v);
     fd_errclear();
+    fd_status st = lattice_master_print_ranks(f, out);
     H5Fclose(f);
-    return FD_OK;
+    return st;
 }
 
 fd_status lattice_h5_text(const char *path, FILE *out)
@@ -219,7 +278,7 @@ fd_status lattice_h5_text(const char *path, FILE *out)
     concept_batch b;
     text_writer *tw = NULL;
     concept_batch_init(&b);
-    FD_TRY(open_lattice(path, &f));
+    FD_TRY(lattice_h5_open(path, &f));
     FD_TRY_GOTO(h5u_len(f, "supports", &n), st, done);
     FD_TRY_GOTO(h5u_len(f, "intents/ids", &nids), st, done);
     FD_TRY_GOTO(text_writer_create(&tw, out), st, done);

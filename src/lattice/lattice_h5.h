@@ -1,15 +1,23 @@
-/* The lattice result file (layout in docs/formats.md).
+/* The lattice result files (layout in docs/formats.md).
  *
  * lattice_h5_create opens "PATH.tmp.PID" and returns a concept_writer that
  * appends batches; lattice_h5_commit writes names and metadata, closes the
  * file and renames it to PATH, so a file at PATH is always complete.
- * lattice_h5_abort removes the temporary file. */
+ * lattice_h5_abort removes the temporary file.
+ *
+ * With several ranks, each rank writes the same kind of file as a part
+ * (DIR/part-RRRRR.h5, committed with lattice_h5_commit_part, which turns
+ * its offsets into global ones), and rank 0 then writes DIR/lattice.h5, a
+ * master file whose datasets are HDF5 virtual datasets over the parts
+ * (lattice_master_write).  Readers see one lattice either way. */
 #ifndef FD_LATTICE_H5_H
 #define FD_LATTICE_H5_H
 
 #include "concepts.h"
 #include "context.h"
 #include "fcbo.h"
+
+#include <hdf5.h>
 
 typedef struct lattice_h5 lattice_h5;
 
@@ -23,10 +31,53 @@ typedef struct lattice_meta {
     fcbo_stats stats;
 } lattice_meta;
 
+/* A part's place in the whole: the global index of its first concept and
+ * of its first intent and extent id (exclusive prefix sums over ranks). */
+typedef struct lattice_part {
+    int rank, ranks;
+    uint64_t first_concept, first_int, first_ext;
+} lattice_part;
+
+/* What each rank did, gathered on rank 0 for the master file and --stats. */
+typedef struct lattice_rank {
+    uint64_t concepts, subtrees, int_ids, ext_ids, closures;
+    double busy_seconds;     /* mean over its worker threads */
+    double idle_seconds;     /* enumeration wall time minus busy */
+    uint32_t threads;
+    char host[64];
+} lattice_rank;
+
 fd_status lattice_h5_create(lattice_h5 **out, const char *path, const fca_context *ctx, int with_extents);
 concept_writer lattice_h5_as(lattice_h5 *w);
 fd_status lattice_h5_commit(lattice_h5 **w, const fca_context *ctx, const lattice_meta *meta);
 void lattice_h5_abort(lattice_h5 **w);
+fd_status lattice_h5_commit_part(lattice_h5 **w, const fca_context *ctx, const lattice_part *part);
+/* Concepts, intent ids and extent ids written so far. */
+void lattice_h5_counts(const lattice_h5 *w, uint64_t *n, uint64_t *nint, uint64_t *next);
+/* "part-RRRRR.h5" */
+void lattice_part_name(char *buf, size_t cap, int rank);
+
+/* Writes the master file PATH (under a temporary name, renamed at the
+ * end) over the parts of `ranks` ranks, which must all be committed and
+ * lie in the same directory.  rs[r] describes rank r. */
+fd_status lattice_master_write(const char *path, const fca_context *ctx, const lattice_meta *meta,
+                               const lattice_rank *rs, int ranks, int with_extents);
+
+/* Shared by the single-file and the master writer. */
+fd_status lattice_h5_put_meta(hid_t f, const fca_context *ctx, const lattice_meta *m, uint64_t n_concepts,
+                              int with_extents);
+/* The file type of intent ids (extents = 0) or extent ids (extents = 1). */
+hid_t lattice_h5_id_type(const fca_context *ctx, int extents);
+/* Opens a lattice file for reading; for a master file, also checks that
+ * every part is present, complete and from the same input, because HDF5
+ * reads a missing part as fill values without a word. */
+fd_status lattice_h5_open(const char *path, hid_t *f);
+/* The part checks of lattice_h5_open (FD_OK for a single file). */
+fd_status lattice_master_check(hid_t f, const char *path);
+/* The per-rank table of a master file, when it has one. */
+fd_status lattice_master_print_ranks(hid_t f, FILE *out);
+void lattice_print_rank_table(FILE *out, const uint64_t *concepts, const uint64_t *subtrees, const double *busy,
+                              const double *idle, int ranks);
 
 /* Prints a summary of a lattice file (fcbo-dist info). */
 fd_status lattice_h5_info(const char *path, FILE *out);

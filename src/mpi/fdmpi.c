@@ -1,5 +1,10 @@
 #include "fdmpi.h"
 
+#include <stdio.h>
+#include <string.h>
+
+static int relayed;
+
 int fd_mpi_active(void)
 {
     int init = 0, fin = 0;
@@ -37,8 +42,53 @@ fd_status fd_mpi_agree(fd_status local, int *failed_rank)
     long mine = local == FD_OK ? (long)size * 64 : (long)rank * 64 + (long)local, all;
     MPI_CHECK_GOTO(MPI_Allreduce(&mine, &all, 1, MPI_LONG, MPI_MIN, MPI_COMM_WORLD), st, done);
     if (all == (long)size * 64) return FD_OK;
-    if (failed_rank) *failed_rank = (int)(all / 64);
-    return (fd_status)(all % 64);
+    int who = (int)(all / 64);
+    fd_status agreed = (fd_status)(all % 64);
+    if (failed_rank) *failed_rank = who;
+    if (size == 1) return agreed;
+    /* Every rank learns the failing rank's message, so that rank 0 can
+     * print it once for the whole job. */
+    char msg[1024];
+    /* The first byte says whether the message was relayed before: it then
+     * names its rank already. */
+    snprintf(msg, sizeof msg, "%c%s", relayed ? 'R' : 'L', fd_errmsg());
+    MPI_CHECK_GOTO(MPI_Bcast(msg, (int)sizeof msg, MPI_CHAR, who, MPI_COMM_WORLD), st, done);
+    msg[sizeof msg - 1] = 0;
+    fd_errclear();
+    if (msg[0] == 'R') fd_fail(agreed, "%s", msg + 1);
+    else fd_fail(agreed, "rank %d of %d: %s", who, size, msg[1] ? msg + 1 : fd_status_name(agreed));
+    relayed = 1;
+    return agreed;
+done:
+    return st;
+}
+
+int fd_mpi_error_relayed(void) { return relayed; }
+
+fd_status fd_mpi_exscan_u64(const uint64_t *in, uint64_t *out, int n)
+{
+    fd_status st = FD_OK;
+    int rank = 0;
+    for (int i = 0; i < n; i++) out[i] = 0;
+    if (!fd_mpi_active()) return FD_OK;
+    MPI_CHECK_GOTO(MPI_Comm_rank(MPI_COMM_WORLD, &rank), st, done);
+    MPI_CHECK_GOTO(MPI_Exscan(in, out, n, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD), st, done);
+    /* MPI leaves rank 0's result undefined. */
+    if (rank == 0)
+        for (int i = 0; i < n; i++) out[i] = 0;
+done:
+    return st;
+}
+
+fd_status fd_mpi_gather_bytes(const void *mine, size_t bytes, void *all)
+{
+    fd_status st = FD_OK;
+    if (!fd_mpi_active()) {
+        memcpy(all, mine, bytes);
+        return FD_OK;
+    }
+    if (bytes > INT32_MAX) return fd_fail(FD_ERR_INTERNAL, "fd_mpi_gather_bytes: %zu bytes is too many", bytes);
+    MPI_CHECK_GOTO(MPI_Gather(mine, (int)bytes, MPI_BYTE, all, (int)bytes, MPI_BYTE, 0, MPI_COMM_WORLD), st, done);
 done:
     return st;
 }

@@ -7,6 +7,8 @@
 #include "../common/status.h"
 
 #include <mpi.h>
+#include <stddef.h>
+#include <stdint.h>
 
 #define MPI_CHECK_GOTO(call, st, label)                                       \
     do {                                                                      \
@@ -36,7 +38,21 @@ fd_status fd_mpi_query(fd_mpi *m);
 
 /* Every rank calls this with its local status.  Returns FD_OK everywhere
  * when all succeeded; otherwise the status of the lowest failing rank, and
- * *failed_rank names it.  Collective. */
+ * *failed_rank names it; with several ranks, every rank's error message
+ * becomes that rank's, prefixed "rank R of P: ".  Collective. */
 fd_status fd_mpi_agree(fd_status local, int *failed_rank);
+
+/* out[i] = sum of in[i] over the ranks below this one (0 on rank 0).
+ * Collective; out = 0 without MPI. */
+fd_status fd_mpi_exscan_u64(const uint64_t *in, uint64_t *out, int n);
+/* Rank 0 receives every rank's `bytes` bytes, in rank order, into all
+ * (size * bytes; ignored elsewhere).  Collective; for plain structs of a
+ * homogeneous job. */
+fd_status fd_mpi_gather_bytes(const void *mine, size_t bytes, void *all);
+
+/* 1 once fd_mpi_agree() has put a failure known to every rank into the
+ * error message ("rank R of P: ..."): main() then prints it on rank 0
+ * only, instead of once per rank. */
+int fd_mpi_error_relayed(void);
 
 #endif

@@ -1,0 +1,226 @@
+/* The master file of a partitioned lattice: virtual datasets over the
+ * ranks' part files, the metadata of the whole run, and a table of what
+ * each rank did (docs/formats.md). */
+#include "lattice_h5.h"
+
+#include "../common/atomicfile.h"
+#include "../io/h5util.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define PART_NAME_MAX 32
+
+/* The pieces of one logical dataset, one per rank in rank order.  For
+ * CSR offsets (offsets = 1) a part has n+1 entries that are already
+ * global: each part contributes its first n, the last part also its end. */
+static fd_status concat(hid_t loc, const char *name, const char *dset, hid_t type, char (*names)[PART_NAME_MAX],
+                        const uint64_t *len, int ranks, int offsets)
+{
+    h5u_piece *pc = calloc((size_t)ranks + 1, sizeof *pc);
+    if (!pc) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    for (int r = 0; r < ranks; r++)
+        pc[r] = (h5u_piece){names[r], dset, len[r] + (uint64_t)offsets, 0, len[r]};
+    int n = ranks;
+    if (offsets) {
+        int last = ranks - 1;
+        pc[n++] = (h5u_piece){names[last], dset, len[last] + 1, len[last], 1};
+    }
+    fd_status st = h5u_concat(loc, name, type, pc, (size_t)n);
+    free(pc);
+    return st;
+}
+
+static fd_status write_rank_table(hid_t f, const lattice_rank *rs, int ranks, char (*names)[PART_NAME_MAX])
+{
+    fd_status st = FD_OK;
+    hid_t g = -1;
+    uint64_t *u = NULL, first = 0;
+    uint32_t *t = NULL;
+    double *d = NULL;
+    char **s = NULL;
+    size_t n = (size_t)ranks;
+    FD_ALLOC_GOTO(u, n, st, done);
+    FD_ALLOC_GOTO(t, n, st, done);
+    FD_ALLOC_GOTO(d, n, st, done);
+    FD_ALLOC_GOTO(s, n, st, done);
+    H5_CHECK_GOTO(g = H5Gcreate2(f, "ranks", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
+    for (size_t r = 0; r < n; r++) s[r] = names[r];
+    FD_TRY_GOTO(h5u_write_strings(g, "part", s, n), st, done);
+    for (size_t r = 0; r < n; r++) s[r] = (char *)rs[r].host;
+    FD_TRY_GOTO(h5u_write_strings(g, "host", s, n), st, done);
+    for (size_t r = 0; r < n; r++) t[r] = rs[r].threads;
+    FD_TRY_GOTO(h5u_write_1d(g, "threads", H5T_STD_U32LE, H5T_NATIVE_UINT32, t, n), st, done);
+#define U64_COLUMN(col, expr)                                                                       \
+    for (size_t r = 0; r < n; r++) u[r] = (expr);                                                   \
+    FD_TRY_GOTO(h5u_write_1d(g, col, H5T_STD_U64LE, H5T_NATIVE_UINT64, u, n), st, done)
+#define F64_COLUMN(col, expr)                                                                       \
+    for (size_t r = 0; r < n; r++) d[r] = (expr);                                                   \
+    FD_TRY_GOTO(h5u_write_1d(g, col, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, d, n), st, done)
+    U64_COLUMN("concepts", rs[r].concepts);
+    for (size_t r = 0; r < n; r++) { u[r] = first; first += rs[r].concepts; }
+    FD_TRY_GOTO(h5u_write_1d(g, "first_concept", H5T_STD_U64LE, H5T_NATIVE_UINT64, u, n), st, done);
+    U64_COLUMN("subtrees", rs[r].subtrees);
+    U64_COLUMN("closures", rs[r].closures);
+    F64_COLUMN("busy_seconds", rs[r].busy_seconds);
+    F64_COLUMN("idle_seconds", rs[r].idle_seconds);
+#undef U64_COLUMN
+#undef F64_COLUMN
+done:
+    if (g >= 0) H5Gclose(g);
+    free(u);
+    free(t);
+    free(d);
+    free(s);
+    return st;
+}
+
+fd_status lattice_master_write(const char *path, const fca_context *ctx, const lattice_meta *meta,
+                               const lattice_rank *rs, int ranks, int with_extents)
+{
+    fd_status st = FD_OK;
+    hid_t f = -1, g = -1;
+    char *tmp = fd_tmp_name(path);
+    char(*names)[PART_NAME_MAX] = calloc((size_t)ranks, sizeof *names);
+    uint64_t *n = calloc((size_t)ranks, sizeof *n), *ni = calloc((size_t)ranks, sizeof *ni),
+             *ne = calloc((size_t)ranks, sizeof *ne), total = 0;
+    if (!tmp || !names || !n || !ni || !ne) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    for (int r = 0; r < ranks; r++) {
+        lattice_part_name(names[r], PART_NAME_MAX, r);
+        n[r] = rs[r].concepts;
+        ni[r] = rs[r].int_ids;
+        ne[r] = rs[r].ext_ids;
+        total += n[r];
+    }
+    f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (f < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file", tmp); goto done; }
+    FD_TRY_GOTO(lattice_h5_put_meta(f, ctx, meta, total, with_extents), st, done);
+    FD_TRY_GOTO(h5u_attr_u64(f, "parts", (uint64_t)ranks), st, done);
+    FD_TRY_GOTO(concat(f, "supports", "supports", H5T_STD_U32LE, names, n, ranks, 0), st, done);
+    H5_CHECK_GOTO(g = H5Gcreate2(f, "intents", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
+    FD_TRY_GOTO(concat(g, "offsets", "intents/offsets", H5T_STD_U64LE, names, n, ranks, 1), st, done);
+    FD_TRY_GOTO(concat(g, "ids", "intents/ids", lattice_h5_id_type(ctx, 0), names, ni, ranks, 0), st, done);
+    H5Gclose(g);
+    g = -1;
+    if (with_extents) {
+        H5_CHECK_GOTO(g = H5Gcreate2(f, "extents", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
+        FD_TRY_GOTO(concat(g, "offsets", "extents/offsets", H5T_STD_U64LE, names, n, ranks, 1), st, done);
+        FD_TRY_GOTO(concat(g, "ids", "extents/ids", lattice_h5_id_type(ctx, 1), names, ne, ranks, 0), st, done);
+        H5Gclose(g);
+        g = -1;
+    }
+    FD_TRY_GOTO(write_rank_table(f, rs, ranks, names), st, done);
+    /* Last: only a master whose parts were all committed claims it. */
+    FD_TRY_GOTO(h5u_attr_u64(f, "complete", 1), st, done);
+    hid_t ff = f;
+    f = -1;
+    if (H5Fclose(ff) < 0) { st = fd_fail(FD_ERR_IO, "%s: closing the HDF5 file failed (disk full?)", tmp); goto done; }
+    if (rename(tmp, path) != 0) {
+        st = fd_fail(FD_ERR_IO, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+        goto done;
+    }
+done:
+    if (g >= 0) H5Gclose(g);
+    if (f >= 0) H5Fclose(f);
+    if (st != FD_OK && tmp) unlink(tmp);
+    free(tmp);
+    free(names);
+    free(n);
+    free(ni);
+    free(ne);
+    return st;
+}
+
+/* The directory part of path ("." when there is none), into buf. */
+static void dir_of(const char *path, char *buf, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(buf, cap, ".");
+    else if (slash == path) snprintf(buf, cap, "/");
+    else snprintf(buf, cap, "%.*s", (int)(slash - path), path);
+}
+
+static fd_status check_part(const char *dir, const char *master, int r, const char *sha, uint64_t want)
+{
+    char name[PART_NAME_MAX], file[4096], fmt[64], psha[80];
+    uint64_t complete = 0, n = 0;
+    lattice_part_name(name, sizeof name, r);
+    snprintf(file, sizeof file, "%s/%s", dir, name);
+    if (access(file, R_OK) != 0)
+        return fd_fail(FD_ERR_INPUT, "%s: its part %s is missing or unreadable (HDF5 would read it as zeros)", master,
+                       file);
+    hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return fd_fail(FD_ERR_INPUT, "%s: its part %s is not an HDF5 file", master, file);
+    int ok = h5u_read_attr_str(f, "format", fmt, sizeof fmt) == FD_OK && !strcmp(fmt, "fcbo-dist lattice part") &&
+             h5u_read_attr_u64(f, "complete", &complete) == FD_OK && complete == 1 &&
+             h5u_read_attr_str(f, "input_sha256", psha, sizeof psha) == FD_OK &&
+             h5u_read_attr_u64(f, "n_concepts", &n) == FD_OK;
+    H5Fclose(f);
+    fd_errclear();
+    if (!ok) return fd_fail(FD_ERR_INPUT, "%s: its part %s is not a complete lattice part", master, file);
+    if (strcmp(psha, sha) != 0)
+        return fd_fail(FD_ERR_INPUT, "%s: its part %s comes from a different input (another run?)", master, file);
+    if (n != want)
+        return fd_fail(FD_ERR_INPUT, "%s: its part %s holds %llu concepts, the master expects %llu (another run?)",
+                       master, file, (unsigned long long)n, (unsigned long long)want);
+    return FD_OK;
+}
+
+fd_status lattice_master_check(hid_t f, const char *path)
+{
+    fd_status st = FD_OK;
+    uint64_t parts = 0, *n = NULL;
+    char dir[4096], sha[80];
+    if (H5Aexists(f, "parts") <= 0) return FD_OK; /* a single file */
+    FD_TRY(h5u_read_attr_u64(f, "parts", &parts));
+    FD_TRY(h5u_read_attr_str(f, "input_sha256", sha, sizeof sha));
+    if (parts == 0 || parts > (1u << 24)) return fd_fail(FD_ERR_INPUT, "%s: bad number of parts %llu", path, (unsigned long long)parts);
+    FD_ALLOC_GOTO(n, parts, st, done);
+    FD_TRY_GOTO(h5u_read_range(f, "ranks/concepts", H5T_NATIVE_UINT64, 0, parts, n), st, done);
+    dir_of(path, dir, sizeof dir);
+    for (uint64_t r = 0; r < parts; r++) FD_TRY_GOTO(check_part(dir, path, (int)r, sha, n[r]), st, done);
+done:
+    free(n);
+    return st;
+}
+
+fd_status lattice_master_print_ranks(hid_t f, FILE *out)
+{
+    fd_status st = FD_OK;
+    uint64_t P = 0, *c = NULL, *s = NULL;
+    double *b = NULL, *i = NULL;
+    if (H5Lexists(f, "ranks", H5P_DEFAULT) <= 0) return FD_OK;
+    FD_TRY(h5u_len(f, "ranks/concepts", &P));
+    FD_ALLOC_GOTO(c, P, st, done);
+    FD_ALLOC_GOTO(s, P, st, done);
+    FD_ALLOC_GOTO(b, P, st, done);
+    FD_ALLOC_GOTO(i, P, st, done);
+    FD_TRY_GOTO(h5u_read_range(f, "ranks/concepts", H5T_NATIVE_UINT64, 0, P, c), st, done);
+    FD_TRY_GOTO(h5u_read_range(f, "ranks/subtrees", H5T_NATIVE_UINT64, 0, P, s), st, done);
+    FD_TRY_GOTO(h5u_read_range(f, "ranks/busy_seconds", H5T_NATIVE_DOUBLE, 0, P, b), st, done);
+    FD_TRY_GOTO(h5u_read_range(f, "ranks/idle_seconds", H5T_NATIVE_DOUBLE, 0, P, i), st, done);
+    lattice_print_rank_table(out, c, s, b, i, (int)P);
+done:
+    free(c);
+    free(s);
+    free(b);
+    free(i);
+    return st;
+}
+
+void lattice_print_rank_table(FILE *out, const uint64_t *concepts, const uint64_t *subtrees, const double *busy,
+                              const double *idle, int ranks)
+{
+    double sum = 0, max = 0;
+    fprintf(out, "%6s %14s %10s %10s %10s\n", "rank", "concepts", "subtrees", "busy_s", "idle_s");
+    for (int r = 0; r < ranks; r++) {
+        fprintf(out, "%6d %14llu %10llu %10.3f %10.3f\n", r, (unsigned long long)concepts[r],
+                (unsigned long long)subtrees[r], busy[r], idle[r]);
+        sum += busy[r];
+        if (busy[r] > max) max = busy[r];
+    }
+    if (ranks > 0 && sum > 0) fprintf(out, "load imbalance (max busy / mean busy) %.3f\n", max / (sum / ranks));
+}

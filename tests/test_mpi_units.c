@@ -1,0 +1,191 @@
+/* Under mpirun -np 3 (or any count >= 2): the rank placement rules and the
+ * task pool, against what they must guarantee.
+ *  - every record is run exactly once, by some rank, with its contents
+ *    intact, whatever the interleaving of requests;
+ *  - a rank that fails makes the pool stop everywhere, without a hang;
+ *  - a GPU is picked by local rank, or device 0 when the launcher gave
+ *    each task its own; more ranks than GPUs is refused with a message. */
+#define _DEFAULT_SOURCE
+#include "mpi/fdmpi.h"
+#include "mpi/placement.h"
+#include "mpi/taskpool.h"
+#include "testutil.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define NREC 2000
+
+typedef struct {
+    fd_pool *pool;
+    uint32_t *seen;          /* per record: times this rank ran it */
+    int fail_after;          /* this worker fails after that many records (-1: never) */
+    atomic_int *failed;
+    int bad;                 /* records whose contents were wrong */
+    pthread_mutex_t *lock;
+} wk_arg;
+
+/* Record i: {i, then i % 17 words of i * 31 + k}. */
+static size_t rec_words(size_t i) { return 1 + i % 17; }
+
+static void *worker(void *p)
+{
+    wk_arg *a = p;
+    int done = 0;
+    for (;;) {
+        const uint64_t *r;
+        size_t len;
+        fd_pool_next(a->pool, &r, &len);
+        if (!r) break;
+        size_t i = (size_t)r[0];
+        int ok = i < NREC && len == rec_words(i);
+        for (size_t k = 1; ok && k < len; k++) ok = r[k] == i * 31 + k;
+        usleep(300); /* real work takes time: lets the ranks interleave */
+        pthread_mutex_lock(a->lock);
+        if (!ok) a->bad++;
+        else a->seen[i]++;
+        pthread_mutex_unlock(a->lock);
+        if (a->fail_after >= 0 && ++done >= a->fail_after) {
+            atomic_store(a->failed, 1);
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* One pool run with 2 workers per rank; returns how often each record ran
+ * (summed over ranks, on every rank) and the number of corrupt records. */
+static int pool_run(int failing_rank, uint32_t *total, int *bad)
+{
+    int rank;
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    atomic_int failed;
+    atomic_init(&failed, 0);
+    fd_pool *pool = NULL;
+    CHECK(fd_pool_create(&pool, 2, &failed) == FD_OK, "pool create: %s", fd_errmsg());
+    uint64_t *data = NULL;
+    size_t *start = NULL, nw = 0;
+    if (rank == 0) {
+        for (size_t i = 0; i < NREC; i++) nw += rec_words(i);
+        data = calloc(nw, sizeof *data);
+        start = calloc(NREC, sizeof *start);
+        size_t w = 0;
+        for (size_t i = 0; i < NREC; i++) {
+            start[i] = w;
+            data[w++] = i;
+            for (size_t k = 1; k < rec_words(i); k++) data[w++] = i * 31 + k;
+        }
+        fd_records recs = {data, start, NREC, nw};
+        fd_pool_set_work(pool, &recs);
+    }
+    uint32_t *seen = calloc(NREC, sizeof *seen);
+    pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+    wk_arg a[2];
+    pthread_t th[2];
+    for (int t = 0; t < 2; t++) {
+        a[t] = (wk_arg){pool, seen, rank == failing_rank && t == 0 ? 3 : -1, &failed, 0, &lock};
+        pthread_create(&th[t], NULL, worker, &a[t]);
+    }
+    CHECK(fd_pool_drive(pool, NULL) == FD_OK, "drive: %s", fd_errmsg());
+    for (int t = 0; t < 2; t++) pthread_join(th[t], NULL);
+    int mybad = a[0].bad + a[1].bad;
+    MPI_Allreduce(seen, total, NREC, MPI_UINT32_T, MPI_SUM, MPI_COMM_WORLD);
+    MPI_Allreduce(&mybad, bad, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    fd_pool_destroy(&pool);
+    free(seen);
+    free(data);
+    free(start);
+    return 0;
+}
+
+static void test_pool(void)
+{
+    uint32_t *total = calloc(NREC, sizeof *total);
+    int bad = 0;
+    pool_run(-1, total, &bad);
+    int once = 1;
+    for (size_t i = 0; i < NREC; i++) once &= total[i] == 1;
+    CHECK(once && bad == 0, "pool: every record exactly once, intact (bad %d)", bad);
+
+    /* Rank 1 fails after 3 records: every rank returns, and the pool stops
+     * handing out work long before the end. */
+    pool_run(1, total, &bad);
+    uint64_t ran = 0;
+    int atmost = 1;
+    for (size_t i = 0; i < NREC; i++) {
+        ran += total[i];
+        atmost &= total[i] <= 1;
+    }
+    CHECK(atmost && bad == 0, "pool with a failing rank: no record twice");
+    CHECK(ran < NREC, "pool with a failing rank: stopped early (%llu of %d ran)", (unsigned long long)ran, NREC);
+    free(total);
+}
+
+static void test_placement(const fd_mpi *m)
+{
+    int d = -1;
+    CHECK(fd_place_threads(m) >= 1, "threads >= 1");
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    CHECK(fd_place_device(m, m->local_size, &d) == FD_OK && d == m->local_rank,
+          "one GPU per local rank: rank %d got device %d", m->rank, d);
+    fd_errclear();
+    fd_status st = fd_place_device(m, m->local_size - 1, &d);
+    char want[64];
+    snprintf(want, sizeof want, "runs %d ranks but has %d GPU", m->local_size, m->local_size - 1);
+    CHECK(st == FD_ERR_UNAVAILABLE && strstr(fd_errmsg(), want), "too few GPUs refused: %s", fd_errmsg());
+    fd_errclear();
+    /* The launcher bound one GPU to each task: each sees "its" device 0. */
+    char vis[16];
+    snprintf(vis, sizeof vis, "%d", m->local_rank);
+    setenv("CUDA_VISIBLE_DEVICES", vis, 1);
+    CHECK(fd_place_device(m, 1, &d) == FD_OK && d == 0, "per-task GPU binding: device %d", d);
+    fd_errclear();
+    /* The same single GPU visible to every rank: too few. */
+    setenv("CUDA_VISIBLE_DEVICES", "0", 1);
+    CHECK(fd_place_device(m, 1, &d) == FD_ERR_UNAVAILABLE, "one shared GPU for %d ranks refused", m->local_size);
+    fd_errclear();
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    CHECK(fd_place_device(m, 0, &d) == FD_ERR_UNAVAILABLE, "no GPU refused");
+    fd_errclear();
+}
+
+static void test_agree(const fd_mpi *m)
+{
+    int who = -1;
+    fd_errclear();
+    if (m->rank == 1) fd_fail(FD_ERR_IO, "disk full on purpose");
+    fd_status st = fd_mpi_agree(m->rank == 1 ? FD_ERR_IO : FD_OK, &who);
+    CHECK(st == FD_ERR_IO && who == 1, "agree: rank 1's failure seen everywhere (status %d, rank %d)", st, who);
+    CHECK(strstr(fd_errmsg(), "rank 1 of") && strstr(fd_errmsg(), "disk full on purpose"),
+          "agree: the message travels: %s", fd_errmsg());
+    fd_errclear();
+    uint64_t one[2] = {1, (uint64_t)m->rank}, before[2];
+    CHECK(fd_mpi_exscan_u64(one, before, 2) == FD_OK && before[0] == (uint64_t)m->rank &&
+              before[1] == (uint64_t)m->rank * (m->rank - 1) / 2,
+          "exscan");
+}
+
+int main(int argc, char **argv)
+{
+    int provided;
+    MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided);
+    MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
+    fd_mpi m;
+    CHECK(fd_mpi_query(&m) == FD_OK, "query");
+    if (m.size < 2) {
+        printf("skipped: run under mpirun -np 3\n");
+        MPI_Finalize();
+        return 77;
+    }
+    test_pool();
+    test_placement(&m);
+    test_agree(&m);
+    int mine = t_fail, all = 0;
+    MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);
+    if (m.rank == 0) printf("%s: %d failures over all ranks\n", argv[0], all);
+    MPI_Finalize();
+    return all ? 1 : 0;
+}
