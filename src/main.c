@@ -111,6 +111,17 @@ int main(int argc, char **argv)
     fd_command_line = join_args(argc, argv);
     h5u_init();
     int mpi = cmd->needs_mpi && !wants_help(argc, argv) && launched_by_mpi();
+    /* srun without an MPI plugin starts independent copies that would
+     * each do the whole job and write the same files. */
+    const char *step_tasks = getenv("SLURM_STEP_NUM_TASKS");
+    if (cmd->needs_mpi && !mpi && !wants_help(argc, argv) && step_tasks && atoi(step_tasks) > 1) {
+        fprintf(stderr,
+                "fcbo-dist: error: srun started %s tasks without an MPI interface, so they cannot work together; "
+                "use 'srun --mpi=pmix' (see 'srun --mpi=list') or mpirun\n",
+                step_tasks);
+        free(fd_command_line);
+        return 2;
+    }
     if (mpi) {
         int provided;
         if (MPI_Init_thread(&argc, &argv, MPI_THREAD_FUNNELED, &provided) != MPI_SUCCESS) {

@@ -7,12 +7,21 @@
 #include <string.h>
 #include <unistd.h>
 
+/* Seconds between progress lines in a log (stderr not a terminal). */
+#define LOG_INTERVAL 30.0
+
 static void print_line(fd_progress *p)
 {
     double el = fd_now() - p->t0;
     uint64_t c = atomic_load_explicit(&p->count, memory_order_relaxed);
     double rate = el > 0 ? (double)c / el : 0;
-    fprintf(stderr, "\r\033[K%llu %s  %.3g/s  %.1f s", (unsigned long long)c, p->what, rate, el);
+    if (p->tty) {
+        fprintf(stderr, "\r\033[K%llu %s  %.3g/s  %.1f s", (unsigned long long)c, p->what, rate, el);
+    } else {
+        if (el - p->last < LOG_INTERVAL) return;
+        p->last = el;
+        fprintf(stderr, "progress: %llu %s, %.3g/s, %.0f s\n", (unsigned long long)c, p->what, rate, el);
+    }
     fflush(stderr);
 }
 
@@ -38,7 +47,8 @@ void fd_progress_start(fd_progress *p, const char *what, int quiet)
     p->what = what;
     atomic_init(&p->count, 0);
     p->t0 = fd_now();
-    if (quiet || !isatty(STDERR_FILENO)) return;
+    if (quiet) return;
+    p->tty = isatty(STDERR_FILENO);
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->cond, NULL);
     /* Progress is a convenience: if the thread cannot start, run without it. */
@@ -53,7 +63,9 @@ void fd_progress_stop(fd_progress *p)
     pthread_cond_signal(&p->cond);
     pthread_mutex_unlock(&p->lock);
     pthread_join(p->thread, NULL);
-    fprintf(stderr, "\r\033[K");
-    fflush(stderr);
+    if (p->tty) {
+        fprintf(stderr, "\r\033[K");
+        fflush(stderr);
+    }
     p->active = 0;
 }

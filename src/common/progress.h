@@ -1,6 +1,6 @@
-/* One stderr line, rewritten at most twice a second, for long runs.
- * Active only when stderr is a terminal and the user did not ask for
- * --quiet; otherwise every call is a no-op.  The counter is read from an
+/* Progress of long runs on stderr: on a terminal one line rewritten twice
+ * a second; in a log (batch jobs) a line every 30 s, so short runs print
+ * nothing.  --quiet turns it off; then every call is a no-op.  The counter is read from an
  * atomic that worker threads bump, so workers never block on printing. */
 #ifndef FD_PROGRESS_H
 #define FD_PROGRESS_H
@@ -13,6 +13,8 @@ typedef struct {
     const char *what;            /* noun printed after the count, e.g. "concepts" */
     _Atomic uint64_t count;      /* bumped by workers */
     int active;
+    int tty;                     /* stderr is a terminal */
+    double last;                 /* when the last log line was printed */
     int stop;
     double t0;
     pthread_t thread;

@@ -145,7 +145,7 @@ static void dir_of(const char *path, char *buf, size_t cap)
 
 static fd_status check_part(const char *dir, const char *master, int r, const char *sha, uint64_t want)
 {
-    char name[PART_NAME_MAX], file[4096], fmt[64], psha[80];
+    char name[PART_NAME_MAX], file[4096 + PART_NAME_MAX + 2], fmt[64], psha[80];
     uint64_t complete = 0, n = 0;
     lattice_part_name(name, sizeof name, r);
     snprintf(file, sizeof file, "%s/%s", dir, name);
