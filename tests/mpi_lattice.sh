@@ -69,6 +69,14 @@ $MPI -np 2 "$BIN" lattice "$W/a.dat" -o "$W/a.4.1" --force -q -t 1; rc=$?
 check '[ $rc -eq 0 ] && [ "$(ls "$W/a.4.1" | tr "\n" " ")" = "lattice.h5 part-00000.h5 part-00001.h5 " ]' \
       "--force with fewer ranks: exit $rc, files $(ls "$W/a.4.1" | tr '\n' ' ')"
 
+# The parts are found relative to the master: a moved directory still reads.
+mv "$W/b.2.1" "$W/moved"
+(cd / && "$BIN" info --text "$W/moved/lattice.h5") > "$W/got" 2> "$W/err"
+check 'same_set "$W/got" "$W/b.want"' "moved result directory: $(cat "$W/err")"
+if python3 -c "import h5py" 2> /dev/null; then
+  python3 "$(dirname "$0")/check_lattice_h5.py" "$W/moved/lattice.h5" "$W/b.cxt" > /dev/null && ok || bad "h5py on a moved master"
+fi
+
 # A missing part: readers refuse the master rather than read zeros.
 rm "$W/a.3.1/part-00001.h5"
 "$BIN" info --text "$W/a.3.1/lattice.h5" > /dev/null 2> "$W/err"; rc=$?

@@ -5,7 +5,6 @@
  *  - a rank that fails makes the pool stop everywhere, without a hang;
  *  - a GPU is picked by local rank, or device 0 when the launcher gave
  *    each task its own; more ranks than GPUs is refused with a message. */
-#define _DEFAULT_SOURCE
 #include "mpi/fdmpi.h"
 #include "mpi/placement.h"
 #include "mpi/taskpool.h"

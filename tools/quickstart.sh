@@ -9,5 +9,5 @@ export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 mkdir -p examples
 build/fcbo-dist gen context --objects 2000 --attributes 40 --density 0.2 --seed 1 -o examples/quick.cxt
 rm -rf examples/quick-out
-mpirun -np 2 --oversubscribe build/fcbo-dist lattice examples/quick.cxt -o examples/quick-out --backend auto
+mpirun -np 2 --oversubscribe build/fcbo-dist lattice examples/quick.cxt -o examples/quick-out --backend auto --stats
 build/fcbo-dist info examples/quick-out/lattice.h5

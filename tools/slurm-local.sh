@@ -1,6 +1,6 @@
 #!/bin/bash
 # A private one-node SLURM on this machine, for testing the batch scripts
-# in jobs/ (recipe: docs/slurm.md).  Everything lives in DIR: a munge key
+# in jobs/ (docs/running.md).  Everything lives in DIR: a munge key
 # and socket of its own, slurm.conf, state, logs and pid files, so it does
 # not touch a system munge or SLURM.  Needs root and Debian's slurm-wlm
 # and munge packages (tools/deps.sh installs them).  The node

@@ -1,4 +1,3 @@
-#define _GNU_SOURCE
 #include "placement.h"
 
 #include <sched.h>
