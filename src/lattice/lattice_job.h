@@ -1,0 +1,25 @@
+/* Runs `fcbo-dist lattice` on this rank, as one of all ranks (see
+ * lattice_job.c).  The command-line layer fills the options. */
+#ifndef FD_LATTICE_JOB_H
+#define FD_LATTICE_JOB_H
+
+#include "../mpi/fdmpi.h"
+#include "context.h"
+
+#include <stdint.h>
+
+typedef struct lattice_job_opts {
+    const char *input, *outdir, *backend;
+    const char *command;     /* the command line, recorded in the result */
+    ctx_format fmt;
+    uint64_t min_support;
+    double min_support_pct;  /* < 0 when given as a count */
+    int threads;             /* 0: from the placement */
+    int extents, text, force, quiet, stats;
+} lattice_job_opts;
+
+/* Collective over MPI_COMM_WORLD when MPI is active; every rank returns the
+ * same status. */
+fd_status lattice_job_run(const lattice_job_opts *o, const fd_mpi *mpi);
+
+#endif
