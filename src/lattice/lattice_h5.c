@@ -226,7 +226,6 @@ fail:
     return st;
 }
 
-void lattice_part_name(char *buf, size_t cap, int rank) { snprintf(buf, cap, "part-%05d.h5", rank); }
 
 fd_status lattice_h5_open(const char *path, hid_t *f)
 {

@@ -54,8 +54,6 @@ void lattice_h5_abort(lattice_h5 **w);
 fd_status lattice_h5_commit_part(lattice_h5 **w, const fca_context *ctx, const lattice_part *part);
 /* Concepts, intent ids and extent ids written so far. */
 void lattice_h5_counts(const lattice_h5 *w, uint64_t *n, uint64_t *nint, uint64_t *next);
-/* "part-RRRRR.h5" */
-void lattice_part_name(char *buf, size_t cap, int rank);
 
 /* Writes the master file PATH (under a temporary name, renamed at the
  * end) over the parts of `ranks` ranks, which must all be committed and

@@ -8,7 +8,7 @@
 
 #include "../common/clock.h"
 #include "../common/progress.h"
-#include "../io/outdir.h"
+#include "../io/h5part.h"
 #include "../mpi/placement.h"
 #include "lattice.h"
 #include "lattice_h5.h"
@@ -36,29 +36,18 @@ typedef struct {
     int sink_ok;
     fd_progress prog;
     fcbo_stats stats;
-    char *master, *part;      /* DIR/lattice.h5, DIR/part-RRRRR.h5 */
-    int created;              /* rank 0 created DIR */
-    int part_done;            /* the part is renamed into place */
+    h5part_set out;           /* DIR/lattice.h5 and this rank's part */
     double t0, enum_seconds;
 } run;
 
-/* Stage 1, rank 0: the output directory, before any rank writes into it.
- * A master file from an earlier run goes first, so that no complete-looking
- * lattice.h5 sits next to parts of this run. */
+/* Stage 1, rank 0: the output directory, before any rank writes into it. */
 static fd_status stage_outdir(run *r)
 {
     const lattice_job_opts *a = r->a;
     if (r->distributed && a->text && !a->outdir)
         return fd_fail(FD_ERR_USAGE, "with several ranks, --text needs -o DIR: rank 0 prints the intents from "
                                      "DIR/lattice.h5 once every rank has written its part");
-    if (!a->outdir) return FD_OK;
-    r->master = fd_path_join(a->outdir, "lattice.h5");
-    if (!r->master) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    if (r->mpi.rank != 0) return FD_OK;
-    FD_TRY(fd_outdir_prepare(a->outdir, a->force, &r->created));
-    if (unlink(r->master) != 0 && errno != ENOENT)
-        return fd_fail(FD_ERR_IO, "%s: cannot remove the result of an earlier run: %s", r->master, strerror(errno));
-    return FD_OK;
+    return h5part_set_open(&r->out, a->outdir, "lattice.h5", a->force, r->mpi.rank, r->mpi.size);
 }
 
 /* Every rank must enumerate the same context: compare with rank 0's hash. */
@@ -102,13 +91,7 @@ static fd_status stage_setup(run *r)
     FD_TRY(concept_sink_init(&r->sink, a->extents, &r->prog));
     r->sink_ok = 1;
     if (a->outdir) {
-        const char *file = r->master;
-        if (r->distributed) {
-            char name[32];
-            lattice_part_name(name, sizeof name, r->mpi.rank);
-            if (!(r->part = fd_path_join(a->outdir, name))) return fd_fail(FD_ERR_NOMEM, "out of memory");
-            file = r->part;
-        }
+        const char *file = r->distributed ? r->out.part : r->out.master;
         st = lattice_h5_create(&r->h5, file, r->ctx, a->extents);
         if (st != FD_OK && r->distributed)
             return fd_fail(st, "%s: cannot write this rank's part (is %s on a file system every rank sees?)", file,
@@ -148,7 +131,7 @@ static void print_summary(const run *r, const fcbo_stats *s, const rank_report *
 {
     const lattice_job_opts *a = r->a;
     if (a->quiet || r->mpi.rank != 0) return;
-    const char *out = r->master ? r->master : "";
+    const char *out = r->out.master ? r->out.master : "";
     fprintf(stderr, "%llu concepts in %.3f s (%.3g concepts/s), backend %s, ", (unsigned long long)s->concepts,
             secs, secs > 0 ? (double)s->concepts / secs : 0.0, r->ops->name);
     if (r->mpi.size > 1) fprintf(stderr, "%d ranks x ", r->mpi.size);
@@ -177,21 +160,6 @@ static void print_summary(const run *r, const fcbo_stats *s, const rank_report *
     free(i);
 }
 
-/* Rank 0, after success: part files of an earlier run with more ranks
- * (or any, after a single-file run) would confuse whoever lists DIR. */
-static void remove_stale_parts(const run *r)
-{
-    if (!r->a->outdir) return;
-    for (int k = r->distributed ? r->mpi.size : 0;; k++) {
-        char name[32];
-        lattice_part_name(name, sizeof name, k);
-        char *p = fd_path_join(r->a->outdir, name);
-        int gone = !p || unlink(p) != 0;
-        free(p);
-        if (gone) break;
-    }
-}
-
 /* Stage 4: commit the output.  Single file: rename it.  Parts: turn local
  * offsets into global ones, commit every part, agree, then rank 0 writes
  * the master over them. */
@@ -206,7 +174,7 @@ static fd_status stage_commit(run *r, rank_report *reps, fcbo_stats *total)
         if (r->h5) {
             lattice_part part = {r->mpi.rank, r->mpi.size, before[0], before[1], before[2]};
             st = lattice_h5_commit_part(&r->h5, r->ctx, &part);
-            if (st == FD_OK) r->part_done = 1;
+            if (st == FD_OK) h5part_set_committed(&r->out);
         }
         FD_TRY(fd_mpi_agree(st, NULL));
     }
@@ -220,7 +188,7 @@ static fd_status stage_commit(run *r, rank_report *reps, fcbo_stats *total)
     lattice_rank *rs = calloc((size_t)r->mpi.size, sizeof *rs);
     if (!rs) return fd_fail(FD_ERR_NOMEM, "out of memory");
     for (int k = 0; k < r->mpi.size; k++) rs[k] = reps[k].rank;
-    st = lattice_master_write(r->master, r->ctx, &meta, rs, r->mpi.size, r->a->extents);
+    st = lattice_master_write(r->out.master, r->ctx, &meta, rs, r->mpi.size, r->a->extents);
     free(rs);
     return st;
 }
@@ -230,14 +198,9 @@ static void cleanup(run *r, fd_status st)
     lattice_h5_abort(&r->h5);
     text_writer_destroy(&r->tw);
     if (r->sink_ok) concept_sink_destroy(&r->sink);
-    if (st != FD_OK && r->part_done) unlink(r->part);
-    /* Rank 0 may remove DIR only once every rank has removed its part. */
-    if (st != FD_OK && r->distributed && st != FD_ERR_MPI) MPI_Barrier(MPI_COMM_WORLD);
-    if (st != FD_OK && r->created) rmdir(r->a->outdir);
+    h5part_set_close(&r->out, st);
     fcbo_prep_destroy(&r->prep);
     fca_context_destroy(&r->ctx);
-    free(r->master);
-    free(r->part);
 }
 
 fd_status lattice_job_run(const lattice_job_opts *a, const fd_mpi *mpi)
@@ -274,9 +237,8 @@ fd_status lattice_job_run(const lattice_job_opts *a, const fd_mpi *mpi)
         if (st != FD_ERR_MPI) st = fd_mpi_agree(st, NULL);
     }
     if (st == FD_OK && mpi->rank == 0) {
-        remove_stale_parts(&r);
         print_summary(&r, &total, reps, fd_now() - r.t0);
-        if (a->text && r.distributed) st = lattice_h5_text(r.master, stdout);
+        if (a->text && r.distributed) st = lattice_h5_text(r.out.master, stdout);
     }
 done:
     cleanup(&r, st);

@@ -4,6 +4,7 @@
 #include "lattice_h5.h"
 
 #include "../common/atomicfile.h"
+#include "../io/h5part.h"
 #include "../io/h5util.h"
 
 #include <errno.h>
@@ -12,7 +13,7 @@
 #include <string.h>
 #include <unistd.h>
 
-#define PART_NAME_MAX 32
+#define PART_NAME_MAX H5PART_NAME_MAX
 
 /* The pieces of one logical dataset, one per rank in rank order.  For
  * CSR offsets (offsets = 1) a part has n+1 entries that are already
@@ -89,7 +90,7 @@ fd_status lattice_master_write(const char *path, const fca_context *ctx, const l
              *ne = calloc((size_t)ranks, sizeof *ne), total = 0;
     if (!tmp || !names || !n || !ni || !ne) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
     for (int r = 0; r < ranks; r++) {
-        lattice_part_name(names[r], PART_NAME_MAX, r);
+        h5part_name(names[r], PART_NAME_MAX, r);
         n[r] = rs[r].concepts;
         ni[r] = rs[r].int_ids;
         ne[r] = rs[r].ext_ids;
@@ -134,57 +135,9 @@ done:
     return st;
 }
 
-/* The directory part of path ("." when there is none), into buf. */
-static void dir_of(const char *path, char *buf, size_t cap)
-{
-    const char *slash = strrchr(path, '/');
-    if (!slash) snprintf(buf, cap, ".");
-    else if (slash == path) snprintf(buf, cap, "/");
-    else snprintf(buf, cap, "%.*s", (int)(slash - path), path);
-}
-
-static fd_status check_part(const char *dir, const char *master, int r, const char *sha, uint64_t want)
-{
-    char name[PART_NAME_MAX], file[4096 + PART_NAME_MAX + 2], fmt[64], psha[80];
-    uint64_t complete = 0, n = 0;
-    lattice_part_name(name, sizeof name, r);
-    snprintf(file, sizeof file, "%s/%s", dir, name);
-    if (access(file, R_OK) != 0)
-        return fd_fail(FD_ERR_INPUT, "%s: its part %s is missing or unreadable (HDF5 would read it as zeros)", master,
-                       file);
-    hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
-    if (f < 0) return fd_fail(FD_ERR_INPUT, "%s: its part %s is not an HDF5 file", master, file);
-    int ok = h5u_read_attr_str(f, "format", fmt, sizeof fmt) == FD_OK && !strcmp(fmt, "fcbo-dist lattice part") &&
-             h5u_read_attr_u64(f, "complete", &complete) == FD_OK && complete == 1 &&
-             h5u_read_attr_str(f, "input_sha256", psha, sizeof psha) == FD_OK &&
-             h5u_read_attr_u64(f, "n_concepts", &n) == FD_OK;
-    H5Fclose(f);
-    fd_errclear();
-    if (!ok) return fd_fail(FD_ERR_INPUT, "%s: its part %s is not a complete lattice part", master, file);
-    if (strcmp(psha, sha) != 0)
-        return fd_fail(FD_ERR_INPUT, "%s: its part %s comes from a different input (another run?)", master, file);
-    if (n != want)
-        return fd_fail(FD_ERR_INPUT, "%s: its part %s holds %llu concepts, the master expects %llu (another run?)",
-                       master, file, (unsigned long long)n, (unsigned long long)want);
-    return FD_OK;
-}
-
 fd_status lattice_master_check(hid_t f, const char *path)
 {
-    fd_status st = FD_OK;
-    uint64_t parts = 0, *n = NULL;
-    char dir[4096], sha[80];
-    if (H5Aexists(f, "parts") <= 0) return FD_OK; /* a single file */
-    FD_TRY(h5u_read_attr_u64(f, "parts", &parts));
-    FD_TRY(h5u_read_attr_str(f, "input_sha256", sha, sizeof sha));
-    if (parts == 0 || parts > (1u << 24)) return fd_fail(FD_ERR_INPUT, "%s: bad number of parts %llu", path, (unsigned long long)parts);
-    FD_ALLOC_GOTO(n, parts, st, done);
-    FD_TRY_GOTO(h5u_read_range(f, "ranks/concepts", H5T_NATIVE_UINT64, 0, parts, n), st, done);
-    dir_of(path, dir, sizeof dir);
-    for (uint64_t r = 0; r < parts; r++) FD_TRY_GOTO(check_part(dir, path, (int)r, sha, n[r]), st, done);
-done:
-    free(n);
-    return st;
+    return h5part_check(f, path, "fcbo-dist lattice part", "n_concepts", "ranks/concepts");
 }
 
 fd_status lattice_master_print_ranks(hid_t f, FILE *out)

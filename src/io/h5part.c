@@ -1,0 +1,123 @@
+#include "h5part.h"
+
+#include "../mpi/fdmpi.h"
+#include "h5util.h"
+#include "outdir.h"
+
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+void h5part_name(char *buf, size_t cap, int rank) { snprintf(buf, cap, "part-%05d.h5", rank); }
+
+fd_status h5part_set_open(h5part_set *s, const char *dir, const char *master_name, int force, int rank, int size)
+{
+    memset(s, 0, sizeof *s);
+    s->dir = dir;
+    s->rank = rank;
+    s->size = size;
+    s->distributed = size > 1;
+    if (!dir) return FD_OK;
+    if (!(s->master = fd_path_join(dir, master_name))) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    if (s->distributed) {
+        char name[H5PART_NAME_MAX];
+        h5part_name(name, sizeof name, rank);
+        if (!(s->part = fd_path_join(dir, name))) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    }
+    if (rank != 0) return FD_OK;
+    FD_TRY(fd_outdir_prepare(dir, force, &s->created));
+    /* No complete-looking master may sit next to the parts of this run. */
+    if (unlink(s->master) != 0 && errno != ENOENT)
+        return fd_fail(FD_ERR_IO, "%s: cannot remove the result of an earlier run: %s", s->master, strerror(errno));
+    return FD_OK;
+}
+
+void h5part_set_committed(h5part_set *s) { s->committed = 1; }
+
+/* Parts of an earlier run with more ranks (or any, after a single-file
+ * run) would confuse whoever lists DIR. */
+static void remove_stale(const h5part_set *s)
+{
+    for (int k = s->distributed ? s->size : 0;; k++) {
+        char name[H5PART_NAME_MAX];
+        h5part_name(name, sizeof name, k);
+        char *p = fd_path_join(s->dir, name);
+        int gone = !p || unlink(p) != 0;
+        free(p);
+        if (gone) break;
+    }
+}
+
+void h5part_set_close(h5part_set *s, fd_status st)
+{
+    if (s->dir) {
+        if (st == FD_OK && s->rank == 0) remove_stale(s);
+        if (st != FD_OK && s->committed) unlink(s->part);
+        /* Rank 0 may remove DIR only once every rank has removed its part;
+         * after an MPI error the ranks cannot meet, and main() aborts. */
+        if (st != FD_OK && s->distributed && st != FD_ERR_MPI) MPI_Barrier(MPI_COMM_WORLD);
+        if (st != FD_OK && s->created) rmdir(s->dir);
+    }
+    free(s->master);
+    free(s->part);
+    s->master = s->part = NULL;
+}
+
+/* The directory part of path ("." when there is none), into buf. */
+static void dir_of(const char *path, char *buf, size_t cap)
+{
+    const char *slash = strrchr(path, '/');
+    if (!slash) snprintf(buf, cap, ".");
+    else if (slash == path) snprintf(buf, cap, "/");
+    else snprintf(buf, cap, "%.*s", (int)(slash - path), path);
+}
+
+static fd_status check_one(const char *dir, const char *master, int r, const char *sha, uint64_t want,
+                           const char *part_format, const char *count_attr)
+{
+    char name[H5PART_NAME_MAX], file[4096 + H5PART_NAME_MAX + 2], fmt[64], psha[80];
+    uint64_t complete = 0, n = 0;
+    h5part_name(name, sizeof name, r);
+    snprintf(file, sizeof file, "%s/%s", dir, name);
+    if (access(file, R_OK) != 0)
+        return fd_fail(FD_ERR_INPUT, "%s: its part %s is missing or unreadable (HDF5 would read it as zeros)", master,
+                       file);
+    hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return fd_fail(FD_ERR_INPUT, "%s: its part %s is not an HDF5 file", master, file);
+    int ok = h5u_read_attr_str(f, "format", fmt, sizeof fmt) == FD_OK && !strcmp(fmt, part_format) &&
+             h5u_read_attr_u64(f, "complete", &complete) == FD_OK && complete == 1 &&
+             h5u_read_attr_str(f, "input_sha256", psha, sizeof psha) == FD_OK &&
+             h5u_read_attr_u64(f, count_attr, &n) == FD_OK;
+    H5Fclose(f);
+    fd_errclear();
+    if (!ok) return fd_fail(FD_ERR_INPUT, "%s: its part %s is not a complete '%s'", master, file, part_format);
+    if (strcmp(psha, sha) != 0)
+        return fd_fail(FD_ERR_INPUT, "%s: its part %s comes from a different input (another run?)", master, file);
+    if (n != want)
+        return fd_fail(FD_ERR_INPUT, "%s: its part %s holds %llu records, the master expects %llu (another run?)",
+                       master, file, (unsigned long long)n, (unsigned long long)want);
+    return FD_OK;
+}
+
+fd_status h5part_check(hid_t master, const char *path, const char *part_format, const char *count_attr,
+                       const char *counts_dset)
+{
+    fd_status st = FD_OK;
+    uint64_t parts = 0, *n = NULL;
+    char dir[4096], sha[80];
+    if (H5Aexists(master, "parts") <= 0) return FD_OK; /* a single file */
+    FD_TRY(h5u_read_attr_u64(master, "parts", &parts));
+    FD_TRY(h5u_read_attr_str(master, "input_sha256", sha, sizeof sha));
+    if (parts == 0 || parts > (1u << 24))
+        return fd_fail(FD_ERR_INPUT, "%s: bad number of parts %llu", path, (unsigned long long)parts);
+    FD_ALLOC_GOTO(n, parts, st, done);
+    FD_TRY_GOTO(h5u_read_range(master, counts_dset, H5T_NATIVE_UINT64, 0, parts, n), st, done);
+    dir_of(path, dir, sizeof dir);
+    for (uint64_t r = 0; r < parts; r++)
+        FD_TRY_GOTO(check_one(dir, path, (int)r, sha, n[r], part_format, count_attr), st, done);
+done:
+    free(n);
+    return st;
+}
