@@ -1,15 +1,21 @@
+#include "../io/h5util.h"
 #include "../lattice/lattice_h5.h"
+#include "../spearman/spearman_h5.h"
 #include "cmds.h"
 
 #include <getopt.h>
 #include <stdio.h>
+#include <string.h>
+#include <unistd.h>
 
 static const char *help =
     "usage: fcbo-dist info FILE.h5 [--text]\n\n"
-    "Prints the metadata of a result file: what was run, on which input\n"
-    "(with its SHA-256), how many results, and whether it is complete.\n\n"
-    "  --text      print the intents instead, one per line, attribute ids\n"
-    "              ascending and separated by blanks (as `lattice --text`)\n"
+    "Prints the metadata of a result file (lattice or spearman, single or a\n"
+    "master over parts): what was run, on which input (with its SHA-256),\n"
+    "how many results, and whether it is complete.  A master file is\n"
+    "refused when one of its parts is missing or incomplete.\n\n"
+    "  --text      print the results instead: for a lattice the intents, one\n"
+    "              per line (as `lattice --text`); for spearman \"i j rho p\"\n"
     "  -h, --help  this text\n";
 
 fd_status cmd_info(int argc, char **argv)
@@ -23,5 +29,19 @@ fd_status cmd_info(int argc, char **argv)
         else return opt_bad("info");
     }
     if (optind != argc - 1) return fd_fail(FD_ERR_USAGE, "info needs exactly one FILE.h5; see 'fcbo-dist info --help'");
-    return text ? lattice_h5_text(argv[optind], stdout) : lattice_h5_info(argv[optind], stdout);
+    const char *path = argv[optind];
+    char fmt[64] = "";
+    if (access(path, R_OK) != 0) return fd_fail(FD_ERR_INPUT, "%s: cannot open: no such readable file", path);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return fd_fail(FD_ERR_INPUT, "%s: not an HDF5 file", path);
+    h5u_read_attr_str(f, "format", fmt, sizeof fmt);
+    fd_errclear();
+    fd_status st;
+    if (!strcmp(fmt, "fcbo-dist spearman")) {
+        st = text ? spearman_h5_text(f, path, stdout) : spearman_h5_info(f, path, stdout);
+        H5Fclose(f);
+        return st;
+    }
+    H5Fclose(f);
+    return text ? lattice_h5_text(path, stdout) : lattice_h5_info(path, stdout);
 }

@@ -9,6 +9,7 @@
 #include <stdint.h>
 
 fd_status cmd_lattice(int argc, char **argv);
+fd_status cmd_spearman(int argc, char **argv);
 fd_status cmd_gen(int argc, char **argv);
 fd_status cmd_info(int argc, char **argv);
 

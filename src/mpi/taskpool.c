@@ -276,3 +276,61 @@ fd_status fd_pool_drive(fd_pool *p, fd_progress *progress)
     if (p->size == 1) return FD_OK;
     return p->rank == 0 ? serve(p, progress) : fetch(p, progress);
 }
+
+typedef struct {
+    fd_pool *p;
+    int t;
+    fd_pool_fn fn;
+    void *arg;
+    fd_status st;
+} worker_arg;
+
+static void *worker_main(void *v)
+{
+    worker_arg *w = v;
+    for (;;) {
+        const uint64_t *rec;
+        size_t len;
+        fd_pool_next(w->p, &rec, &len);
+        if (!rec) break;
+        w->st = w->fn(w->arg, w->t, rec, len);
+        if (w->st != FD_OK) {
+            atomic_store(w->p->failed, 1);
+            break;
+        }
+    }
+    return NULL;
+}
+
+fd_status fd_pool_work(fd_pool *p, int threads, fd_pool_fn fn, void *arg, fd_progress *progress)
+{
+    fd_status st = FD_OK;
+    if (threads < 1) threads = 1;
+    worker_arg *w = calloc((size_t)threads, sizeof *w);
+    pthread_t *th = calloc((size_t)threads, sizeof *th);
+    int started = 0;
+    if (!w || !th) {
+        free(w);
+        free(th);
+        atomic_store(p->failed, 1);
+        fd_pool_drive(p, progress);
+        return fd_fail(FD_ERR_NOMEM, "out of memory for %d workers", threads);
+    }
+    for (int t = 0; t < threads; t++) {
+        w[t] = (worker_arg){p, t, fn, arg, FD_OK};
+        if (pthread_create(&th[t], NULL, worker_main, &w[t]) != 0) {
+            atomic_store(p->failed, 1);
+            st = fd_fail(FD_ERR_INTERNAL, "cannot start worker thread %d of %d", t, threads);
+            break;
+        }
+        started++;
+    }
+    fd_status dst = fd_pool_drive(p, progress);
+    if (dst != FD_OK) atomic_store(&p->stop, 1);
+    for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+    if (st == FD_OK) st = dst;
+    for (int t = 0; st == FD_OK && t < started; t++) st = w[t].st;
+    free(w);
+    free(th);
+    return st;
+}

@@ -56,6 +56,14 @@ void fd_pool_next(fd_pool *p, const uint64_t **rec, size_t *len);
  * to it so that rank 0's progress line shows the whole job. */
 fd_status fd_pool_drive(fd_pool *p, fd_progress *progress);
 
+/* The whole of a pool's work on this rank: `threads` worker threads call
+ * fn(arg, thread, record, words) for every record this rank gets, while
+ * the calling (main) thread drives the pool.  A failing fn stops this
+ * rank's workers and, through rank 0, every rank's.  Returns the first
+ * failure. */
+typedef fd_status (*fd_pool_fn)(void *arg, int thread, const uint64_t *rec, size_t len);
+fd_status fd_pool_work(fd_pool *p, int threads, fd_pool_fn fn, void *arg, fd_progress *progress);
+
 /* This rank in the pool (0 without MPI) and the worker threads of all
  * ranks together. */
 int fd_pool_rank(const fd_pool *p);

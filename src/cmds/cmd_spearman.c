@@ -1,0 +1,115 @@
+/* fcbo-dist spearman: the command line.  The run, on one rank or many, is
+ * spearman_job_run (src/spearman/spearman_job.c). */
+#include "../spearman/spearman_job.h"
+#include "cmds.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static const char *help =
+    "usage: fcbo-dist spearman MATRIX [-o DIR] [OPTIONS]\n"
+    "       mpirun -np P fcbo-dist spearman MATRIX -o DIR [OPTIONS]\n\n"
+    "Spearman's rho and its two-sided p-value (as scipy.stats.spearmanr) for\n"
+    "every pair of rows i < j of MATRIX (rows are variables, columns are\n"
+    "observations), computed exactly from integer ranks; writes the selected\n"
+    "pairs (i, j, rho, p) to DIR/spearman.h5 (see docs/formats.md).  Under\n"
+    "mpirun, rank 0 hands out tiles of the pair matrix; each rank writes\n"
+    "DIR/part-RRRRR.h5 and rank 0 the master DIR/spearman.h5.\n\n"
+    "input:\n"
+    "  MATRIX                whitespace-separated numbers (one row per line),\n"
+    "                        .csv (optional header row), .npy (2-D), or\n"
+    "                        FILE.h5:/dataset (2-D); blank lines are skipped\n"
+    "  --y FILE2             pairs of rows of MATRIX with rows of FILE2 (all of them)\n"
+    "  --drop-nan-rows       skip rows with NaN or infinite values (default: refuse)\n"
+    "selection (one):\n"
+    "  --pvalue A            pairs with p <= A (default 0.05)\n"
+    "  --rho R               pairs with |rho| >= R\n"
+    "  --count-only          count and histogram only; write no pairs\n"
+    "output:\n"
+    "  -o, --output DIR      write DIR/spearman.h5; DIR must not exist unless --force\n"
+    "  --force               write into an existing DIR\n"
+    "  --max-output SIZE     refuse to write more than SIZE bytes of pairs (default\n"
+    "                        50G; suffixes K M G T, powers of 1000)\n"
+    "execution:\n"
+    "  -t, --threads T       worker threads per rank (default: as for lattice)\n"
+    "  --backend B           cpu | auto (default auto)\n"
+    "  --stats               timings per pass and a row per rank\n"
+    "  -q, --quiet           no progress and no summary\n"
+    "  -h, --help            this text\n\n"
+    "Rows with all values equal have no rho; they are never selected and are\n"
+    "counted in the metadata.  Exit status 2 on bad input.\n";
+
+static fd_status opt_size(const char *opt, const char *val, uint64_t *out)
+{
+    char *end;
+    double v = strtod(val, &end);
+    double mult = 1;
+    if (*end == 'K' || *end == 'k') mult = 1e3, end++;
+    else if (*end == 'M' || *end == 'm') mult = 1e6, end++;
+    else if (*end == 'G' || *end == 'g') mult = 1e9, end++;
+    else if (*end == 'T' || *end == 't') mult = 1e12, end++;
+    if (*end == 'B' || *end == 'b') end++;
+    if (end == val || *end || !(v >= 0) || v * mult > 1.8e19)
+        return fd_fail(FD_ERR_USAGE, "%s: '%s' is not a size like 50G", opt, val);
+    *out = (uint64_t)(v * mult);
+    return FD_OK;
+}
+
+static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, 0, 'o'},     {"pvalue", required_argument, 0, 'p'},
+        {"rho", required_argument, 0, 'r'},        {"count-only", no_argument, 0, 'c'},
+        {"y", required_argument, 0, 'y'},          {"drop-nan-rows", no_argument, 0, 'n'},
+        {"force", no_argument, 0, 'F'},            {"max-output", required_argument, 0, 'M'},
+        {"threads", required_argument, 0, 't'},    {"backend", required_argument, 0, 'b'},
+        {"stats", no_argument, 0, 'S'},            {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+    memset(a, 0, sizeof *a);
+    a->mode = 'p';
+    a->value = 0.05;
+    a->backend = "auto";
+    a->max_output = 50000000000ull;
+    int c, chosen = 0;
+    uint32_t t;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:t:qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': a->outdir = optarg; break;
+        case 'p': FD_TRY(opt_f64("--pvalue", optarg, 0, 1, &a->value)); a->mode = 'p'; chosen++; break;
+        case 'r': FD_TRY(opt_f64("--rho", optarg, 0, 1, &a->value)); a->mode = 'r'; chosen++; break;
+        case 'c': a->count_only = 1; break;
+        case 'y': a->y_input = optarg; break;
+        case 'n': a->drop_nan = 1; break;
+        case 'F': a->force = 1; break;
+        case 'M': FD_TRY(opt_size("--max-output", optarg, &a->max_output)); break;
+        case 't': FD_TRY(opt_u32("--threads", optarg, 1, 4096, &t)); a->threads = (int)t; break;
+        case 'b': a->backend = optarg; break;
+        case 'S': a->stats = 1; break;
+        case 'q': a->quiet = 1; break;
+        case 'h': fputs(help, stdout); *done = 1; return FD_OK;
+        default: return opt_bad("spearman");
+        }
+    }
+    if (chosen > 1) return fd_fail(FD_ERR_USAGE, "--pvalue and --rho exclude each other");
+    if (a->mode == 'p' && a->value <= 0) return fd_fail(FD_ERR_USAGE, "--pvalue must be above 0");
+    if (optind != argc - 1)
+        return fd_fail(FD_ERR_USAGE, "spearman needs exactly one MATRIX file; see 'fcbo-dist spearman --help'");
+    a->input = argv[optind];
+    a->command = fd_command_line;
+    return FD_OK;
+}
+
+fd_status cmd_spearman(int argc, char **argv)
+{
+    spearman_opts a;
+    int done = 0;
+    fd_mpi mpi = {0, 1, 0, 1};
+    fd_status st = parse_args(argc, argv, &a, &done);
+    if (done || st != FD_OK) return st;
+    FD_TRY(fd_mpi_query(&mpi));
+    return spearman_job_run(&a, &mpi);
+}

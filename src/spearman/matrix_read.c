@@ -1,0 +1,361 @@
+#include "matrix_read.h"
+
+#include "../common/linereader.h"
+#include "../io/h5util.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------- text and CSV ---------------- */
+
+/* Parses one number starting at *p; integers (the usual count data) take
+ * the fast path, anything else goes through strtod.  Returns 0 when the
+ * token is not a number. */
+static int parse_number(char **p, double *v)
+{
+    char *s = *p, *q = s;
+    int neg = 0;
+    if (*q == '-' || *q == '+') neg = *q++ == '-';
+    if (*q >= '0' && *q <= '9') {
+        uint64_t x = 0;
+        int digits = 0;
+        while (*q >= '0' && *q <= '9' && digits < 18) {
+            x = x * 10 + (uint64_t)(*q++ - '0');
+            digits++;
+        }
+        if (!(*q >= '0' && *q <= '9') && *q != '.' && *q != 'e' && *q != 'E') {
+            *v = neg ? -(double)x : (double)x;
+            *p = q;
+            return 1;
+        }
+    }
+    errno = 0;
+    *v = strtod(s, &q);
+    if (q == s) return 0;
+    *p = q;
+    return 1;
+}
+
+typedef struct {
+    const char *path;
+    int csv, drop_nan;
+    double *row;
+    uint32_t n;          /* columns, 0 until the first data row */
+    uint64_t input_row;
+} text_state;
+
+/* Splits a line into numbers; *bad_col is the 1-based column of a
+ * non-number (0 when all parsed), *nonfinite the first NaN/inf column. */
+static uint32_t split(text_state *t, char *line, uint32_t cap, uint32_t *bad_col, char **bad_tok,
+                      uint32_t *nonfinite)
+{
+    uint32_t k = 0;
+    char *p = line;
+    *bad_col = *nonfinite = 0;
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\r' || (t->csv && *p == '"')) p++;
+        if (!*p) break;
+        double v;
+        char *start = p;
+        if (!parse_number(&p, &v)) {
+            *bad_col = k + 1;
+            *bad_tok = start;
+            return k;
+        }
+        /* A number must end at a separator: "12abc" is not 12. */
+        if (*p && *p != ' ' && *p != '\t' && *p != '\r' && !(t->csv && (*p == ',' || *p == '"'))) {
+            *bad_col = k + 1;
+            *bad_tok = start;
+            return k;
+        }
+        while (*p == ' ' || *p == '\t' || *p == '\r' || (t->csv && *p == '"')) p++;
+        if (k < cap) t->row[k] = v;
+        if (!isfinite(v) && !*nonfinite) *nonfinite = k + 1;
+        k++;
+        if (t->csv) {
+            if (*p == ',') {
+                p++;
+                continue;
+            }
+            if (*p) {
+                *bad_col = k + 1;
+                *bad_tok = p;
+                return k;
+            }
+        }
+    }
+    return k;
+}
+
+static fd_status read_text(spearman_mat **out, const char *path, int csv, int drop_nan)
+{
+    fd_status st = FD_OK;
+    fd_lines lr;
+    spearman_mat *m = NULL;
+    text_state t = {path, csv, drop_nan, NULL, 0, 0};
+    uint32_t cap = 0;
+    FD_TRY(fd_lines_open(&lr, path));
+    char *line;
+    size_t len;
+    int rc;
+    while ((rc = fd_lines_next(&lr, &line, &len)) == 1) {
+        uint32_t bad, nonfinite, k;
+        char *tok = NULL;
+        if (len == 0 || strspn(line, " \t\r") == len) continue; /* blank lines carry no row */
+        if (t.n == 0) {
+            /* Count tokens of the first line to size the row buffer. */
+            uint32_t guess = 1;
+            for (size_t i = 0; i < len; i++) guess += line[i] == ',' || line[i] == ' ' || line[i] == '\t';
+            cap = guess;
+            free(t.row);
+            FD_ALLOC_GOTO(t.row, cap, st, done);
+        }
+        k = split(&t, line, cap, &bad, &tok, &nonfinite);
+        if (bad && t.n == 0 && csv && lr.lineno == 1) continue; /* a header row */
+        if (bad) {
+            int w = 0;
+            while (tok[w] && tok[w] != ',' && tok[w] != ' ' && tok[w] != '\t' && w < 40) w++;
+            st = fd_fail(FD_ERR_INPUT, "%s:%zu: column %u: '%.*s' is not a number", path, lr.lineno, bad, w, tok);
+            goto done;
+        }
+        if (t.n == 0) {
+            t.n = k;
+            FD_TRY_GOTO(smat_create(&m, k), st, done);
+            if (m->n != k) abort();
+        }
+        if (k != t.n) {
+            st = fd_fail(FD_ERR_INPUT, "%s:%zu: %u values, but the first row has %u", path, lr.lineno, k, t.n);
+            goto done;
+        }
+        if (nonfinite) {
+            if (!drop_nan) {
+                st = fd_fail(FD_ERR_INPUT,
+                             "%s:%zu: column %u is NaN or infinite (--drop-nan-rows skips such rows)", path,
+                             lr.lineno, nonfinite);
+                goto done;
+            }
+            FD_TRY_GOTO(smat_drop(m, t.input_row), st, done);
+        } else {
+            FD_TRY_GOTO(smat_push(m, t.row, t.input_row), st, done);
+        }
+        t.input_row++;
+    }
+    if (rc < 0) { st = FD_ERR_IO; goto done; }
+    if (!m || m->rows == 0) {
+        st = fd_fail(FD_ERR_INPUT, "%s: no data rows", path);
+        goto done;
+    }
+    FD_TRY_GOTO(fd_lines_finish(&lr, m->sha256), st, done);
+    *out = m;
+    m = NULL;
+done:
+    fd_lines_close(&lr);
+    free(t.row);
+    smat_destroy(&m);
+    return st;
+}
+
+/* ---------------- NumPy .npy ---------------- */
+
+static fd_status sha_file(const char *path, char hex[65])
+{
+    sha256_ctx c;
+    char buf[1 << 16];
+    size_t n;
+    FILE *f = fopen(path, "rb");
+    if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    sha256_init(&c);
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sha256_update(&c, buf, n);
+    int err = ferror(f);
+    fclose(f);
+    if (err) return fd_fail(FD_ERR_IO, "%s: read error", path);
+    sha256_final_hex(&c, hex);
+    return FD_OK;
+}
+
+/* Adds a row given as doubles, dropping or refusing non-finite values. */
+static fd_status push_checked(spearman_mat *m, const double *x, uint64_t r, int drop_nan, const char *where)
+{
+    for (uint32_t k = 0; k < m->n; k++)
+        if (!isfinite(x[k])) {
+            if (!drop_nan)
+                return fd_fail(FD_ERR_INPUT, "%s: row %llu, column %u is NaN or infinite (--drop-nan-rows skips such rows)",
+                               where, (unsigned long long)r, k + 1);
+            return smat_drop(m, r);
+        }
+    return smat_push(m, x, r);
+}
+
+static fd_status read_npy(spearman_mat **out, const char *path, int drop_nan)
+{
+    fd_status st = FD_OK;
+    spearman_mat *m = NULL;
+    unsigned char *raw = NULL;
+    double *row = NULL;
+    char hdr[4096];
+    FILE *f = fopen(path, "rb");
+    if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    unsigned char pre[10];
+    if (fread(pre, 1, 10, f) != 10 || memcmp(pre, "\x93NUMPY", 6) != 0) {
+        st = fd_fail(FD_ERR_INPUT, "%s: not a NumPy .npy file", path);
+        goto done;
+    }
+    size_t hlen = pre[8] | (size_t)pre[9] << 8;
+    if (pre[6] >= 2) {
+        unsigned char b[2];
+        if (fread(b, 1, 2, f) != 2) { st = fd_fail(FD_ERR_INPUT, "%s: truncated header", path); goto done; }
+        hlen |= (size_t)b[0] << 16 | (size_t)b[1] << 24;
+    }
+    if (hlen >= sizeof hdr || fread(hdr, 1, hlen, f) != hlen) {
+        st = fd_fail(FD_ERR_INPUT, "%s: bad or truncated .npy header", path);
+        goto done;
+    }
+    hdr[hlen] = 0;
+    char *d = strstr(hdr, "'descr':"), *fo = strstr(hdr, "'fortran_order':"), *sh = strstr(hdr, "'shape':");
+    char descr[16] = "";
+    unsigned long long rows = 0, cols = 0;
+    if (!d || !fo || !sh || sscanf(d, "'descr': '%15[^']'", descr) != 1 ||
+        sscanf(sh, "'shape': (%llu, %llu)", &rows, &cols) != 2) {
+        st = fd_fail(FD_ERR_INPUT, "%s: only 2-D arrays are read (header: %s)", path, hdr);
+        goto done;
+    }
+    if (strstr(fo, "True")) {
+        st = fd_fail(FD_ERR_INPUT, "%s: Fortran-ordered array; save it with np.ascontiguousarray", path);
+        goto done;
+    }
+    static const struct { const char *descr; int size; } types[] = {
+        {"<f8", 8}, {"<f4", 4}, {"<i8", 8}, {"<i4", 4}, {"<i2", 2}, {"|i1", 1}, {"<u8", 8}, {"<u4", 4}, {"<u2", 2}, {"|u1", 1}};
+    int ti = -1;
+    for (int i = 0; i < (int)(sizeof types / sizeof *types); i++)
+        if (!strcmp(descr, types[i].descr)) ti = i;
+    if (ti < 0) {
+        st = fd_fail(FD_ERR_INPUT, "%s: dtype '%s' is not supported (little-endian ints, uints, float32, float64)", path, descr);
+        goto done;
+    }
+    if (rows == 0) { st = fd_fail(FD_ERR_INPUT, "%s: no data rows", path); goto done; }
+    if (cols > 32767) { st = fd_fail(FD_ERR_INPUT, "%s: %llu columns is too many", path, cols); goto done; }
+    FD_TRY_GOTO(smat_create(&m, (uint32_t)cols), st, done);
+    size_t es = (size_t)types[ti].size, rb = es * cols;
+    FD_ALLOC_GOTO(raw, rb, st, done);
+    FD_ALLOC_GOTO(row, cols, st, done);
+    for (unsigned long long r = 0; r < rows; r++) {
+        if (fread(raw, 1, rb, f) != rb) {
+            st = fd_fail(FD_ERR_INPUT, "%s: truncated: row %llu of %llu is missing", path, r, rows);
+            goto done;
+        }
+        for (size_t k = 0; k < cols; k++) {
+            const unsigned char *p = raw + k * es;
+            switch (ti) {
+            case 0: { double v; memcpy(&v, p, 8); row[k] = v; break; }
+            case 1: { float v; memcpy(&v, p, 4); row[k] = v; break; }
+            case 2: { int64_t v; memcpy(&v, p, 8); row[k] = (double)v; break; }
+            case 3: { int32_t v; memcpy(&v, p, 4); row[k] = v; break; }
+            case 4: { int16_t v; memcpy(&v, p, 2); row[k] = v; break; }
+            case 5: row[k] = (int8_t)p[0]; break;
+            case 6: { uint64_t v; memcpy(&v, p, 8); row[k] = (double)v; break; }
+            case 7: { uint32_t v; memcpy(&v, p, 4); row[k] = v; break; }
+            case 8: { uint16_t v; memcpy(&v, p, 2); row[k] = v; break; }
+            default: row[k] = p[0]; break;
+            }
+        }
+        FD_TRY_GOTO(push_checked(m, row, r, drop_nan, path), st, done);
+    }
+    fclose(f);
+    f = NULL;
+    FD_TRY_GOTO(sha_file(path, m->sha256), st, done);
+    *out = m;
+    m = NULL;
+done:
+    if (f) fclose(f);
+    free(raw);
+    free(row);
+    smat_destroy(&m);
+    return st;
+}
+
+/* ---------------- HDF5: FILE.h5:/dataset ---------------- */
+
+static fd_status read_h5(spearman_mat **out, const char *spec, int drop_nan)
+{
+    fd_status st = FD_OK;
+    spearman_mat *m = NULL;
+    double *buf = NULL;
+    hid_t f = -1, ds = -1, fs = -1, ms = -1;
+    const char *colon = strstr(spec, ".h5:");
+    size_t plen = (size_t)(colon - spec) + 3;
+    char *path = strndup(spec, plen);
+    const char *dset = colon + 4;
+    if (!path) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) { st = fd_fail(FD_ERR_INPUT, "%s: cannot open as HDF5", path); goto done; }
+    if (H5Lexists(f, dset, H5P_DEFAULT) <= 0 || (ds = H5Dopen2(f, dset, H5P_DEFAULT)) < 0) {
+        st = fd_fail(FD_ERR_INPUT, "%s: no dataset '%s'", path, dset);
+        goto done;
+    }
+    hsize_t dims[2];
+    H5_CHECK_GOTO(fs = H5Dget_space(ds), st, done);
+    if (H5Sget_simple_extent_ndims(fs) != 2) {
+        st = fd_fail(FD_ERR_INPUT, "%s:%s: not a 2-D dataset", path, dset);
+        goto done;
+    }
+    H5_CHECK_GOTO(H5Sget_simple_extent_dims(fs, dims, NULL), st, done);
+    if (dims[0] == 0) { st = fd_fail(FD_ERR_INPUT, "%s:%s: no rows", path, dset); goto done; }
+    if (dims[1] > 32767) { st = fd_fail(FD_ERR_INPUT, "%s:%s: too many columns", path, dset); goto done; }
+    FD_TRY_GOTO(smat_create(&m, (uint32_t)dims[1]), st, done);
+    /* In slabs of rows, so memory stays bounded. */
+    hsize_t slab = (hsize_t)1 << 16, cnt[2] = {0, dims[1]}, start[2] = {0, 0};
+    if (slab > dims[0]) slab = dims[0];
+    FD_ALLOC_GOTO(buf, slab * dims[1], st, done);
+    for (hsize_t r = 0; r < dims[0]; r += slab) {
+        cnt[0] = dims[0] - r < slab ? dims[0] - r : slab;
+        start[0] = r;
+        H5_CHECK_GOTO(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL), st, done);
+        if (ms >= 0) H5Sclose(ms);
+        H5_CHECK_GOTO(ms = H5Screate_simple(2, cnt, NULL), st, done);
+        if (H5Dread(ds, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, buf) < 0) {
+            st = fd_fail(FD_ERR_INPUT, "%s:%s: cannot be read as numbers", path, dset);
+            goto done;
+        }
+        for (hsize_t i = 0; i < cnt[0]; i++) FD_TRY_GOTO(push_checked(m, buf + i * dims[1], r + i, drop_nan, spec), st, done);
+    }
+    FD_TRY_GOTO(sha_file(path, m->sha256), st, done);
+    *out = m;
+    m = NULL;
+done:
+    if (ms >= 0) H5Sclose(ms);
+    if (fs >= 0) H5Sclose(fs);
+    if (ds >= 0) H5Dclose(ds);
+    if (f >= 0) H5Fclose(f);
+    free(path);
+    free(buf);
+    smat_destroy(&m);
+    return st;
+}
+
+static int ends_with(const char *s, const char *suf)
+{
+    size_t a = strlen(s), b = strlen(suf);
+    return a >= b && !strcasecmp(s + a - b, suf);
+}
+
+fd_status spearman_read(spearman_mat **out, const char *spec, int drop_nan)
+{
+    fd_status st;
+    *out = NULL;
+    if (strstr(spec, ".h5:") || strstr(spec, ".hdf5:")) {
+        if (!strstr(spec, ".h5:")) return fd_fail(FD_ERR_USAGE, "%s: name HDF5 inputs FILE.h5:/dataset", spec);
+        st = read_h5(out, spec, drop_nan);
+    } else if (ends_with(spec, ".npy")) {
+        st = read_npy(out, spec, drop_nan);
+    } else {
+        st = read_text(out, spec, ends_with(spec, ".csv"), drop_nan);
+    }
+    if (st == FD_OK) st = smat_finish(*out);
+    if (st == FD_OK && !((*out)->source = strdup(spec))) st = fd_fail(FD_ERR_NOMEM, "out of memory");
+    if (st != FD_OK) smat_destroy(out);
+    return st;
+}

@@ -1,0 +1,20 @@
+/* Two-sided p-values of Spearman's rho as scipy.stats.spearmanr defines
+ * them: Student's t with dof = n - 2 degrees of freedom,
+ * t = rho sqrt(dof / (1 - rho^2)).  Since 2 sf(|t|) = I_x(dof/2, 1/2) with
+ * x = dof / (dof + t^2) = 1 - rho^2, the p-value is a regularised
+ * incomplete beta function of x = 1 - rho^2 = (S_ii S_jj - S_ij^2) / (S_ii S_jj),
+ * which the exact integers give without cancellation. */
+#ifndef FD_SPEARMAN_PVALUE_H
+#define FD_SPEARMAN_PVALUE_H
+
+/* I_x(a, b), the regularised incomplete beta function, 0 <= x <= 1. */
+double fd_ibeta(double a, double b, double x);
+
+/* The p-value for x = 1 - rho^2 with dof degrees of freedom. */
+static inline double spearman_p_of_x(double x, int dof) { return fd_ibeta(0.5 * dof, 0.5, x); }
+
+/* The largest x with p(x) <= alpha (p grows with x), to double precision:
+ * "p <= alpha" is "1 - rho^2 <= x_crit". */
+double spearman_x_crit(double alpha, int dof);
+
+#endif

@@ -1,0 +1,156 @@
+#include "rankmat.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+fd_status smat_create(spearman_mat **out, uint32_t n)
+{
+    if (n < 3) return fd_fail(FD_ERR_INPUT, "Spearman's p-value needs at least 3 observations per row, not %u", n);
+    if (n > 32767) return fd_fail(FD_ERR_INPUT, "%u observations per row is more than the 32,767 supported", n);
+    spearman_mat *m = calloc(1, sizeof *m);
+    if (!m) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    m->n = n;
+    m->kp = (n + 1) / 2;
+    *out = m;
+    return FD_OK;
+}
+
+void smat_destroy(spearman_mat **pm)
+{
+    spearman_mat *m = *pm;
+    if (!m) return;
+    free(m->packed);
+    free(m->sii);
+    free(m->root);
+    free(m->inv_root);
+    free(m->row_id);
+    free(m->source);
+    free(m);
+    *pm = NULL;
+}
+
+/* Index sort of x; insertion sort for the short rows this is made for. */
+static void order(const double *x, uint32_t n, uint32_t *idx)
+{
+    for (uint32_t i = 0; i < n; i++) {
+        uint32_t v = idx[i] = i, k = i;
+        while (k > 0 && x[idx[k - 1]] > x[v]) {
+            idx[k] = idx[k - 1];
+            k--;
+        }
+        idx[k] = v;
+    }
+}
+
+typedef struct {
+    double v;
+    uint32_t i;
+} vi;
+
+static int by_value(const void *p, const void *q)
+{
+    const vi *a = p, *b = q;
+    return a->v < b->v ? -1 : a->v > b->v ? 1 : (a->i > b->i) - (a->i < b->i);
+}
+
+void spearman_rank(const double *x, uint32_t n, int32_t *a)
+{
+    uint32_t small[64], *idx = small;
+    vi *big = NULL;
+    if (n <= 64) {
+        order(x, n, idx);
+    } else {
+        big = malloc(n * sizeof *big);
+        idx = malloc(n * sizeof *idx);
+        if (!big || !idx) abort(); /* n <= 32767: a few hundred KB */
+        for (uint32_t i = 0; i < n; i++) big[i] = (vi){x[i], i};
+        qsort(big, n, sizeof *big, by_value);
+        for (uint32_t i = 0; i < n; i++) idx[i] = big[i].i;
+    }
+    /* A tie group at sorted positions [s, e) has average rank (s+1+e)/2,
+     * so a = 2 rank - (n+1) = s + e - n. */
+    for (uint32_t s = 0; s < n;) {
+        uint32_t e = s + 1;
+        while (e < n && x[idx[e]] == x[idx[s]]) e++;
+        for (uint32_t k = s; k < e; k++) a[idx[k]] = (int32_t)(s + e) - (int32_t)n;
+        s = e;
+    }
+    if (big) {
+        free(big);
+        free(idx);
+    }
+}
+
+static fd_status grow(spearman_mat *m)
+{
+    uint64_t g = m->rows >> 3;
+    if (g < m->cap_groups) return FD_OK;
+    uint64_t cap = m->cap_groups ? m->cap_groups * 2 : 1024;
+    size_t words = (size_t)m->kp * 8;
+    uint32_t *p = realloc(m->packed, cap * words * sizeof *p);
+    int64_t *s = realloc(m->sii, cap * 8 * sizeof *s);
+    if (p) m->packed = p;
+    if (s) m->sii = s;
+    if (!p || !s) return fd_fail(FD_ERR_NOMEM, "out of memory for %llu rows", (unsigned long long)(cap * 8));
+    memset(m->packed + m->cap_groups * words, 0, (cap - m->cap_groups) * words * sizeof *p);
+    memset(m->sii + m->cap_groups * 8, 0, (cap - m->cap_groups) * 8 * sizeof *s);
+    m->cap_groups = cap;
+    return FD_OK;
+}
+
+fd_status smat_drop(spearman_mat *m, uint64_t input_row)
+{
+    /* From the first dropped row on, kept rows need their input numbers. */
+    if (!m->row_id) {
+        m->row_id = malloc((m->cap_groups ? m->cap_groups * 8 : 8) * sizeof *m->row_id);
+        if (!m->row_id) return fd_fail(FD_ERR_NOMEM, "out of memory");
+        for (uint64_t r = 0; r < m->rows; r++) m->row_id[r] = r;
+    }
+    (void)input_row;
+    m->dropped++;
+    return FD_OK;
+}
+
+fd_status smat_push(spearman_mat *m, const double *x, uint64_t input_row)
+{
+    int32_t abuf[128], *a = abuf;
+    uint64_t old_cap = m->cap_groups;
+    FD_TRY(grow(m));
+    if (m->row_id && m->cap_groups != old_cap) {
+        uint64_t *p = realloc(m->row_id, m->cap_groups * 8 * sizeof *p);
+        if (!p) return fd_fail(FD_ERR_NOMEM, "out of memory");
+        m->row_id = p;
+    }
+    if (m->n > 128 && !(a = malloc(m->n * sizeof *a))) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    spearman_rank(x, m->n, a);
+    uint64_t r = m->rows, g = r >> 3;
+    int64_t s = 0;
+    for (uint32_t k = 0; k < m->n; k++) {
+        s += (int64_t)a[k] * a[k];
+        uint32_t *w = &m->packed[(g * m->kp + (k >> 1)) * 8 + (r & 7)];
+        uint32_t v = (uint16_t)(int16_t)a[k];
+        *w = k & 1 ? (*w & 0xffffu) | (v << 16) : (*w & 0xffff0000u) | v;
+    }
+    if (a != abuf) free(a);
+    m->sii[r] = s;
+    if (s == 0) m->constant++;
+    if (m->row_id) m->row_id[r] = input_row;
+    m->rows++;
+    return FD_OK;
+}
+
+fd_status smat_finish(spearman_mat *m)
+{
+    free(m->root);
+    free(m->inv_root);
+    m->root = malloc((m->rows + 8) * sizeof *m->root);
+    m->inv_root = malloc((m->rows + 8) * sizeof *m->inv_root);
+    if (!m->root || !m->inv_root) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    for (uint64_t r = 0; r < m->rows + 8; r++) {
+        double s = r < m->rows ? (double)m->sii[r] : 0;
+        m->root[r] = (float)sqrt(s);
+        m->inv_root[r] = s > 0 ? (float)(1 / sqrt(s)) : 0.0f;
+    }
+    return FD_OK;
+}

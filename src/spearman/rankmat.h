@@ -1,0 +1,64 @@
+/* The rank matrix: every row of the input replaced by its centred,
+ * doubled average ranks a_k = 2 rank_k - (n + 1), integers in
+ * [-(n-1), n-1] (ties share the average rank, so 2 rank is an integer).
+ * Spearman's rho of rows i and j is then exactly
+ *     rho = S_ij / sqrt(S_ii S_jj),   S_ij = sum_k a_ik a_jk,
+ * with every S an exact integer (docs/algorithms.md, "Spearman").
+ *
+ * Rows are stored packed for the tile kernels: groups of 8 rows, and
+ * within a group, for each pair of columns (2p, 2p+1), the 8 rows' two
+ * int16 values side by side in one 32-bit word.  One 256-bit load then
+ * gives 8 rows' values of a column pair, and a 32-bit broadcast gives one
+ * row's, which is what an int16 multiply-add (pmaddwd) wants.  Rows past
+ * the end of the last group are zero, i.e. constant, i.e. never emitted. */
+#ifndef FD_SPEARMAN_RANKMAT_H
+#define FD_SPEARMAN_RANKMAT_H
+
+#include "../common/status.h"
+
+#include <stdint.h>
+
+/* Observations per row up to which the SIMD kernel is exact: |a| < 2^15
+ * for int16, two products per pmaddwd lane below 2^31, and the sum
+ * |S| <= n (n-1)^2 below 2^31 (n <= 1290).  Above it the exact int64
+ * path is used. */
+#define SMAT_FAST_MAX_N 1290
+
+typedef struct spearman_mat {
+    uint64_t rows;        /* data rows kept */
+    uint32_t n;           /* observations (columns) */
+    uint32_t kp;          /* column pairs: (n + 1) / 2 */
+    uint32_t *packed;     /* groups x kp x 8 words */
+    uint64_t cap_groups;
+    int64_t *sii;         /* S_ii per row; 0 for a constant row */
+    float *root;          /* sqrt(S_ii) per row, for the float prefilter */
+    float *inv_root;      /* 1 / sqrt(S_ii) (0 for a constant row), for the histogram */
+    uint64_t *row_id;     /* input row number of each kept row; NULL when none was dropped */
+    uint64_t constant;    /* rows with S_ii = 0 */
+    uint64_t dropped;     /* rows dropped for NaN/inf (--drop-nan-rows) */
+    char sha256[65];
+    char *source;
+} spearman_mat;
+
+fd_status smat_create(spearman_mat **out, uint32_t n);
+void smat_destroy(spearman_mat **m);
+/* Appends a row of n values (ranked here).  input_row: its number in the
+ * input, counting dropped rows. */
+fd_status smat_push(spearman_mat *m, const double *x, uint64_t input_row);
+/* Marks a row of the input as dropped (keeps row numbers right). */
+fd_status smat_drop(spearman_mat *m, uint64_t input_row);
+/* Once all rows are in: the per-row roots the prefilter uses. */
+fd_status smat_finish(spearman_mat *m);
+
+/* a_k of row r, column k. */
+static inline int32_t smat_a(const spearman_mat *m, uint64_t r, uint32_t k)
+{
+    uint32_t w = m->packed[((r >> 3) * m->kp + (k >> 1)) * 8 + (r & 7)];
+    return (int16_t)(k & 1 ? w >> 16 : w & 0xffff);
+}
+static inline uint64_t smat_id(const spearman_mat *m, uint64_t r) { return m->row_id ? m->row_id[r] : r; }
+
+/* The doubled centred average ranks of x[0..n) into a (see above). */
+void spearman_rank(const double *x, uint32_t n, int32_t *a);
+
+#endif

@@ -1,0 +1,278 @@
+#include "spearman_h5.h"
+
+#include "../common/atomicfile.h"
+#include "../io/h5part.h"
+#include "../io/h5util.h"
+#include "tile.h"
+#include "version.h"
+
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#define CHUNK ((uint64_t)1 << 16)
+
+static const char *const cols[4] = {"pairs/i", "pairs/j", "pairs/rho", "pairs/p"};
+
+struct spearman_h5 {
+    hid_t file, grp;
+    h5u_app col[4];
+    char *path, *tmp;
+};
+
+void spearman_h5_abort(spearman_h5 **pw)
+{
+    spearman_h5 *w = *pw;
+    if (!w) return;
+    for (int c = 0; c < 4; c++) h5u_app_close(&w->col[c]);
+    if (w->grp >= 0) H5Gclose(w->grp);
+    if (w->file >= 0) H5Fclose(w->file);
+    if (w->tmp) unlink(w->tmp);
+    free(w->tmp);
+    free(w->path);
+    free(w);
+    *pw = NULL;
+}
+
+fd_status spearman_h5_create(spearman_h5 **out, const char *path)
+{
+    fd_status st = FD_OK;
+    spearman_h5 *w = calloc(1, sizeof *w);
+    if (!w) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    w->file = w->grp = -1;
+    for (int c = 0; c < 4; c++) w->col[c].ds = -1;
+    w->path = strdup(path);
+    w->tmp = fd_tmp_name(path);
+    if (!w->path || !w->tmp) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto fail; }
+    w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (w->file < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file", w->tmp); goto fail; }
+    H5_CHECK_GOTO(w->grp = H5Gcreate2(w->file, "pairs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, fail);
+    FD_TRY_GOTO(h5u_app_create(&w->col[0], w->grp, "i", H5T_STD_U64LE, H5T_NATIVE_UINT64, CHUNK), st, fail);
+    FD_TRY_GOTO(h5u_app_create(&w->col[1], w->grp, "j", H5T_STD_U64LE, H5T_NATIVE_UINT64, CHUNK), st, fail);
+    FD_TRY_GOTO(h5u_app_create(&w->col[2], w->grp, "rho", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, CHUNK), st, fail);
+    FD_TRY_GOTO(h5u_app_create(&w->col[3], w->grp, "p", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, CHUNK), st, fail);
+    *out = w;
+    return FD_OK;
+fail:
+    spearman_h5_abort(&w);
+    return st;
+}
+
+fd_status spearman_h5_append(spearman_h5 *w, const uint64_t *i, const uint64_t *j, const float *rho,
+                             const double *p, size_t n)
+{
+    FD_TRY(h5u_app_append(&w->col[0], i, n));
+    FD_TRY(h5u_app_append(&w->col[1], j, n));
+    FD_TRY(h5u_app_append(&w->col[2], rho, n));
+    return h5u_app_append(&w->col[3], p, n);
+}
+
+uint64_t spearman_h5_count(const spearman_h5 *w) { return w->col[0].n; }
+
+static fd_status put_meta(hid_t f, const spearman_meta *m)
+{
+    fd_status st = FD_OK;
+    FD_TRY(h5u_attr_str(f, "format", "fcbo-dist spearman"));
+    FD_TRY(h5u_attr_u64(f, "format_version", 1));
+    FD_TRY(h5u_attr_str(f, "version", FD_VERSION));
+    FD_TRY(h5u_attr_str(f, "command", m->command ? m->command : ""));
+    FD_TRY(h5u_attr_str(f, "input", m->input));
+    FD_TRY(h5u_attr_str(f, "input_sha256", m->input_sha256));
+    if (m->y_input) {
+        FD_TRY(h5u_attr_str(f, "y_input", m->y_input));
+        FD_TRY(h5u_attr_str(f, "y_input_sha256", m->y_sha256));
+        FD_TRY(h5u_attr_u64(f, "y_rows", m->y_rows));
+        FD_TRY(h5u_attr_u64(f, "y_constant_rows", m->y_constant_rows));
+    }
+    FD_TRY(h5u_attr_str(f, "backend", "cpu"));
+    FD_TRY(h5u_attr_str(f, "selection", m->mode));
+    FD_TRY(h5u_attr_f64(f, "threshold", m->threshold));
+    FD_TRY(h5u_attr_f64(f, "rho_cut", m->rho_cut));
+    FD_TRY(h5u_attr_u64(f, "count_only", (uint64_t)m->count_only));
+    FD_TRY(h5u_attr_u64(f, "rows", m->rows));
+    FD_TRY(h5u_attr_u64(f, "observations", m->n));
+    FD_TRY(h5u_attr_u64(f, "constant_rows", m->constant_rows));
+    FD_TRY(h5u_attr_u64(f, "dropped_rows", m->dropped_rows));
+    FD_TRY(h5u_attr_u64(f, "pairs_tested", m->pairs_tested));
+    FD_TRY(h5u_attr_u64(f, "n_pairs", m->pairs_selected));
+    FD_TRY(h5u_attr_u64(f, "ranks", (uint64_t)m->ranks));
+    FD_TRY(h5u_attr_u64(f, "threads", (uint64_t)m->threads));
+    FD_TRY(h5u_attr_f64(f, "wall_seconds", m->wall_seconds));
+    FD_TRY(h5u_attr_f64(f, "load_seconds", m->load_seconds));
+    FD_TRY(h5u_attr_f64(f, "pass1_seconds", m->pass1_seconds));
+    FD_TRY(h5u_attr_f64(f, "pass2_seconds", m->pass2_seconds));
+    if (m->hist) {
+        double edges[SPEARMAN_HIST_BINS + 1];
+        for (int b = 0; b <= SPEARMAN_HIST_BINS; b++) edges[b] = -1.0 + 2.0 * b / SPEARMAN_HIST_BINS;
+        FD_TRY(h5u_write_1d(f, "histogram", H5T_STD_U64LE, H5T_NATIVE_UINT64, m->hist, SPEARMAN_HIST_BINS));
+        FD_TRY(h5u_write_1d(f, "histogram_edges", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, edges, SPEARMAN_HIST_BINS + 1));
+    }
+    return st;
+}
+
+/* Marks complete, closes and renames into place. */
+static fd_status finish(spearman_h5 **pw)
+{
+    spearman_h5 *w = *pw;
+    fd_status st = FD_OK;
+    FD_TRY_GOTO(h5u_attr_u64(w->file, "complete", 1), st, done);
+    for (int c = 0; c < 4; c++) FD_TRY_GOTO(h5u_app_close(&w->col[c]), st, done);
+    H5Gclose(w->grp);
+    w->grp = -1;
+    hid_t f = w->file;
+    w->file = -1;
+    if (H5Fclose(f) < 0) { st = fd_fail(FD_ERR_IO, "%s: closing the HDF5 file failed (disk full?)", w->tmp); goto done; }
+    if (rename(w->tmp, w->path) != 0) {
+        st = fd_fail(FD_ERR_IO, "%s: cannot rename to %s: %s", w->tmp, w->path, strerror(errno));
+        goto done;
+    }
+    free(w->tmp);
+    w->tmp = NULL;
+done:
+    spearman_h5_abort(pw);
+    return st;
+}
+
+fd_status spearman_h5_commit(spearman_h5 **pw, const spearman_meta *m)
+{
+    fd_status st = put_meta((*pw)->file, m);
+    if (st != FD_OK) {
+        spearman_h5_abort(pw);
+        return st;
+    }
+    return finish(pw);
+}
+
+fd_status spearman_h5_commit_part(spearman_h5 **pw, const char *sha256, int rank, int ranks)
+{
+    hid_t f = (*pw)->file;
+    fd_status st = h5u_attr_str(f, "format", "fcbo-dist spearman part");
+    if (st == FD_OK) st = h5u_attr_u64(f, "format_version", 1);
+    if (st == FD_OK) st = h5u_attr_str(f, "input_sha256", sha256);
+    if (st == FD_OK) st = h5u_attr_u64(f, "rank", (uint64_t)rank);
+    if (st == FD_OK) st = h5u_attr_u64(f, "ranks", (uint64_t)ranks);
+    if (st == FD_OK) st = h5u_attr_u64(f, "n_pairs", spearman_h5_count(*pw));
+    if (st != FD_OK) {
+        spearman_h5_abort(pw);
+        return st;
+    }
+    return finish(pw);
+}
+
+fd_status spearman_master_write(const char *path, const spearman_meta *m, const spearman_rank_report *rs, int ranks)
+{
+    fd_status st = FD_OK;
+    hid_t f = -1, g = -1;
+    char *tmp = fd_tmp_name(path);
+    char(*names)[H5PART_NAME_MAX] = calloc((size_t)ranks, sizeof *names);
+    h5u_piece *pc = calloc((size_t)ranks, sizeof *pc);
+    uint64_t *u = calloc((size_t)ranks, sizeof *u);
+    double *d = calloc((size_t)ranks, sizeof *d);
+    char **s = calloc((size_t)ranks, sizeof *s);
+    if (!tmp || !names || !pc || !u || !d || !s) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (f < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file", tmp); goto done; }
+    FD_TRY_GOTO(put_meta(f, m), st, done);
+    FD_TRY_GOTO(h5u_attr_u64(f, "parts", (uint64_t)ranks), st, done);
+    H5_CHECK_GOTO(g = H5Gcreate2(f, "pairs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
+    hid_t types[4] = {H5T_STD_U64LE, H5T_STD_U64LE, H5T_IEEE_F32LE, H5T_IEEE_F64LE};
+    for (int c = 0; c < 4; c++) {
+        for (int r = 0; r < ranks; r++) {
+            h5part_name(names[r], H5PART_NAME_MAX, r);
+            pc[r] = (h5u_piece){names[r], cols[c], rs[r].pairs, 0, rs[r].pairs};
+        }
+        FD_TRY_GOTO(h5u_concat(g, cols[c] + 6, types[c], pc, (size_t)ranks), st, done);
+    }
+    H5Gclose(g);
+    g = -1;
+    H5_CHECK_GOTO(g = H5Gcreate2(f, "ranks", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
+    for (int r = 0; r < ranks; r++) s[r] = names[r];
+    FD_TRY_GOTO(h5u_write_strings(g, "part", s, (uint64_t)ranks), st, done);
+    for (int r = 0; r < ranks; r++) s[r] = (char *)rs[r].host;
+    FD_TRY_GOTO(h5u_write_strings(g, "host", s, (uint64_t)ranks), st, done);
+    for (int r = 0; r < ranks; r++) u[r] = rs[r].pairs;
+    FD_TRY_GOTO(h5u_write_1d(g, "pairs", H5T_STD_U64LE, H5T_NATIVE_UINT64, u, (uint64_t)ranks), st, done);
+    for (int r = 0; r < ranks; r++) u[r] = rs[r].records;
+    FD_TRY_GOTO(h5u_write_1d(g, "tiles", H5T_STD_U64LE, H5T_NATIVE_UINT64, u, (uint64_t)ranks), st, done);
+    for (int r = 0; r < ranks; r++) u[r] = rs[r].threads;
+    FD_TRY_GOTO(h5u_write_1d(g, "threads", H5T_STD_U64LE, H5T_NATIVE_UINT64, u, (uint64_t)ranks), st, done);
+    for (int r = 0; r < ranks; r++) d[r] = rs[r].busy_seconds;
+    FD_TRY_GOTO(h5u_write_1d(g, "busy_seconds", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, d, (uint64_t)ranks), st, done);
+    for (int r = 0; r < ranks; r++) d[r] = rs[r].idle_seconds;
+    FD_TRY_GOTO(h5u_write_1d(g, "idle_seconds", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, d, (uint64_t)ranks), st, done);
+    FD_TRY_GOTO(h5u_attr_u64(f, "complete", 1), st, done);
+    H5Gclose(g);
+    g = -1;
+    hid_t ff = f;
+    f = -1;
+    if (H5Fclose(ff) < 0) { st = fd_fail(FD_ERR_IO, "%s: closing the HDF5 file failed (disk full?)", tmp); goto done; }
+    if (rename(tmp, path) != 0) st = fd_fail(FD_ERR_IO, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+done:
+    if (g >= 0) H5Gclose(g);
+    if (f >= 0) H5Fclose(f);
+    if (st != FD_OK && tmp) unlink(tmp);
+    free(tmp);
+    free(names);
+    free(pc);
+    free(u);
+    free(d);
+    free(s);
+    return st;
+}
+
+fd_status spearman_h5_info(hid_t f, const char *path, FILE *out)
+{
+    static const char *strs[] = {"version", "command", "input", "input_sha256", "y_input", "y_input_sha256",
+                                 "backend", "selection"};
+    static const char *nums[] = {"rows", "y_rows", "observations", "constant_rows", "y_constant_rows",
+                                 "dropped_rows", "pairs_tested", "n_pairs", "count_only", "ranks", "threads", "parts",
+                                 "complete"};
+    static const char *dbls[] = {"threshold", "rho_cut", "wall_seconds", "load_seconds", "pass1_seconds",
+                                 "pass2_seconds"};
+    char buf[4096];
+    uint64_t v;
+    double d;
+    FD_TRY(h5part_check(f, path, "fcbo-dist spearman part", "n_pairs", "ranks/pairs"));
+    fprintf(out, "%-22s %s\n%-22s %s\n", "file", path, "format", "fcbo-dist spearman");
+    for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
+        if (h5u_read_attr_str(f, strs[i], buf, sizeof buf) == FD_OK) fprintf(out, "%-22s %s\n", strs[i], buf);
+    for (size_t i = 0; i < sizeof nums / sizeof *nums; i++)
+        if (h5u_read_attr_u64(f, nums[i], &v) == FD_OK) fprintf(out, "%-22s %llu\n", nums[i], (unsigned long long)v);
+        else if (!strcmp(nums[i], "complete")) fprintf(out, "%-22s 0\n", nums[i]);
+    for (size_t i = 0; i < sizeof dbls / sizeof *dbls; i++)
+        if (h5u_read_attr_f64(f, dbls[i], &d) == FD_OK) fprintf(out, "%-22s %.17g\n", dbls[i], d);
+    fd_errclear();
+    return FD_OK;
+}
+
+fd_status spearman_h5_text(hid_t f, const char *path, FILE *out)
+{
+    fd_status st = FD_OK;
+    uint64_t n, *i = NULL, *j = NULL;
+    float *rho = NULL;
+    double *p = NULL;
+    const uint64_t slice = (uint64_t)1 << 16;
+    FD_TRY(h5part_check(f, path, "fcbo-dist spearman part", "n_pairs", "ranks/pairs"));
+    FD_TRY(h5u_len(f, "pairs/i", &n));
+    FD_ALLOC_GOTO(i, slice, st, done);
+    FD_ALLOC_GOTO(j, slice, st, done);
+    FD_ALLOC_GOTO(rho, slice, st, done);
+    FD_ALLOC_GOTO(p, slice, st, done);
+    for (uint64_t s = 0; s < n; s += slice) {
+        uint64_t k = n - s < slice ? n - s : slice;
+        FD_TRY_GOTO(h5u_read_range(f, "pairs/i", H5T_NATIVE_UINT64, s, k, i), st, done);
+        FD_TRY_GOTO(h5u_read_range(f, "pairs/j", H5T_NATIVE_UINT64, s, k, j), st, done);
+        FD_TRY_GOTO(h5u_read_range(f, "pairs/rho", H5T_NATIVE_FLOAT, s, k, rho), st, done);
+        FD_TRY_GOTO(h5u_read_range(f, "pairs/p", H5T_NATIVE_DOUBLE, s, k, p), st, done);
+        for (uint64_t x = 0; x < k; x++)
+            fprintf(out, "%llu %llu %.9g %.17g\n", (unsigned long long)i[x], (unsigned long long)j[x], rho[x], p[x]);
+    }
+    if (ferror(out)) st = fd_fail(FD_ERR_IO, "writing pairs to standard output failed");
+done:
+    free(i);
+    free(j);
+    free(rho);
+    free(p);
+    return st;
+}

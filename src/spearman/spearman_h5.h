@@ -1,0 +1,55 @@
+/* The spearman result files (docs/formats.md): DIR/spearman.h5 from one
+ * rank, or one DIR/part-RRRRR.h5 per rank and a master DIR/spearman.h5
+ * whose /pairs datasets are virtual datasets over the parts.  Pairs are
+ * (i, j, rho, p): i and j are 0-based row numbers of the input(s). */
+#ifndef FD_SPEARMAN_H5_H
+#define FD_SPEARMAN_H5_H
+
+#include "../common/status.h"
+
+#include <hdf5.h>
+#include <stdint.h>
+#include <stdio.h>
+
+typedef struct spearman_h5 spearman_h5;
+
+/* Everything the master (or single) file records about the run. */
+typedef struct spearman_meta {
+    const char *command, *mode;     /* mode: "pvalue", "rho", "fdr", "top-k" */
+    const char *input, *input_sha256, *y_input, *y_sha256;
+    uint64_t rows, y_rows, constant_rows, y_constant_rows, dropped_rows;
+    uint32_t n;                     /* observations per row */
+    double threshold;               /* alpha, R, Q, or K */
+    double rho_cut;                 /* the |rho| a pair needs (sqrt(q)) */
+    int count_only;
+    uint64_t pairs_tested, pairs_selected;
+    const uint64_t *hist;           /* SPEARMAN_HIST_BINS */
+    int ranks, threads;
+    double wall_seconds, load_seconds, pass1_seconds, pass2_seconds;
+} spearman_meta;
+
+typedef struct spearman_rank_report {
+    uint64_t pairs;                 /* pairs in its part */
+    uint64_t records;               /* tile records it ran (both passes) */
+    double busy_seconds, idle_seconds;
+    uint32_t threads;
+    char host[64];
+} spearman_rank_report;
+
+fd_status spearman_h5_create(spearman_h5 **out, const char *path);
+/* Appends n pairs.  Not thread-safe: the caller serialises. */
+fd_status spearman_h5_append(spearman_h5 *w, const uint64_t *i, const uint64_t *j, const float *rho,
+                             const double *p, size_t n);
+uint64_t spearman_h5_count(const spearman_h5 *w);
+fd_status spearman_h5_commit(spearman_h5 **w, const spearman_meta *m);
+fd_status spearman_h5_commit_part(spearman_h5 **w, const char *sha256, int rank, int ranks);
+void spearman_h5_abort(spearman_h5 **w);
+
+fd_status spearman_master_write(const char *path, const spearman_meta *m, const spearman_rank_report *rs, int ranks);
+
+/* Readers (fcbo-dist info): a spearman file's summary, or its pairs as
+ * text lines "i j rho p". */
+fd_status spearman_h5_info(hid_t f, const char *path, FILE *out);
+fd_status spearman_h5_text(hid_t f, const char *path, FILE *out);
+
+#endif

@@ -1,0 +1,434 @@
+#include "spearman_job.h"
+
+#include "../common/clock.h"
+#include "../common/progress.h"
+#include "../io/h5part.h"
+#include "../mpi/placement.h"
+#include "../mpi/taskpool.h"
+#include "matrix_read.h"
+#include "pvalue.h"
+#include "spearman_h5.h"
+#include "tile.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* Rows per tile side: 256 rows of 30 observations are 8 KB of packed
+ * ranks, so a tile's two blocks stay in L1/L2 while 65,536 pairs are
+ * computed from them. */
+#define BLOCK 256
+/* Pairs a thread buffers before writing them out. */
+#define FLUSH_PAIRS (1u << 16)
+
+typedef struct {
+    const spearman_opts *o;
+    fd_mpi mpi;
+    spearman_mat *x, *y;          /* y == x for the triangle */
+    spearman_sel sel;
+    int threads;
+    h5part_set out;
+    spearman_h5 *h5;
+    pthread_mutex_t lock;         /* serialises h5 appends */
+    spearman_acc *acc;            /* one per thread */
+    double *busy;                 /* one per thread */
+    uint64_t *records;            /* one per thread */
+    fd_progress prog;
+    atomic_int failed;
+    uint64_t hist[SPEARMAN_HIST_BINS], pairs, selected;
+    double t0, load_s, pass1_s, pass2_s;
+    uint64_t tiles_taken;
+} job;
+
+/* ---------------- work records: block-row segments ---------------- */
+
+typedef struct {
+    uint64_t *data;
+    size_t *start, n;
+} seglist;
+
+static fd_status make_segments(const job *jb, int workers, seglist *s)
+{
+    uint64_t nbx = (jb->x->rows + BLOCK - 1) / BLOCK, nby = (jb->y->rows + BLOCK - 1) / BLOCK;
+    int tri = jb->x == jb->y;
+    uint64_t tiles = tri ? nbx * (nbx + 1) / 2 : nbx * nby;
+    /* At least 64 records per worker of the whole job, when there are
+     * enough tiles: the costliest go first and the short ones even out
+     * the finish. */
+    uint64_t len = tiles / (64 * (uint64_t)workers);
+    if (len < 1) len = 1;
+    size_t cap = 0, n = 0;
+    for (uint64_t ib = 0; ib < nbx; ib++) {
+        uint64_t j0 = tri ? ib : 0;
+        for (uint64_t j = j0; j < nby; j += len) n++;
+    }
+    cap = n;
+    s->data = malloc(cap * 3 * sizeof *s->data);
+    s->start = malloc(cap * sizeof *s->start);
+    if (!s->data || !s->start) return fd_fail(FD_ERR_NOMEM, "out of memory for %zu tile records", cap);
+    s->n = 0;
+    for (uint64_t ib = 0; ib < nbx; ib++) {
+        uint64_t j0 = tri ? ib : 0;
+        for (uint64_t j = j0; j < nby; j += len) {
+            s->start[s->n] = s->n * 3;
+            s->data[s->n * 3] = ib;
+            s->data[s->n * 3 + 1] = j;
+            s->data[s->n * 3 + 2] = j + len < nby ? j + len : nby;
+            s->n++;
+        }
+    }
+    return FD_OK;
+}
+
+/* ---------------- the two passes ---------------- */
+
+/* Writes a thread's selected pairs: rho and p are computed here, outside
+ * the lock; only the append is serialised. */
+static fd_status flush_pairs(job *jb, spearman_acc *a)
+{
+    fd_status st = FD_OK;
+    size_t n = a->nout;
+    if (n == 0) return FD_OK;
+    uint64_t *ii = malloc(n * sizeof *ii), *jj = malloc(n * sizeof *jj);
+    float *rho = malloc(n * sizeof *rho);
+    double *p = malloc(n * sizeof *p);
+    if (!ii || !jj || !rho || !p) { st = fd_fail(FD_ERR_NOMEM, "out of memory for %zu pairs", n); goto done; }
+    for (size_t k = 0; k < n; k++) {
+        const spair *q = &a->out[k];
+        int64_t sii = jb->x->sii[q->i], sjj = jb->y->sii[q->j];
+        long double prod = (long double)sii * (long double)sjj, s2 = (long double)q->s * (long double)q->s;
+        ii[k] = smat_id(jb->x, q->i);
+        jj[k] = smat_id(jb->y, q->j);
+        rho[k] = (float)spearman_rho(q->s, sii, sjj);
+        p[k] = spearman_p_of_x((double)((prod - s2) / prod), jb->sel.dof);
+    }
+    pthread_mutex_lock(&jb->lock);
+    if (jb->h5) st = spearman_h5_append(jb->h5, ii, jj, rho, p, n);
+    pthread_mutex_unlock(&jb->lock);
+    a->nout = 0;
+done:
+    free(ii);
+    free(jj);
+    free(rho);
+    free(p);
+    return st;
+}
+
+static fd_status run_record(void *arg, int t, const uint64_t *rec, size_t len)
+{
+    job *jb = arg;
+    spearman_acc *a = &jb->acc[t];
+    (void)len;
+    double t0 = fd_now();
+    uint64_t before = a->pairs;
+    uint64_t ib = rec[0];
+    uint64_t i0 = ib * BLOCK, i1 = i0 + BLOCK < jb->x->rows ? i0 + BLOCK : jb->x->rows;
+    for (uint64_t b = rec[1]; b < rec[2]; b++) {
+        uint64_t j0 = b * BLOCK, j1 = j0 + BLOCK < jb->y->rows ? j0 + BLOCK : jb->y->rows;
+        spearman_tile(jb->x, jb->y, i0, i1, j0, j1, jb->x == jb->y && b == ib, &jb->sel, a);
+        if (a->failed) return fd_fail(FD_ERR_NOMEM, "out of memory buffering selected pairs");
+        if (a->out && a->nout >= FLUSH_PAIRS) FD_TRY(flush_pairs(jb, a));
+    }
+    fd_progress_add(&jb->prog, a->pairs - before);
+    jb->busy[t] += fd_now() - t0;
+    jb->records[t]++;
+    return FD_OK;
+}
+
+/* One pass over all tiles.  emit: write the selected pairs (pass 2);
+ * otherwise count them and fill the histogram (pass 1). */
+static fd_status pass(job *jb, int emit)
+{
+    fd_status st = FD_OK;
+    fd_pool *pool = NULL;
+    seglist segs = {0};
+    for (int t = 0; t < jb->threads; t++) {
+        spearman_acc *a = &jb->acc[t];
+        a->pairs = a->selected = 0;
+        a->nout = 0;
+        a->failed = 0;
+        if (!emit) memset(a->hist, 0, SPEARMAN_HIST_BINS * sizeof *a->hist);
+    }
+    FD_TRY_GOTO(fd_pool_create(&pool, jb->threads, &jb->failed), st, done);
+    if (fd_pool_rank(pool) == 0) {
+        st = make_segments(jb, fd_pool_total_workers(pool), &segs);
+        if (st != FD_OK) atomic_store(&jb->failed, 1);
+        fd_records recs = {segs.data, segs.start, st == FD_OK ? segs.n : 0, st == FD_OK ? segs.n * 3 : 0};
+        fd_pool_set_work(pool, &recs);
+    }
+    /* Pass 1 fills the histogram; pass 2 emits without it. */
+    spearman_acc *hold = NULL;
+    if (emit) {
+        hold = malloc((size_t)jb->threads * sizeof *hold);
+        if (!hold) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); atomic_store(&jb->failed, 1); }
+    }
+    for (int t = 0; hold && t < jb->threads; t++) {
+        hold[t] = jb->acc[t];
+        jb->acc[t].hist = NULL;
+        jb->acc[t].out = NULL;
+        jb->acc[t].capout = 0;
+        jb->acc[t].out = malloc(FLUSH_PAIRS * 2 * sizeof(spair));
+        jb->acc[t].capout = jb->acc[t].out ? FLUSH_PAIRS * 2 : 0;
+    }
+    fd_status wst = fd_pool_work(pool, jb->threads, run_record, jb, &jb->prog);
+    if (st == FD_OK) st = wst;
+    for (int t = 0; t < jb->threads; t++) {
+        spearman_acc *a = &jb->acc[t];
+        if (emit && st == FD_OK) st = flush_pairs(jb, a);
+        jb->pairs += a->pairs;
+        jb->selected += a->selected;
+        if (!emit)
+            for (int b = 0; b < SPEARMAN_HIST_BINS; b++) jb->hist[b] += a->hist[b];
+        if (hold) {
+            free(a->out);
+            a->out = NULL;
+            a->capout = 0;
+            a->hist = hold[t].hist;
+        }
+    }
+    free(hold);
+done:
+    fd_pool_destroy(&pool);
+    free(segs.data);
+    free(segs.start);
+    return st;
+}
+
+/* ---------------- the stages ---------------- */
+
+static fd_status same_input(const job *jb, const spearman_mat *m, const char *what)
+{
+    fd_status st = FD_OK;
+    char sha[65];
+    if (jb->mpi.size == 1) return FD_OK;
+    memcpy(sha, m->sha256, sizeof sha);
+    MPI_CHECK_GOTO(MPI_Bcast(sha, (int)sizeof sha, MPI_CHAR, 0, MPI_COMM_WORLD), st, done);
+    if (memcmp(sha, m->sha256, sizeof sha) != 0)
+        st = fd_fail(FD_ERR_INPUT, "%s differs from the file rank 0 read (SHA-256 %.16s... against %.16s...)", what,
+                     m->sha256, sha);
+done:
+    return st;
+}
+
+static fd_status stage_setup(job *jb)
+{
+    const spearman_opts *o = jb->o;
+    double t = fd_now();
+    if (strcmp(o->backend, "cpu") != 0 && strcmp(o->backend, "auto") != 0)
+        return fd_fail(FD_ERR_UNAVAILABLE, "spearman backend '%s' is not available in this build (built: cpu)",
+                       o->backend);
+    fd_status st = spearman_read(&jb->x, o->input, o->drop_nan);
+    if (st == FD_OK && o->y_input) st = spearman_read(&jb->y, o->y_input, o->drop_nan);
+    if (jb->mpi.size > 1) {
+        fd_status agreed = fd_mpi_agree(st, NULL);
+        if (agreed != FD_OK) return st != FD_OK ? st : agreed;
+    }
+    FD_TRY(st);
+    FD_TRY(same_input(jb, jb->x, o->input));
+    if (jb->y) {
+        FD_TRY(same_input(jb, jb->y, o->y_input));
+        if (jb->y->n != jb->x->n)
+            return fd_fail(FD_ERR_INPUT, "%s has %u observations per row but %s has %u", o->input, jb->x->n,
+                           o->y_input, jb->y->n);
+    } else {
+        jb->y = jb->x;
+    }
+    jb->load_s = fd_now() - t;
+    spearman_sel_init(&jb->sel, o->mode, o->value, jb->x->n);
+    jb->threads = o->threads > 0 ? o->threads : fd_place_threads(&jb->mpi);
+    jb->acc = calloc((size_t)jb->threads, sizeof *jb->acc);
+    jb->busy = calloc((size_t)jb->threads, sizeof *jb->busy);
+    jb->records = calloc((size_t)jb->threads, sizeof *jb->records);
+    if (!jb->acc || !jb->busy || !jb->records) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    for (int k = 0; k < jb->threads; k++)
+        if (!(jb->acc[k].hist = calloc(SPEARMAN_HIST_BINS, sizeof(uint64_t)))) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    return FD_OK;
+}
+
+static fd_status reduce_counts(job *jb)
+{
+    fd_status st = FD_OK;
+    if (!fd_mpi_active()) return FD_OK;
+    MPI_CHECK_GOTO(MPI_Allreduce(MPI_IN_PLACE, jb->hist, SPEARMAN_HIST_BINS, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD), st, done);
+    uint64_t c[2] = {jb->pairs, jb->selected};
+    MPI_CHECK_GOTO(MPI_Allreduce(MPI_IN_PLACE, c, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD), st, done);
+    jb->pairs = c[0];
+    jb->selected = c[1];
+done:
+    return st;
+}
+
+/* Bytes per written pair: i and j (8 each), rho (4), p (8). */
+#define PAIR_BYTES 28
+
+static fd_status check_output_size(const job *jb)
+{
+    const spearman_opts *o = jb->o;
+    double bytes = (double)jb->selected * PAIR_BYTES;
+    if (!o->outdir || o->count_only || bytes <= (double)o->max_output) return FD_OK;
+    return fd_fail(FD_ERR_USAGE,
+                   "%llu pairs pass the selection: about %.3g GB of output, over --max-output %.3g GB; choose a "
+                   "stricter %s, or raise --max-output",
+                   (unsigned long long)jb->selected, bytes / 1e9, (double)o->max_output / 1e9,
+                   o->mode == 'p' ? "--pvalue" : "--rho");
+}
+
+static void fill_meta(const job *jb, spearman_meta *m)
+{
+    const spearman_opts *o = jb->o;
+    memset(m, 0, sizeof *m);
+    m->command = o->command;
+    m->mode = o->mode == 'p' ? "pvalue" : "rho";
+    m->input = o->input;
+    m->input_sha256 = jb->x->sha256;
+    if (jb->y != jb->x) {
+        m->y_input = o->y_input;
+        m->y_sha256 = jb->y->sha256;
+        m->y_rows = jb->y->rows;
+        m->y_constant_rows = jb->y->constant;
+    }
+    m->rows = jb->x->rows;
+    m->constant_rows = jb->x->constant;
+    m->dropped_rows = jb->x->dropped + (jb->y != jb->x ? jb->y->dropped : 0);
+    m->n = jb->x->n;
+    m->threshold = o->value;
+    m->rho_cut = sqrt(jb->sel.q);
+    m->count_only = o->count_only;
+    m->pairs_tested = jb->pairs;
+    m->pairs_selected = jb->selected;
+    m->hist = jb->hist;
+    m->ranks = jb->mpi.size;
+    m->threads = jb->threads;
+    m->wall_seconds = fd_now() - jb->t0;
+    m->load_seconds = jb->load_s;
+    m->pass1_seconds = jb->pass1_s;
+    m->pass2_seconds = jb->pass2_s;
+}
+
+static void rank_report(const job *jb, spearman_rank_report *r, double enum_s)
+{
+    memset(r, 0, sizeof *r);
+    r->pairs = jb->h5 ? spearman_h5_count(jb->h5) : 0;
+    for (int t = 0; t < jb->threads; t++) {
+        r->records += jb->records[t];
+        r->busy_seconds += jb->busy[t] / jb->threads;
+    }
+    r->idle_seconds = enum_s > r->busy_seconds ? enum_s - r->busy_seconds : 0;
+    r->threads = (uint32_t)jb->threads;
+    gethostname(r->host, sizeof r->host - 1);
+}
+
+static fd_status stage_commit(job *jb, spearman_rank_report *reps, double enum_s)
+{
+    fd_status st = FD_OK;
+    spearman_rank_report mine;
+    spearman_meta meta;
+    rank_report(jb, &mine, enum_s);
+    if (jb->out.distributed && jb->h5) {
+        st = spearman_h5_commit_part(&jb->h5, jb->x->sha256, jb->mpi.rank, jb->mpi.size);
+        if (st == FD_OK) h5part_set_committed(&jb->out);
+        FD_TRY(fd_mpi_agree(st, NULL));
+    }
+    FD_TRY(fd_mpi_gather_bytes(&mine, sizeof mine, reps));
+    if (jb->mpi.rank != 0 || !jb->o->outdir) return FD_OK;
+    fill_meta(jb, &meta);
+    if (!jb->out.distributed) return spearman_h5_commit(&jb->h5, &meta);
+    return spearman_master_write(jb->out.master, &meta, reps, jb->mpi.size);
+}
+
+static void print_summary(const job *jb, const spearman_rank_report *reps)
+{
+    const spearman_opts *o = jb->o;
+    if (o->quiet || jb->mpi.rank != 0) return;
+    double secs = fd_now() - jb->t0;
+    fprintf(stderr, "%llu of %llu pairs selected (%s %g, |rho| >= %.6f) in %.3f s (%.3g pairs/s), ",
+            (unsigned long long)jb->selected, (unsigned long long)jb->pairs, o->mode == 'p' ? "p <=" : "|rho| >=",
+            o->value, sqrt(jb->sel.q), secs, secs > 0 ? (double)jb->pairs / secs : 0.0);
+    if (jb->mpi.size > 1) fprintf(stderr, "%d ranks x ", jb->mpi.size);
+    fprintf(stderr, "%d thread%s%s%s\n", jb->threads, jb->threads == 1 ? "" : "s",
+            jb->out.master && !o->count_only ? "; wrote " : "", jb->out.master && !o->count_only ? jb->out.master : "");
+    if (jb->x->constant || (jb->y != jb->x && jb->y->constant))
+        fprintf(stderr, "%llu constant row%s (rho undefined, never selected)\n",
+                (unsigned long long)(jb->x->constant + (jb->y != jb->x ? jb->y->constant : 0)),
+                jb->x->constant == 1 ? "" : "s");
+    if (!o->stats) return;
+    fprintf(stderr, "load %.3f s, pass 1 (count) %.3f s, pass 2 (write) %.3f s\n", jb->load_s, jb->pass1_s, jb->pass2_s);
+    fprintf(stderr, "%6s %14s %10s %10s %10s\n", "rank", "pairs", "tiles", "busy_s", "idle_s");
+    for (int r = 0; r < jb->mpi.size; r++)
+        fprintf(stderr, "%6d %14llu %10llu %10.3f %10.3f\n", r, (unsigned long long)reps[r].pairs,
+                (unsigned long long)reps[r].records, reps[r].busy_seconds, reps[r].idle_seconds);
+}
+
+fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
+{
+    job jb;
+    memset(&jb, 0, sizeof jb);
+    jb.o = o;
+    jb.mpi = *mpi;
+    jb.t0 = fd_now();
+    atomic_init(&jb.failed, 0);
+    pthread_mutex_init(&jb.lock, NULL);
+    spearman_rank_report *reps = NULL;
+
+    fd_status st = fd_mpi_agree(h5part_set_open(&jb.out, o->outdir, "spearman.h5", o->force, mpi->rank, mpi->size), NULL);
+    if (st == FD_OK) st = fd_mpi_agree(stage_setup(&jb), NULL);
+    double t_enum = fd_now();
+    if (st == FD_OK) {
+        double t = fd_now();
+        fd_progress_start(&jb.prog, "pairs", o->quiet || mpi->rank != 0);
+        fd_status local = pass(&jb, 0);
+        fd_progress_stop(&jb.prog);
+        jb.pass1_s = fd_now() - t;
+        if (local == FD_ERR_MPI) { st = local; goto done; }
+        st = fd_mpi_agree(local, NULL);
+        if (st == FD_OK) st = reduce_counts(&jb);
+        if (st == FD_OK) st = check_output_size(&jb);
+    }
+    /* With --count-only the file holds the counts and the histogram and
+     * empty pair datasets. */
+    if (st == FD_OK && o->outdir) {
+        double t = fd_now();
+        const char *file = jb.out.distributed ? jb.out.part : jb.out.master;
+        fd_status local = spearman_h5_create(&jb.h5, file);
+        if (local != FD_OK && jb.out.distributed)
+            local = fd_fail(local, "%s: cannot write this rank's part (is %s on a file system every rank sees?)",
+                            file, o->outdir);
+        st = fd_mpi_agree(local, NULL);
+        if (st == FD_OK && !o->count_only) {
+            uint64_t pairs = jb.pairs, selected = jb.selected;
+            fd_progress_start(&jb.prog, "pairs", o->quiet || mpi->rank != 0);
+            local = pass(&jb, 1);
+            fd_progress_stop(&jb.prog);
+            jb.pairs = pairs;
+            jb.selected = selected;
+            if (local == FD_ERR_MPI) { st = local; goto done; }
+            st = fd_mpi_agree(local, NULL);
+        }
+        jb.pass2_s = fd_now() - t;
+    }
+    if (st == FD_OK) {
+        reps = calloc((size_t)mpi->size, sizeof *reps);
+        st = reps ? FD_OK : fd_fail(FD_ERR_NOMEM, "out of memory");
+        if (st == FD_OK) st = stage_commit(&jb, reps, fd_now() - t_enum);
+        if (st != FD_ERR_MPI) st = fd_mpi_agree(st, NULL);
+    }
+    if (st == FD_OK) print_summary(&jb, reps);
+done:
+    spearman_h5_abort(&jb.h5);
+    h5part_set_close(&jb.out, st);
+    if (jb.y != jb.x) smat_destroy(&jb.y);
+    smat_destroy(&jb.x);
+    for (int t = 0; jb.acc && t < jb.threads; t++) {
+        free(jb.acc[t].hist);
+        free(jb.acc[t].out);
+    }
+    free(jb.acc);
+    free(jb.busy);
+    free(jb.records);
+    free(reps);
+    pthread_mutex_destroy(&jb.lock);
+    return st;
+}

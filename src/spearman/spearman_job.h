@@ -1,0 +1,24 @@
+/* Runs `fcbo-dist spearman` on this rank, as one of all ranks: every rank
+ * reads and ranks the matrix, rank 0 hands out tiles of the pair matrix
+ * (src/mpi/taskpool), pass 1 counts the selected pairs and the rho
+ * histogram (reduced over ranks), pass 2 writes the pairs to each rank's
+ * part, rank 0 writes the master (docs/architecture.md, docs/formats.md). */
+#ifndef FD_SPEARMAN_JOB_H
+#define FD_SPEARMAN_JOB_H
+
+#include "../mpi/fdmpi.h"
+
+#include <stdint.h>
+
+typedef struct spearman_opts {
+    const char *input, *y_input, *outdir, *backend, *command;
+    int mode;                /* 'p' --pvalue, 'r' --rho */
+    double value;            /* alpha or R */
+    int count_only, drop_nan, force, quiet, stats;
+    int threads;             /* 0: from the placement */
+    uint64_t max_output;     /* bytes */
+} spearman_opts;
+
+fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi);
+
+#endif

@@ -1,0 +1,195 @@
+#include "tile.h"
+
+#include "pvalue.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+void spearman_sel_init(spearman_sel *s, int mode, double value, uint32_t n)
+{
+    s->dof = (int)n - 2;
+    s->alpha = 0;
+    if (mode == 'p') {
+        s->alpha = value;
+        s->q = 1 - spearman_x_crit(value, s->dof);
+    } else if (mode == 'r') {
+        s->q = value * value;
+    } else {
+        s->q = 0;
+    }
+    /* sqrt(q) with a margin far above float rounding of |S| and the roots. */
+    s->pre = (float)(sqrt(s->q) * (1 - 1e-5));
+}
+
+int spearman_keep(const spearman_sel *sel, int64_t s, int64_t sii, int64_t sjj)
+{
+    if (sii == 0 || sjj == 0) return 0;
+    long double p = (long double)sii * (long double)sjj, s2 = (long double)s * (long double)s;
+    long double d = s2 - (long double)sel->q * p;
+    /* Far from the boundary the sign decides.  Near it (p-value mode), p
+     * itself, from the exact x = (P - S^2) / P, is compared with alpha. */
+    if (sel->alpha > 0 && fabsl(d) <= 1e-12L * p) {
+        double x = (double)((p - s2) / p);
+        return spearman_p_of_x(x, sel->dof) <= sel->alpha;
+    }
+    return d >= 0;
+}
+
+/* The histogram is a summary: single precision, the same operations in
+ * the scalar and the SIMD kernel, so both fill the same bins. */
+static inline int hist_bin(int32_t s, float inv_i, float inv_j)
+{
+    float rho = ((float)s * inv_i) * inv_j;
+    int b = (int)((rho + 1.0f) * (float)(SPEARMAN_HIST_BINS / 2));
+    return b < 0 ? 0 : b >= SPEARMAN_HIST_BINS ? SPEARMAN_HIST_BINS - 1 : b;
+}
+
+static void emit(spearman_acc *acc, uint64_t i, uint64_t j, int64_t s)
+{
+    if (acc->nout == acc->capout) {
+        size_t cap = acc->capout ? acc->capout * 2 : 4096;
+        spair *p = realloc(acc->out, cap * sizeof *p);
+        if (!p) {
+            acc->failed = 1;
+            return;
+        }
+        acc->out = p;
+        acc->capout = cap;
+    }
+    acc->out[acc->nout++] = (spair){i, j, s};
+}
+
+/* One pair after its S is known: histogram, test, count or emit. */
+static inline void visit(const spearman_mat *x, const spearman_mat *y, uint64_t i, uint64_t j, int64_t s,
+                         const spearman_sel *sel, spearman_acc *acc)
+{
+    int64_t sii = x->sii[i], sjj = y->sii[j];
+    if (sii == 0 || sjj == 0) return;
+    acc->pairs++;
+    if (acc->hist) acc->hist[hist_bin((int32_t)s, x->inv_root[i], y->inv_root[j])]++;
+    if (spearman_keep(sel, s, sii, sjj)) {
+        acc->selected++;
+        if (acc->out) emit(acc, i, j, s);
+    }
+}
+
+void spearman_tile_scalar(const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1, uint64_t j0,
+                          uint64_t j1, int upper, const spearman_sel *sel, spearman_acc *acc)
+{
+    for (uint64_t i = i0; i < i1; i++) {
+        if (x->sii[i] == 0) continue;
+        for (uint64_t j = upper && j0 <= i ? i + 1 : j0; j < j1; j++) {
+            int64_t s = 0;
+            for (uint32_t k = 0; k < x->n; k++) s += (int64_t)smat_a(x, i, k) * smat_a(y, j, k);
+            visit(x, y, i, j, s, sel, acc);
+        }
+    }
+}
+
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <immintrin.h>
+
+/* 4 rows of x against 8 rows of y at a time: per column pair, one load of
+ * y's 8 rows, four 32-bit broadcasts of x's rows, four pmaddwd.  Each of
+ * the 32 sums stays in its own lane, so no horizontal reduction. */
+__attribute__((target("avx2"))) static void tile_avx2(const spearman_mat *x, const spearman_mat *y, uint64_t i0,
+                                                      uint64_t i1, uint64_t j0, uint64_t j1, int upper,
+                                                      const spearman_sel *sel, spearman_acc *acc)
+{
+    const uint32_t kp = x->kp;
+    const __m256i lane = _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7);
+    const __m256 zero = _mm256_setzero_ps();
+    int hist = acc->hist != NULL;
+    for (uint64_t ib = i0; ib < i1; ib += 4) {
+        const uint32_t *xi[4];
+        float thr[4];
+        int live = 0;
+        for (int r = 0; r < 4; r++) {
+            uint64_t i = ib + r < i1 ? ib + r : ib; /* past the end: repeat a row, masked below */
+            xi[r] = x->packed + (i >> 3) * kp * 8 + (i & 7);
+            thr[r] = sel->pre * x->root[i];
+            live |= (ib + r < i1 && x->sii[ib + r] != 0) << r;
+        }
+        if (!live) continue;
+        uint64_t jstart = j0;
+        if (upper && j0 <= ib) jstart = (ib + 1) & ~(uint64_t)7;
+        for (uint64_t jb = jstart; jb < j1; jb += 8) {
+            const __m256i *yp = (const __m256i *)(y->packed + (jb >> 3) * kp * 8);
+            __m256i a0 = _mm256_setzero_si256(), a1 = a0, a2 = a0, a3 = a0;
+            for (uint32_t p = 0; p < kp; p++) {
+                __m256i b = _mm256_loadu_si256(yp + p);
+                a0 = _mm256_add_epi32(a0, _mm256_madd_epi16(_mm256_set1_epi32((int)xi[0][p * 8]), b));
+                a1 = _mm256_add_epi32(a1, _mm256_madd_epi16(_mm256_set1_epi32((int)xi[1][p * 8]), b));
+                a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(_mm256_set1_epi32((int)xi[2][p * 8]), b));
+                a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(_mm256_set1_epi32((int)xi[3][p * 8]), b));
+            }
+            __m256 rootj = _mm256_loadu_ps(y->root + jb);
+            int jvalid = _mm256_movemask_ps(_mm256_cmp_ps(rootj, zero, _CMP_GT_OQ));
+            if (jb + 8 > j1) jvalid &= (1 << (j1 - jb)) - 1;
+            __m256i acc4[4] = {a0, a1, a2, a3};
+            for (int r = 0; r < 4; r++) {
+                if (!(live >> r & 1)) continue;
+                uint64_t i = ib + r;
+                int valid = jvalid;
+                if (upper && jb <= i) {
+                    /* lanes j > i only */
+                    __m256i gt = _mm256_cmpgt_epi32(lane, _mm256_set1_epi32((int)(i - jb)));
+                    valid &= _mm256_movemask_ps(_mm256_castsi256_ps(gt));
+                }
+                if (!valid) continue;
+                __m256 as = _mm256_cvtepi32_ps(_mm256_abs_epi32(acc4[r]));
+                int cand = valid & _mm256_movemask_ps(_mm256_cmp_ps(as, _mm256_mul_ps(_mm256_set1_ps(thr[r]), rootj), _CMP_GE_OQ));
+                acc->pairs += (uint64_t)__builtin_popcount((unsigned)valid);
+                if (hist) {
+                    __m256 rho = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc4[r]), _mm256_set1_ps(x->inv_root[i])),
+                                               _mm256_loadu_ps(y->inv_root + jb));
+                    __m256i b = _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_add_ps(rho, _mm256_set1_ps(1.0f)),
+                                                                  _mm256_set1_ps((float)(SPEARMAN_HIST_BINS / 2))));
+                    b = _mm256_min_epi32(_mm256_max_epi32(b, _mm256_setzero_si256()), _mm256_set1_epi32(SPEARMAN_HIST_BINS - 1));
+                    int32_t bv[8];
+                    _mm256_storeu_si256((__m256i *)bv, b);
+                    for (int m = valid; m; m &= m - 1) acc->hist[bv[__builtin_ctz((unsigned)m)]]++;
+                }
+                while (cand) {
+                    int l = __builtin_ctz((unsigned)cand);
+                    cand &= cand - 1;
+                    int32_t sv[8];
+                    _mm256_storeu_si256((__m256i *)sv, acc4[r]);
+                    if (spearman_keep(sel, sv[l], x->sii[i], y->sii[jb + l])) {
+                        acc->selected++;
+                        if (acc->out) emit(acc, i, jb + l, sv[l]);
+                    }
+                }
+            }
+        }
+    }
+}
+
+static int have_avx2(void)
+{
+    static int v = -1;
+    if (v < 0) {
+        __builtin_cpu_init();
+        v = __builtin_cpu_supports("avx2") ? 1 : 0;
+    }
+    return v;
+}
+#else
+static int have_avx2(void) { return 0; }
+#define tile_avx2 spearman_tile_scalar
+#endif
+
+void spearman_tile(const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,
+                   int upper, const spearman_sel *sel, spearman_acc *acc)
+{
+    /* FD_SPEARMAN_SCALAR=1 forces the portable kernel (for comparisons). */
+    static int force_scalar = -1;
+    if (force_scalar < 0) {
+        const char *e = getenv("FD_SPEARMAN_SCALAR");
+        force_scalar = e && *e == '1';
+    }
+    if (x->n <= SMAT_FAST_MAX_N && have_avx2() && !force_scalar)
+        tile_avx2(x, y, i0, i1, j0, j1, upper, sel, acc);
+    else
+        spearman_tile_scalar(x, y, i0, i1, j0, j1, upper, sel, acc);
+}
