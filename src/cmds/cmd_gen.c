@@ -1,6 +1,8 @@
 /* Synthetic inputs.  `gen context`: a random binary context in which
  * attribute m occurs with probability p_m; uniform (p_m = D) or Zipf-skewed
- * (p_m proportional to 1/(m+1)^A, scaled so that the mean is D). */
+ * (p_m proportional to 1/(m+1)^A, scaled so that the mean is D).
+ * `gen counts`: a zero-inflated count matrix for `spearman`. */
+#include "../common/atomicfile.h"
 #include "../common/clock.h"
 #include "../lattice/context.h"
 #include "cmds.h"
@@ -23,7 +25,15 @@ static const char *help =
     "  --density D      mean fraction of ones, 0..1\n"
     "  --seed S         random seed (default 1)\n"
     "  --zipf A         skewed attribute frequencies with exponent A > 0\n"
-    "  -o FILE          output; the format follows the extension\n";
+    "  -o FILE          output; the format follows the extension\n\n"
+    "usage: fcbo-dist gen counts --rows N --cols C [--zero-frac F] [--mean M]\n"
+    "                            [--groups G] [--seed S] -o FILE.txt|.csv|.npy\n\n"
+    "Writes a zero-inflated count matrix (rows are variables): each cell is 0\n"
+    "with probability F (default 0.6), otherwise 1 + a geometric count with\n"
+    "mean M (default 10).  With --groups G, row r belongs to group r mod G and\n"
+    "the rows of a group share a random profile of column means, so they\n"
+    "correlate; without it rows are independent.  .txt is whitespace\n"
+    "separated, .csv comma separated, .npy a little-endian int32 array.\n";
 
 static fd_status gen_context(int argc, char **argv)
 {
@@ -99,12 +109,97 @@ done:
     return st;
 }
 
+/* One cell of `gen counts`. */
+static uint32_t count_cell(fd_rng *rng, double zero_frac, double mean)
+{
+    if (fd_rng_unif(rng) < zero_frac) return 0;
+    double u = fd_rng_unif(rng);
+    return 1 + (uint32_t)floor(-log(1 - u) * mean);
+}
+
+static fd_status write_counts(fd_afile *af, const char *out, uint64_t rows, uint32_t cols, double zf, double mean,
+                              uint32_t groups, uint64_t seed)
+{
+    fd_status st = FD_OK;
+    size_t n = strlen(out);
+    int npy = n > 4 && !strcmp(out + n - 4, ".npy"), csv = n > 4 && !strcmp(out + n - 4, ".csv");
+    double *prof = NULL;
+    uint32_t *row = NULL;
+    fd_rng rng = {seed};
+    uint32_t g = groups ? groups : 1;
+    FD_ALLOC_GOTO(prof, (size_t)g * cols, st, done);
+    FD_ALLOC_GOTO(row, cols, st, done);
+    for (size_t k = 0; k < (size_t)g * cols; k++) prof[k] = groups ? 0.2 + 1.8 * fd_rng_unif(&rng) : 1.0;
+    if (npy) {
+        char hdr[128];
+        int len = snprintf(hdr, sizeof hdr, "{'descr': '<i4', 'fortran_order': False, 'shape': (%llu, %u), }",
+                           (unsigned long long)rows, cols);
+        int total = 10 + len + 1, pad = (64 - total % 64) % 64;
+        unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
+        pre[8] = (unsigned char)((len + pad + 1) & 0xff);
+        pre[9] = (unsigned char)((len + pad + 1) >> 8);
+        fwrite(pre, 1, 10, af->f);
+        fprintf(af->f, "%s%*s\n", hdr, pad, "");
+    }
+    for (uint64_t r = 0; r < rows; r++) {
+        const double *pr = prof + (r % g) * cols;
+        for (uint32_t k = 0; k < cols; k++) row[k] = count_cell(&rng, zf, mean * pr[k]);
+        if (npy) {
+            fwrite(row, sizeof *row, cols, af->f);
+        } else {
+            for (uint32_t k = 0; k < cols; k++) fprintf(af->f, k ? (csv ? ",%u" : " %u") : "%u", row[k]);
+            fputc('\n', af->f);
+        }
+    }
+done:
+    free(prof);
+    free(row);
+    return st;
+}
+
+static fd_status gen_counts(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"rows", required_argument, 0, 'r'},   {"cols", required_argument, 0, 'c'},
+        {"zero-frac", required_argument, 0, 'z'}, {"mean", required_argument, 0, 'm'},
+        {"groups", required_argument, 0, 'g'}, {"seed", required_argument, 0, 's'},
+        {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    uint64_t rows = 0, seed = 1;
+    uint32_t cols = 0, groups = 0;
+    double zf = 0.6, mean = 10;
+    const char *out = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'r': FD_TRY(opt_u64("--rows", optarg, &rows)); break;
+        case 'c': FD_TRY(opt_u32("--cols", optarg, 1, 32767, &cols)); break;
+        case 'z': FD_TRY(opt_f64("--zero-frac", optarg, 0, 1, &zf)); break;
+        case 'm': FD_TRY(opt_f64("--mean", optarg, 0, 1e9, &mean)); break;
+        case 'g': FD_TRY(opt_u32("--groups", optarg, 0, UINT32_MAX, &groups)); break;
+        case 's': FD_TRY(opt_u64("--seed", optarg, &seed)); break;
+        case 'o': out = optarg; break;
+        case 'h': fputs(help, stdout); return FD_OK;
+        default: return opt_bad("gen counts");
+        }
+    }
+    if (!rows || !cols || !out)
+        return fd_fail(FD_ERR_USAGE, "gen counts needs --rows, --cols and -o; see 'fcbo-dist gen --help'");
+    fd_afile af;
+    FD_TRY(fd_afile_open(&af, out));
+    fd_status st = write_counts(&af, out, rows, cols, zf, mean, groups, seed);
+    if (st == FD_OK) return fd_afile_commit(&af);
+    fd_afile_abort(&af);
+    return st;
+}
+
 fd_status cmd_gen(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "context")) return gen_context(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(argv[1], "counts")) return gen_counts(argc - 1, argv + 1);
     if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         fputs(help, stdout);
         return FD_OK;
     }
-    return fd_fail(FD_ERR_USAGE, "gen needs a kind of input: 'fcbo-dist gen context ...'; see 'fcbo-dist gen --help'");
+    return fd_fail(FD_ERR_USAGE, "gen needs a kind of input: 'fcbo-dist gen context|counts ...'; see 'fcbo-dist gen --help'");
 }

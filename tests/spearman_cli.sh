@@ -1,0 +1,50 @@
+# fcbo-dist spearman on bad input and at its limits: FILE:LINE messages,
+# exit 2, and no output directory left; --max-output refuses before
+# writing; `info` reads the result; --help documents every option.
+source "$(dirname "$0")/lib.sh" "$@"
+W=$WORK
+bad_case() { # name, file content (printf format), expected message
+  name=$1 want=$3
+  printf "$2" > "$W/$name"
+  "$BIN" spearman "$W/$name" -o "$W/out-$name" -q 2> "$W/err"; rc=$?
+  check '[ $rc -eq 2 ] && grep -q -- "$want" "$W/err" && [ ! -e "$W/out-$name" ]' "$name: exit $rc, message: $(cat "$W/err")"
+}
+bad_case ragged.txt '1 2 3 4\n1 2 3\n' "ragged.txt:2: 3 values, but the first row has 4"
+bad_case word.txt '1 2 3 4\n1 x 3 4\n' "word.txt:2: column 2: 'x' is not a number"
+bad_case glued.txt '1 2 3 4\n1 2 3abc 4\n' "glued.txt:2: column 3: '3abc' is not a number"
+bad_case nan.txt '1 2 3 4\n1 nan 3 4\n' "nan.txt:2: column 2 is NaN or infinite (--drop-nan-rows"
+bad_case inf.csv 'a,b,c\n1,2,3\n4,inf,6\n' "inf.csv:3: column 2 is NaN or infinite"
+bad_case empty.txt '' "empty.txt: no data rows"
+bad_case blank.txt '\n  \n' "blank.txt: no data rows"
+bad_case two.txt '1 2\n3 4\n' "at least 3 observations"
+bad_case badnpy.npy 'not numpy' "not a NumPy .npy file"
+"$BIN" spearman "$W/missing.txt" -o "$W/out-m" -q 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "missing.txt: cannot open" "$W/err" && [ ! -e "$W/out-m" ]' "missing file: exit $rc"
+"$BIN" gen counts --rows 50 --cols 10 -o "$W/c.txt"
+"$BIN" spearman "$W/c.txt" --pvalue 2 -q 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ]' "--pvalue 2 accepted"
+"$BIN" spearman "$W/c.txt" --pvalue 0.1 --rho 0.5 -q 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "exclude each other" "$W/err"' "--pvalue with --rho accepted"
+"$BIN" gen counts --rows 40 --cols 12 -o "$W/y.txt"
+"$BIN" spearman "$W/c.txt" --y "$W/y.txt" -q 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "has 10 observations per row but" "$W/err"' "--y with other columns: exit $rc"
+"$BIN" spearman "$W/c.txt" -o "$W/big" --pvalue 1 --max-output 1K -q 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "over --max-output" "$W/err" && [ ! -e "$W/big" ]' "--max-output: exit $rc: $(cat "$W/err")"
+# A run, read back.
+"$BIN" gen counts --rows 200 --cols 20 --groups 4 --seed 3 -o "$W/g.npy"
+"$BIN" spearman "$W/g.npy" -o "$W/res" --pvalue 0.001 2> "$W/err"; rc=$?
+check '[ $rc -eq 0 ] && grep -q "pairs selected" "$W/err"' "run: exit $rc: $(cat "$W/err")"
+check '[ "$(ls "$W/res")" = spearman.h5 ]' "files: $(ls "$W/res")"
+"$BIN" info "$W/res/spearman.h5" > "$W/info"
+n=$(sed -n 's/^n_pairs *//p' "$W/info")
+check '[ -n "$n" ] && [ "$n" -gt 0 ] && grep -qE "^complete +1$" "$W/info"' "info: $(cat "$W/info")"
+"$BIN" info --text "$W/res/spearman.h5" > "$W/text"
+check '[ $(wc -l < "$W/text") -eq "$n" ] && awk "\$1 >= \$2 || \$4 > 0.001 {bad=1} END {exit bad}" "$W/text"' \
+      "info --text: $(head -3 "$W/text")"
+# The selection is the pairs' own p: nothing above alpha, rows in range.
+check 'awk "\$1 >= 200 || \$2 >= 200 || \$3 > 1 || \$3 < -1 {bad=1} END {exit bad}" "$W/text"' "pairs out of range"
+"$BIN" spearman --help > "$W/help"
+for o in --pvalue --rho --count-only --y --drop-nan-rows --max-output --threads --backend --stats --force; do
+  check 'grep -q -- "$o" "$W/help"' "--help does not mention $o"
+done
+finish

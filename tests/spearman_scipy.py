@@ -1,0 +1,172 @@
+"""fcbo-dist spearman against scipy.stats.spearmanr, the oracle: for random
+zero-inflated integer matrices with heavy ties, constant rows and equal
+rows (n = 7, 30, 64, 128, 200 observations), in every input format, every
+selection mode returns exactly scipy's pairs, with rho within 1e-6 and p
+within 1e-6 relative (1e-300 absolute); 1 to 4 ranks give the same pairs.
+usage: spearman_scipy.py FCBO_DIST WORKDIR"""
+import os
+import subprocess
+import sys
+import warnings
+
+import h5py
+import numpy as np
+from scipy import stats
+
+BIN, WORK = sys.argv[1], sys.argv[2]
+os.makedirs(WORK, exist_ok=True)
+warnings.simplefilter("ignore")
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+failures = 0
+checks = 0
+
+
+def check(cond, what):
+    global failures, checks
+    checks += 1
+    if not cond:
+        failures += 1
+        print("FAIL:", what, file=sys.stderr)
+
+
+def matrix(rows, n, seed):
+    rng = np.random.default_rng(seed)
+    groups = rng.integers(0, 6, rows)
+    prof = rng.uniform(0.2, 3, (6, n))
+    x = rng.poisson(prof[groups]) * (rng.random((rows, n)) > 0.55)
+    x[3] = 7                  # constant row
+    x[10] = x[11]             # equal rows: rho = 1 exactly, p = 0
+    x[12] = -x[13]            # opposite rows: rho = -1
+    return x
+
+
+def run(args, np_=1, expect=0):
+    cmd = [BIN, "spearman"] + args + ["-q", "--force"]
+    if np_ > 1:
+        cmd = ["mpirun", "--oversubscribe", "-np", str(np_)] + cmd
+    r = subprocess.run(cmd, env=ENV, capture_output=True, text=True)
+    check(r.returncode == expect, "%s: exit %d: %s" % (" ".join(args), r.returncode, r.stderr.strip()))
+    return r
+
+
+def pairs(path):
+    f = h5py.File(path, "r")
+    out = (f["pairs/i"][:], f["pairs/j"][:], f["pairs/rho"][:], f["pairs/p"][:], dict(f.attrs),
+           f["histogram"][:] if "histogram" in f else None)
+    f.close()
+    return out
+
+
+def oracle(x, y=None):
+    if y is None:
+        r, p = stats.spearmanr(x, axis=1)
+        return np.atleast_2d(r), np.atleast_2d(p)
+    r, p = stats.spearmanr(np.vstack([x, y]), axis=1)
+    return r[: len(x), len(x):], p[: len(x), len(x):]
+
+
+def compare(name, got, r, p, sel, exact_one):
+    i, j, rho, pv = got[:4]
+    want = set(zip(*[a.tolist() for a in np.nonzero(sel)]))
+    have = list(zip(i.tolist(), j.tolist()))
+    check(len(have) == len(set(have)), "%s: a pair written twice" % name)
+    check(set(have) == want, "%s: %d pairs, scipy %d; %d extra, %d missing" %
+          (name, len(have), len(want), len(set(have) - want), len(want - set(have))))
+    if len(i):
+        check(np.abs(rho - r[i, j]).max() <= 1e-6, "%s: rho differs by %g" % (name, np.abs(rho - r[i, j]).max()))
+        one = exact_one[i, j]
+        q = p[i, j]
+        err = np.abs(pv - q)
+        ok = (err <= 1e-6 * q) | (err <= 1e-300)
+        # scipy rounds rho = 1 to 0.9999999999999999 and reports a tiny p
+        # (1e-39 for n = 7, 1e-200 for n = 30); the exact p there is 0.
+        ok |= one & (pv == 0) & (q < 1e-6)
+        check(ok.all(), "%s: p differs: worst %s" % (name, (pv[~ok][:3], q[~ok][:3])))
+
+
+def exact_ones(x, y=None):
+    y = x if y is None else y
+    eq = (x[:, None, :] == y[None, :, :]).all(-1) | (x[:, None, :] == -y[None, :, :]).all(-1)
+    # rank-equal rows (a monotone map of each other) also give rho = +-1
+    rx = np.apply_along_axis(stats.rankdata, 1, x)
+    ry = np.apply_along_axis(stats.rankdata, 1, y)
+    same = (rx[:, None, :] == ry[None, :, :]).all(-1) | (rx[:, None, :] == (x.shape[1] + 1 - ry)[None, :, :]).all(-1)
+    return eq | same
+
+
+def write(x, path):
+    if path.endswith(".npy"):
+        np.save(path, x.astype(np.int32))
+    elif path.endswith(".csv"):
+        np.savetxt(path, x, fmt="%d", delimiter=",", header=",".join("c%d" % k for k in range(x.shape[1])), comments="")
+    elif ".h5:" in path:
+        fn, ds = path.split(":")
+        with h5py.File(fn, "w") as f:
+            f[ds] = x.astype(np.float64)
+    else:
+        np.savetxt(path, x, fmt="%d")
+
+
+for n, rows, fmt in [(7, 150, "txt"), (30, 260, "csv"), (64, 200, "npy"), (128, 180, "h5"), (200, 120, "txt")]:
+    x = matrix(rows, n, n)
+    src = os.path.join(WORK, "m%d.%s" % (n, fmt)) if fmt != "h5" else os.path.join(WORK, "m%d.h5:/data/x" % n)
+    write(x, src)
+    r, p = oracle(x)
+    upper = np.triu(np.ones_like(r, dtype=bool), 1)
+    ones = exact_ones(x)
+    out = os.path.join(WORK, "o%d" % n)
+    for alpha in [0.05, 1e-4]:
+        run([src, "-o", out, "--pvalue", str(alpha), "-t", "2"])
+        compare("n=%d p<=%g" % (n, alpha), pairs(out + "/spearman.h5"), r, p, upper & (p <= alpha), ones)
+    R = 0.4123
+    run([src, "-o", out, "--rho", str(R), "-t", "1"])
+    compare("n=%d |rho|>=%g" % (n, R), pairs(out + "/spearman.h5"), r, p, upper & (np.abs(r) >= R), ones)
+    run([src, "-o", out, "--count-only"])
+    got = pairs(out + "/spearman.h5")
+    valid = upper & ~np.isnan(r)
+    check(got[4]["n_pairs"] == (upper & (p <= 0.05)).sum(), "n=%d --count-only: %d pairs, scipy %d" %
+          (n, got[4]["n_pairs"], (upper & (p <= 0.05)).sum()))
+    check(got[4]["pairs_tested"] == valid.sum() and got[5].sum() == valid.sum(),
+          "n=%d: %d pairs tested, histogram %d, expected %d" % (n, got[4]["pairs_tested"], got[5].sum(), valid.sum()))
+    const = int((x == x[:, :1]).all(1).sum())
+    check(got[4]["constant_rows"] == const, "n=%d: constant rows %d, expected %d" % (n, got[4]["constant_rows"], const))
+    # The histogram is single precision: a rho within 1e-6 of a bin edge may
+    # land on either side, so the cumulative counts may differ by at most
+    # the number of such values.
+    want_hist, _ = np.histogram(r[valid], bins=2000, range=(-1, 1))
+    rv = r[valid] * 1000
+    near_edge = int((np.abs(rv - np.round(rv)) < 1e-3).sum())
+    cum = np.abs(np.cumsum(got[5].astype(np.int64)) - np.cumsum(want_hist)).max()
+    check(cum <= near_edge, "n=%d: histogram differs from numpy's by %d (%d values near edges)" % (n, cum, near_edge))
+    if n == 30:
+        for np_ in [1, 2, 3, 4]:
+            o = os.path.join(WORK, "np%d" % np_)
+            run([src, "-o", o, "--pvalue", "0.01", "-t", "1"], np_=np_)
+            compare("n=30 np=%d" % np_, pairs(o + "/spearman.h5"), r, p, upper & (p <= 0.01), ones)
+
+# --y: rows of one matrix against rows of another.
+x, y = matrix(90, 30, 5), matrix(70, 30, 6)
+write(x, os.path.join(WORK, "x.txt"))
+write(y, os.path.join(WORK, "y.txt"))
+r, p = oracle(x, y)
+for np_ in [1, 3]:
+    out = os.path.join(WORK, "xy%d" % np_)
+    run([os.path.join(WORK, "x.txt"), "--y", os.path.join(WORK, "y.txt"), "-o", out, "--pvalue", "0.05"], np_=np_)
+    compare("--y np=%d" % np_, pairs(out + "/spearman.h5"), r, p, p <= 0.05, exact_ones(x, y))
+
+# --drop-nan-rows keeps the input's row numbers.
+x = matrix(60, 12, 9).astype(float)
+x[[4, 20]] = np.nan
+path = os.path.join(WORK, "nan.txt")
+np.savetxt(path, x, fmt="%g")
+run([path, "-o", os.path.join(WORK, "nan")], expect=2)
+run([path, "-o", os.path.join(WORK, "nan"), "--drop-nan-rows", "--pvalue", "0.05"])
+keep = np.array([k for k in range(60) if k not in (4, 20)])
+r, p = oracle(x[keep])
+got = pairs(os.path.join(WORK, "nan/spearman.h5"))
+want = {(int(keep[a]), int(keep[b])) for a, b in zip(*np.nonzero(np.triu(p <= 0.05, 1)))}
+check(set(zip(got[0].tolist(), got[1].tolist())) == want, "--drop-nan-rows: pairs or row numbers differ")
+check(got[4]["dropped_rows"] == 2, "--drop-nan-rows: %d dropped" % got[4]["dropped_rows"])
+
+print("%d checks, %d failed" % (checks, failures))
+sys.exit(1 if failures else 0)

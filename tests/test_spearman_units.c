@@ -1,0 +1,145 @@
+/* The pieces of spearman against independent computations:
+ *  - average ranks against a brute-force count (ties included);
+ *  - the SIMD kernel against the scalar int64 kernel: the same S for every
+ *    pair, the same selection, the same histogram, at sizes that reach the
+ *    int32 limit the SIMD path relies on (n = 1290, rows with no ties);
+ *  - p-values against values from scipy, and x_crit as the exact boundary. */
+#include "spearman/pvalue.h"
+#include "spearman/rankmat.h"
+#include "spearman/tile.h"
+#include "common/clock.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void test_ranks(void)
+{
+    fd_rng rng = {7};
+    for (int rep = 0; rep < 200; rep++) {
+        uint32_t n = 3 + (uint32_t)(fd_rng_unif(&rng) * 150);
+        double x[160];
+        int32_t a[160];
+        for (uint32_t k = 0; k < n; k++) x[k] = floor(fd_rng_unif(&rng) * (rep % 5 + 1));
+        spearman_rank(x, n, a);
+        int ok = 1;
+        for (uint32_t k = 0; k < n; k++) {
+            /* 2 rank = 2 (#less) + (#equal) + 1 */
+            int less = 0, eq = 0;
+            for (uint32_t m = 0; m < n; m++) less += x[m] < x[k], eq += x[m] == x[k];
+            ok &= a[k] == 2 * less + eq + 1 - (int32_t)(n + 1);
+        }
+        CHECK(ok, "average ranks, n = %u", n);
+    }
+}
+
+static spearman_mat *random_mat(uint64_t rows, uint32_t n, uint64_t seed, int ties)
+{
+    spearman_mat *m = NULL;
+    fd_rng rng = {seed};
+    double *x = malloc(n * sizeof *x);
+    smat_create(&m, n);
+    for (uint64_t r = 0; r < rows; r++) {
+        for (uint32_t k = 0; k < n; k++) x[k] = ties ? floor(fd_rng_unif(&rng) * 4) : fd_rng_unif(&rng);
+        if (r % 9 == 4) for (uint32_t k = 0; k < n; k++) x[k] = 1;        /* constant */
+        if (r % 11 == 5) for (uint32_t k = 0; k < n; k++) x[k] = k;       /* extreme: +-max S */
+        if (r % 13 == 6) for (uint32_t k = 0; k < n; k++) x[k] = -(double)k;
+        smat_push(m, x, r);
+    }
+    smat_finish(m);
+    free(x);
+    return m;
+}
+
+static int cmp_pair(const void *p, const void *q)
+{
+    const spair *a = p, *b = q;
+    if (a->i != b->i) return a->i < b->i ? -1 : 1;
+    if (a->j != b->j) return a->j < b->j ? -1 : 1;
+    return (a->s > b->s) - (a->s < b->s);
+}
+
+static void test_kernels(void)
+{
+    static const uint32_t ns[] = {3, 7, 30, 31, 64, 128, 129, 500, 1290};
+    for (size_t t = 0; t < sizeof ns / sizeof *ns; t++) {
+        uint32_t n = ns[t];
+        uint64_t rows = n > 500 ? 40 : 77;
+        spearman_mat *x = random_mat(rows, n, n, n % 2), *y = random_mat(rows - 5, n, n + 1, 0);
+        for (int mode = 0; mode < 3; mode++) {
+            spearman_sel sel;
+            spearman_sel_init(&sel, mode == 0 ? 'p' : mode == 1 ? 'r' : 'a', mode == 0 ? 0.2 : 0.1, n);
+            for (int cross = 0; cross < 2; cross++) {
+                const spearman_mat *yy = cross ? y : x;
+                spearman_acc a = {0}, b = {0};
+                a.hist = calloc(SPEARMAN_HIST_BINS, sizeof *a.hist);
+                b.hist = calloc(SPEARMAN_HIST_BINS, sizeof *b.hist);
+                a.out = malloc(16 * sizeof *a.out); a.capout = 16;
+                b.out = malloc(16 * sizeof *b.out); b.capout = 16;
+                /* Tiles of 24 rows (3 groups of 8; the last one partial),
+                 * diagonal and off-diagonal, as the job cuts them. */
+                for (uint64_t i0 = 0; i0 < x->rows; i0 += 24)
+                    for (uint64_t j0 = cross ? 0 : i0; j0 < yy->rows; j0 += 24) {
+                        uint64_t i1 = i0 + 24 < x->rows ? i0 + 24 : x->rows, j1 = j0 + 24 < yy->rows ? j0 + 24 : yy->rows;
+                        int up = !cross && j0 == i0;
+                        spearman_tile(x, yy, i0, i1, j0, j1, up, &sel, &a);
+                        spearman_tile_scalar(x, yy, i0, i1, j0, j1, up, &sel, &b);
+                    }
+                qsort(a.out, a.nout, sizeof *a.out, cmp_pair);
+                qsort(b.out, b.nout, sizeof *b.out, cmp_pair);
+                CHECK(a.pairs == b.pairs && a.selected == b.selected && a.nout == b.nout &&
+                          !memcmp(a.out, b.out, a.nout * sizeof *a.out) &&
+                          !memcmp(a.hist, b.hist, SPEARMAN_HIST_BINS * sizeof *a.hist),
+                      "kernels agree: n=%u mode=%d cross=%d (pairs %llu/%llu, selected %llu/%llu)", n, mode, cross,
+                      (unsigned long long)a.pairs, (unsigned long long)b.pairs, (unsigned long long)a.selected,
+                      (unsigned long long)b.selected);
+                /* every S against a direct sum */
+                int ok = 1;
+                for (size_t k = 0; k < b.nout; k++) {
+                    int64_t s = 0;
+                    for (uint32_t c = 0; c < n; c++) s += (int64_t)smat_a(x, b.out[k].i, c) * smat_a(yy, b.out[k].j, c);
+                    ok &= s == b.out[k].s && (cross || b.out[k].j > b.out[k].i);
+                }
+                CHECK(ok, "S of emitted pairs, n=%u", n);
+                if (mode == 2) {
+                    uint64_t valid = 0;
+                    for (uint64_t i = 0; i < x->rows; i++)
+                        for (uint64_t j = cross ? 0 : i + 1; j < yy->rows; j++) valid += x->sii[i] && yy->sii[j];
+                    CHECK(b.pairs == valid && b.selected == valid, "all pairs of varying rows, n=%u", n);
+                }
+                free(a.hist); free(b.hist); free(a.out); free(b.out);
+            }
+        }
+        smat_destroy(&x);
+        smat_destroy(&y);
+    }
+}
+
+static void test_pvalues(void)
+{
+    /* scipy: 2 * stats.t.sf(|t|, dof) with t from rho (see pvalue.h) */
+    static const struct { int dof; double rho, p; } ref[] = {
+        {1, 0.5, 0.6666666666666666},   {5, 0.5, 0.2531699951003227},  {5, 0.9, 0.005751515181902885},
+        {28, 0.361, 0.050004705745366584}, {28, 0.9, 1.3166060700263861e-11}, {198, 0.1, 0.15886970489441143}};
+    for (size_t k = 0; k < sizeof ref / sizeof *ref; k++) {
+        double p = spearman_p_of_x(1 - ref[k].rho * ref[k].rho, ref[k].dof);
+        CHECK(fabs(p - ref[k].p) <= 1e-9 * ref[k].p, "p(dof=%d, rho=%g) = %.17g, scipy %.17g", ref[k].dof, ref[k].rho,
+              p, ref[k].p);
+    }
+    static const double alphas[] = {0.05, 1e-4, 1e-12, 0.5};
+    for (size_t a = 0; a < 4; a++)
+        for (int dof = 1; dof < 300; dof += 37) {
+            double x = spearman_x_crit(alphas[a], dof);
+            CHECK(spearman_p_of_x(x, dof) <= alphas[a] && spearman_p_of_x(nextafter(x, 2), dof) > alphas[a],
+                  "x_crit is the boundary: alpha %g dof %d", alphas[a], dof);
+        }
+}
+
+int main(void)
+{
+    test_ranks();
+    test_kernels();
+    test_pvalues();
+    return t_report();
+}
