@@ -138,6 +138,18 @@ for n, rows, fmt in [(7, 150, "txt"), (30, 260, "csv"), (64, 200, "npy"), (128, 
     near_edge = int((np.abs(rv - np.round(rv)) < 1e-3).sum())
     cum = np.abs(np.cumsum(got[5].astype(np.int64)) - np.cumsum(want_hist)).max()
     check(cum <= near_edge, "n=%d: histogram differs from numpy's by %d (%d values near edges)" % (n, cum, near_edge))
+    # --fdr: Benjamini-Hochberg over all pairs of varying rows, computed
+    # here from scipy's p-values.
+    pv = p[valid]
+    order = np.sort(pv)
+    m = len(order)
+    for Q in ([0.05, 0.3] if n in (7, 30, 128) else []):
+        ks = np.nonzero(order <= np.arange(1, m + 1) * Q / m)[0]
+        cut = order[ks.max()] if len(ks) else -1
+        for np_ in ([1, 3] if n == 30 else [1]):
+            o = os.path.join(WORK, "fdr%d" % np_)
+            run([src, "-o", o, "--fdr", str(Q), "-t", "2"], np_=np_)
+            compare("n=%d --fdr %g np=%d" % (n, Q, np_), pairs(o + "/spearman.h5"), r, p, upper & (p <= cut), ones)
     if n == 30:
         for np_ in [1, 2, 3, 4]:
             o = os.path.join(WORK, "np%d" % np_)

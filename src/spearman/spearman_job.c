@@ -23,6 +23,8 @@
 #define BLOCK 256
 /* Pairs a thread buffers before writing them out. */
 #define FLUSH_PAIRS (1u << 16)
+/* Bins of the FDR histogram of x = 1 - rho^2 over [0, x_crit(Q)]. */
+#define FDR_BINS (1u << 16)
 
 typedef struct {
     const spearman_opts *o;
@@ -34,11 +36,22 @@ typedef struct {
     spearman_h5 *h5;
     pthread_mutex_t lock;         /* serialises h5 appends */
     spearman_acc *acc;            /* one per thread */
+    uint64_t **hbuf, **xbuf;      /* per thread: histogram, FDR histogram */
+    spair **obuf;                 /* per thread: selected pairs */
+    size_t *obufcap;
+    double xscale;
     double *busy;                 /* one per thread */
     uint64_t *records;            /* one per thread */
     fd_progress prog;
     atomic_int failed;
     uint64_t hist[SPEARMAN_HIST_BINS], pairs, selected;
+    /* --fdr: selected pairs (p <= Q) by x in pass 1, and the exact x values
+     * of the bins where the Benjamini-Hochberg cutoff lies. */
+    uint64_t *xhist;
+    int collect;
+    int bin_lo, bin_hi;
+    double *xs;
+    size_t nxs, capxs;
     double t0, load_s, pass1_s, pass2_s;
     uint64_t tiles_taken;
 } job;
@@ -87,11 +100,29 @@ static fd_status make_segments(const job *jb, int workers, seglist *s)
 
 /* Writes a thread's selected pairs: rho and p are computed here, outside
  * the lock; only the append is serialised. */
+static fd_status collect_x(job *jb, spearman_acc *a)
+{
+    fd_status st = FD_OK;
+    pthread_mutex_lock(&jb->lock);
+    for (size_t k = 0; k < a->nout && st == FD_OK; k++) {
+        const spair *q = &a->out[k];
+        double x = pair_x(q->s, jb->x->sii[q->i], jb->y->sii[q->j]);
+        int b = spearman_xbin(a, x);
+        if (b < jb->bin_lo || b > jb->bin_hi) continue;
+        st = fd_grow((void **)&jb->xs, &jb->capxs, jb->nxs + 1, sizeof *jb->xs);
+        if (st == FD_OK) jb->xs[jb->nxs++] = x;
+    }
+    pthread_mutex_unlock(&jb->lock);
+    a->nout = 0;
+    return st;
+}
+
 static fd_status flush_pairs(job *jb, spearman_acc *a)
 {
     fd_status st = FD_OK;
     size_t n = a->nout;
     if (n == 0) return FD_OK;
+    if (jb->collect) return collect_x(jb, a);
     uint64_t *ii = malloc(n * sizeof *ii), *jj = malloc(n * sizeof *jj);
     float *rho = malloc(n * sizeof *rho);
     double *p = malloc(n * sizeof *p);
@@ -99,11 +130,10 @@ static fd_status flush_pairs(job *jb, spearman_acc *a)
     for (size_t k = 0; k < n; k++) {
         const spair *q = &a->out[k];
         int64_t sii = jb->x->sii[q->i], sjj = jb->y->sii[q->j];
-        long double prod = (long double)sii * (long double)sjj, s2 = (long double)q->s * (long double)q->s;
         ii[k] = smat_id(jb->x, q->i);
         jj[k] = smat_id(jb->y, q->j);
         rho[k] = (float)spearman_rho(q->s, sii, sjj);
-        p[k] = spearman_p_of_x((double)((prod - s2) / prod), jb->sel.dof);
+        p[k] = spearman_p_of_x(pair_x(q->s, sii, sjj), jb->sel.dof);
     }
     pthread_mutex_lock(&jb->lock);
     if (jb->h5) st = spearman_h5_append(jb->h5, ii, jj, rho, p, n);
@@ -138,8 +168,9 @@ static fd_status run_record(void *arg, int t, const uint64_t *rec, size_t len)
     return FD_OK;
 }
 
-/* One pass over all tiles.  emit: write the selected pairs (pass 2);
- * otherwise count them and fill the histogram (pass 1). */
+/* One pass over all tiles.  emit = 0: count the selected pairs and fill
+ * the histograms (pass 1); emit = 1: hand the selected pairs to
+ * flush_pairs, which writes them (or, when jb->collect, keeps their x). */
 static fd_status pass(job *jb, int emit)
 {
     fd_status st = FD_OK;
@@ -150,7 +181,20 @@ static fd_status pass(job *jb, int emit)
         a->pairs = a->selected = 0;
         a->nout = 0;
         a->failed = 0;
-        if (!emit) memset(a->hist, 0, SPEARMAN_HIST_BINS * sizeof *a->hist);
+        a->hist = emit ? NULL : jb->hbuf[t];
+        a->xhist = emit || !jb->xhist ? NULL : jb->xbuf[t];
+        a->xbins = FDR_BINS;
+        a->xscale = jb->xscale;
+        /* The kernels emit only into an existing buffer (out != NULL). */
+        if (emit && !jb->obuf[t]) {
+            jb->obuf[t] = malloc(2 * FLUSH_PAIRS * sizeof(spair));
+            jb->obufcap[t] = jb->obuf[t] ? 2 * FLUSH_PAIRS : 0;
+            if (!jb->obuf[t]) st = fd_fail(FD_ERR_NOMEM, "out of memory for the pair buffers");
+        }
+        a->out = emit ? jb->obuf[t] : NULL;
+        a->capout = emit ? jb->obufcap[t] : 0;
+        if (a->hist) memset(a->hist, 0, SPEARMAN_HIST_BINS * sizeof *a->hist);
+        if (a->xhist) memset(a->xhist, 0, FDR_BINS * sizeof *a->xhist);
     }
     FD_TRY_GOTO(fd_pool_create(&pool, jb->threads, &jb->failed), st, done);
     if (fd_pool_rank(pool) == 0) {
@@ -159,20 +203,6 @@ static fd_status pass(job *jb, int emit)
         fd_records recs = {segs.data, segs.start, st == FD_OK ? segs.n : 0, st == FD_OK ? segs.n * 3 : 0};
         fd_pool_set_work(pool, &recs);
     }
-    /* Pass 1 fills the histogram; pass 2 emits without it. */
-    spearman_acc *hold = NULL;
-    if (emit) {
-        hold = malloc((size_t)jb->threads * sizeof *hold);
-        if (!hold) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); atomic_store(&jb->failed, 1); }
-    }
-    for (int t = 0; hold && t < jb->threads; t++) {
-        hold[t] = jb->acc[t];
-        jb->acc[t].hist = NULL;
-        jb->acc[t].out = NULL;
-        jb->acc[t].capout = 0;
-        jb->acc[t].out = malloc(FLUSH_PAIRS * 2 * sizeof(spair));
-        jb->acc[t].capout = jb->acc[t].out ? FLUSH_PAIRS * 2 : 0;
-    }
     fd_status wst = fd_pool_work(pool, jb->threads, run_record, jb, &jb->prog);
     if (st == FD_OK) st = wst;
     for (int t = 0; t < jb->threads; t++) {
@@ -180,16 +210,14 @@ static fd_status pass(job *jb, int emit)
         if (emit && st == FD_OK) st = flush_pairs(jb, a);
         jb->pairs += a->pairs;
         jb->selected += a->selected;
-        if (!emit)
-            for (int b = 0; b < SPEARMAN_HIST_BINS; b++) jb->hist[b] += a->hist[b];
-        if (hold) {
-            free(a->out);
-            a->out = NULL;
-            a->capout = 0;
-            a->hist = hold[t].hist;
+        for (int k = 0; a->hist && k < SPEARMAN_HIST_BINS; k++) jb->hist[k] += a->hist[k];
+        for (uint32_t k = 0; a->xhist && k < FDR_BINS; k++) jb->xhist[k] += a->xhist[k];
+        if (emit) {
+            jb->obuf[t] = a->out; /* emit() may have moved it */
+            jb->obufcap[t] = a->capout;
         }
+        a->out = NULL;
     }
-    free(hold);
 done:
     fd_pool_destroy(&pool);
     free(segs.data);
@@ -237,15 +265,29 @@ static fd_status stage_setup(job *jb)
         jb->y = jb->x;
     }
     jb->load_s = fd_now() - t;
-    spearman_sel_init(&jb->sel, o->mode, o->value, jb->x->n);
+    /* --fdr Q: pass 1 selects p <= Q, where every BH cutoff lies. */
+    spearman_sel_init(&jb->sel, o->mode == 'f' ? 'p' : o->mode, o->value, jb->x->n);
     jb->threads = o->threads > 0 ? o->threads : fd_place_threads(&jb->mpi);
-    jb->acc = calloc((size_t)jb->threads, sizeof *jb->acc);
-    jb->busy = calloc((size_t)jb->threads, sizeof *jb->busy);
-    jb->records = calloc((size_t)jb->threads, sizeof *jb->records);
-    if (!jb->acc || !jb->busy || !jb->records) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    for (int k = 0; k < jb->threads; k++)
-        if (!(jb->acc[k].hist = calloc(SPEARMAN_HIST_BINS, sizeof(uint64_t)))) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    return FD_OK;
+    size_t T = (size_t)jb->threads;
+    jb->acc = calloc(T, sizeof *jb->acc);
+    jb->busy = calloc(T, sizeof *jb->busy);
+    jb->records = calloc(T, sizeof *jb->records);
+    jb->hbuf = calloc(T, sizeof *jb->hbuf);
+    jb->xbuf = calloc(T, sizeof *jb->xbuf);
+    jb->obuf = calloc(T, sizeof *jb->obuf);
+    jb->obufcap = calloc(T, sizeof *jb->obufcap);
+    if (!jb->acc || !jb->busy || !jb->records || !jb->hbuf || !jb->xbuf || !jb->obuf || !jb->obufcap)
+        return fd_fail(FD_ERR_NOMEM, "out of memory");
+    if (o->mode == 'f') {
+        FD_ALLOC_GOTO(jb->xhist, FDR_BINS, st, fail);
+        jb->xscale = FDR_BINS / fmax(1 - jb->sel.q, 1e-300);
+    }
+    for (size_t k = 0; k < T; k++) {
+        FD_ALLOC_GOTO(jb->hbuf[k], SPEARMAN_HIST_BINS, st, fail);
+        if (o->mode == 'f') FD_ALLOC_GOTO(jb->xbuf[k], FDR_BINS, st, fail);
+    }
+fail:
+    return st;
 }
 
 static fd_status reduce_counts(job *jb)
@@ -261,6 +303,100 @@ done:
     return st;
 }
 
+static int cmp_double(const void *a, const void *b)
+{
+    double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* --fdr Q, Benjamini-Hochberg over the m pairs tested: the largest k with
+ * p_(k) <= k Q / m, and every pair with p <= p_(k).  p grows with x =
+ * 1 - rho^2, so that is every pair with x <= x_(k).  Pass 1 binned the
+ * pairs with p <= Q (no cutoff lies beyond) by x; the bins bound k: above
+ * the highest bin where even its lowest x could pass (optimistic) none
+ * can, and from the highest bin where its highest x passes at its lowest
+ * rank (pessimistic) on, one does.  A collecting pass gathers the exact x
+ * of the pairs between the two, from all ranks; sorted, they give k and
+ * x_(k) exactly.  Ties share a p and therefore fall on the same side. */
+static fd_status fdr_cutoff(job *jb)
+{
+    fd_status st = FD_OK;
+    const double Q = jb->o->value, m = (double)jb->pairs;
+    const int dof = jb->sel.dof;
+    uint64_t *cum = NULL;
+    double *all = NULL;
+    int *counts = NULL, *displs = NULL;
+    if (fd_mpi_active())
+        MPI_CHECK_GOTO(MPI_Allreduce(MPI_IN_PLACE, jb->xhist, FDR_BINS, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD), st, done);
+    FD_ALLOC_GOTO(cum, FDR_BINS, st, done);
+    for (uint32_t b = 0; b < FDR_BINS; b++) cum[b] = jb->xhist[b] + (b ? cum[b - 1] : 0);
+    int b_hi = -1, b_lo = -1;
+    const double eps = 1e-12;
+    for (int b = FDR_BINS - 1; b >= 0 && b_hi < 0; b--)
+        if (jb->xhist[b] && spearman_p_of_x(fmax(0, b / jb->xscale - eps), dof) <= (double)cum[b] * Q / m) b_hi = b;
+    if (b_hi < 0) { /* no pair passes: select none */
+        spearman_sel_x(&jb->sel, 1, 0, jb->x->n);
+        jb->selected = 0;
+        goto done;
+    }
+    for (int b = b_hi; b >= 0 && b_lo < 0; b--)
+        if (jb->xhist[b] &&
+            spearman_p_of_x((b + 1) / jb->xscale + eps, dof) <= (double)((b ? cum[b - 1] : 0) + 1) * Q / m)
+            b_lo = b;
+    if (b_lo < 0) b_lo = 0;
+    jb->bin_lo = b_lo;
+    jb->bin_hi = b_hi;
+    jb->collect = 1;
+    spearman_sel_x(&jb->sel, fmax(0, b_lo / jb->xscale - eps), (b_hi + 1) / jb->xscale + eps, jb->x->n);
+    uint64_t pairs = jb->pairs, selected = jb->selected;
+    fd_status local = pass(jb, 1);
+    jb->pairs = pairs;
+    jb->selected = selected;
+    jb->collect = 0;
+    FD_TRY_GOTO(fd_mpi_agree(local, NULL), st, done);
+    size_t total = jb->nxs;
+    const double *xs = jb->xs;
+    if (fd_mpi_active() && jb->mpi.size > 1) {
+        int mine = (int)jb->nxs, P = jb->mpi.size;
+        if (jb->nxs > INT32_MAX) { st = fd_fail(FD_ERR_INTERNAL, "too many pairs at the FDR cutoff"); goto done; }
+        FD_ALLOC_GOTO(counts, (size_t)P, st, done);
+        FD_ALLOC_GOTO(displs, (size_t)P, st, done);
+        MPI_CHECK_GOTO(MPI_Allgather(&mine, 1, MPI_INT, counts, 1, MPI_INT, MPI_COMM_WORLD), st, done);
+        total = 0;
+        for (int r = 0; r < P; r++) {
+            displs[r] = (int)total;
+            total += (size_t)counts[r];
+        }
+        if (total > INT32_MAX) { st = fd_fail(FD_ERR_INTERNAL, "too many pairs at the FDR cutoff"); goto done; }
+        FD_ALLOC_GOTO(all, total + 1, st, done);
+        MPI_CHECK_GOTO(MPI_Allgatherv(jb->xs, mine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD), st, done);
+        xs = all;
+    }
+    qsort((void *)xs, total, sizeof *xs, cmp_double);
+    uint64_t base = b_lo ? cum[b_lo - 1] : 0, kstar = 0;
+    double xstar = -1;
+    for (size_t k = 0; k < total; k++)
+        if (spearman_p_of_x(xs[k], dof) <= (double)(base + k + 1) * Q / m) {
+            kstar = base + k + 1;
+            xstar = xs[k];
+        }
+    if (kstar == 0 && b_lo > 0) {
+        /* Only possible when no bin passed the pessimistic test: then the
+         * cutoff may lie lower still, which the optimistic scan excludes
+         * only above b_hi.  Fall back to none rather than guess. */
+        st = fd_fail(FD_ERR_INTERNAL, "the FDR cutoff was not found between bins %d and %d", b_lo, b_hi);
+        goto done;
+    }
+    spearman_sel_x(&jb->sel, -1, xstar, jb->x->n);
+    jb->selected = kstar;
+done:
+    free(cum);
+    free(all);
+    free(counts);
+    free(displs);
+    return st;
+}
+
 /* Bytes per written pair: i and j (8 each), rho (4), p (8). */
 #define PAIR_BYTES 28
 
@@ -273,7 +409,7 @@ static fd_status check_output_size(const job *jb)
                    "%llu pairs pass the selection: about %.3g GB of output, over --max-output %.3g GB; choose a "
                    "stricter %s, or raise --max-output",
                    (unsigned long long)jb->selected, bytes / 1e9, (double)o->max_output / 1e9,
-                   o->mode == 'p' ? "--pvalue" : "--rho");
+                   o->mode == 'p' ? "--pvalue" : o->mode == 'r' ? "--rho" : "--fdr");
 }
 
 static void fill_meta(const job *jb, spearman_meta *m)
@@ -281,7 +417,7 @@ static void fill_meta(const job *jb, spearman_meta *m)
     const spearman_opts *o = jb->o;
     memset(m, 0, sizeof *m);
     m->command = o->command;
-    m->mode = o->mode == 'p' ? "pvalue" : "rho";
+    m->mode = o->mode == 'p' ? "pvalue" : o->mode == 'r' ? "rho" : "fdr";
     m->input = o->input;
     m->input_sha256 = jb->x->sha256;
     if (jb->y != jb->x) {
@@ -345,8 +481,9 @@ static void print_summary(const job *jb, const spearman_rank_report *reps)
     if (o->quiet || jb->mpi.rank != 0) return;
     double secs = fd_now() - jb->t0;
     fprintf(stderr, "%llu of %llu pairs selected (%s %g, |rho| >= %.6f) in %.3f s (%.3g pairs/s), ",
-            (unsigned long long)jb->selected, (unsigned long long)jb->pairs, o->mode == 'p' ? "p <=" : "|rho| >=",
-            o->value, sqrt(jb->sel.q), secs, secs > 0 ? (double)jb->pairs / secs : 0.0);
+            (unsigned long long)jb->selected, (unsigned long long)jb->pairs,
+            o->mode == 'p' ? "p <=" : o->mode == 'r' ? "|rho| >=" : "FDR", o->value, sqrt(jb->sel.q), secs,
+            secs > 0 ? (double)jb->pairs / secs : 0.0);
     if (jb->mpi.size > 1) fprintf(stderr, "%d ranks x ", jb->mpi.size);
     fprintf(stderr, "%d thread%s%s%s\n", jb->threads, jb->threads == 1 ? "" : "s",
             jb->out.master && !o->count_only ? "; wrote " : "", jb->out.master && !o->count_only ? jb->out.master : "");
@@ -385,7 +522,10 @@ fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
         if (local == FD_ERR_MPI) { st = local; goto done; }
         st = fd_mpi_agree(local, NULL);
         if (st == FD_OK) st = reduce_counts(&jb);
+        if (st == FD_OK && o->mode == 'f') st = fdr_cutoff(&jb);
         if (st == FD_OK) st = check_output_size(&jb);
+        /* Every rank reaches the same verdict; one message is enough. */
+        if (st != FD_ERR_MPI) st = fd_mpi_agree(st, NULL);
     }
     /* With --count-only the file holds the counts and the histogram and
      * empty pair datasets. */
@@ -421,10 +561,17 @@ done:
     h5part_set_close(&jb.out, st);
     if (jb.y != jb.x) smat_destroy(&jb.y);
     smat_destroy(&jb.x);
-    for (int t = 0; jb.acc && t < jb.threads; t++) {
-        free(jb.acc[t].hist);
-        free(jb.acc[t].out);
+    for (int t = 0; jb.hbuf && t < jb.threads; t++) {
+        free(jb.hbuf[t]);
+        free(jb.xbuf[t]);
+        free(jb.obuf[t]);
     }
+    free(jb.hbuf);
+    free(jb.xbuf);
+    free(jb.obuf);
+    free(jb.obufcap);
+    free(jb.xhist);
+    free(jb.xs);
     free(jb.acc);
     free(jb.busy);
     free(jb.records);

@@ -12,8 +12,8 @@
 
 typedef struct spearman_opts {
     const char *input, *y_input, *outdir, *backend, *command;
-    int mode;                /* 'p' --pvalue, 'r' --rho */
-    double value;            /* alpha or R */
+    int mode;                /* 'p' --pvalue, 'r' --rho, 'f' --fdr */
+    double value;            /* alpha, R or Q */
     int count_only, drop_nan, force, quiet, stats;
     int threads;             /* 0: from the placement */
     uint64_t max_output;     /* bytes */

@@ -7,8 +7,10 @@
 
 void spearman_sel_init(spearman_sel *s, int mode, double value, uint32_t n)
 {
+    s->mode = mode;
     s->dof = (int)n - 2;
     s->alpha = 0;
+    s->x_lo = s->x_hi = 0;
     if (mode == 'p') {
         s->alpha = value;
         s->q = 1 - spearman_x_crit(value, s->dof);
@@ -21,9 +23,29 @@ void spearman_sel_init(spearman_sel *s, int mode, double value, uint32_t n)
     s->pre = (float)(sqrt(s->q) * (1 - 1e-5));
 }
 
+void spearman_sel_x(spearman_sel *s, double x_lo, double x_hi, uint32_t n)
+{
+    spearman_sel_init(s, 'a', 0, n);
+    s->mode = 'x';
+    s->x_lo = x_lo;
+    s->x_hi = x_hi;
+    s->q = x_hi >= 1 ? 0 : 1 - x_hi;
+    s->pre = (float)(sqrt(s->q) * (1 - 1e-5));
+}
+
+int spearman_xbin(const spearman_acc *acc, double x)
+{
+    double b = x * acc->xscale;
+    return b <= 0 ? 0 : b >= acc->xbins - 1 ? (int)acc->xbins - 1 : (int)b;
+}
+
 int spearman_keep(const spearman_sel *sel, int64_t s, int64_t sii, int64_t sjj)
 {
     if (sii == 0 || sjj == 0) return 0;
+    if (sel->mode == 'x') {
+        double x = pair_x(s, sii, sjj);
+        return x >= sel->x_lo && x <= sel->x_hi;
+    }
     long double p = (long double)sii * (long double)sjj, s2 = (long double)s * (long double)s;
     long double d = s2 - (long double)sel->q * p;
     /* Far from the boundary the sign decides.  Near it (p-value mode), p
@@ -69,6 +91,7 @@ static inline void visit(const spearman_mat *x, const spearman_mat *y, uint64_t 
     if (acc->hist) acc->hist[hist_bin((int32_t)s, x->inv_root[i], y->inv_root[j])]++;
     if (spearman_keep(sel, s, sii, sjj)) {
         acc->selected++;
+        if (acc->xhist) acc->xhist[spearman_xbin(acc, pair_x(s, sii, sjj))]++;
         if (acc->out) emit(acc, i, j, s);
     }
 }
@@ -157,6 +180,7 @@ __attribute__((target("avx2"))) static void tile_avx2(const spearman_mat *x, con
                     _mm256_storeu_si256((__m256i *)sv, acc4[r]);
                     if (spearman_keep(sel, sv[l], x->sii[i], y->sii[jb + l])) {
                         acc->selected++;
+                        if (acc->xhist) acc->xhist[spearman_xbin(acc, pair_x(sv[l], x->sii[i], y->sii[jb + l]))]++;
                         if (acc->out) emit(acc, i, jb + l, sv[l]);
                     }
                 }

@@ -13,15 +13,19 @@
 
 #include <math.h>
 #include <stddef.h>
+#include <stdint.h>
 
 /* Bins of the rho histogram over [-1, 1]: bin b holds -1 + b/1000 <= rho <
  * -1 + (b+1)/1000, rho = 1 in the last. */
 #define SPEARMAN_HIST_BINS 2000
 
 typedef struct spearman_sel {
+    int mode;             /* 'p', 'r', 'x' or 'a' (see spearman_sel_init) */
     /* Keep a pair when S^2 >= q S_ii S_jj: q = 1 - x_crit for --pvalue,
      * R^2 for --rho, 0 for every pair. */
     double q;
+    /* mode 'x': keep x_lo <= x <= x_hi, x = 1 - rho^2 from pair_x(). */
+    double x_lo, x_hi;
     /* --pvalue: pairs within rounding of the boundary are decided by
      * computing p and comparing with alpha (dof = n - 2); 0 for --rho. */
     double alpha;
@@ -32,6 +36,16 @@ typedef struct spearman_sel {
 /* Sets up a selection: mode 'p' (p <= value), 'r' (|rho| >= value), or
  * 'a' (all pairs). */
 void spearman_sel_init(spearman_sel *s, int mode, double value, uint32_t n);
+/* A selection by x = 1 - rho^2 in [x_lo, x_hi] (Benjamini-Hochberg). */
+void spearman_sel_x(spearman_sel *s, double x_lo, double x_hi, uint32_t n);
+
+/* x = 1 - rho^2 = (S_ii S_jj - S^2) / (S_ii S_jj), the same double
+ * everywhere it is used (selection, FDR histogram, p-values). */
+static inline double pair_x(int64_t s, int64_t sii, int64_t sjj)
+{
+    long double p = (long double)sii * (long double)sjj, s2 = (long double)s * (long double)s;
+    return (double)((p - s2) / p);
+}
 
 typedef struct spair {
     uint64_t i, j;        /* rows of x and y (kept-row numbers) */
@@ -42,6 +56,9 @@ typedef struct spearman_acc {
     uint64_t pairs;       /* pairs whose rows both vary */
     uint64_t selected;    /* of which selected */
     uint64_t *hist;       /* SPEARMAN_HIST_BINS counts, or NULL */
+    uint64_t *xhist;      /* selected pairs by x: bin (int)(x * xscale), or NULL */
+    uint32_t xbins;
+    double xscale;
     spair *out;           /* selected pairs are appended here when not NULL */
     size_t nout, capout;
     int failed;           /* out of memory growing out */
@@ -51,6 +68,9 @@ typedef struct spearman_acc {
  * of 8. */
 void spearman_tile(const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,
                    int upper, const spearman_sel *sel, spearman_acc *acc);
+
+/* The bin of x in acc->xhist. */
+int spearman_xbin(const spearman_acc *acc, double x);
 
 /* The exact test alone (for the tests and the scalar path). */
 int spearman_keep(const spearman_sel *sel, int64_t s, int64_t sii, int64_t sjj);
