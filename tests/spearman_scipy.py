@@ -166,6 +166,45 @@ for np_ in [1, 3]:
     run([os.path.join(WORK, "x.txt"), "--y", os.path.join(WORK, "y.txt"), "-o", out, "--pvalue", "0.05"], np_=np_)
     compare("--y np=%d" % np_, pairs(out + "/spearman.h5"), r, p, p <= 0.05, exact_ones(x, y))
 
+# --top-k: each row's K partners of largest |rho| (ties: smaller j), from
+# exact integer ranks (scipy's rankdata) and exact rational comparisons.
+from fractions import Fraction
+
+
+def topk_oracle(x, y, K, same):
+    ax = (2 * np.apply_along_axis(stats.rankdata, 1, x) - (x.shape[1] + 1)).astype(np.int64)
+    ay = (2 * np.apply_along_axis(stats.rankdata, 1, y) - (y.shape[1] + 1)).astype(np.int64)
+    S = ax @ ay.T
+    sx, sy = (ax * ax).sum(1), (ay * ay).sum(1)
+    want = set()
+    for i in range(len(x)):
+        if sx[i] == 0:
+            continue
+        cand = [j for j in range(len(y)) if sy[j] != 0 and not (same and j == i)]
+        cand.sort(key=lambda j: (-Fraction(int(S[i, j]) ** 2, int(sy[j])), j))
+        want |= {(i, j) for j in cand[:K]}
+    return want
+
+
+for K, np_ in [(1, 1), (5, 1), (5, 3), (40, 2)]:
+    x = matrix(150, 30, 11)
+    path = os.path.join(WORK, "tk.txt")
+    write(x, path)
+    out = os.path.join(WORK, "tk%d" % np_)
+    run([path, "-o", out, "--top-k", str(K), "-t", "2"], np_=np_)
+    got = pairs(out + "/spearman.h5")
+    have = list(zip(got[0].tolist(), got[1].tolist()))
+    check(len(have) == len(set(have)) and set(have) == topk_oracle(x, x, K, True),
+          "--top-k %d np=%d: %d pairs, oracle %d" % (K, np_, len(have), len(topk_oracle(x, x, K, True))))
+    r, p = oracle(x)
+    check(np.abs(got[2] - r[got[0], got[1]]).max() <= 1e-6, "--top-k %d: rho" % K)
+xs, ys = matrix(60, 30, 12), matrix(45, 30, 13)
+write(xs, os.path.join(WORK, "tx.txt"))
+write(ys, os.path.join(WORK, "ty.txt"))
+run([os.path.join(WORK, "tx.txt"), "--y", os.path.join(WORK, "ty.txt"), "-o", os.path.join(WORK, "tkxy"), "--top-k", "3"])
+got = pairs(os.path.join(WORK, "tkxy/spearman.h5"))
+check(set(zip(got[0].tolist(), got[1].tolist())) == topk_oracle(xs, ys, 3, False), "--top-k 3 --y")
+
 # --drop-nan-rows keeps the input's row numbers.
 x = matrix(60, 12, 9).astype(float)
 x[[4, 20]] = np.nan

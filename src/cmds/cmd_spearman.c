@@ -29,6 +29,8 @@ static const char *help =
     "  --rho R               pairs with |rho| >= R\n"
     "  --fdr Q               Benjamini-Hochberg at false discovery rate Q over all\n"
     "                        pairs of varying rows (exact cutoff, three passes)\n"
+    "  --top-k K             for every row, its K partners of largest |rho|\n"
+    "                        (ties: smaller row number first), whatever their p\n"
     "  --count-only          count and histogram only; write no pairs\n"
     "output:\n"
     "  -o, --output DIR      write DIR/spearman.h5; DIR must not exist unless --force\n"
@@ -65,7 +67,7 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
     static const struct option opts[] = {
         {"output", required_argument, 0, 'o'},     {"pvalue", required_argument, 0, 'p'},
         {"rho", required_argument, 0, 'r'},        {"count-only", no_argument, 0, 'c'},
-        {"fdr", required_argument, 0, 'f'},
+        {"fdr", required_argument, 0, 'f'},        {"top-k", required_argument, 0, 'k'},
         {"y", required_argument, 0, 'y'},          {"drop-nan-rows", no_argument, 0, 'n'},
         {"force", no_argument, 0, 'F'},            {"max-output", required_argument, 0, 'M'},
         {"threads", required_argument, 0, 't'},    {"backend", required_argument, 0, 'b'},
@@ -85,6 +87,7 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
         case 'p': FD_TRY(opt_f64("--pvalue", optarg, 0, 1, &a->value)); a->mode = 'p'; chosen++; break;
         case 'r': FD_TRY(opt_f64("--rho", optarg, 0, 1, &a->value)); a->mode = 'r'; chosen++; break;
         case 'f': FD_TRY(opt_f64("--fdr", optarg, 0, 1, &a->value)); a->mode = 'f'; chosen++; break;
+        case 'k': FD_TRY(opt_u32("--top-k", optarg, 1, 1u << 20, &t)); a->value = t; a->mode = 'k'; chosen++; break;
         case 'c': a->count_only = 1; break;
         case 'y': a->y_input = optarg; break;
         case 'n': a->drop_nan = 1; break;
@@ -98,13 +101,15 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
         default: return opt_bad("spearman");
         }
     }
-    if (chosen > 1) return fd_fail(FD_ERR_USAGE, "--pvalue, --rho and --fdr exclude each other");
+    if (chosen > 1) return fd_fail(FD_ERR_USAGE, "--pvalue, --rho, --fdr and --top-k exclude each other");
+    if (a->mode == 'k' && a->count_only) return fd_fail(FD_ERR_USAGE, "--top-k writes pairs; it does not go with --count-only");
     if ((a->mode == 'p' || a->mode == 'f') && a->value <= 0)
         return fd_fail(FD_ERR_USAGE, "--%s must be above 0", a->mode == 'p' ? "pvalue" : "fdr");
     if (optind != argc - 1)
         return fd_fail(FD_ERR_USAGE, "spearman needs exactly one MATRIX file; see 'fcbo-dist spearman --help'");
     a->input = argv[optind];
     a->command = fd_command_line;
+    if (a->mode == 'k' && !a->outdir) return fd_fail(FD_ERR_USAGE, "--top-k writes its pairs to -o DIR; give one");
     return FD_OK;
 }
 

@@ -40,6 +40,7 @@ typedef struct {
     spair **obuf;                 /* per thread: selected pairs */
     size_t *obufcap;
     double xscale;
+    spearman_topk *topk;          /* per thread, --top-k */
     double *busy;                 /* one per thread */
     uint64_t *records;            /* one per thread */
     fd_progress prog;
@@ -73,6 +74,13 @@ static fd_status make_segments(const job *jb, int workers, seglist *s)
      * the finish. */
     uint64_t len = tiles / (64 * (uint64_t)workers);
     if (len < 1) len = 1;
+    /* --top-k: a record is a block of rows against every row, so that each
+     * row's heap is complete when the record ends (the triangle is
+     * computed twice instead of merging heaps across ranks). */
+    if (jb->o->mode == 'k') {
+        tri = 0;
+        len = nby;
+    }
     size_t cap = 0, n = 0;
     for (uint64_t ib = 0; ib < nbx; ib++) {
         uint64_t j0 = tri ? ib : 0;
@@ -156,11 +164,22 @@ static fd_status run_record(void *arg, int t, const uint64_t *rec, size_t len)
     uint64_t before = a->pairs;
     uint64_t ib = rec[0];
     uint64_t i0 = ib * BLOCK, i1 = i0 + BLOCK < jb->x->rows ? i0 + BLOCK : jb->x->rows;
+    int topk = jb->o->mode == 'k';
+    if (topk) {
+        a->topk = &jb->topk[t];
+        spearman_topk_reset(a->topk, i0, (uint32_t)(i1 - i0), jb->x == jb->y);
+    }
     for (uint64_t b = rec[1]; b < rec[2]; b++) {
         uint64_t j0 = b * BLOCK, j1 = j0 + BLOCK < jb->y->rows ? j0 + BLOCK : jb->y->rows;
-        spearman_tile(jb->x, jb->y, i0, i1, j0, j1, jb->x == jb->y && b == ib, &jb->sel, a);
+        spearman_tile(jb->x, jb->y, i0, i1, j0, j1, !topk && jb->x == jb->y && b == ib, &jb->sel, a);
         if (a->failed) return fd_fail(FD_ERR_NOMEM, "out of memory buffering selected pairs");
         if (a->out && a->nout >= FLUSH_PAIRS) FD_TRY(flush_pairs(jb, a));
+    }
+    if (topk) {
+        spearman_topk_emit(a->topk, jb->x, jb->y, a);
+        a->topk = NULL;
+        if (a->failed) return fd_fail(FD_ERR_NOMEM, "out of memory buffering selected pairs");
+        if (a->nout >= FLUSH_PAIRS) FD_TRY(flush_pairs(jb, a));
     }
     fd_progress_add(&jb->prog, a->pairs - before);
     jb->busy[t] += fd_now() - t0;
@@ -266,7 +285,8 @@ static fd_status stage_setup(job *jb)
     }
     jb->load_s = fd_now() - t;
     /* --fdr Q: pass 1 selects p <= Q, where every BH cutoff lies. */
-    spearman_sel_init(&jb->sel, o->mode == 'f' ? 'p' : o->mode, o->value, jb->x->n);
+    /* --top-k: every pair is a candidate for the heaps. */
+    spearman_sel_init(&jb->sel, o->mode == 'f' ? 'p' : o->mode == 'k' ? 'a' : o->mode, o->value, jb->x->n);
     jb->threads = o->threads > 0 ? o->threads : fd_place_threads(&jb->mpi);
     size_t T = (size_t)jb->threads;
     jb->acc = calloc(T, sizeof *jb->acc);
@@ -278,6 +298,10 @@ static fd_status stage_setup(job *jb)
     jb->obufcap = calloc(T, sizeof *jb->obufcap);
     if (!jb->acc || !jb->busy || !jb->records || !jb->hbuf || !jb->xbuf || !jb->obuf || !jb->obufcap)
         return fd_fail(FD_ERR_NOMEM, "out of memory");
+    if (o->mode == 'k') {
+        FD_ALLOC_GOTO(jb->topk, T, st, fail);
+        for (size_t k = 0; k < T; k++) FD_TRY_GOTO(spearman_topk_init(&jb->topk[k], (uint32_t)o->value, BLOCK), st, fail);
+    }
     if (o->mode == 'f') {
         FD_ALLOC_GOTO(jb->xhist, FDR_BINS, st, fail);
         jb->xscale = FDR_BINS / fmax(1 - jb->sel.q, 1e-300);
@@ -409,7 +433,7 @@ static fd_status check_output_size(const job *jb)
                    "%llu pairs pass the selection: about %.3g GB of output, over --max-output %.3g GB; choose a "
                    "stricter %s, or raise --max-output",
                    (unsigned long long)jb->selected, bytes / 1e9, (double)o->max_output / 1e9,
-                   o->mode == 'p' ? "--pvalue" : o->mode == 'r' ? "--rho" : "--fdr");
+                   o->mode == 'p' ? "--pvalue" : o->mode == 'r' ? "--rho" : o->mode == 'f' ? "--fdr" : "--top-k");
 }
 
 static void fill_meta(const job *jb, spearman_meta *m)
@@ -417,7 +441,7 @@ static void fill_meta(const job *jb, spearman_meta *m)
     const spearman_opts *o = jb->o;
     memset(m, 0, sizeof *m);
     m->command = o->command;
-    m->mode = o->mode == 'p' ? "pvalue" : o->mode == 'r' ? "rho" : "fdr";
+    m->mode = o->mode == 'p' ? "pvalue" : o->mode == 'r' ? "rho" : o->mode == 'f' ? "fdr" : "top-k";
     m->input = o->input;
     m->input_sha256 = jb->x->sha256;
     if (jb->y != jb->x) {
@@ -482,7 +506,8 @@ static void print_summary(const job *jb, const spearman_rank_report *reps)
     double secs = fd_now() - jb->t0;
     fprintf(stderr, "%llu of %llu pairs selected (%s %g, |rho| >= %.6f) in %.3f s (%.3g pairs/s), ",
             (unsigned long long)jb->selected, (unsigned long long)jb->pairs,
-            o->mode == 'p' ? "p <=" : o->mode == 'r' ? "|rho| >=" : "FDR", o->value, sqrt(jb->sel.q), secs,
+            o->mode == 'p' ? "p <=" : o->mode == 'r' ? "|rho| >=" : o->mode == 'f' ? "FDR" : "top-k", o->value,
+            sqrt(jb->sel.q), secs,
             secs > 0 ? (double)jb->pairs / secs : 0.0);
     if (jb->mpi.size > 1) fprintf(stderr, "%d ranks x ", jb->mpi.size);
     fprintf(stderr, "%d thread%s%s%s\n", jb->threads, jb->threads == 1 ? "" : "s",
@@ -513,7 +538,13 @@ fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
     fd_status st = fd_mpi_agree(h5part_set_open(&jb.out, o->outdir, "spearman.h5", o->force, mpi->rank, mpi->size), NULL);
     if (st == FD_OK) st = fd_mpi_agree(stage_setup(&jb), NULL);
     double t_enum = fd_now();
-    if (st == FD_OK) {
+    if (st == FD_OK && o->mode == 'k') {
+        /* --top-k needs no counting pass: the output size is known. */
+        uint64_t rows = 0;
+        for (uint64_t r = 0; r < jb.x->rows; r++) rows += jb.x->sii[r] != 0;
+        jb.selected = rows * (uint64_t)o->value;
+        st = fd_mpi_agree(check_output_size(&jb), NULL);
+    } else if (st == FD_OK) {
         double t = fd_now();
         fd_progress_start(&jb.prog, "pairs", o->quiet || mpi->rank != 0);
         fd_status local = pass(&jb, 0);
@@ -540,12 +571,16 @@ fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
         if (st == FD_OK && !o->count_only) {
             uint64_t pairs = jb.pairs, selected = jb.selected;
             fd_progress_start(&jb.prog, "pairs", o->quiet || mpi->rank != 0);
+            if (o->mode == 'k') jb.pairs = jb.selected = 0;
             local = pass(&jb, 1);
             fd_progress_stop(&jb.prog);
-            jb.pairs = pairs;
-            jb.selected = selected;
+            if (o->mode != 'k') {
+                jb.pairs = pairs;
+                jb.selected = selected;
+            }
             if (local == FD_ERR_MPI) { st = local; goto done; }
             st = fd_mpi_agree(local, NULL);
+            if (st == FD_OK && o->mode == 'k') st = reduce_counts(&jb);
         }
         jb.pass2_s = fd_now() - t;
     }
@@ -572,6 +607,8 @@ done:
     free(jb.obufcap);
     free(jb.xhist);
     free(jb.xs);
+    for (int t = 0; jb.topk && t < jb.threads; t++) spearman_topk_free(&jb.topk[t]);
+    free(jb.topk);
     free(jb.acc);
     free(jb.busy);
     free(jb.records);

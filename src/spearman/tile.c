@@ -3,7 +3,9 @@
 #include "pvalue.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 
 void spearman_sel_init(spearman_sel *s, int mode, double value, uint32_t n)
 {
@@ -81,12 +83,121 @@ static void emit(spearman_acc *acc, uint64_t i, uint64_t j, int64_t s)
     acc->out[acc->nout++] = (spair){i, j, s};
 }
 
+/* ---------------- top-k heaps ---------------- */
+
+fd_status spearman_topk_init(spearman_topk *t, uint32_t k, uint32_t max_rows)
+{
+    memset(t, 0, sizeof *t);
+    t->k = k;
+    t->n = calloc(max_rows, sizeof *t->n);
+    t->thr = calloc(max_rows, sizeof *t->thr);
+    t->heap = calloc((size_t)max_rows * k, sizeof *t->heap);
+    if (!t->n || !t->thr || !t->heap) {
+        spearman_topk_free(t);
+        return fd_fail(FD_ERR_NOMEM, "out of memory for --top-k %u heaps", k);
+    }
+    return FD_OK;
+}
+
+void spearman_topk_free(spearman_topk *t)
+{
+    free(t->n);
+    free(t->thr);
+    free(t->heap);
+    t->n = NULL;
+    t->thr = NULL;
+    t->heap = NULL;
+}
+
+void spearman_topk_reset(spearman_topk *t, uint64_t i0, uint32_t rows, int same)
+{
+    t->i0 = i0;
+    t->rows = rows;
+    t->same = same;
+    memset(t->n, 0, rows * sizeof *t->n);
+    memset(t->thr, 0, rows * sizeof *t->thr);
+}
+
+/* a stronger than b, both partners of one row: |S_a| / sqrt(S_ja) against
+ * |S_b| / sqrt(S_jb), exactly (S^2 S_j fits 128 bits), then smaller j. */
+static int stronger(const spair *a, const spair *b, const spearman_mat *y)
+{
+    __int128 l = (__int128)a->s * a->s * y->sii[b->j], r = (__int128)b->s * b->s * y->sii[a->j];
+    return l != r ? l > r : a->j < b->j;
+}
+
+static void sift_down(spair *h, uint32_t n, uint32_t i, const spearman_mat *y)
+{
+    for (;;) {
+        uint32_t c = 2 * i + 1, w = i;
+        if (c < n && stronger(&h[w], &h[c], y)) w = c;
+        if (c + 1 < n && stronger(&h[w], &h[c + 1], y)) w = c + 1;
+        if (w == i) return;
+        spair tmp = h[i];
+        h[i] = h[w];
+        h[w] = tmp;
+        i = w;
+    }
+}
+
+static void topk_push(spearman_topk *t, const spearman_mat *x, const spearman_mat *y, uint64_t i, uint64_t j, int64_t s)
+{
+    if (t->same && i == j) return;
+    uint32_t r = (uint32_t)(i - t->i0), *n = &t->n[r];
+    spair *h = t->heap + (size_t)r * t->k, e = {i, j, s};
+    if (*n < t->k) {
+        uint32_t c = (*n)++;
+        h[c] = e;
+        while (c > 0 && stronger(&h[(c - 1) / 2], &h[c], y)) { /* weakest on top */
+            spair tmp = h[c];
+            h[c] = h[(c - 1) / 2];
+            h[(c - 1) / 2] = tmp;
+            c = (c - 1) / 2;
+        }
+    } else if (stronger(&e, &h[0], y)) {
+        h[0] = e;
+        sift_down(h, *n, 0, y);
+    } else {
+        return;
+    }
+    if (*n == t->k) t->thr[r] = (float)fabs(spearman_rho(h[0].s, x->sii[i], y->sii[h[0].j]));
+}
+
+static const spearman_mat *sort_y; /* qsort has no context argument */
+
+static int by_strength(const void *a, const void *b)
+{
+    return stronger(a, b, sort_y) ? -1 : stronger(b, a, sort_y) ? 1 : 0;
+}
+
+void spearman_topk_emit(spearman_topk *t, const spearman_mat *x, const spearman_mat *y, spearman_acc *acc)
+{
+    static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
+    (void)x;
+    for (uint32_t r = 0; r < t->rows; r++) {
+        spair *h = t->heap + (size_t)r * t->k;
+        pthread_mutex_lock(&sort_lock);
+        sort_y = y;
+        qsort(h, t->n[r], sizeof *h, by_strength);
+        pthread_mutex_unlock(&sort_lock);
+        for (uint32_t e = 0; e < t->n[r]; e++) {
+            acc->selected++;
+            emit(acc, h[e].i, h[e].j, h[e].s);
+        }
+    }
+}
+
 /* One pair after its S is known: histogram, test, count or emit. */
 static inline void visit(const spearman_mat *x, const spearman_mat *y, uint64_t i, uint64_t j, int64_t s,
                          const spearman_sel *sel, spearman_acc *acc)
 {
     int64_t sii = x->sii[i], sjj = y->sii[j];
     if (sii == 0 || sjj == 0) return;
+    if (acc->topk) {
+        if (!(acc->topk->same && i == j)) acc->pairs++;
+        topk_push(acc->topk, x, y, i, j, s);
+        return;
+    }
     acc->pairs++;
     if (acc->hist) acc->hist[hist_bin((int32_t)s, x->inv_root[i], y->inv_root[j])]++;
     if (spearman_keep(sel, s, sii, sjj)) {
@@ -146,6 +257,9 @@ __attribute__((target("avx2"))) static void tile_avx2(const spearman_mat *x, con
                 a2 = _mm256_add_epi32(a2, _mm256_madd_epi16(_mm256_set1_epi32((int)xi[2][p * 8]), b));
                 a3 = _mm256_add_epi32(a3, _mm256_madd_epi16(_mm256_set1_epi32((int)xi[3][p * 8]), b));
             }
+            if (acc->topk)
+                for (int r = 0; r < 4; r++)
+                    if (live >> r & 1) thr[r] = acc->topk->thr[ib + r - acc->topk->i0] * (1 - 1e-5f) * x->root[ib + r];
             __m256 rootj = _mm256_loadu_ps(y->root + jb);
             int jvalid = _mm256_movemask_ps(_mm256_cmp_ps(rootj, zero, _CMP_GT_OQ));
             if (jb + 8 > j1) jvalid &= (1 << (j1 - jb)) - 1;
@@ -162,6 +276,17 @@ __attribute__((target("avx2"))) static void tile_avx2(const spearman_mat *x, con
                 if (!valid) continue;
                 __m256 as = _mm256_cvtepi32_ps(_mm256_abs_epi32(acc4[r]));
                 int cand = valid & _mm256_movemask_ps(_mm256_cmp_ps(as, _mm256_mul_ps(_mm256_set1_ps(thr[r]), rootj), _CMP_GE_OQ));
+                if (acc->topk) {
+                    if (acc->topk->same && i >= jb && i < jb + 8) valid &= ~(1 << (i - jb));
+                    acc->pairs += (uint64_t)__builtin_popcount((unsigned)valid);
+                    int32_t sv[8];
+                    _mm256_storeu_si256((__m256i *)sv, acc4[r]);
+                    for (int m = cand & valid; m; m &= m - 1) {
+                        int l = __builtin_ctz((unsigned)m);
+                        topk_push(acc->topk, x, y, i, jb + l, sv[l]);
+                    }
+                    continue;
+                }
                 acc->pairs += (uint64_t)__builtin_popcount((unsigned)valid);
                 if (hist) {
                     __m256 rho = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc4[r]), _mm256_set1_ps(x->inv_root[i])),

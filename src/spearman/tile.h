@@ -47,10 +47,24 @@ static inline double pair_x(int64_t s, int64_t sii, int64_t sjj)
     return (double)((p - s2) / p);
 }
 
-typedef struct spair {
+typedef struct spair spair;
+struct spair {
     uint64_t i, j;        /* rows of x and y (kept-row numbers) */
     int64_t s;            /* S_ij */
-} spair;
+};
+
+/* --top-k: the K strongest partners (largest |rho|, then smaller j) of
+ * each row of one block of rows, as min-heaps with the weakest on top.
+ * The kernels skip a pair that cannot enter a full heap using thr. */
+typedef struct spearman_topk {
+    uint32_t k;
+    uint64_t i0;          /* first row of the block */
+    uint32_t rows;        /* rows in the block */
+    int same;             /* x == y: a row is not its own partner */
+    uint32_t *n;          /* entries per row */
+    struct spair *heap;   /* rows x k */
+    float *thr;           /* per row: |rho| of its weakest entry when full, else 0 */
+} spearman_topk;
 
 typedef struct spearman_acc {
     uint64_t pairs;       /* pairs whose rows both vary */
@@ -62,7 +76,15 @@ typedef struct spearman_acc {
     spair *out;           /* selected pairs are appended here when not NULL */
     size_t nout, capout;
     int failed;           /* out of memory growing out */
+    spearman_topk *topk;  /* --top-k: pairs go to the heaps instead */
 } spearman_acc;
+
+fd_status spearman_topk_init(spearman_topk *t, uint32_t k, uint32_t max_rows);
+void spearman_topk_free(spearman_topk *t);
+/* Starts a block of rows [i0, i0 + rows). */
+void spearman_topk_reset(spearman_topk *t, uint64_t i0, uint32_t rows, int same);
+/* Appends each row's heap, strongest first, to acc->out. */
+void spearman_topk_emit(spearman_topk *t, const spearman_mat *x, const spearman_mat *y, spearman_acc *acc);
 
 /* upper: x == y and only pairs with j > i count.  i0 and j0 are multiples
  * of 8. */
