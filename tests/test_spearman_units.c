@@ -21,8 +21,22 @@ static void test_ranks(void)
         uint32_t n = 3 + (uint32_t)(fd_rng_unif(&rng) * 150);
         double x[160];
         int32_t a[160];
-        for (uint32_t k = 0; k < n; k++) x[k] = floor(fd_rng_unif(&rng) * (rep % 5 + 1));
+        /* integers (the counting path), wide integers and fractions (the
+         * sorting path), all with ties */
+        for (uint32_t k = 0; k < n; k++) {
+            x[k] = floor(fd_rng_unif(&rng) * (rep % 5 + 1));
+            if (rep % 3 == 1) x[k] *= 1000;
+            if (rep % 3 == 2) x[k] += 0.5;
+        }
         spearman_rank(x, n, a);
+        if (rep % 3 != 2) { /* integers: the integer entry point must agree */
+            uint64_t v[160];
+            int32_t b[160];
+            double scratch[160];
+            for (uint32_t k = 0; k < n; k++) v[k] = (uint64_t)x[k];
+            spearman_rank_uint(v, n, b, scratch);
+            CHECK(!memcmp(a, b, n * sizeof *a), "spearman_rank_uint agrees, n = %u", n);
+        }
         int ok = 1;
         for (uint32_t k = 0; k < n; k++) {
             /* 2 rank = 2 (#less) + (#equal) + 1 */

@@ -24,6 +24,7 @@ static const char *help =
     "                        FILE.h5:/dataset (2-D); blank lines are skipped\n"
     "  --y FILE2             pairs of rows of MATRIX with rows of FILE2 (all of them)\n"
     "  --drop-nan-rows       skip rows with NaN or infinite values (default: refuse)\n"
+    "  --check-input         read and rank the input, print its shape and stop\n"
     "selection (one):\n"
     "  --pvalue A            pairs with p <= A (default 0.05)\n"
     "  --rho R               pairs with |rho| >= R\n"
@@ -72,7 +73,8 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
         {"force", no_argument, 0, 'F'},            {"max-output", required_argument, 0, 'M'},
         {"threads", required_argument, 0, 't'},    {"backend", required_argument, 0, 'b'},
         {"stats", no_argument, 0, 'S'},            {"quiet", no_argument, 0, 'q'},
-        {"help", no_argument, 0, 'h'},             {0, 0, 0, 0}};
+        {"check-input", no_argument, 0, 'C'},      {"help", no_argument, 0, 'h'},
+        {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->mode = 'p';
     a->value = 0.05;
@@ -91,6 +93,7 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
         case 'c': a->count_only = 1; break;
         case 'y': a->y_input = optarg; break;
         case 'n': a->drop_nan = 1; break;
+        case 'C': a->check_input = 1; break;
         case 'F': a->force = 1; break;
         case 'M': FD_TRY(opt_size("--max-output", optarg, &a->max_output)); break;
         case 't': FD_TRY(opt_u32("--threads", optarg, 1, 4096, &t)); a->threads = (int)t; break;
@@ -109,7 +112,7 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
         return fd_fail(FD_ERR_USAGE, "spearman needs exactly one MATRIX file; see 'fcbo-dist spearman --help'");
     a->input = argv[optind];
     a->command = fd_command_line;
-    if (a->mode == 'k' && !a->outdir) return fd_fail(FD_ERR_USAGE, "--top-k writes its pairs to -o DIR; give one");
+    if (a->mode == 'k' && !a->outdir && !a->check_input) return fd_fail(FD_ERR_USAGE, "--top-k writes its pairs to -o DIR; give one");
     return FD_OK;
 }
 

@@ -1,6 +1,7 @@
 #include "sha256.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const uint32_t K[64] = {
@@ -37,6 +38,72 @@ static void block(sha256_ctx *c, const uint8_t *p)
     c->h[4] += e; c->h[5] += f; c->h[6] += g; c->h[7] += h;
 }
 
+#if defined(__x86_64__) && defined(__GNUC__)
+#include <cpuid.h>
+#include <immintrin.h>
+
+/* The SHA extensions (Intel SHA-NI, on most x86-64 CPUs since 2017): about
+ * 1.5 GB/s instead of about 0.25 GB/s, which matters when every input byte
+ * is hashed on its way to the parser.  Message schedule and rounds follow
+ * the instruction set reference: two rounds per sha256rnds2, the schedule
+ * four words at a time with sha256msg1/msg2. */
+__attribute__((target("sha,sse4.1,ssse3"))) static void blocks_shani(uint32_t h[8], const uint8_t *p, size_t n)
+{
+    const __m128i mask = _mm_set_epi64x(0x0c0d0e0f08090a0bULL, 0x0405060700010203ULL);
+    __m128i tmp = _mm_loadu_si128((const __m128i *)&h[0]);
+    __m128i st1 = _mm_loadu_si128((const __m128i *)&h[4]);
+    tmp = _mm_shuffle_epi32(tmp, 0xB1);          /* CDAB */
+    st1 = _mm_shuffle_epi32(st1, 0x1B);          /* EFGH */
+    __m128i st0 = _mm_alignr_epi8(tmp, st1, 8);  /* ABEF */
+    st1 = _mm_blend_epi16(st1, tmp, 0xF0);       /* CDGH */
+    for (; n; n--, p += 64) {
+        __m128i abef = st0, cdgh = st1, m[4], msg;
+#pragma GCC unroll 16
+        for (int g = 0; g < 16; g++) {
+            if (g < 4) m[g] = _mm_shuffle_epi8(_mm_loadu_si128((const __m128i *)(p + 16 * g)), mask);
+            msg = _mm_add_epi32(m[g % 4], _mm_loadu_si128((const __m128i *)&K[4 * g]));
+            st1 = _mm_sha256rnds2_epu32(st1, st0, msg);
+            if (g >= 3 && g <= 14) {
+                __m128i t = _mm_alignr_epi8(m[g % 4], m[(g + 3) % 4], 4);
+                m[(g + 1) % 4] = _mm_sha256msg2_epu32(_mm_add_epi32(m[(g + 1) % 4], t), m[g % 4]);
+            }
+            msg = _mm_shuffle_epi32(msg, 0x0E);
+            st0 = _mm_sha256rnds2_epu32(st0, st1, msg);
+            if (g >= 1 && g <= 12) m[(g + 3) % 4] = _mm_sha256msg1_epu32(m[(g + 3) % 4], m[g % 4]);
+        }
+        st0 = _mm_add_epi32(st0, abef);
+        st1 = _mm_add_epi32(st1, cdgh);
+    }
+    tmp = _mm_shuffle_epi32(st0, 0x1B);          /* FEBA */
+    st1 = _mm_shuffle_epi32(st1, 0xB1);          /* DCHG */
+    st0 = _mm_blend_epi16(tmp, st1, 0xF0);       /* DCBA */
+    st1 = _mm_alignr_epi8(st1, tmp, 8);          /* HGFE */
+    _mm_storeu_si128((__m128i *)&h[0], st0);
+    _mm_storeu_si128((__m128i *)&h[4], st1);
+}
+
+static int have_shani(void)
+{
+    static int v = -1;
+    if (v < 0) {
+        unsigned a, b, c, d;
+        v = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b >> 29 & 1) && __get_cpuid(1, &a, &b, &c, &d) &&
+            (c >> 19 & 1) && !getenv("FD_NO_SHANI");
+    }
+    return v;
+}
+#else
+static int have_shani(void) { return 0; }
+static void blocks_shani(uint32_t h[8], const uint8_t *p, size_t n) { (void)h, (void)p, (void)n; }
+#endif
+
+static void blocks(sha256_ctx *c, const uint8_t *p, size_t n)
+{
+    if (have_shani()) blocks_shani(c->h, p, n);
+    else
+        for (; n; n--, p += 64) block(c, p);
+}
+
 void sha256_init(sha256_ctx *c)
 {
     static const uint32_t h0[8] = {0x6a09e667, 0xbb67ae85, 0x3c6ef372, 0xa54ff53a,
@@ -54,9 +121,11 @@ void sha256_update(sha256_ctx *c, const void *data, size_t n)
         size_t take = 64 - c->nbuf < n ? 64 - c->nbuf : n;
         memcpy(c->buf + c->nbuf, p, take);
         c->nbuf += take; p += take; n -= take;
-        if (c->nbuf == 64) { block(c, c->buf); c->nbuf = 0; }
+        if (c->nbuf == 64) { blocks(c, c->buf, 1); c->nbuf = 0; }
     }
-    for (; n >= 64; p += 64, n -= 64) block(c, p);
+    blocks(c, p, n / 64);
+    p += n / 64 * 64;
+    n %= 64;
     memcpy(c->buf, p, n);
     c->nbuf += n;
 }

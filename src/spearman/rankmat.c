@@ -54,8 +54,57 @@ static int by_value(const void *p, const void *q)
     return a->v < b->v ? -1 : a->v > b->v ? 1 : (a->i > b->i) - (a->i < b->i);
 }
 
+/* Count data (small non-negative-or-not integers with many ties) ranks by
+ * counting: O(n + range) instead of a sort.  Returns 0 when the row is not
+ * integers spanning at most COUNT_RANGE values. */
+#define COUNT_RANGE 1024
+static int rank_by_counting(const double *x, uint32_t n, int32_t *a)
+{
+    int64_t lo = INT64_MAX, hi = INT64_MIN;
+    for (uint32_t k = 0; k < n; k++) {
+        if (!(x[k] >= -1e15 && x[k] <= 1e15)) return 0;
+        int64_t v = (int64_t)x[k];
+        if ((double)v != x[k]) return 0;
+        if (v < lo) lo = v;
+        if (v > hi) hi = v;
+    }
+    if (hi - lo >= COUNT_RANGE) return 0;
+    uint32_t cnt[COUNT_RANGE + 1];
+    uint32_t range = (uint32_t)(hi - lo) + 1;
+    memset(cnt, 0, (range + 1) * sizeof *cnt);
+    for (uint32_t k = 0; k < n; k++) cnt[(int64_t)x[k] - lo + 1]++;
+    /* cnt[v] becomes the number of values below v: the tie group of v
+     * occupies sorted positions [cnt[v], cnt[v+1]). */
+    for (uint32_t v = 1; v <= range; v++) cnt[v] += cnt[v - 1];
+    for (uint32_t k = 0; k < n; k++) {
+        int64_t v = (int64_t)x[k] - lo;
+        a[k] = (int32_t)(cnt[v] + cnt[v + 1]) - (int32_t)n;
+    }
+    return 1;
+}
+
+void spearman_rank_uint(const uint64_t *v, uint32_t n, int32_t *a, double *scratch)
+{
+    uint64_t lo = v[0], hi = v[0];
+    for (uint32_t k = 1; k < n; k++) {
+        lo = v[k] < lo ? v[k] : lo;
+        hi = v[k] > hi ? v[k] : hi;
+    }
+    if (hi - lo >= COUNT_RANGE) {
+        for (uint32_t k = 0; k < n; k++) scratch[k] = (double)v[k];
+        spearman_rank(scratch, n, a);
+        return;
+    }
+    uint32_t cnt[COUNT_RANGE + 1], range = (uint32_t)(hi - lo) + 1;
+    memset(cnt, 0, (range + 1) * sizeof *cnt);
+    for (uint32_t k = 0; k < n; k++) cnt[v[k] - lo + 1]++;
+    for (uint32_t r = 1; r <= range; r++) cnt[r] += cnt[r - 1];
+    for (uint32_t k = 0; k < n; k++) a[k] = (int32_t)(cnt[v[k] - lo] + cnt[v[k] - lo + 1]) - (int32_t)n;
+}
+
 void spearman_rank(const double *x, uint32_t n, int32_t *a)
 {
+    if (rank_by_counting(x, n, a)) return;
     uint32_t small[64], *idx = small;
     vi *big = NULL;
     if (n <= 64) {
@@ -112,9 +161,8 @@ fd_status smat_drop(spearman_mat *m, uint64_t input_row)
     return FD_OK;
 }
 
-fd_status smat_push(spearman_mat *m, const double *x, uint64_t input_row)
+fd_status smat_push_ranked(spearman_mat *m, const int32_t *a, uint64_t input_row)
 {
-    int32_t abuf[128], *a = abuf;
     uint64_t old_cap = m->cap_groups;
     FD_TRY(grow(m));
     if (m->row_id && m->cap_groups != old_cap) {
@@ -122,22 +170,29 @@ fd_status smat_push(spearman_mat *m, const double *x, uint64_t input_row)
         if (!p) return fd_fail(FD_ERR_NOMEM, "out of memory");
         m->row_id = p;
     }
-    if (m->n > 128 && !(a = malloc(m->n * sizeof *a))) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    spearman_rank(x, m->n, a);
     uint64_t r = m->rows, g = r >> 3;
+    uint32_t *base = m->packed + g * m->kp * 8 + (r & 7);
     int64_t s = 0;
-    for (uint32_t k = 0; k < m->n; k++) {
-        s += (int64_t)a[k] * a[k];
-        uint32_t *w = &m->packed[(g * m->kp + (k >> 1)) * 8 + (r & 7)];
-        uint32_t v = (uint16_t)(int16_t)a[k];
-        *w = k & 1 ? (*w & 0xffffu) | (v << 16) : (*w & 0xffff0000u) | v;
+    for (uint32_t k = 0; k < m->n; k++) s += (int64_t)a[k] * a[k];
+    for (uint32_t p = 0; p < m->kp; p++) {
+        uint32_t lo = (uint16_t)(int16_t)a[2 * p], hi = 2 * p + 1 < m->n ? (uint16_t)(int16_t)a[2 * p + 1] : 0;
+        base[p * 8] = lo | hi << 16;
     }
-    if (a != abuf) free(a);
     m->sii[r] = s;
     if (s == 0) m->constant++;
     if (m->row_id) m->row_id[r] = input_row;
     m->rows++;
     return FD_OK;
+}
+
+fd_status smat_push(spearman_mat *m, const double *x, uint64_t input_row)
+{
+    int32_t abuf[128], *a = abuf;
+    if (m->n > 128 && !(a = malloc(m->n * sizeof *a))) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    spearman_rank(x, m->n, a);
+    fd_status st = smat_push_ranked(m, a, input_row);
+    if (a != abuf) free(a);
+    return st;
 }
 
 fd_status smat_finish(spearman_mat *m)

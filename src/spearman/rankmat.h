@@ -45,6 +45,8 @@ void smat_destroy(spearman_mat **m);
 /* Appends a row of n values (ranked here).  input_row: its number in the
  * input, counting dropped rows. */
 fd_status smat_push(spearman_mat *m, const double *x, uint64_t input_row);
+/* Appends a row already ranked (a from spearman_rank). */
+fd_status smat_push_ranked(spearman_mat *m, const int32_t *a, uint64_t input_row);
 /* Marks a row of the input as dropped (keeps row numbers right). */
 fd_status smat_drop(spearman_mat *m, uint64_t input_row);
 /* Once all rows are in: the per-row roots the prefilter uses. */
@@ -60,5 +62,8 @@ static inline uint64_t smat_id(const spearman_mat *m, uint64_t r) { return m->ro
 
 /* The doubled centred average ranks of x[0..n) into a (see above). */
 void spearman_rank(const double *x, uint32_t n, int32_t *a);
+/* The same for non-negative integers (counting when their range is small;
+ * scratch holds n doubles for the other case). */
+void spearman_rank_uint(const uint64_t *v, uint32_t n, int32_t *a, double *scratch);
 
 #endif

@@ -499,6 +499,16 @@ static fd_status stage_commit(job *jb, spearman_rank_report *reps, double enum_s
     return spearman_master_write(jb->out.master, &meta, reps, jb->mpi.size);
 }
 
+static void report_input(const job *jb)
+{
+    const spearman_mat *ms[2] = {jb->x, jb->y != jb->x ? jb->y : NULL};
+    for (int k = 0; k < 2 && ms[k]; k++)
+        printf("%s: %llu rows x %u observations, %llu constant, %llu dropped, SHA-256 %s\n", ms[k]->source,
+               (unsigned long long)ms[k]->rows, ms[k]->n, (unsigned long long)ms[k]->constant,
+               (unsigned long long)ms[k]->dropped, ms[k]->sha256);
+    printf("read and ranked in %.3f s\n", jb->load_s);
+}
+
 static void print_summary(const job *jb, const spearman_rank_report *reps)
 {
     const spearman_opts *o = jb->o;
@@ -537,6 +547,10 @@ fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
 
     fd_status st = fd_mpi_agree(h5part_set_open(&jb.out, o->outdir, "spearman.h5", o->force, mpi->rank, mpi->size), NULL);
     if (st == FD_OK) st = fd_mpi_agree(stage_setup(&jb), NULL);
+    if (st == FD_OK && o->check_input) {
+        if (mpi->rank == 0) report_input(&jb);
+        goto done;
+    }
     double t_enum = fd_now();
     if (st == FD_OK && o->mode == 'k') {
         /* --top-k needs no counting pass: the output size is known. */
