@@ -2,11 +2,12 @@
  * compiled in. */
 #include "lattice.h"
 
-#include <stdio.h>
-#include <string.h>
+#include "../common/backend.h"
 
-static const struct lattice_ops *const backends[] = {
-    &lattice_cpu_ops,
+static int cpu_available(void) { return 1; }
+
+static const fd_backend backends[] = {
+    {"cpu", cpu_available, &lattice_cpu_ops},
     /* The CUDA lattice backend registers here when it exists (issue #5). */
 };
 
@@ -14,31 +15,14 @@ static const struct lattice_ops *const backends[] = {
 
 const char *lattice_backend_list(void)
 {
-    /* Derived from the table, so it cannot drift from what is built. */
     static char list[128];
-    if (!list[0])
-        for (size_t i = 0; i < NBACKENDS; i++)
-            snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? ", " : "", backends[i]->name);
-    return list;
+    return fd_backend_names(backends, NBACKENDS, list, sizeof list);
 }
 
 fd_status lattice_backend_get(const char *name, const struct lattice_ops **ops)
 {
-    if (!strcmp(name, "auto")) {
-        /* Later entries are faster when they can run. */
-        for (size_t i = NBACKENDS; i-- > 0;)
-            if (backends[i]->available()) {
-                *ops = backends[i];
-                return FD_OK;
-            }
-    }
-    for (size_t i = 0; i < NBACKENDS; i++)
-        if (!strcmp(name, backends[i]->name)) {
-            if (!backends[i]->available())
-                return fd_fail(FD_ERR_UNAVAILABLE, "backend '%s' cannot run here (no usable device)", name);
-            *ops = backends[i];
-            return FD_OK;
-        }
-    return fd_fail(FD_ERR_UNAVAILABLE, "backend '%s' is not available for lattice in this build (available: %s)",
-                   name, lattice_backend_list());
+    const void *p = NULL;
+    FD_TRY(fd_backend_get(backends, NBACKENDS, "lattice", name, &p));
+    *ops = p;
+    return FD_OK;
 }

@@ -85,7 +85,7 @@ static fd_status put_meta(hid_t f, const spearman_meta *m)
         FD_TRY(h5u_attr_u64(f, "y_rows", m->y_rows));
         FD_TRY(h5u_attr_u64(f, "y_constant_rows", m->y_constant_rows));
     }
-    FD_TRY(h5u_attr_str(f, "backend", "cpu"));
+    FD_TRY(h5u_attr_str(f, "backend", m->backend ? m->backend : ""));
     FD_TRY(h5u_attr_str(f, "selection", m->mode));
     FD_TRY(h5u_attr_f64(f, "threshold", m->threshold));
     FD_TRY(h5u_attr_f64(f, "rho_cut", m->rho_cut));

@@ -16,6 +16,7 @@ typedef struct spearman_h5 spearman_h5;
 /* Everything the master (or single) file records about the run. */
 typedef struct spearman_meta {
     const char *command, *mode;     /* mode: "pvalue", "rho", "fdr", "top-k" */
+    const char *backend;
     const char *input, *input_sha256, *y_input, *y_sha256;
     uint64_t rows, y_rows, constant_rows, y_constant_rows, dropped_rows;
     uint32_t n;                     /* observations per row */

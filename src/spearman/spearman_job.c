@@ -7,6 +7,7 @@
 #include "../mpi/taskpool.h"
 #include "matrix_read.h"
 #include "pvalue.h"
+#include "spearman_backend.h"
 #include "spearman_h5.h"
 #include "tile.h"
 
@@ -28,6 +29,7 @@
 
 typedef struct {
     const spearman_opts *o;
+    const struct spearman_ops *ops;
     fd_mpi mpi;
     spearman_mat *x, *y;          /* y == x for the triangle */
     spearman_sel sel;
@@ -176,7 +178,7 @@ static fd_status run_record(void *arg, int t, const uint64_t *rec, size_t len)
     }
     for (uint64_t b = rec[1]; b < rec[2] && st == FD_OK; b++) {
         uint64_t j0 = b * BLOCK, j1 = j0 + BLOCK < jb->y->rows ? j0 + BLOCK : jb->y->rows;
-        spearman_tile(jb->x, jb->y, i0, i1, j0, j1, !topk && jb->x == jb->y && b == ib, &jb->sel, a);
+        jb->ops->tile(jb->x, jb->y, i0, i1, j0, j1, !topk && jb->x == jb->y && b == ib, &jb->sel, a);
         if (a->failed) st = fd_fail(FD_ERR_NOMEM, "out of memory buffering selected pairs");
         else if (a->out && a->nout >= FLUSH_PAIRS) st = flush_pairs(jb, a);
     }
@@ -270,10 +272,8 @@ static fd_status stage_setup(job *jb)
 {
     const spearman_opts *o = jb->o;
     double t = fd_now();
-    if (strcmp(o->backend, "cpu") != 0 && strcmp(o->backend, "auto") != 0)
-        return fd_fail(FD_ERR_UNAVAILABLE, "spearman backend '%s' is not available in this build (built: cpu)",
-                       o->backend);
-    fd_status st = spearman_read(&jb->x, o->input, o->drop_nan);
+    fd_status st = spearman_backend_get(o->backend, &jb->ops);
+    if (st == FD_OK) st = spearman_read(&jb->x, o->input, o->drop_nan);
     if (st == FD_OK && o->y_input) st = spearman_read(&jb->y, o->y_input, o->drop_nan);
     if (jb->mpi.size > 1) {
         fd_status agreed = fd_mpi_agree(st, NULL);
@@ -447,6 +447,7 @@ static void fill_meta(const job *jb, spearman_meta *m)
     const spearman_opts *o = jb->o;
     memset(m, 0, sizeof *m);
     m->command = o->command;
+    m->backend = jb->ops->name;
     m->mode = o->mode == 'p' ? "pvalue" : o->mode == 'r' ? "rho" : o->mode == 'f' ? "fdr" : "top-k";
     m->input = o->input;
     m->input_sha256 = jb->x->sha256;
