@@ -43,6 +43,17 @@ check '[ $(wc -l < "$W/text") -eq "$n" ] && awk "\$1 >= \$2 || \$4 > 0.001 {bad=
       "info --text: $(head -3 "$W/text")"
 # The selection is the pairs' own p: nothing above alpha, rows in range.
 check 'awk "\$1 >= 200 || \$2 >= 200 || \$3 > 1 || \$3 < -1 {bad=1} END {exit bad}" "$W/text"' "pairs out of range"
+# Several ranks: parts and a master that info reads, with a row per rank.
+if command -v mpirun > /dev/null; then
+  mpirun --oversubscribe -np 3 "$BIN" spearman "$W/g.npy" -o "$W/res3" --pvalue 0.001 -t 1 --stats 2> "$W/err"; rc=$?
+  check '[ $rc -eq 0 ] && [ "$(ls "$W/res3" | tr "\n" " ")" = "part-00000.h5 part-00001.h5 part-00002.h5 spearman.h5 " ]' \
+        "np=3: exit $rc, files $(ls "$W/res3" | tr '\n' ' ')"
+  "$BIN" info "$W/res3/spearman.h5" > "$W/info3"
+  check 'grep -qE "^n_pairs +$n$" "$W/info3" && [ $(grep -cE "^ +[0-2] +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+$" "$W/info3") -eq 3 ]' \
+        "np=3 info: $(cat "$W/info3")"
+  "$BIN" info --text "$W/res3/spearman.h5" > "$W/text3"
+  check 'cmp -s <(sort "$W/text") <(sort "$W/text3")' "np=3 pairs differ from np=1"
+fi
 "$BIN" spearman --help > "$W/help"
 for o in --pvalue --rho --count-only --y --drop-nan-rows --max-output --threads --backend --stats --force; do
   check 'grep -q -- "$o" "$W/help"' "--help does not mention $o"

@@ -121,3 +121,17 @@ done:
     free(n);
     return st;
 }
+
+void h5part_print_ranks(FILE *out, const char *results, const char *units, const uint64_t *nres,
+                        const uint64_t *nunits, const double *busy, const double *idle, int ranks)
+{
+    double sum = 0, max = 0;
+    fprintf(out, "%6s %14s %10s %10s %10s\n", "rank", results, units, "busy_s", "idle_s");
+    for (int r = 0; r < ranks; r++) {
+        fprintf(out, "%6d %14llu %10llu %10.3f %10.3f\n", r, (unsigned long long)nres[r], (unsigned long long)nunits[r],
+                busy[r], idle[r]);
+        sum += busy[r];
+        if (busy[r] > max) max = busy[r];
+    }
+    if (ranks > 0 && sum > 0) fprintf(out, "load imbalance (max busy / mean busy) %.3f\n", max / (sum / ranks));
+}

@@ -21,6 +21,8 @@
 
 #include <hdf5.h>
 #include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
 
 #define H5PART_NAME_MAX 32
 
@@ -46,5 +48,10 @@ void h5part_set_close(h5part_set *s, fd_status st);
  * r of the master's 1-D dataset counts_dset.  FD_OK for a single file. */
 fd_status h5part_check(hid_t master, const char *path, const char *part_format, const char *count_attr,
                        const char *counts_dset);
+
+/* The per-rank table of --stats and `info`: rank, results, work units,
+ * busy and idle seconds, and the load imbalance (max busy / mean busy). */
+void h5part_print_ranks(FILE *out, const char *results, const char *units, const uint64_t *nres,
+                        const uint64_t *nunits, const double *busy, const double *idle, int ranks);
 
 #endif

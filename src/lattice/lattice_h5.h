@@ -74,8 +74,7 @@ fd_status lattice_h5_open(const char *path, hid_t *f);
 fd_status lattice_master_check(hid_t f, const char *path);
 /* The per-rank table of a master file, when it has one. */
 fd_status lattice_master_print_ranks(hid_t f, FILE *out);
-void lattice_print_rank_table(FILE *out, const uint64_t *concepts, const uint64_t *subtrees, const double *busy,
-                              const double *idle, int ranks);
+
 
 /* Prints a summary of a lattice file (fcbo-dist info). */
 fd_status lattice_h5_info(const char *path, FILE *out);

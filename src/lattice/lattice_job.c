@@ -152,7 +152,7 @@ static void print_summary(const run *r, const fcbo_stats *s, const rank_report *
             b[k] = reps[k].rank.busy_seconds;
             i[k] = reps[k].rank.idle_seconds;
         }
-        lattice_print_rank_table(stderr, c, t, b, i, P);
+        h5part_print_ranks(stderr, "concepts", "subtrees", c, t, b, i, P);
     }
     free(c);
     free(t);

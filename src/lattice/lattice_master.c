@@ -155,25 +155,11 @@ fd_status lattice_master_print_ranks(hid_t f, FILE *out)
     FD_TRY_GOTO(h5u_read_range(f, "ranks/subtrees", H5T_NATIVE_UINT64, 0, P, s), st, done);
     FD_TRY_GOTO(h5u_read_range(f, "ranks/busy_seconds", H5T_NATIVE_DOUBLE, 0, P, b), st, done);
     FD_TRY_GOTO(h5u_read_range(f, "ranks/idle_seconds", H5T_NATIVE_DOUBLE, 0, P, i), st, done);
-    lattice_print_rank_table(out, c, s, b, i, (int)P);
+    h5part_print_ranks(out, "concepts", "subtrees", c, s, b, i, (int)P);
 done:
     free(c);
     free(s);
     free(b);
     free(i);
     return st;
-}
-
-void lattice_print_rank_table(FILE *out, const uint64_t *concepts, const uint64_t *subtrees, const double *busy,
-                              const double *idle, int ranks)
-{
-    double sum = 0, max = 0;
-    fprintf(out, "%6s %14s %10s %10s %10s\n", "rank", "concepts", "subtrees", "busy_s", "idle_s");
-    for (int r = 0; r < ranks; r++) {
-        fprintf(out, "%6d %14llu %10llu %10.3f %10.3f\n", r, (unsigned long long)concepts[r],
-                (unsigned long long)subtrees[r], busy[r], idle[r]);
-        sum += busy[r];
-        if (busy[r] > max) max = busy[r];
-    }
-    if (ranks > 0 && sum > 0) fprintf(out, "load imbalance (max busy / mean busy) %.3f\n", max / (sum / ranks));
 }

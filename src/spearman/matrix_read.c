@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 /* ---------------- text and CSV ---------------- */
@@ -306,6 +307,13 @@ static fd_status read_batch(text_reader *r, chunk *cs, chunk_job *jobs, int T, i
             if (r->n == 0)
                 return fd_fail(FD_ERR_INPUT, r->eof ? "%s: no data rows" : "%s: no data row in its first 8 MB", r->path);
             FD_TRY(smat_create(&r->m, r->n));
+            /* Size the matrix from the file size and the first chunk's
+             * line length, so that it is not copied while it grows. */
+            struct stat sb;
+            size_t lines = 0;
+            for (const char *q = c->buf; (q = memchr(q, '\n', (size_t)(c->buf + c->len - q))) != NULL; q++) lines++;
+            if (lines > 0 && fstat(fileno(r->f), &sb) == 0 && sb.st_size > 0)
+                FD_TRY(smat_reserve(r->m, (uint64_t)((double)sb.st_size / ((double)c->len / (double)lines) * 1.02) + 8));
         }
         jobs[*nc] = (chunk_job){c, r->n, r->csv, r->drop_nan, r->first && r->header};
         r->first = 0;

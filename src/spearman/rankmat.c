@@ -131,11 +131,23 @@ void spearman_rank(const double *x, uint32_t n, int32_t *a)
     }
 }
 
+static fd_status grow_to(spearman_mat *m, uint64_t cap);
+
 static fd_status grow(spearman_mat *m)
 {
     uint64_t g = m->rows >> 3;
     if (g < m->cap_groups) return FD_OK;
-    uint64_t cap = m->cap_groups ? m->cap_groups * 2 : 1024;
+    return grow_to(m, m->cap_groups ? m->cap_groups * 2 : 1024);
+}
+
+fd_status smat_reserve(spearman_mat *m, uint64_t rows)
+{
+    uint64_t groups = (rows + 7) / 8;
+    return groups > m->cap_groups ? grow_to(m, groups) : FD_OK;
+}
+
+static fd_status grow_to(spearman_mat *m, uint64_t cap)
+{
     size_t words = (size_t)m->kp * 8;
     uint32_t *p = realloc(m->packed, cap * words * sizeof *p);
     int64_t *s = realloc(m->sii, cap * 8 * sizeof *s);

@@ -45,6 +45,8 @@ void smat_destroy(spearman_mat **m);
 /* Appends a row of n values (ranked here).  input_row: its number in the
  * input, counting dropped rows. */
 fd_status smat_push(spearman_mat *m, const double *x, uint64_t input_row);
+/* Room for this many rows (a reader's estimate; growth still works). */
+fd_status smat_reserve(spearman_mat *m, uint64_t rows);
 /* Appends a row already ranked (a from spearman_rank). */
 fd_status smat_push_ranked(spearman_mat *m, const int32_t *a, uint64_t input_row);
 /* Marks a row of the input as dropped (keeps row numbers right). */

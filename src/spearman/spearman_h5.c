@@ -243,7 +243,27 @@ fd_status spearman_h5_info(hid_t f, const char *path, FILE *out)
     for (size_t i = 0; i < sizeof dbls / sizeof *dbls; i++)
         if (h5u_read_attr_f64(f, dbls[i], &d) == FD_OK) fprintf(out, "%-22s %.17g\n", dbls[i], d);
     fd_errclear();
-    return FD_OK;
+    if (H5Lexists(f, "ranks", H5P_DEFAULT) <= 0) return FD_OK;
+    /* The per-rank table of a master file. */
+    fd_status st = FD_OK;
+    uint64_t P = 0, *np = NULL, *nt = NULL;
+    double *busy = NULL, *idle = NULL;
+    FD_TRY(h5u_len(f, "ranks/pairs", &P));
+    FD_ALLOC_GOTO(np, P, st, done);
+    FD_ALLOC_GOTO(nt, P, st, done);
+    FD_ALLOC_GOTO(busy, P, st, done);
+    FD_ALLOC_GOTO(idle, P, st, done);
+    FD_TRY_GOTO(h5u_read_range(f, "ranks/pairs", H5T_NATIVE_UINT64, 0, P, np), st, done);
+    FD_TRY_GOTO(h5u_read_range(f, "ranks/tiles", H5T_NATIVE_UINT64, 0, P, nt), st, done);
+    FD_TRY_GOTO(h5u_read_range(f, "ranks/busy_seconds", H5T_NATIVE_DOUBLE, 0, P, busy), st, done);
+    FD_TRY_GOTO(h5u_read_range(f, "ranks/idle_seconds", H5T_NATIVE_DOUBLE, 0, P, idle), st, done);
+    h5part_print_ranks(out, "pairs", "tiles", np, nt, busy, idle, (int)P);
+done:
+    free(np);
+    free(nt);
+    free(busy);
+    free(idle);
+    return st;
 }
 
 fd_status spearman_h5_text(hid_t f, const char *path, FILE *out)

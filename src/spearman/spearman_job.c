@@ -535,10 +535,22 @@ static void print_summary(const job *jb, const spearman_rank_report *reps)
                 jb->x->constant == 1 ? "" : "s");
     if (!o->stats) return;
     fprintf(stderr, "load %.3f s, pass 1 (count) %.3f s, pass 2 (write) %.3f s\n", jb->load_s, jb->pass1_s, jb->pass2_s);
-    fprintf(stderr, "%6s %14s %10s %10s %10s\n", "rank", "pairs", "tiles", "busy_s", "idle_s");
-    for (int r = 0; r < jb->mpi.size; r++)
-        fprintf(stderr, "%6d %14llu %10llu %10.3f %10.3f\n", r, (unsigned long long)reps[r].pairs,
-                (unsigned long long)reps[r].records, reps[r].busy_seconds, reps[r].idle_seconds);
+    int P = jb->mpi.size;
+    uint64_t *np = calloc((size_t)P, sizeof *np), *nt = calloc((size_t)P, sizeof *nt);
+    double *b = calloc((size_t)P, sizeof *b), *i = calloc((size_t)P, sizeof *i);
+    if (np && nt && b && i) {
+        for (int r = 0; r < P; r++) {
+            np[r] = reps[r].pairs;
+            nt[r] = reps[r].records;
+            b[r] = reps[r].busy_seconds;
+            i[r] = reps[r].idle_seconds;
+        }
+        h5part_print_ranks(stderr, "pairs", "tiles", np, nt, b, i, P);
+    }
+    free(np);
+    free(nt);
+    free(b);
+    free(i);
 }
 
 fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
