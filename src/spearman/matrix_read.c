@@ -341,15 +341,16 @@ static fd_status append_chunk(text_reader *r, const chunk *c, uint64_t *line_bas
     return FD_OK;
 }
 
-/* Two halves of chunks: the workers parse one while the main thread reads
- * (and hashes) the next, then appends the parsed one in order. */
+/* Three sets of chunks in rotation: while the workers parse set k+1, the
+ * main thread appends set k (in input order) and reads and hashes set
+ * k+2, so reading, parsing and appending all overlap. */
 static fd_status read_text(spearman_mat **out, const char *path, int csv, int drop_nan)
 {
-    fd_status st = FD_OK;
+    fd_status st = FD_OK, rst = FD_OK;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    int T = ncpu < 1 ? 1 : ncpu > 8 ? 8 : (int)ncpu, nc[2] = {0, 0}, cur = 0;
-    chunk *cs = calloc(2 * (size_t)T, sizeof *cs);
-    chunk_job *jobs = calloc(2 * (size_t)T, sizeof *jobs);
+    int T = ncpu < 1 ? 1 : ncpu > 8 ? 8 : (int)ncpu, nc[3] = {0, 0, 0}, started = 0;
+    chunk *cs = calloc(3 * (size_t)T, sizeof *cs);
+    chunk_job *jobs = calloc(3 * (size_t)T, sizeof *jobs);
     pthread_t *th = calloc((size_t)T, sizeof *th);
     uint64_t line_base = 0, input_row = 0;
     text_reader r;
@@ -358,24 +359,29 @@ static fd_status read_text(spearman_mat **out, const char *path, int csv, int dr
     r.first = 1;
     r.csv = csv;
     r.drop_nan = drop_nan;
-    if (!(r.f = fopen(path, "rb"))) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    if (!(r.f = fopen(path, "rb"))) {
+        st = fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+        goto done;
+    }
     if (!cs || !jobs || !th) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
     sha256_init(&r.sha);
     FD_TRY_GOTO(read_batch(&r, cs, jobs, T, &nc[0]), st, done);
-    while (nc[cur] > 0) {
-        chunk *c = cs + cur * T;
-        chunk_job *jb = jobs + cur * T;
-        int started = 0;
-        for (; started < nc[cur]; started++)
-            if (pthread_create(&th[started], NULL, parse_chunk, &jb[started]) != 0) break;
-        for (int k = started; k < nc[cur]; k++) parse_chunk(&jb[k]); /* no thread: parse here */
-        fd_status rst = read_batch(&r, cs + (1 - cur) * T, jobs + (1 - cur) * T, T, &nc[1 - cur]);
+    /* Set 0 is parsed by the main thread alone, to get going. */
+    for (int k = 0; k < nc[0]; k++) parse_chunk(&jobs[k]);
+    if (!r.eof) FD_TRY_GOTO(read_batch(&r, cs + T, jobs + T, T, &nc[1]), st, done);
+    for (int set = 0; nc[set % 3] > 0; set++) {
+        int cur = set % 3, next = (set + 1) % 3, after = (set + 2) % 3;
+        started = 0;
+        for (; started < nc[next]; started++)
+            if (pthread_create(&th[started], NULL, parse_chunk, &jobs[next * T + started]) != 0) break;
+        for (int k = 0; k < nc[cur] && st == FD_OK; k++) st = append_chunk(&r, &cs[cur * T + k], &line_base, &input_row);
+        nc[cur] = 0;
+        if (st == FD_OK && !r.eof) rst = read_batch(&r, cs + after * T, jobs + after * T, T, &nc[after]);
         for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
-        for (int k = 0; k < nc[cur] && st == FD_OK; k++) st = append_chunk(&r, &c[k], &line_base, &input_row);
+        for (int k = started; k < nc[next]; k++) parse_chunk(&jobs[next * T + k]); /* threads that did not start */
+        started = 0;
         if (st == FD_OK) st = rst;
         if (st != FD_OK) goto done;
-        nc[cur] = 0;
-        cur = 1 - cur;
     }
     if (!r.m || r.m->rows == 0) {
         st = fd_fail(FD_ERR_INPUT, "%s: no data rows", path);
@@ -385,8 +391,8 @@ static fd_status read_text(spearman_mat **out, const char *path, int csv, int dr
     *out = r.m;
     r.m = NULL;
 done:
-    fclose(r.f);
-    for (int k = 0; cs && k < 2 * T; k++) {
+    if (r.f) fclose(r.f);
+    for (int k = 0; cs && k < 3 * T; k++) {
         free(cs[k].buf);
         free(cs[k].a);
         free(cs[k].dropped);
