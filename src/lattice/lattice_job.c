@@ -50,21 +50,6 @@ static fd_status stage_outdir(run *r)
     return h5part_set_open(&r->out, a->outdir, "lattice.h5", a->force, r->mpi.rank, r->mpi.size);
 }
 
-/* Every rank must enumerate the same context: compare with rank 0's hash. */
-static fd_status same_input(const run *r)
-{
-    fd_status st = FD_OK;
-    char sha[sizeof r->ctx->sha256];
-    if (!r->distributed) return FD_OK;
-    memcpy(sha, r->ctx->sha256, sizeof sha);
-    MPI_CHECK_GOTO(MPI_Bcast(sha, (int)sizeof sha, MPI_CHAR, 0, MPI_COMM_WORLD), st, done);
-    if (memcmp(sha, r->ctx->sha256, sizeof sha) != 0)
-        st = fd_fail(FD_ERR_INPUT, "%s differs from the file rank 0 read (SHA-256 %.16s... against %.16s...)",
-                     r->a->input, r->ctx->sha256, sha);
-done:
-    return st;
-}
-
 /* Stage 2, every rank: read the input, open the writers.  The hash check
  * is collective, so every rank reaches it even when its read failed. */
 static fd_status stage_setup(run *r)
@@ -78,7 +63,7 @@ static fd_status stage_setup(run *r)
     } else if (st != FD_OK) {
         return st;
     }
-    FD_TRY(same_input(r));
+    FD_TRY(fd_mpi_same_hash(r->ctx->sha256, a->input));
     lattice_opts *lo = &r->lo;
     lo->threads = a->threads > 0 ? a->threads : fd_place_threads(&r->mpi);
     lo->quiet = a->quiet;

@@ -92,3 +92,20 @@ fd_status fd_mpi_gather_bytes(const void *mine, size_t bytes, void *all)
 done:
     return st;
 }
+
+fd_status fd_mpi_same_hash(const char *sha256_hex, const char *what)
+{
+    fd_status st = FD_OK;
+    char sha[65];
+    int size = 1;
+    if (!fd_mpi_active()) return FD_OK;
+    MPI_CHECK_GOTO(MPI_Comm_size(MPI_COMM_WORLD, &size), st, done);
+    if (size == 1) return FD_OK;
+    snprintf(sha, sizeof sha, "%s", sha256_hex);
+    MPI_CHECK_GOTO(MPI_Bcast(sha, (int)sizeof sha, MPI_CHAR, 0, MPI_COMM_WORLD), st, done);
+    if (strncmp(sha, sha256_hex, 64) != 0)
+        st = fd_fail(FD_ERR_INPUT, "%s differs from the file rank 0 read (SHA-256 %.16s... against %.16s...)", what,
+                     sha256_hex, sha);
+done:
+    return st;
+}

@@ -12,4 +12,7 @@
  * refusing the file. */
 fd_status spearman_read(spearman_mat **out, const char *spec, int drop_nan);
 
+/* The text and CSV reader (matrix_text.c); csv: commas, optional header. */
+fd_status spearman_read_text(spearman_mat **out, const char *path, int csv, int drop_nan);
+
 #endif

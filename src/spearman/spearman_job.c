@@ -1,4 +1,9 @@
-#include "spearman_job.h"
+/* One spearman run on every rank: setup (read and rank, check every rank
+ * read the same input), pass 1 (counts and histograms, reduced over
+ * ranks), the output size check, pass 2 (writing pairs to this rank's
+ * part), commit (parts, then rank 0's master).  Each stage ends in an
+ * agreement of all ranks, as for the lattice (docs/architecture.md). */
+#include "spearman_job_impl.h"
 
 #include "../common/clock.h"
 #include "../common/progress.h"
@@ -17,47 +22,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-
-/* Rows per tile side: 256 rows of 30 observations are 8 KB of packed
- * ranks, so a tile's two blocks stay in L1/L2 while 65,536 pairs are
- * computed from them. */
-#define BLOCK 256
-/* Pairs a thread buffers before writing them out. */
-#define FLUSH_PAIRS (1u << 16)
-/* Bins of the FDR histogram of x = 1 - rho^2 over [0, x_crit(Q)]. */
-#define FDR_BINS (1u << 16)
-
-typedef struct {
-    const spearman_opts *o;
-    const struct spearman_ops *ops;
-    fd_mpi mpi;
-    spearman_mat *x, *y;          /* y == x for the triangle */
-    spearman_sel sel;
-    int threads;
-    h5part_set out;
-    spearman_h5 *h5;
-    pthread_mutex_t lock;         /* serialises h5 appends */
-    spearman_acc *acc;            /* one per thread */
-    uint64_t **hbuf, **xbuf;      /* per thread: histogram, FDR histogram */
-    spair **obuf;                 /* per thread: selected pairs */
-    size_t *obufcap;
-    double xscale;
-    spearman_topk *topk;          /* per thread, --top-k */
-    double *busy;                 /* one per thread */
-    uint64_t *records;            /* one per thread */
-    fd_progress prog;
-    atomic_int failed;
-    uint64_t hist[SPEARMAN_HIST_BINS], pairs, selected;
-    /* --fdr: selected pairs (p <= Q) by x in pass 1, and the exact x values
-     * of the bins where the Benjamini-Hochberg cutoff lies. */
-    uint64_t *xhist;
-    int collect;
-    int bin_lo, bin_hi;
-    double *xs;
-    size_t nxs, capxs;
-    double t0, load_s, pass1_s, pass2_s;
-    uint64_t tiles_taken;
-} job;
 
 /* ---------------- work records: block-row segments ---------------- */
 
@@ -198,7 +162,7 @@ static fd_status run_record(void *arg, int t, const uint64_t *rec, size_t len)
 /* One pass over all tiles.  emit = 0: count the selected pairs and fill
  * the histograms (pass 1); emit = 1: hand the selected pairs to
  * flush_pairs, which writes them (or, when jb->collect, keeps their x). */
-static fd_status pass(job *jb, int emit)
+fd_status spearman_pass(job *jb, int emit)
 {
     fd_status st = FD_OK;
     fd_pool *pool = NULL;
@@ -254,20 +218,6 @@ done:
 
 /* ---------------- the stages ---------------- */
 
-static fd_status same_input(const job *jb, const spearman_mat *m, const char *what)
-{
-    fd_status st = FD_OK;
-    char sha[65];
-    if (jb->mpi.size == 1) return FD_OK;
-    memcpy(sha, m->sha256, sizeof sha);
-    MPI_CHECK_GOTO(MPI_Bcast(sha, (int)sizeof sha, MPI_CHAR, 0, MPI_COMM_WORLD), st, done);
-    if (memcmp(sha, m->sha256, sizeof sha) != 0)
-        st = fd_fail(FD_ERR_INPUT, "%s differs from the file rank 0 read (SHA-256 %.16s... against %.16s...)", what,
-                     m->sha256, sha);
-done:
-    return st;
-}
-
 static fd_status stage_setup(job *jb)
 {
     const spearman_opts *o = jb->o;
@@ -280,9 +230,9 @@ static fd_status stage_setup(job *jb)
         if (agreed != FD_OK) return st != FD_OK ? st : agreed;
     }
     FD_TRY(st);
-    FD_TRY(same_input(jb, jb->x, o->input));
+    FD_TRY(fd_mpi_same_hash(jb->x->sha256, o->input));
     if (jb->y) {
-        FD_TRY(same_input(jb, jb->y, o->y_input));
+        FD_TRY(fd_mpi_same_hash(jb->y->sha256, o->y_input));
         if (jb->y->n != jb->x->n)
             return fd_fail(FD_ERR_INPUT, "%s has %u observations per row but %s has %u", o->input, jb->x->n,
                            o->y_input, jb->y->n);
@@ -330,100 +280,6 @@ static fd_status reduce_counts(job *jb)
     jb->pairs = c[0];
     jb->selected = c[1];
 done:
-    return st;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-    double x = *(const double *)a, y = *(const double *)b;
-    return (x > y) - (x < y);
-}
-
-/* --fdr Q, Benjamini-Hochberg over the m pairs tested: the largest k with
- * p_(k) <= k Q / m, and every pair with p <= p_(k).  p grows with x =
- * 1 - rho^2, so that is every pair with x <= x_(k).  Pass 1 binned the
- * pairs with p <= Q (no cutoff lies beyond) by x; the bins bound k: above
- * the highest bin where even its lowest x could pass (optimistic) none
- * can, and from the highest bin where its highest x passes at its lowest
- * rank (pessimistic) on, one does.  A collecting pass gathers the exact x
- * of the pairs between the two, from all ranks; sorted, they give k and
- * x_(k) exactly.  Ties share a p and therefore fall on the same side. */
-static fd_status fdr_cutoff(job *jb)
-{
-    fd_status st = FD_OK;
-    const double Q = jb->o->value, m = (double)jb->pairs;
-    const int dof = jb->sel.dof;
-    uint64_t *cum = NULL;
-    double *all = NULL;
-    int *counts = NULL, *displs = NULL;
-    if (fd_mpi_active())
-        MPI_CHECK_GOTO(MPI_Allreduce(MPI_IN_PLACE, jb->xhist, FDR_BINS, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD), st, done);
-    FD_ALLOC_GOTO(cum, FDR_BINS, st, done);
-    for (uint32_t b = 0; b < FDR_BINS; b++) cum[b] = jb->xhist[b] + (b ? cum[b - 1] : 0);
-    int b_hi = -1, b_lo = -1;
-    const double eps = 1e-12;
-    for (int b = FDR_BINS - 1; b >= 0 && b_hi < 0; b--)
-        if (jb->xhist[b] && spearman_p_of_x(fmax(0, b / jb->xscale - eps), dof) <= (double)cum[b] * Q / m) b_hi = b;
-    if (b_hi < 0) { /* no pair passes: select none */
-        spearman_sel_x(&jb->sel, 1, 0, jb->x->n);
-        jb->selected = 0;
-        goto done;
-    }
-    for (int b = b_hi; b >= 0 && b_lo < 0; b--)
-        if (jb->xhist[b] &&
-            spearman_p_of_x((b + 1) / jb->xscale + eps, dof) <= (double)((b ? cum[b - 1] : 0) + 1) * Q / m)
-            b_lo = b;
-    if (b_lo < 0) b_lo = 0;
-    jb->bin_lo = b_lo;
-    jb->bin_hi = b_hi;
-    jb->collect = 1;
-    spearman_sel_x(&jb->sel, fmax(0, b_lo / jb->xscale - eps), (b_hi + 1) / jb->xscale + eps, jb->x->n);
-    uint64_t pairs = jb->pairs, selected = jb->selected;
-    fd_status local = pass(jb, 1);
-    jb->pairs = pairs;
-    jb->selected = selected;
-    jb->collect = 0;
-    FD_TRY_GOTO(fd_mpi_agree(local, NULL), st, done);
-    size_t total = jb->nxs;
-    const double *xs = jb->xs;
-    if (fd_mpi_active() && jb->mpi.size > 1) {
-        int mine = (int)jb->nxs, P = jb->mpi.size;
-        if (jb->nxs > INT32_MAX) { st = fd_fail(FD_ERR_INTERNAL, "too many pairs at the FDR cutoff"); goto done; }
-        FD_ALLOC_GOTO(counts, (size_t)P, st, done);
-        FD_ALLOC_GOTO(displs, (size_t)P, st, done);
-        MPI_CHECK_GOTO(MPI_Allgather(&mine, 1, MPI_INT, counts, 1, MPI_INT, MPI_COMM_WORLD), st, done);
-        total = 0;
-        for (int r = 0; r < P; r++) {
-            displs[r] = (int)total;
-            total += (size_t)counts[r];
-        }
-        if (total > INT32_MAX) { st = fd_fail(FD_ERR_INTERNAL, "too many pairs at the FDR cutoff"); goto done; }
-        FD_ALLOC_GOTO(all, total + 1, st, done);
-        MPI_CHECK_GOTO(MPI_Allgatherv(jb->xs, mine, MPI_DOUBLE, all, counts, displs, MPI_DOUBLE, MPI_COMM_WORLD), st, done);
-        xs = all;
-    }
-    qsort((void *)xs, total, sizeof *xs, cmp_double);
-    uint64_t base = b_lo ? cum[b_lo - 1] : 0, kstar = 0;
-    double xstar = -1;
-    for (size_t k = 0; k < total; k++)
-        if (spearman_p_of_x(xs[k], dof) <= (double)(base + k + 1) * Q / m) {
-            kstar = base + k + 1;
-            xstar = xs[k];
-        }
-    if (kstar == 0 && b_lo > 0) {
-        /* Only possible when no bin passed the pessimistic test: then the
-         * cutoff may lie lower still, which the optimistic scan excludes
-         * only above b_hi.  Fall back to none rather than guess. */
-        st = fd_fail(FD_ERR_INTERNAL, "the FDR cutoff was not found between bins %d and %d", b_lo, b_hi);
-        goto done;
-    }
-    spearman_sel_x(&jb->sel, -1, xstar, jb->x->n);
-    jb->selected = kstar;
-done:
-    free(cum);
-    free(all);
-    free(counts);
-    free(displs);
     return st;
 }
 
@@ -580,13 +436,13 @@ fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
     } else if (st == FD_OK) {
         double t = fd_now();
         fd_progress_start(&jb.prog, "pairs", o->quiet || mpi->rank != 0);
-        fd_status local = pass(&jb, 0);
+        fd_status local = spearman_pass(&jb, 0);
         fd_progress_stop(&jb.prog);
         jb.pass1_s = fd_now() - t;
         if (local == FD_ERR_MPI) { st = local; goto done; }
         st = fd_mpi_agree(local, NULL);
         if (st == FD_OK) st = reduce_counts(&jb);
-        if (st == FD_OK && o->mode == 'f') st = fdr_cutoff(&jb);
+        if (st == FD_OK && o->mode == 'f') st = spearman_fdr_cutoff(&jb);
         if (st == FD_OK) st = check_output_size(&jb);
         /* Every rank reaches the same verdict; one message is enough. */
         if (st != FD_ERR_MPI) st = fd_mpi_agree(st, NULL);
@@ -605,7 +461,7 @@ fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
             uint64_t pairs = jb.pairs, selected = jb.selected;
             fd_progress_start(&jb.prog, "pairs", o->quiet || mpi->rank != 0);
             if (o->mode == 'k') jb.pairs = jb.selected = 0;
-            local = pass(&jb, 1);
+            local = spearman_pass(&jb, 1);
             fd_progress_stop(&jb.prog);
             if (o->mode != 'k') {
                 jb.pairs = pairs;

@@ -1,0 +1,408 @@
+/* Text and CSV matrices: read in chunks of whole lines, parsed and ranked
+ * by threads, appended in input order (see spearman_read_text below). */
+#include "matrix_read.h"
+
+#include "../common/sha256.h"
+
+#include <ctype.h>
+#include <errno.h>
+#include <math.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+/* ---------------- text and CSV ---------------- */
+
+/* Parses one number starting at *p; integers (the usual count data) take
+ * the fast path, anything else goes through strtod.  Returns 0 when the
+ * token is not a number. */
+static int parse_number(char **p, double *v)
+{
+    char *s = *p, *q = s;
+    int neg = 0;
+    if (*q == '-' || *q == '+') neg = *q++ == '-';
+    if (*q >= '0' && *q <= '9') {
+        uint64_t x = 0;
+        int digits = 0;
+        while (*q >= '0' && *q <= '9' && digits < 18) {
+            x = x * 10 + (uint64_t)(*q++ - '0');
+            digits++;
+        }
+        if (!(*q >= '0' && *q <= '9') && *q != '.' && *q != 'e' && *q != 'E') {
+            *v = neg ? -(double)x : (double)x;
+            *p = q;
+            return 1;
+        }
+    }
+    errno = 0;
+    *v = strtod(s, &q);
+    if (q == s) return 0;
+    *p = q;
+    return 1;
+}
+
+/* The common case, non-negative integers separated by blanks (or commas),
+ * in one pass over the characters.  Returns the number of values, or -1
+ * when the line has anything else (signs, decimals, quotes, words), which
+ * then goes through the general parser. */
+static int split_uint(const char *p, int csv, uint64_t *row, uint32_t cap)
+{
+    uint32_t k = 0;
+    uint64_t v = 0;
+    int in = 0, digits = 0;
+    for (;; p++) {
+        unsigned c = (unsigned char)*p;
+        if (c - '0' < 10) {
+            v = v * 10 + (c - '0');
+            in = 1;
+            if (++digits > 15) return -1;
+        } else if (c == ' ' || c == '\t' || c == '\r' || c == 0 || (csv && c == ',')) {
+            if (in) {
+                if (k >= cap) return -1;
+                row[k++] = v;
+                v = 0;
+                in = digits = 0;
+            } else if (csv && c == ',') {
+                return -1; /* an empty cell */
+            }
+            if (c == 0) return (int)k;
+        } else {
+            return -1;
+        }
+    }
+}
+
+typedef struct {
+    const char *path;
+    int csv, drop_nan;
+    double *row;
+    uint32_t n;          /* columns, 0 until the first data row */
+    uint64_t input_row;
+} text_state;
+
+/* Splits a line into numbers; *bad_col is the 1-based column of a
+ * non-number (0 when all parsed), *nonfinite the first NaN/inf column. */
+static uint32_t split(text_state *t, char *line, uint32_t cap, uint32_t *bad_col, char **bad_tok,
+                      uint32_t *nonfinite)
+{
+    uint32_t k = 0;
+    char *p = line;
+    *bad_col = *nonfinite = 0;
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\r' || (t->csv && *p == '"')) p++;
+        if (!*p) break;
+        double v;
+        char *start = p;
+        if (!parse_number(&p, &v)) {
+            *bad_col = k + 1;
+            *bad_tok = start;
+            return k;
+        }
+        /* A number must end at a separator: "12abc" is not 12. */
+        if (*p && *p != ' ' && *p != '\t' && *p != '\r' && !(t->csv && (*p == ',' || *p == '"'))) {
+            *bad_col = k + 1;
+            *bad_tok = start;
+            return k;
+        }
+        while (*p == ' ' || *p == '\t' || *p == '\r' || (t->csv && *p == '"')) p++;
+        if (k < cap) t->row[k] = v;
+        if (!isfinite(v) && !*nonfinite) *nonfinite = k + 1;
+        k++;
+        if (t->csv) {
+            if (*p == ',') {
+                p++;
+                continue;
+            }
+            if (*p) {
+                *bad_col = k + 1;
+                *bad_tok = p;
+                return k;
+            }
+        }
+    }
+    return k;
+}
+
+/* Text is read in chunks of whole lines that worker threads parse and rank
+ * in parallel; the main thread reads (hashing on the way), hands out a
+ * batch of chunks, and appends the ranked rows in input order.  Line
+ * numbers of errors are the chunk's first line plus the line within it,
+ * so messages are the same as a serial reader's. */
+#define CHUNK_BYTES (8u << 20)
+
+typedef struct {
+    char *buf;                 /* whole lines, NUL-terminated */
+    size_t len;
+    /* results */
+    int32_t *a;                /* rows x n */
+    uint8_t *dropped;          /* per row: NaN/inf, dropped */
+    size_t rows, cap;
+    size_t lines;              /* lines in the chunk */
+    int err;                   /* 0, or 1 not a number, 2 ragged, 3 non-finite */
+    size_t err_line;           /* 0-based within the chunk */
+    uint32_t err_col, err_k;
+    char err_tok[48];
+} chunk;
+
+typedef struct {
+    chunk *c;
+    uint32_t n;
+    int csv, drop_nan, header;  /* header: the chunk's first non-blank line is a header */
+} chunk_job;
+
+static void *parse_chunk(void *arg)
+{
+    chunk_job *j = arg;
+    chunk *c = j->c;
+    text_state t = {NULL, j->csv, j->drop_nan, NULL, j->n, 0};
+    uint32_t cap = j->n + 1;
+    t.row = malloc(cap * sizeof *t.row);
+    uint64_t *ints = malloc(cap * sizeof *ints);
+    int32_t abuf[128], *ab = j->n > 128 ? malloc(j->n * sizeof *ab) : abuf;
+    c->rows = c->lines = 0;
+    c->err = 0;
+    if (!t.row || !ab || !ints) { c->err = 4; goto out; }
+    int header = j->header;
+    for (char *line = c->buf, *end = c->buf + c->len; line < end; c->lines++) {
+        char *nl = memchr(line, '\n', (size_t)(end - line));
+        if (nl) *nl = 0;
+        size_t len = nl ? (size_t)(nl - line) : strlen(line);
+        char *next = nl ? nl + 1 : end;
+        if (len == 0 || strspn(line, " \t\r") == len) { line = next; continue; }
+        uint32_t bad = 0, nonfinite = 0, k;
+        char *tok = NULL;
+        int fast = header ? -1 : split_uint(line, j->csv, ints, cap);
+        if (fast >= 0) k = (uint32_t)fast;
+        else k = split(&t, line, cap, &bad, &tok, &nonfinite);
+        if (header) {
+            header = 0;
+            if (bad) { line = next; continue; }
+        }
+        if (bad || k != j->n || (nonfinite && !j->drop_nan)) {
+            c->err = bad ? 1 : k != j->n ? 2 : 3;
+            c->err_line = c->lines;
+            c->err_col = bad ? bad : nonfinite;
+            c->err_k = k;
+            int w = 0;
+            while (bad && tok[w] && tok[w] != ',' && tok[w] != ' ' && tok[w] != '\t' && w < 40) w++;
+            snprintf(c->err_tok, sizeof c->err_tok, "%.*s", w, bad ? tok : "");
+            break;
+        }
+        if (c->rows == c->cap) {
+            size_t ncap = c->cap ? c->cap * 2 : 4096;
+            int32_t *na = realloc(c->a, ncap * j->n * sizeof *na);
+            uint8_t *nd = realloc(c->dropped, ncap);
+            if (na) c->a = na;
+            if (nd) c->dropped = nd;
+            if (!na || !nd) { c->err = 4; break; }
+            c->cap = ncap;
+        }
+        c->dropped[c->rows] = nonfinite != 0;
+        if (fast >= 0) spearman_rank_uint(ints, j->n, c->a + c->rows * j->n, t.row);
+        else if (!nonfinite) spearman_rank(t.row, j->n, c->a + c->rows * j->n);
+        c->rows++;
+        line = next;
+    }
+out:
+    free(t.row);
+    free(ints);
+    if (ab != abuf) free(ab);
+    return NULL;
+}
+
+/* The number of values on the first non-blank line of buf (for n), and
+ * whether it is a CSV header. */
+static fd_status first_row_shape(const char *path, const char *buf, size_t len, int csv, uint32_t *n, int *header)
+{
+    const char *p = buf, *end = buf + len;
+    size_t lineno = 1;
+    *n = 0;
+    *header = 0;
+    while (p < end) {
+        const char *nl = memchr(p, '\n', (size_t)(end - p));
+        size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
+        char *line = strndup(p, l);
+        if (!line) return fd_fail(FD_ERR_NOMEM, "out of memory");
+        if (l && strspn(line, " \t\r") != l) {
+            uint32_t cap = 1, bad, nonfinite;
+            for (size_t i = 0; i < l; i++) cap += line[i] == ',' || line[i] == ' ' || line[i] == '\t';
+            text_state t = {path, csv, 0, malloc(cap * sizeof(double)), 0, 0};
+            char *tok = NULL;
+            if (!t.row) {
+                free(line);
+                return fd_fail(FD_ERR_NOMEM, "out of memory");
+            }
+            uint32_t k = split(&t, line, cap, &bad, &tok, &nonfinite);
+            free(t.row);
+            if (bad && csv && lineno == 1 && !*header) {
+                *header = 1;
+                free(line);
+                if (!nl) return FD_OK;
+                p = nl + 1;
+                lineno++;
+                continue;
+            }
+            if (bad) {
+                int w = 0;
+                while (tok[w] && tok[w] != ',' && tok[w] != ' ' && tok[w] != '\t' && w < 40) w++;
+                fd_status st = fd_fail(FD_ERR_INPUT, "%s:%zu: column %u: '%.*s' is not a number", path, lineno, bad, w, tok);
+                free(line);
+                return st;
+            }
+            free(line);
+            *n = k;
+            return FD_OK;
+        }
+        free(line);
+        if (!nl) break;
+        p = nl + 1;
+        lineno++;
+    }
+    return FD_OK;
+}
+
+typedef struct {
+    const char *path;
+    FILE *f;
+    sha256_ctx sha;
+    char *carry;               /* the partial line after the last chunk */
+    size_t ncarry;
+    int eof, first, header, csv, drop_nan;
+    uint32_t n;
+    spearman_mat *m;
+} text_reader;
+
+/* Reads up to T chunks of whole lines into cs[0..); sets *nc. */
+static fd_status read_batch(text_reader *r, chunk *cs, chunk_job *jobs, int T, int *nc)
+{
+    *nc = 0;
+    for (; *nc < T && !r->eof; (*nc)++) {
+        chunk *c = &cs[*nc];
+        free(c->buf);
+        c->buf = malloc(r->ncarry + CHUNK_BYTES + 1);
+        if (!c->buf) return fd_fail(FD_ERR_NOMEM, "out of memory");
+        if (r->ncarry) memcpy(c->buf, r->carry, r->ncarry);
+        size_t got = fread(c->buf + r->ncarry, 1, CHUNK_BYTES, r->f);
+        if (ferror(r->f)) return fd_fail(FD_ERR_IO, "%s: read error", r->path);
+        sha256_update(&r->sha, c->buf + r->ncarry, got);
+        size_t len = r->ncarry + got, cut = len;
+        r->eof = got < CHUNK_BYTES;
+        if (!r->eof) {
+            while (cut > 0 && c->buf[cut - 1] != '\n') cut--;
+            if (cut == 0) cut = len; /* a line longer than a chunk: it continues in the next */
+        }
+        free(r->carry);
+        r->carry = NULL;
+        r->ncarry = len - cut;
+        if (r->ncarry) {
+            if (!(r->carry = malloc(r->ncarry))) return fd_fail(FD_ERR_NOMEM, "out of memory");
+            memcpy(r->carry, c->buf + cut, r->ncarry);
+        }
+        c->buf[cut] = 0;
+        c->len = cut;
+        if (r->first) {
+            FD_TRY(first_row_shape(r->path, c->buf, c->len, r->csv, &r->n, &r->header));
+            if (r->n == 0)
+                return fd_fail(FD_ERR_INPUT, r->eof ? "%s: no data rows" : "%s: no data row in its first 8 MB", r->path);
+            FD_TRY(smat_create(&r->m, r->n));
+            /* Size the matrix from the file size and the first chunk's
+             * line length, so that it is not copied while it grows. */
+            struct stat sb;
+            size_t lines = 0;
+            for (const char *q = c->buf; (q = memchr(q, '\n', (size_t)(c->buf + c->len - q))) != NULL; q++) lines++;
+            if (lines > 0 && fstat(fileno(r->f), &sb) == 0 && sb.st_size > 0)
+                FD_TRY(smat_reserve(r->m, (uint64_t)((double)sb.st_size / ((double)c->len / (double)lines) * 1.02) + 8));
+        }
+        jobs[*nc] = (chunk_job){c, r->n, r->csv, r->drop_nan, r->first && r->header};
+        r->first = 0;
+    }
+    return FD_OK;
+}
+
+/* Appends a parsed chunk's rows in order, or reports its first error. */
+static fd_status append_chunk(text_reader *r, const chunk *c, uint64_t *line_base, uint64_t *input_row)
+{
+    fd_status st = FD_OK;
+    for (size_t k = 0; k < c->rows && st == FD_OK; k++, (*input_row)++)
+        st = c->dropped[k] ? smat_drop(r->m, *input_row) : smat_push_ranked(r->m, c->a + k * r->n, *input_row);
+    FD_TRY(st);
+    unsigned long long line = *line_base + c->err_line + 1;
+    if (c->err == 1)
+        return fd_fail(FD_ERR_INPUT, "%s:%llu: column %u: '%s' is not a number", r->path, line, c->err_col, c->err_tok);
+    if (c->err == 2)
+        return fd_fail(FD_ERR_INPUT, "%s:%llu: %u values, but the first row has %u", r->path, line, c->err_k, r->n);
+    if (c->err == 3)
+        return fd_fail(FD_ERR_INPUT, "%s:%llu: column %u is NaN or infinite (--drop-nan-rows skips such rows)", r->path,
+                       line, c->err_col);
+    if (c->err == 4) return fd_fail(FD_ERR_NOMEM, "%s: out of memory parsing", r->path);
+    *line_base += c->lines;
+    return FD_OK;
+}
+
+/* Three sets of chunks in rotation: while the workers parse set k+1, the
+ * main thread appends set k (in input order) and reads and hashes set
+ * k+2, so reading, parsing and appending all overlap. */
+fd_status spearman_read_text(spearman_mat **out, const char *path, int csv, int drop_nan)
+{
+    fd_status st = FD_OK, rst = FD_OK;
+    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    int T = ncpu < 1 ? 1 : ncpu > 8 ? 8 : (int)ncpu, nc[3] = {0, 0, 0}, started = 0;
+    chunk *cs = calloc(3 * (size_t)T, sizeof *cs);
+    chunk_job *jobs = calloc(3 * (size_t)T, sizeof *jobs);
+    pthread_t *th = calloc((size_t)T, sizeof *th);
+    uint64_t line_base = 0, input_row = 0;
+    text_reader r;
+    memset(&r, 0, sizeof r);
+    r.path = path;
+    r.first = 1;
+    r.csv = csv;
+    r.drop_nan = drop_nan;
+    if (!(r.f = fopen(path, "rb"))) {
+        st = fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+        goto done;
+    }
+    if (!cs || !jobs || !th) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    sha256_init(&r.sha);
+    FD_TRY_GOTO(read_batch(&r, cs, jobs, T, &nc[0]), st, done);
+    /* Set 0 is parsed by the main thread alone, to get going. */
+    for (int k = 0; k < nc[0]; k++) parse_chunk(&jobs[k]);
+    if (!r.eof) FD_TRY_GOTO(read_batch(&r, cs + T, jobs + T, T, &nc[1]), st, done);
+    for (int set = 0; nc[set % 3] > 0; set++) {
+        int cur = set % 3, next = (set + 1) % 3, after = (set + 2) % 3;
+        started = 0;
+        for (; started < nc[next]; started++)
+            if (pthread_create(&th[started], NULL, parse_chunk, &jobs[next * T + started]) != 0) break;
+        for (int k = 0; k < nc[cur] && st == FD_OK; k++) st = append_chunk(&r, &cs[cur * T + k], &line_base, &input_row);
+        nc[cur] = 0;
+        if (st == FD_OK && !r.eof) rst = read_batch(&r, cs + after * T, jobs + after * T, T, &nc[after]);
+        for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
+        for (int k = started; k < nc[next]; k++) parse_chunk(&jobs[next * T + k]); /* threads that did not start */
+        started = 0;
+        if (st == FD_OK) st = rst;
+        if (st != FD_OK) goto done;
+    }
+    if (!r.m || r.m->rows == 0) {
+        st = fd_fail(FD_ERR_INPUT, "%s: no data rows", path);
+        goto done;
+    }
+    sha256_final_hex(&r.sha, r.m->sha256);
+    *out = r.m;
+    r.m = NULL;
+done:
+    if (r.f) fclose(r.f);
+    for (int k = 0; cs && k < 3 * T; k++) {
+        free(cs[k].buf);
+        free(cs[k].a);
+        free(cs[k].dropped);
+    }
+    free(cs);
+    free(jobs);
+    free(th);
+    free(r.carry);
+    smat_destroy(&r.m);
+    return st;
+}
+
