@@ -5,6 +5,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if ! command -v nvcc > /dev/null && [ -x /usr/local/cuda/bin/nvcc ]; then export PATH=/usr/local/cuda/bin:$PATH; fi
-cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@" > build.log 2>&1 || { cat build.log; exit 1; }
-cmake --build build -j"$(nproc)" >> build.log 2>&1 || { tail -50 build.log; exit 1; }
-grep -E "fcbo-dist: CUDA" build.log || true
+mkdir -p build
+cmake -S . -B build -DCMAKE_BUILD_TYPE=Release "$@" > build/build.log 2>&1 || { cat build/build.log; exit 1; }
+cmake --build build -j"$(nproc)" >> build/build.log 2>&1 || { tail -50 build/build.log; exit 1; }
+grep -E "fcbo-dist: CUDA" build/build.log || true
