@@ -30,6 +30,11 @@ check '[ $rc -eq 2 ] && grep -q "exclude each other" "$W/err"' "--pvalue with --
 check '[ $rc -eq 2 ] && grep -q "has 10 observations per row but" "$W/err"' "--y with other columns: exit $rc"
 "$BIN" spearman "$W/c.txt" -o "$W/big" --pvalue 1 --max-output 1K -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "over --max-output" "$W/err" && [ ! -e "$W/big" ]' "--max-output: exit $rc: $(cat "$W/err")"
+# --check-input reads and reports, and writes nothing.
+printf '1 2 3 4\n4 4 4 4\n2 1 0 9\n' > "$W/ci.txt"
+"$BIN" spearman "$W/ci.txt" --check-input -o "$W/ci-out" > "$W/ci" 2>&1; rc=$?
+check '[ $rc -eq 0 ] && grep -q "3 rows x 4 observations, 1 constant, 0 dropped" "$W/ci" && [ ! -e "$W/ci-out" ]' \
+      "--check-input: exit $rc: $(cat "$W/ci")"
 # A run, read back.
 "$BIN" gen counts --rows 200 --cols 20 --groups 4 --seed 3 -o "$W/g.npy"
 "$BIN" spearman "$W/g.npy" -o "$W/res" --pvalue 0.001 2> "$W/err"; rc=$?

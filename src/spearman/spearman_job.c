@@ -420,7 +420,9 @@ fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
     pthread_mutex_init(&jb.lock, NULL);
     spearman_rank_report *reps = NULL;
 
-    fd_status st = fd_mpi_agree(h5part_set_open(&jb.out, o->outdir, "spearman.h5", o->force, mpi->rank, mpi->size), NULL);
+    /* --check-input writes nothing, so it makes no directory either. */
+    const char *dir = o->check_input ? NULL : o->outdir;
+    fd_status st = fd_mpi_agree(h5part_set_open(&jb.out, dir, "spearman.h5", o->force, mpi->rank, mpi->size), NULL);
     if (st == FD_OK) st = fd_mpi_agree(stage_setup(&jb), NULL);
     if (st == FD_OK && o->check_input) {
         if (mpi->rank == 0) report_input(&jb);
