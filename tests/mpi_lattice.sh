@@ -64,6 +64,13 @@ $MPI -np 3 "$BIN" lattice "$W/a.dat" -o "$W/st" -t 1 --stats 2> "$W/err" > /dev/
 check 'grep -q "3 ranks x 1 thread" "$W/err" && [ $(grep -cE "^ +[0-2] +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+$" "$W/err") -eq 3 ]' \
       "--stats under np=3: $(cat "$W/err")"
 
+# In a log (no terminal) rank 0 prints progress lines that count every
+# rank's concepts; a short interval makes them appear in a short run.
+"$BIN" gen context --objects 3000 --attributes 44 --density 0.3 --seed 8 -o "$W/slow.dat"
+FD_PROGRESS_INTERVAL=0.1 $MPI -np 2 "$BIN" lattice "$W/slow.dat" -t 1 2> "$W/err" > /dev/null; rc=$?
+check '[ $rc -eq 0 ] && grep -qE "^progress: [0-9]+ concepts, .* s$" "$W/err" && [ $(grep -c "^progress:" "$W/err") -ge 1 ]' \
+      "progress lines in a log: exit $rc: $(head -3 "$W/err")"
+
 # --force over a 4-rank result with 2 ranks: the stale parts go.
 $MPI -np 2 "$BIN" lattice "$W/a.dat" -o "$W/a.4.1" --force -q -t 1; rc=$?
 check '[ $rc -eq 0 ] && [ "$(ls "$W/a.4.1" | tr "\n" " ")" = "lattice.h5 part-00000.h5 part-00001.h5 " ]' \

@@ -3,12 +3,21 @@
 #include "clock.h"
 
 #include <errno.h>
+#include <stdlib.h>
 #include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 
-/* Seconds between progress lines in a log (stderr not a terminal). */
+/* Seconds between progress lines in a log (stderr not a terminal);
+ * FD_PROGRESS_INTERVAL overrides it (seconds, > 0). */
 #define LOG_INTERVAL 30.0
+
+static double log_interval(void)
+{
+    const char *e = getenv("FD_PROGRESS_INTERVAL");
+    double v = e ? strtod(e, NULL) : 0;
+    return v > 0 ? v : LOG_INTERVAL;
+}
 
 static void print_line(fd_progress *p)
 {
@@ -18,9 +27,9 @@ static void print_line(fd_progress *p)
     if (p->tty) {
         fprintf(stderr, "\r\033[K%llu %s  %.3g/s  %.1f s", (unsigned long long)c, p->what, rate, el);
     } else {
-        if (el - p->last < LOG_INTERVAL) return;
+        if (el - p->last < p->interval) return;
         p->last = el;
-        fprintf(stderr, "progress: %llu %s, %.3g/s, %.0f s\n", (unsigned long long)c, p->what, rate, el);
+        fprintf(stderr, "progress: %llu %s, %.3g/s, %.1f s\n", (unsigned long long)c, p->what, rate, el);
     }
     fflush(stderr);
 }
@@ -32,7 +41,8 @@ static void *loop(void *arg)
     while (!p->stop) {
         struct timespec ts;
         clock_gettime(CLOCK_REALTIME, &ts);
-        ts.tv_nsec += 500000000L;
+        long tick = p->tty || p->interval >= 0.5 ? 500000000L : (long)(p->interval * 1e9);
+        ts.tv_nsec += tick;
         if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
         int rc = pthread_cond_timedwait(&p->cond, &p->lock, &ts);
         if (rc == ETIMEDOUT && !p->stop) print_line(p);
@@ -49,6 +59,7 @@ void fd_progress_start(fd_progress *p, const char *what, int quiet)
     p->t0 = fd_now();
     if (quiet) return;
     p->tty = isatty(STDERR_FILENO);
+    p->interval = log_interval();
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->cond, NULL);
     /* Progress is a convenience: if the thread cannot start, run without it. */

@@ -1,6 +1,6 @@
 /* Progress of long runs on stderr: on a terminal one line rewritten twice
- * a second; in a log (batch jobs) a line every 30 s, so short runs print
- * nothing.  --quiet turns it off; then every call is a no-op.  The counter is read from an
+ * a second; in a log (batch jobs) a line every 30 s (FD_PROGRESS_INTERVAL
+ * seconds when set), so short runs print nothing.  --quiet turns it off; then every call is a no-op.  The counter is read from an
  * atomic that worker threads bump, so workers never block on printing. */
 #ifndef FD_PROGRESS_H
 #define FD_PROGRESS_H
@@ -15,6 +15,7 @@ typedef struct {
     int active;
     int tty;                     /* stderr is a terminal */
     double last;                 /* when the last log line was printed */
+    double interval;             /* seconds between log lines */
     int stop;
     double t0;
     pthread_t thread;
