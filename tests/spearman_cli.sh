@@ -18,6 +18,31 @@ bad_case empty.txt '' "empty.txt: no data rows"
 bad_case blank.txt '\n  \n' "blank.txt: no data rows"
 bad_case two.txt '1 2\n3 4\n' "at least 3 observations"
 bad_case badnpy.npy 'not numpy' "not a NumPy .npy file"
+# Binary inputs: a NumPy header written by hand, and HDF5 datasets of a
+# lattice result (1-D, so not a matrix).
+npy() { # file, header dict, payload bytes
+  local h="$2" ; while [ $(( (10 + ${#h} + 1) % 16 )) -ne 0 ]; do h="$h "; done; h="$h"$'\n'
+  { printf '\223NUMPY\001\000'; printf "\\x$(printf %02x ${#h})\\x00"; printf '%s' "$h"; printf "$3"; } > "$W/$1"
+}
+bad_npy() { # name, header, payload, expected message
+  npy "$1" "$2" "$3"; name=$1 want=$4
+  "$BIN" spearman "$W/$name" -o "$W/out-$name" -q 2> "$W/err"; rc=$?
+  check '[ $rc -eq 2 ] && grep -q -- "$want" "$W/err" && [ ! -e "$W/out-$name" ]' "$name: exit $rc, message: $(cat "$W/err")"
+}
+bad_npy dtype.npy "{'descr': '<c16', 'fortran_order': False, 'shape': (2, 3), }" '' "dtype '<c16' is not supported"
+bad_npy fortran.npy "{'descr': '|u1', 'fortran_order': True, 'shape': (2, 3), }" '\001\002\003\004\005\006' "Fortran-ordered"
+bad_npy oned.npy "{'descr': '|u1', 'fortran_order': False, 'shape': (6,), }" '\001\002\003\004\005\006' "only 2-D arrays"
+bad_npy short.npy "{'descr': '|u1', 'fortran_order': False, 'shape': (3, 3), }" '\001\002\003\004' "truncated: row 1 of 3"
+npy ok.npy "{'descr': '|u1', 'fortran_order': False, 'shape': (3, 3), }" '\001\002\003\003\001\002\002\002\002'
+"$BIN" spearman "$W/ok.npy" --check-input > "$W/ci" 2>&1
+check 'grep -q "3 rows x 3 observations, 1 constant" "$W/ci"' "a hand-written .npy: $(cat "$W/ci")"
+"$BIN" gen context --objects 20 --attributes 5 --density 0.5 -o "$W/l.dat"
+"$BIN" lattice "$W/l.dat" -o "$W/lat" -q
+for spec in "lat/lattice.h5:/nope|no dataset '/nope'" "lat/lattice.h5:/supports|not a 2-D dataset" "l.dat.h5:/x|cannot open as HDF5"; do
+  name=${spec%%|*} want=${spec#*|}
+  "$BIN" spearman "$W/$name" -o "$W/out-h5" -q 2> "$W/err"; rc=$?
+  check '[ $rc -eq 2 ] && grep -q -- "$want" "$W/err" && [ ! -e "$W/out-h5" ]' "$name: exit $rc, message: $(cat "$W/err")"
+done
 "$BIN" spearman "$W/missing.txt" -o "$W/out-m" -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "missing.txt: cannot open" "$W/err" && [ ! -e "$W/out-m" ]' "missing file: exit $rc"
 "$BIN" gen counts --rows 50 --cols 10 -o "$W/c.txt"
@@ -25,6 +50,14 @@ check '[ $rc -eq 2 ] && grep -q "missing.txt: cannot open" "$W/err" && [ ! -e "$
 check '[ $rc -eq 2 ]' "--pvalue 2 accepted"
 "$BIN" spearman "$W/c.txt" --pvalue 0.1 --rho 0.5 -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "exclude each other" "$W/err"' "--pvalue with --rho accepted"
+for args in "--top-k 3|--top-k writes its pairs to -o DIR" "--top-k 3 -o $W/tk --count-only|does not go with --count-only" \
+            "--fdr 0|--fdr must be above 0" "--max-output 5X -o $W/mo|--max-output: '5X' is not a size" \
+            "--top-k 2 --rho 0.5 -o $W/tk|exclude each other"; do
+  want=${args#*|}
+  # shellcheck disable=SC2086
+  "$BIN" spearman "$W/c.txt" ${args%%|*} -q 2> "$W/err"; rc=$?
+  check '[ $rc -eq 2 ] && grep -q -- "$want" "$W/err" && [ ! -e "$W/tk" ] && [ ! -e "$W/mo" ]' "${args%%|*}: exit $rc: $(cat "$W/err")"
+done
 "$BIN" gen counts --rows 40 --cols 12 -o "$W/y.txt"
 "$BIN" spearman "$W/c.txt" --y "$W/y.txt" -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "has 10 observations per row but" "$W/err"' "--y with other columns: exit $rc"

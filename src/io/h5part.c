@@ -122,16 +122,100 @@ done:
     return st;
 }
 
-void h5part_print_ranks(FILE *out, const char *results, const char *units, const uint64_t *nres,
-                        const uint64_t *nunits, const double *busy, const double *idle, int ranks)
+void h5part_rank_times(h5part_rank *r, double busy_thread_seconds, int threads, double wall_seconds)
+{
+    r->threads = (uint32_t)(threads > 0 ? threads : 1);
+    r->busy_seconds = busy_thread_seconds / r->threads;
+    r->idle_seconds = wall_seconds > r->busy_seconds ? wall_seconds - r->busy_seconds : 0;
+    memset(r->host, 0, sizeof r->host);
+    gethostname(r->host, sizeof r->host - 1);
+}
+
+fd_status h5part_write_ranks(hid_t f, const h5part_rank *rs, int ranks, const char *results, const char *units,
+                             hid_t *group)
+{
+    fd_status st = FD_OK;
+    size_t n = (size_t)ranks;
+    hid_t g = -1;
+    uint64_t *u = NULL;
+    uint32_t *t = NULL;
+    double *d = NULL;
+    char **s = NULL;
+    char(*names)[H5PART_NAME_MAX] = NULL;
+    FD_ALLOC_GOTO(u, n, st, done);
+    FD_ALLOC_GOTO(t, n, st, done);
+    FD_ALLOC_GOTO(d, n, st, done);
+    FD_ALLOC_GOTO(s, n, st, done);
+    FD_ALLOC_GOTO(names, n, st, done);
+    H5_CHECK_GOTO(g = H5Gcreate2(f, "ranks", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
+    for (size_t r = 0; r < n; r++) {
+        h5part_name(names[r], H5PART_NAME_MAX, (int)r);
+        s[r] = names[r];
+    }
+    FD_TRY_GOTO(h5u_write_strings(g, "part", s, n), st, done);
+    for (size_t r = 0; r < n; r++) s[r] = (char *)rs[r].host;
+    FD_TRY_GOTO(h5u_write_strings(g, "host", s, n), st, done);
+    for (size_t r = 0; r < n; r++) t[r] = rs[r].threads;
+    FD_TRY_GOTO(h5u_write_1d(g, "threads", H5T_STD_U32LE, H5T_NATIVE_UINT32, t, n), st, done);
+    for (size_t r = 0; r < n; r++) u[r] = rs[r].results;
+    FD_TRY_GOTO(h5u_write_1d(g, results, H5T_STD_U64LE, H5T_NATIVE_UINT64, u, n), st, done);
+    for (size_t r = 0; r < n; r++) u[r] = rs[r].units;
+    FD_TRY_GOTO(h5u_write_1d(g, units, H5T_STD_U64LE, H5T_NATIVE_UINT64, u, n), st, done);
+    for (size_t r = 0; r < n; r++) d[r] = rs[r].busy_seconds;
+    FD_TRY_GOTO(h5u_write_1d(g, "busy_seconds", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, d, n), st, done);
+    for (size_t r = 0; r < n; r++) d[r] = rs[r].idle_seconds;
+    FD_TRY_GOTO(h5u_write_1d(g, "idle_seconds", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, d, n), st, done);
+    *group = g;
+    g = -1;
+done:
+    if (g >= 0) H5Gclose(g);
+    free(u);
+    free(t);
+    free(d);
+    free(s);
+    free(names);
+    return st;
+}
+
+void h5part_print_ranks(FILE *out, const char *results, const char *units, const h5part_rank *rs, int ranks)
 {
     double sum = 0, max = 0;
     fprintf(out, "%6s %14s %10s %10s %10s\n", "rank", results, units, "busy_s", "idle_s");
     for (int r = 0; r < ranks; r++) {
-        fprintf(out, "%6d %14llu %10llu %10.3f %10.3f\n", r, (unsigned long long)nres[r], (unsigned long long)nunits[r],
-                busy[r], idle[r]);
-        sum += busy[r];
-        if (busy[r] > max) max = busy[r];
+        fprintf(out, "%6d %14llu %10llu %10.3f %10.3f\n", r, (unsigned long long)rs[r].results,
+                (unsigned long long)rs[r].units, rs[r].busy_seconds, rs[r].idle_seconds);
+        sum += rs[r].busy_seconds;
+        if (rs[r].busy_seconds > max) max = rs[r].busy_seconds;
     }
     if (ranks > 0 && sum > 0) fprintf(out, "load imbalance (max busy / mean busy) %.3f\n", max / (sum / ranks));
+}
+
+fd_status h5part_print_ranks_file(hid_t f, FILE *out, const char *results, const char *units)
+{
+    fd_status st = FD_OK;
+    uint64_t P = 0, *u = NULL;
+    double *d = NULL;
+    h5part_rank *rs = NULL;
+    char path[96];
+    if (H5Lexists(f, "ranks", H5P_DEFAULT) <= 0) return FD_OK;
+    snprintf(path, sizeof path, "ranks/%s", results);
+    FD_TRY(h5u_len(f, path, &P));
+    FD_ALLOC_GOTO(u, P, st, done);
+    FD_ALLOC_GOTO(d, P, st, done);
+    FD_ALLOC_GOTO(rs, P, st, done);
+    FD_TRY_GOTO(h5u_read_range(f, path, H5T_NATIVE_UINT64, 0, P, u), st, done);
+    for (uint64_t r = 0; r < P; r++) rs[r].results = u[r];
+    snprintf(path, sizeof path, "ranks/%s", units);
+    FD_TRY_GOTO(h5u_read_range(f, path, H5T_NATIVE_UINT64, 0, P, u), st, done);
+    for (uint64_t r = 0; r < P; r++) rs[r].units = u[r];
+    FD_TRY_GOTO(h5u_read_range(f, "ranks/busy_seconds", H5T_NATIVE_DOUBLE, 0, P, d), st, done);
+    for (uint64_t r = 0; r < P; r++) rs[r].busy_seconds = d[r];
+    FD_TRY_GOTO(h5u_read_range(f, "ranks/idle_seconds", H5T_NATIVE_DOUBLE, 0, P, d), st, done);
+    for (uint64_t r = 0; r < P; r++) rs[r].idle_seconds = d[r];
+    h5part_print_ranks(out, results, units, rs, (int)P);
+done:
+    free(u);
+    free(d);
+    free(rs);
+    return st;
 }

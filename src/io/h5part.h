@@ -49,9 +49,30 @@ void h5part_set_close(h5part_set *s, fd_status st);
 fd_status h5part_check(hid_t master, const char *path, const char *part_format, const char *count_attr,
                        const char *counts_dset);
 
-/* The per-rank table of --stats and `info`: rank, results, work units,
- * busy and idle seconds, and the load imbalance (max busy / mean busy). */
-void h5part_print_ranks(FILE *out, const char *results, const char *units, const uint64_t *nres,
-                        const uint64_t *nunits, const double *busy, const double *idle, int ranks);
+/* What one rank did, for the master's /ranks group, --stats and `info`:
+ * its results (concepts, pairs), its work units (subtrees, tiles), and
+ * the mean busy and idle seconds of its worker threads. */
+typedef struct h5part_rank {
+    uint64_t results, units;
+    double busy_seconds, idle_seconds;
+    uint32_t threads;
+    char host[64];
+} h5part_rank;
+
+/* Fills busy and idle from the threads' total busy seconds and the wall
+ * time of the work, and the host name. */
+void h5part_rank_times(h5part_rank *r, double busy_thread_seconds, int threads, double wall_seconds);
+
+/* Creates /ranks in the master f with part, host, threads, RESULTS,
+ * UNITS, busy_seconds and idle_seconds (one row per rank) and leaves it
+ * open in *group for a workload's own columns. */
+fd_status h5part_write_ranks(hid_t f, const h5part_rank *rs, int ranks, const char *results, const char *units,
+                             hid_t *group);
+
+/* The table printed by --stats and `info`, with the load imbalance (max
+ * busy / mean busy); from memory, or from a master file's /ranks (nothing
+ * for a single file). */
+void h5part_print_ranks(FILE *out, const char *results, const char *units, const h5part_rank *rs, int ranks);
+fd_status h5part_print_ranks_file(hid_t f, FILE *out, const char *results, const char *units);
 
 #endif

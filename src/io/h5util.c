@@ -1,5 +1,8 @@
 #include "h5util.h"
 
+#include <errno.h>
+#include <stdio.h>
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -250,5 +253,15 @@ done:
     if (sspace >= 0) H5Sclose(sspace);
     if (dcpl >= 0) H5Pclose(dcpl);
     if (vspace >= 0) H5Sclose(vspace);
+    return st;
+}
+
+fd_status h5u_commit(hid_t f, const char *tmp, const char *path)
+{
+    /* complete = 1 last, so that a file cut short never claims it. */
+    fd_status st = h5u_attr_u64(f, "complete", 1);
+    if (H5Fclose(f) < 0 && st == FD_OK) st = fd_fail(FD_ERR_IO, "%s: closing the HDF5 file failed (disk full?)", tmp);
+    if (st == FD_OK && rename(tmp, path) != 0)
+        st = fd_fail(FD_ERR_IO, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
     return st;
 }

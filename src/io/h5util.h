@@ -37,6 +37,12 @@ fd_status h5u_app_close(h5u_app *a);
  * (partitioned outputs turn local offsets into global ones this way). */
 fd_status h5u_app_add(h5u_app *a, uint64_t delta);
 
+/* Finishes a result file written under the temporary name tmp: writes
+ * the attribute complete = 1, closes f (always) and renames tmp to path,
+ * so that a file at path is always whole.  The caller removes tmp on
+ * failure. */
+fd_status h5u_commit(hid_t f, const char *tmp, const char *path);
+
 /* One piece of a concatenation: elements [start, start+count) of the 1-D
  * dataset dset (src_len elements) in file, a path relative to the
  * directory of the file being written. */

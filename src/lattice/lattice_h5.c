@@ -163,14 +163,12 @@ fail:
     return st;
 }
 
-/* Marks the file complete, closes it and renames it into place. */
+/* Closes the datasets, then marks the file complete, closes it and renames
+ * it into place. */
 static fd_status finish(lattice_h5 **pw)
 {
     lattice_h5 *w = *pw;
     fd_status st = FD_OK;
-    hid_t f = w->file;
-    /* Last, so that a file cut short by a crash never claims it. */
-    FD_TRY_GOTO(h5u_attr_u64(f, "complete", 1), st, fail);
     FD_TRY_GOTO(h5u_app_close(&w->int_off), st, fail);
     FD_TRY_GOTO(h5u_app_close(&w->int_ids), st, fail);
     FD_TRY_GOTO(h5u_app_close(&w->supp), st, fail);
@@ -180,15 +178,9 @@ static fd_status finish(lattice_h5 **pw)
     w->gint = -1;
     if (w->gext >= 0) H5Gclose(w->gext);
     w->gext = -1;
+    hid_t f = w->file;
     w->file = -1;
-    if (H5Fclose(f) < 0) {
-        st = fd_fail(FD_ERR_IO, "%s: closing the HDF5 file failed (disk full?)", w->tmp);
-        goto fail;
-    }
-    if (rename(w->tmp, w->path) != 0) {
-        st = fd_fail(FD_ERR_IO, "%s: cannot rename to %s: %s", w->tmp, w->path, strerror(errno));
-        goto fail;
-    }
+    FD_TRY_GOTO(h5u_commit(f, w->tmp, w->path), st, fail);
     free(w->tmp);
     w->tmp = NULL;
 fail:
@@ -263,7 +255,7 @@ fd_status lattice_h5_info(const char *path, FILE *out)
     if (h5u_read_attr_f64(f, "wall_seconds", &d) == FD_OK) fprintf(out, "%-22s %.3f\n", "wall_seconds", d);
     if (h5u_read_attr_u64(f, "parts", &v) == FD_OK) fprintf(out, "%-22s %llu (all present and complete)\n", "parts", (unsigned long long)v);
     fd_errclear();
-    fd_status st = lattice_master_print_ranks(f, out);
+    fd_status st = h5part_print_ranks_file(f, out, "concepts", "subtrees");
     H5Fclose(f);
     return st;
 }

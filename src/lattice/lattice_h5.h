@@ -17,6 +17,8 @@
 #include "context.h"
 #include "fcbo.h"
 
+#include "../io/h5part.h"
+
 #include <hdf5.h>
 
 typedef struct lattice_h5 lattice_h5;
@@ -38,13 +40,12 @@ typedef struct lattice_part {
     uint64_t first_concept, first_int, first_ext;
 } lattice_part;
 
-/* What each rank did, gathered on rank 0 for the master file and --stats. */
+/* What each rank did, gathered on rank 0 for the master file and --stats:
+ * the shared row (results = concepts, units = subtrees) and the counts the
+ * master's virtual datasets need. */
 typedef struct lattice_rank {
-    uint64_t concepts, subtrees, int_ids, ext_ids, closures;
-    double busy_seconds;     /* mean over its worker threads */
-    double idle_seconds;     /* enumeration wall time minus busy */
-    uint32_t threads;
-    char host[64];
+    h5part_rank r;
+    uint64_t int_ids, ext_ids, closures;
 } lattice_rank;
 
 fd_status lattice_h5_create(lattice_h5 **out, const char *path, const fca_context *ctx, int with_extents);
@@ -72,8 +73,6 @@ hid_t lattice_h5_id_type(const fca_context *ctx, int extents);
 fd_status lattice_h5_open(const char *path, hid_t *f);
 /* The part checks of lattice_h5_open (FD_OK for a single file). */
 fd_status lattice_master_check(hid_t f, const char *path);
-/* The per-rank table of a master file, when it has one. */
-fd_status lattice_master_print_ranks(hid_t f, FILE *out);
 
 
 /* Prints a summary of a lattice file (fcbo-dist info). */

@@ -18,7 +18,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* Everything one run holds, so that every stage can clean up after any
  * other.  With several ranks each rank has its own. */
@@ -101,14 +100,11 @@ static void fill_report(const run *r, rank_report *rep)
 {
     memset(rep, 0, sizeof *rep);
     lattice_rank *l = &rep->rank;
-    if (r->h5) lattice_h5_counts(r->h5, &l->concepts, &l->int_ids, &l->ext_ids);
-    else l->concepts = r->stats.concepts;
-    l->subtrees = r->stats.tasks;
+    if (r->h5) lattice_h5_counts(r->h5, &l->r.results, &l->int_ids, &l->ext_ids);
+    else l->r.results = r->stats.concepts;
+    l->r.units = r->stats.tasks;
     l->closures = r->stats.closures;
-    l->threads = (uint32_t)r->lo.threads;
-    l->busy_seconds = r->lo.threads > 0 ? r->stats.busy_seconds / r->lo.threads : 0;
-    l->idle_seconds = r->enum_seconds > l->busy_seconds ? r->enum_seconds - l->busy_seconds : 0;
-    gethostname(l->host, sizeof l->host - 1);
+    h5part_rank_times(&l->r, r->stats.busy_seconds, r->lo.threads, r->enum_seconds);
     rep->stats = r->stats;
 }
 
@@ -127,22 +123,11 @@ static void print_summary(const run *r, const fcbo_stats *s, const rank_report *
             "subtrees %llu\n",
             (unsigned long long)s->closures, (unsigned long long)s->fails, (unsigned long long)s->skipped_nj,
             (unsigned long long)s->skipped_support, (unsigned long long)s->tasks);
-    int P = r->mpi.size;
-    uint64_t *c = calloc((size_t)P, sizeof *c), *t = calloc((size_t)P, sizeof *t);
-    double *b = calloc((size_t)P, sizeof *b), *i = calloc((size_t)P, sizeof *i);
-    if (c && t && b && i) {
-        for (int k = 0; k < P; k++) {
-            c[k] = reps[k].stats.concepts;
-            t[k] = reps[k].rank.subtrees;
-            b[k] = reps[k].rank.busy_seconds;
-            i[k] = reps[k].rank.idle_seconds;
-        }
-        h5part_print_ranks(stderr, "concepts", "subtrees", c, t, b, i, P);
-    }
-    free(c);
-    free(t);
-    free(b);
-    free(i);
+    h5part_rank *rows = calloc((size_t)r->mpi.size, sizeof *rows);
+    if (!rows) return;
+    for (int k = 0; k < r->mpi.size; k++) rows[k] = reps[k].rank.r;
+    h5part_print_ranks(stderr, "concepts", "subtrees", rows, r->mpi.size);
+    free(rows);
 }
 
 /* Stage 4: commit the output.  Single file: rename it.  Parts: turn local
@@ -154,7 +139,7 @@ static fd_status stage_commit(run *r, rank_report *reps, fcbo_stats *total)
     rank_report mine;
     fill_report(r, &mine);
     if (r->distributed) {
-        uint64_t here[3] = {mine.rank.concepts, mine.rank.int_ids, mine.rank.ext_ids}, before[3];
+        uint64_t here[3] = {mine.rank.r.results, mine.rank.int_ids, mine.rank.ext_ids}, before[3];
         FD_TRY(fd_mpi_exscan_u64(here, before, 3));
         if (r->h5) {
             lattice_part part = {r->mpi.rank, r->mpi.size, before[0], before[1], before[2]};

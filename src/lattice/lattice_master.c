@@ -35,47 +35,29 @@ static fd_status concat(hid_t loc, const char *name, const char *dset, hid_t typ
     return st;
 }
 
-static fd_status write_rank_table(hid_t f, const lattice_rank *rs, int ranks, char (*names)[PART_NAME_MAX])
+/* /ranks: the shared columns, plus first_concept and closures. */
+static fd_status write_rank_table(hid_t f, const lattice_rank *rs, int ranks)
 {
     fd_status st = FD_OK;
     hid_t g = -1;
-    uint64_t *u = NULL, first = 0;
-    uint32_t *t = NULL;
-    double *d = NULL;
-    char **s = NULL;
     size_t n = (size_t)ranks;
+    h5part_rank *base = NULL;
+    uint64_t *u = NULL, first = 0;
+    FD_ALLOC_GOTO(base, n, st, done);
     FD_ALLOC_GOTO(u, n, st, done);
-    FD_ALLOC_GOTO(t, n, st, done);
-    FD_ALLOC_GOTO(d, n, st, done);
-    FD_ALLOC_GOTO(s, n, st, done);
-    H5_CHECK_GOTO(g = H5Gcreate2(f, "ranks", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
-    for (size_t r = 0; r < n; r++) s[r] = names[r];
-    FD_TRY_GOTO(h5u_write_strings(g, "part", s, n), st, done);
-    for (size_t r = 0; r < n; r++) s[r] = (char *)rs[r].host;
-    FD_TRY_GOTO(h5u_write_strings(g, "host", s, n), st, done);
-    for (size_t r = 0; r < n; r++) t[r] = rs[r].threads;
-    FD_TRY_GOTO(h5u_write_1d(g, "threads", H5T_STD_U32LE, H5T_NATIVE_UINT32, t, n), st, done);
-#define U64_COLUMN(col, expr)                                                                       \
-    for (size_t r = 0; r < n; r++) u[r] = (expr);                                                   \
-    FD_TRY_GOTO(h5u_write_1d(g, col, H5T_STD_U64LE, H5T_NATIVE_UINT64, u, n), st, done)
-#define F64_COLUMN(col, expr)                                                                       \
-    for (size_t r = 0; r < n; r++) d[r] = (expr);                                                   \
-    FD_TRY_GOTO(h5u_write_1d(g, col, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, d, n), st, done)
-    U64_COLUMN("concepts", rs[r].concepts);
-    for (size_t r = 0; r < n; r++) { u[r] = first; first += rs[r].concepts; }
+    for (size_t r = 0; r < n; r++) base[r] = rs[r].r;
+    FD_TRY_GOTO(h5part_write_ranks(f, base, ranks, "concepts", "subtrees", &g), st, done);
+    for (size_t r = 0; r < n; r++) {
+        u[r] = first;
+        first += rs[r].r.results;
+    }
     FD_TRY_GOTO(h5u_write_1d(g, "first_concept", H5T_STD_U64LE, H5T_NATIVE_UINT64, u, n), st, done);
-    U64_COLUMN("subtrees", rs[r].subtrees);
-    U64_COLUMN("closures", rs[r].closures);
-    F64_COLUMN("busy_seconds", rs[r].busy_seconds);
-    F64_COLUMN("idle_seconds", rs[r].idle_seconds);
-#undef U64_COLUMN
-#undef F64_COLUMN
+    for (size_t r = 0; r < n; r++) u[r] = rs[r].closures;
+    FD_TRY_GOTO(h5u_write_1d(g, "closures", H5T_STD_U64LE, H5T_NATIVE_UINT64, u, n), st, done);
 done:
     if (g >= 0) H5Gclose(g);
+    free(base);
     free(u);
-    free(t);
-    free(d);
-    free(s);
     return st;
 }
 
@@ -91,7 +73,7 @@ fd_status lattice_master_write(const char *path, const fca_context *ctx, const l
     if (!tmp || !names || !n || !ni || !ne) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
     for (int r = 0; r < ranks; r++) {
         h5part_name(names[r], PART_NAME_MAX, r);
-        n[r] = rs[r].concepts;
+        n[r] = rs[r].r.results;
         ni[r] = rs[r].int_ids;
         ne[r] = rs[r].ext_ids;
         total += n[r];
@@ -113,16 +95,11 @@ fd_status lattice_master_write(const char *path, const fca_context *ctx, const l
         H5Gclose(g);
         g = -1;
     }
-    FD_TRY_GOTO(write_rank_table(f, rs, ranks, names), st, done);
-    /* Last: only a master whose parts were all committed claims it. */
-    FD_TRY_GOTO(h5u_attr_u64(f, "complete", 1), st, done);
+    FD_TRY_GOTO(write_rank_table(f, rs, ranks), st, done);
+    /* The caller writes the master only once every part is committed. */
     hid_t ff = f;
     f = -1;
-    if (H5Fclose(ff) < 0) { st = fd_fail(FD_ERR_IO, "%s: closing the HDF5 file failed (disk full?)", tmp); goto done; }
-    if (rename(tmp, path) != 0) {
-        st = fd_fail(FD_ERR_IO, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
-        goto done;
-    }
+    st = h5u_commit(ff, tmp, path);
 done:
     if (g >= 0) H5Gclose(g);
     if (f >= 0) H5Fclose(f);
@@ -138,28 +115,4 @@ done:
 fd_status lattice_master_check(hid_t f, const char *path)
 {
     return h5part_check(f, path, "fcbo-dist lattice part", "n_concepts", "ranks/concepts");
-}
-
-fd_status lattice_master_print_ranks(hid_t f, FILE *out)
-{
-    fd_status st = FD_OK;
-    uint64_t P = 0, *c = NULL, *s = NULL;
-    double *b = NULL, *i = NULL;
-    if (H5Lexists(f, "ranks", H5P_DEFAULT) <= 0) return FD_OK;
-    FD_TRY(h5u_len(f, "ranks/concepts", &P));
-    FD_ALLOC_GOTO(c, P, st, done);
-    FD_ALLOC_GOTO(s, P, st, done);
-    FD_ALLOC_GOTO(b, P, st, done);
-    FD_ALLOC_GOTO(i, P, st, done);
-    FD_TRY_GOTO(h5u_read_range(f, "ranks/concepts", H5T_NATIVE_UINT64, 0, P, c), st, done);
-    FD_TRY_GOTO(h5u_read_range(f, "ranks/subtrees", H5T_NATIVE_UINT64, 0, P, s), st, done);
-    FD_TRY_GOTO(h5u_read_range(f, "ranks/busy_seconds", H5T_NATIVE_DOUBLE, 0, P, b), st, done);
-    FD_TRY_GOTO(h5u_read_range(f, "ranks/idle_seconds", H5T_NATIVE_DOUBLE, 0, P, i), st, done);
-    h5part_print_ranks(out, "concepts", "subtrees", c, s, b, i, (int)P);
-done:
-    free(c);
-    free(s);
-    free(b);
-    free(i);
-    return st;
 }

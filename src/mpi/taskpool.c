@@ -23,7 +23,6 @@ struct fd_pool {
     MPI_Comm comm;              /* a private duplicate: our tags cannot collide */
     atomic_int *failed;         /* this rank's failure flag */
     atomic_int stop;            /* rank 0: some rank failed, hand out nothing more */
-    _Atomic uint64_t taken;
 
     /* rank 0 */
     fd_records recs;
@@ -52,7 +51,6 @@ fd_status fd_pool_create(fd_pool **out, int workers, atomic_int *failed)
     p->comm = MPI_COMM_NULL;
     atomic_init(&p->stop, 0);
     atomic_init(&p->cursor, 0);
-    atomic_init(&p->taken, 0);
     pthread_mutex_init(&p->lock, NULL);
     pthread_cond_init(&p->avail, NULL);
     pthread_cond_init(&p->low, NULL);
@@ -92,7 +90,6 @@ void fd_pool_set_work(fd_pool *p, const fd_records *recs) { p->recs = *recs; }
 int fd_pool_rank(const fd_pool *p) { return p->rank; }
 int fd_pool_total_workers(const fd_pool *p) { return p->total_workers; }
 
-uint64_t fd_pool_taken(const fd_pool *p) { return atomic_load(&p->taken); }
 
 static int stopping(fd_pool *p) { return atomic_load(p->failed) || atomic_load(&p->stop); }
 
@@ -121,7 +118,6 @@ void fd_pool_next(fd_pool *p, const uint64_t **rec, size_t *len)
         if (!got) return;
         *rec = p->recs.data + p->recs.start[i];
         *len = rec_len(&p->recs, i);
-        atomic_fetch_add(&p->taken, 1);
         return;
     }
     pthread_mutex_lock(&p->lock);
@@ -133,7 +129,6 @@ void fd_pool_next(fd_pool *p, const uint64_t **rec, size_t *len)
         *rec = p->q[p->qhead].rec;
         *len = p->q[p->qhead].len;
         p->qhead++;
-        atomic_fetch_add(&p->taken, 1);
     }
     if (p->qn - p->qhead < (size_t)p->workers || stopping(p)) pthread_cond_signal(&p->low);
     pthread_mutex_unlock(&p->lock);

@@ -69,7 +69,4 @@ fd_status fd_pool_work(fd_pool *p, int threads, fd_pool_fn fn, void *arg, fd_pro
 int fd_pool_rank(const fd_pool *p);
 int fd_pool_total_workers(const fd_pool *p);
 
-/* Records this rank took (for statistics). */
-uint64_t fd_pool_taken(const fd_pool *p);
-
 #endif

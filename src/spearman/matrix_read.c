@@ -30,6 +30,13 @@ static fd_status sha_file(const char *path, char hex[65])
     return FD_OK;
 }
 
+static size_t hashed_read(void *buf, size_t n, FILE *f, sha256_ctx *sha)
+{
+    size_t got = fread(buf, 1, n, f);
+    sha256_update(sha, buf, got);
+    return got;
+}
+
 /* Adds a row given as doubles, dropping or refusing non-finite values. */
 static fd_status push_checked(spearman_mat *m, const double *x, uint64_t r, int drop_nan, const char *where)
 {
@@ -38,7 +45,7 @@ static fd_status push_checked(spearman_mat *m, const double *x, uint64_t r, int 
             if (!drop_nan)
                 return fd_fail(FD_ERR_INPUT, "%s: row %llu, column %u is NaN or infinite (--drop-nan-rows skips such rows)",
                                where, (unsigned long long)r, k + 1);
-            return smat_drop(m, r);
+            return smat_drop(m);
         }
     return smat_push(m, x, r);
 }
@@ -50,20 +57,22 @@ static fd_status read_npy(spearman_mat **out, const char *path, int drop_nan)
     unsigned char *raw = NULL;
     double *row = NULL;
     char hdr[4096];
+    sha256_ctx sha; /* hashed as read: the file is read once */
+    sha256_init(&sha);
     FILE *f = fopen(path, "rb");
     if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
     unsigned char pre[10];
-    if (fread(pre, 1, 10, f) != 10 || memcmp(pre, "\x93NUMPY", 6) != 0) {
+    if (hashed_read(pre, 10, f, &sha) != 10 || memcmp(pre, "\x93NUMPY", 6) != 0) {
         st = fd_fail(FD_ERR_INPUT, "%s: not a NumPy .npy file", path);
         goto done;
     }
     size_t hlen = pre[8] | (size_t)pre[9] << 8;
     if (pre[6] >= 2) {
         unsigned char b[2];
-        if (fread(b, 1, 2, f) != 2) { st = fd_fail(FD_ERR_INPUT, "%s: truncated header", path); goto done; }
+        if (hashed_read(b, 2, f, &sha) != 2) { st = fd_fail(FD_ERR_INPUT, "%s: truncated header", path); goto done; }
         hlen |= (size_t)b[0] << 16 | (size_t)b[1] << 24;
     }
-    if (hlen >= sizeof hdr || fread(hdr, 1, hlen, f) != hlen) {
+    if (hlen >= sizeof hdr || hashed_read(hdr, hlen, f, &sha) != hlen) {
         st = fd_fail(FD_ERR_INPUT, "%s: bad or truncated .npy header", path);
         goto done;
     }
@@ -96,7 +105,7 @@ static fd_status read_npy(spearman_mat **out, const char *path, int drop_nan)
     FD_ALLOC_GOTO(raw, rb, st, done);
     FD_ALLOC_GOTO(row, cols, st, done);
     for (unsigned long long r = 0; r < rows; r++) {
-        if (fread(raw, 1, rb, f) != rb) {
+        if (hashed_read(raw, rb, f, &sha) != rb) {
             st = fd_fail(FD_ERR_INPUT, "%s: truncated: row %llu of %llu is missing", path, r, rows);
             goto done;
         }
@@ -117,9 +126,10 @@ static fd_status read_npy(spearman_mat **out, const char *path, int drop_nan)
         }
         FD_TRY_GOTO(push_checked(m, row, r, drop_nan, path), st, done);
     }
-    fclose(f);
-    f = NULL;
-    FD_TRY_GOTO(sha_file(path, m->sha256), st, done);
+    /* Bytes after the array (there should be none) are part of the file. */
+    char tail[4096];
+    while (hashed_read(tail, sizeof tail, f, &sha) > 0) {}
+    sha256_final_hex(&sha, m->sha256);
     *out = m;
     m = NULL;
 done:

@@ -75,24 +75,25 @@ static int split_uint(const char *p, int csv, uint64_t *row, uint32_t cap)
     }
 }
 
-typedef struct {
-    const char *path;
-    int csv, drop_nan;
-    double *row;
-    uint32_t n;          /* columns, 0 until the first data row */
-    uint64_t input_row;
-} text_state;
+
+/* The length of the token at tok, for messages (at most 40). */
+static int token_width(const char *tok)
+{
+    int w = 0;
+    while (tok[w] && tok[w] != ',' && tok[w] != ' ' && tok[w] != '\t' && w < 40) w++;
+    return w;
+}
 
 /* Splits a line into numbers; *bad_col is the 1-based column of a
  * non-number (0 when all parsed), *nonfinite the first NaN/inf column. */
-static uint32_t split(text_state *t, char *line, uint32_t cap, uint32_t *bad_col, char **bad_tok,
+static uint32_t split(int csv, double *row, char *line, uint32_t cap, uint32_t *bad_col, char **bad_tok,
                       uint32_t *nonfinite)
 {
     uint32_t k = 0;
     char *p = line;
     *bad_col = *nonfinite = 0;
     for (;;) {
-        while (*p == ' ' || *p == '\t' || *p == '\r' || (t->csv && *p == '"')) p++;
+        while (*p == ' ' || *p == '\t' || *p == '\r' || (csv && *p == '"')) p++;
         if (!*p) break;
         double v;
         char *start = p;
@@ -102,16 +103,16 @@ static uint32_t split(text_state *t, char *line, uint32_t cap, uint32_t *bad_col
             return k;
         }
         /* A number must end at a separator: "12abc" is not 12. */
-        if (*p && *p != ' ' && *p != '\t' && *p != '\r' && !(t->csv && (*p == ',' || *p == '"'))) {
+        if (*p && *p != ' ' && *p != '\t' && *p != '\r' && !(csv && (*p == ',' || *p == '"'))) {
             *bad_col = k + 1;
             *bad_tok = start;
             return k;
         }
-        while (*p == ' ' || *p == '\t' || *p == '\r' || (t->csv && *p == '"')) p++;
-        if (k < cap) t->row[k] = v;
+        while (*p == ' ' || *p == '\t' || *p == '\r' || (csv && *p == '"')) p++;
+        if (k < cap) row[k] = v;
         if (!isfinite(v) && !*nonfinite) *nonfinite = k + 1;
         k++;
-        if (t->csv) {
+        if (csv) {
             if (*p == ',') {
                 p++;
                 continue;
@@ -157,14 +158,12 @@ static void *parse_chunk(void *arg)
 {
     chunk_job *j = arg;
     chunk *c = j->c;
-    text_state t = {NULL, j->csv, j->drop_nan, NULL, j->n, 0};
     uint32_t cap = j->n + 1;
-    t.row = malloc(cap * sizeof *t.row);
+    double *row = malloc(cap * sizeof *row);
     uint64_t *ints = malloc(cap * sizeof *ints);
-    int32_t abuf[128], *ab = j->n > 128 ? malloc(j->n * sizeof *ab) : abuf;
     c->rows = c->lines = 0;
     c->err = 0;
-    if (!t.row || !ab || !ints) { c->err = 4; goto out; }
+    if (!row || !ints) { c->err = 4; goto out; }
     int header = j->header;
     for (char *line = c->buf, *end = c->buf + c->len; line < end; c->lines++) {
         char *nl = memchr(line, '\n', (size_t)(end - line));
@@ -176,7 +175,7 @@ static void *parse_chunk(void *arg)
         char *tok = NULL;
         int fast = header ? -1 : split_uint(line, j->csv, ints, cap);
         if (fast >= 0) k = (uint32_t)fast;
-        else k = split(&t, line, cap, &bad, &tok, &nonfinite);
+        else k = split(j->csv, row, line, cap, &bad, &tok, &nonfinite);
         if (header) {
             header = 0;
             if (bad) { line = next; continue; }
@@ -186,9 +185,7 @@ static void *parse_chunk(void *arg)
             c->err_line = c->lines;
             c->err_col = bad ? bad : nonfinite;
             c->err_k = k;
-            int w = 0;
-            while (bad && tok[w] && tok[w] != ',' && tok[w] != ' ' && tok[w] != '\t' && w < 40) w++;
-            snprintf(c->err_tok, sizeof c->err_tok, "%.*s", w, bad ? tok : "");
+            snprintf(c->err_tok, sizeof c->err_tok, "%.*s", bad ? token_width(tok) : 0, bad ? tok : "");
             break;
         }
         if (c->rows == c->cap) {
@@ -201,15 +198,14 @@ static void *parse_chunk(void *arg)
             c->cap = ncap;
         }
         c->dropped[c->rows] = nonfinite != 0;
-        if (fast >= 0) spearman_rank_uint(ints, j->n, c->a + c->rows * j->n, t.row);
-        else if (!nonfinite) spearman_rank(t.row, j->n, c->a + c->rows * j->n);
+        if (fast >= 0) spearman_rank_uint(ints, j->n, c->a + c->rows * j->n, row);
+        else if (!nonfinite) spearman_rank(row, j->n, c->a + c->rows * j->n);
         c->rows++;
         line = next;
     }
 out:
-    free(t.row);
+    free(row);
     free(ints);
-    if (ab != abuf) free(ab);
     return NULL;
 }
 
@@ -229,14 +225,14 @@ static fd_status first_row_shape(const char *path, const char *buf, size_t len, 
         if (l && strspn(line, " \t\r") != l) {
             uint32_t cap = 1, bad, nonfinite;
             for (size_t i = 0; i < l; i++) cap += line[i] == ',' || line[i] == ' ' || line[i] == '\t';
-            text_state t = {path, csv, 0, malloc(cap * sizeof(double)), 0, 0};
+            double *row = malloc(cap * sizeof *row);
             char *tok = NULL;
-            if (!t.row) {
+            if (!row) {
                 free(line);
                 return fd_fail(FD_ERR_NOMEM, "out of memory");
             }
-            uint32_t k = split(&t, line, cap, &bad, &tok, &nonfinite);
-            free(t.row);
+            uint32_t k = split(csv, row, line, cap, &bad, &tok, &nonfinite);
+            free(row);
             if (bad && csv && lineno == 1 && !*header) {
                 *header = 1;
                 free(line);
@@ -246,9 +242,8 @@ static fd_status first_row_shape(const char *path, const char *buf, size_t len, 
                 continue;
             }
             if (bad) {
-                int w = 0;
-                while (tok[w] && tok[w] != ',' && tok[w] != ' ' && tok[w] != '\t' && w < 40) w++;
-                fd_status st = fd_fail(FD_ERR_INPUT, "%s:%zu: column %u: '%.*s' is not a number", path, lineno, bad, w, tok);
+                fd_status st = fd_fail(FD_ERR_INPUT, "%s:%zu: column %u: '%.*s' is not a number", path, lineno, bad,
+                                       token_width(tok), tok);
                 free(line);
                 return st;
             }
@@ -327,7 +322,7 @@ static fd_status append_chunk(text_reader *r, const chunk *c, uint64_t *line_bas
 {
     fd_status st = FD_OK;
     for (size_t k = 0; k < c->rows && st == FD_OK; k++, (*input_row)++)
-        st = c->dropped[k] ? smat_drop(r->m, *input_row) : smat_push_ranked(r->m, c->a + k * r->n, *input_row);
+        st = c->dropped[k] ? smat_drop(r->m) : smat_push_ranked(r->m, c->a + k * r->n, *input_row);
     FD_TRY(st);
     unsigned long long line = *line_base + c->err_line + 1;
     if (c->err == 1)

@@ -58,6 +58,18 @@ static int by_value(const void *p, const void *q)
  * counting: O(n + range) instead of a sort.  Returns 0 when the row is not
  * integers spanning at most COUNT_RANGE values. */
 #define COUNT_RANGE 1024
+/* On entry a[k] = x_k - min(x), below range; on return the ranks.  cnt[v]
+ * becomes the number of values below v, so the tie group of v occupies
+ * sorted positions [cnt[v], cnt[v+1]). */
+static void ranks_by_counting(int32_t *a, uint32_t n, uint32_t range)
+{
+    uint32_t cnt[COUNT_RANGE + 1];
+    memset(cnt, 0, (range + 1) * sizeof *cnt);
+    for (uint32_t k = 0; k < n; k++) cnt[a[k] + 1]++;
+    for (uint32_t v = 1; v <= range; v++) cnt[v] += cnt[v - 1];
+    for (uint32_t k = 0; k < n; k++) a[k] = (int32_t)(cnt[a[k]] + cnt[a[k] + 1]) - (int32_t)n;
+}
+
 static int rank_by_counting(const double *x, uint32_t n, int32_t *a)
 {
     int64_t lo = INT64_MAX, hi = INT64_MIN;
@@ -69,17 +81,8 @@ static int rank_by_counting(const double *x, uint32_t n, int32_t *a)
         if (v > hi) hi = v;
     }
     if (hi - lo >= COUNT_RANGE) return 0;
-    uint32_t cnt[COUNT_RANGE + 1];
-    uint32_t range = (uint32_t)(hi - lo) + 1;
-    memset(cnt, 0, (range + 1) * sizeof *cnt);
-    for (uint32_t k = 0; k < n; k++) cnt[(int64_t)x[k] - lo + 1]++;
-    /* cnt[v] becomes the number of values below v: the tie group of v
-     * occupies sorted positions [cnt[v], cnt[v+1]). */
-    for (uint32_t v = 1; v <= range; v++) cnt[v] += cnt[v - 1];
-    for (uint32_t k = 0; k < n; k++) {
-        int64_t v = (int64_t)x[k] - lo;
-        a[k] = (int32_t)(cnt[v] + cnt[v + 1]) - (int32_t)n;
-    }
+    for (uint32_t k = 0; k < n; k++) a[k] = (int32_t)((int64_t)x[k] - lo);
+    ranks_by_counting(a, n, (uint32_t)(hi - lo) + 1);
     return 1;
 }
 
@@ -95,11 +98,8 @@ void spearman_rank_uint(const uint64_t *v, uint32_t n, int32_t *a, double *scrat
         spearman_rank(scratch, n, a);
         return;
     }
-    uint32_t cnt[COUNT_RANGE + 1], range = (uint32_t)(hi - lo) + 1;
-    memset(cnt, 0, (range + 1) * sizeof *cnt);
-    for (uint32_t k = 0; k < n; k++) cnt[v[k] - lo + 1]++;
-    for (uint32_t r = 1; r <= range; r++) cnt[r] += cnt[r - 1];
-    for (uint32_t k = 0; k < n; k++) a[k] = (int32_t)(cnt[v[k] - lo] + cnt[v[k] - lo + 1]) - (int32_t)n;
+    for (uint32_t k = 0; k < n; k++) a[k] = (int32_t)(v[k] - lo);
+    ranks_by_counting(a, n, (uint32_t)(hi - lo) + 1);
 }
 
 void spearman_rank(const double *x, uint32_t n, int32_t *a)
@@ -160,7 +160,7 @@ static fd_status grow_to(spearman_mat *m, uint64_t cap)
     return FD_OK;
 }
 
-fd_status smat_drop(spearman_mat *m, uint64_t input_row)
+fd_status smat_drop(spearman_mat *m)
 {
     /* From the first dropped row on, kept rows need their input numbers. */
     if (!m->row_id) {
@@ -168,7 +168,6 @@ fd_status smat_drop(spearman_mat *m, uint64_t input_row)
         if (!m->row_id) return fd_fail(FD_ERR_NOMEM, "out of memory");
         for (uint64_t r = 0; r < m->rows; r++) m->row_id[r] = r;
     }
-    (void)input_row;
     m->dropped++;
     return FD_OK;
 }

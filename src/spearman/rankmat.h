@@ -49,8 +49,9 @@ fd_status smat_push(spearman_mat *m, const double *x, uint64_t input_row);
 fd_status smat_reserve(spearman_mat *m, uint64_t rows);
 /* Appends a row already ranked (a from spearman_rank). */
 fd_status smat_push_ranked(spearman_mat *m, const int32_t *a, uint64_t input_row);
-/* Marks a row of the input as dropped (keeps row numbers right). */
-fd_status smat_drop(spearman_mat *m, uint64_t input_row);
+/* Counts a dropped row of the input; from then on kept rows record their
+ * input row numbers (the input_row of smat_push). */
+fd_status smat_drop(spearman_mat *m);
 /* Once all rows are in: the per-row roots the prefilter uses. */
 fd_status smat_finish(spearman_mat *m);
 

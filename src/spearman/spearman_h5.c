@@ -111,22 +111,17 @@ static fd_status put_meta(hid_t f, const spearman_meta *m)
     return st;
 }
 
-/* Marks complete, closes and renames into place. */
+/* Closes the datasets, then marks complete, closes and renames into place. */
 static fd_status finish(spearman_h5 **pw)
 {
     spearman_h5 *w = *pw;
     fd_status st = FD_OK;
-    FD_TRY_GOTO(h5u_attr_u64(w->file, "complete", 1), st, done);
     for (int c = 0; c < 4; c++) FD_TRY_GOTO(h5u_app_close(&w->col[c]), st, done);
     H5Gclose(w->grp);
     w->grp = -1;
     hid_t f = w->file;
     w->file = -1;
-    if (H5Fclose(f) < 0) { st = fd_fail(FD_ERR_IO, "%s: closing the HDF5 file failed (disk full?)", w->tmp); goto done; }
-    if (rename(w->tmp, w->path) != 0) {
-        st = fd_fail(FD_ERR_IO, "%s: cannot rename to %s: %s", w->tmp, w->path, strerror(errno));
-        goto done;
-    }
+    FD_TRY_GOTO(h5u_commit(f, w->tmp, w->path), st, done);
     free(w->tmp);
     w->tmp = NULL;
 done:
@@ -160,17 +155,14 @@ fd_status spearman_h5_commit_part(spearman_h5 **pw, const char *sha256, int rank
     return finish(pw);
 }
 
-fd_status spearman_master_write(const char *path, const spearman_meta *m, const spearman_rank_report *rs, int ranks)
+fd_status spearman_master_write(const char *path, const spearman_meta *m, const h5part_rank *rs, int ranks)
 {
     fd_status st = FD_OK;
     hid_t f = -1, g = -1;
     char *tmp = fd_tmp_name(path);
     char(*names)[H5PART_NAME_MAX] = calloc((size_t)ranks, sizeof *names);
     h5u_piece *pc = calloc((size_t)ranks, sizeof *pc);
-    uint64_t *u = calloc((size_t)ranks, sizeof *u);
-    double *d = calloc((size_t)ranks, sizeof *d);
-    char **s = calloc((size_t)ranks, sizeof *s);
-    if (!tmp || !names || !pc || !u || !d || !s) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    if (!tmp || !names || !pc) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
     f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (f < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file", tmp); goto done; }
     FD_TRY_GOTO(put_meta(f, m), st, done);
@@ -180,34 +172,18 @@ fd_status spearman_master_write(const char *path, const spearman_meta *m, const 
     for (int c = 0; c < 4; c++) {
         for (int r = 0; r < ranks; r++) {
             h5part_name(names[r], H5PART_NAME_MAX, r);
-            pc[r] = (h5u_piece){names[r], cols[c], rs[r].pairs, 0, rs[r].pairs};
+            pc[r] = (h5u_piece){names[r], cols[c], rs[r].results, 0, rs[r].results};
         }
         FD_TRY_GOTO(h5u_concat(g, cols[c] + 6, types[c], pc, (size_t)ranks), st, done);
     }
     H5Gclose(g);
     g = -1;
-    H5_CHECK_GOTO(g = H5Gcreate2(f, "ranks", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
-    for (int r = 0; r < ranks; r++) s[r] = names[r];
-    FD_TRY_GOTO(h5u_write_strings(g, "part", s, (uint64_t)ranks), st, done);
-    for (int r = 0; r < ranks; r++) s[r] = (char *)rs[r].host;
-    FD_TRY_GOTO(h5u_write_strings(g, "host", s, (uint64_t)ranks), st, done);
-    for (int r = 0; r < ranks; r++) u[r] = rs[r].pairs;
-    FD_TRY_GOTO(h5u_write_1d(g, "pairs", H5T_STD_U64LE, H5T_NATIVE_UINT64, u, (uint64_t)ranks), st, done);
-    for (int r = 0; r < ranks; r++) u[r] = rs[r].records;
-    FD_TRY_GOTO(h5u_write_1d(g, "tiles", H5T_STD_U64LE, H5T_NATIVE_UINT64, u, (uint64_t)ranks), st, done);
-    for (int r = 0; r < ranks; r++) u[r] = rs[r].threads;
-    FD_TRY_GOTO(h5u_write_1d(g, "threads", H5T_STD_U64LE, H5T_NATIVE_UINT64, u, (uint64_t)ranks), st, done);
-    for (int r = 0; r < ranks; r++) d[r] = rs[r].busy_seconds;
-    FD_TRY_GOTO(h5u_write_1d(g, "busy_seconds", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, d, (uint64_t)ranks), st, done);
-    for (int r = 0; r < ranks; r++) d[r] = rs[r].idle_seconds;
-    FD_TRY_GOTO(h5u_write_1d(g, "idle_seconds", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, d, (uint64_t)ranks), st, done);
-    FD_TRY_GOTO(h5u_attr_u64(f, "complete", 1), st, done);
+    FD_TRY_GOTO(h5part_write_ranks(f, rs, ranks, "pairs", "tiles", &g), st, done);
     H5Gclose(g);
     g = -1;
     hid_t ff = f;
     f = -1;
-    if (H5Fclose(ff) < 0) { st = fd_fail(FD_ERR_IO, "%s: closing the HDF5 file failed (disk full?)", tmp); goto done; }
-    if (rename(tmp, path) != 0) st = fd_fail(FD_ERR_IO, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
+    st = h5u_commit(ff, tmp, path);
 done:
     if (g >= 0) H5Gclose(g);
     if (f >= 0) H5Fclose(f);
@@ -215,9 +191,6 @@ done:
     free(tmp);
     free(names);
     free(pc);
-    free(u);
-    free(d);
-    free(s);
     return st;
 }
 
@@ -243,27 +216,7 @@ fd_status spearman_h5_info(hid_t f, const char *path, FILE *out)
     for (size_t i = 0; i < sizeof dbls / sizeof *dbls; i++)
         if (h5u_read_attr_f64(f, dbls[i], &d) == FD_OK) fprintf(out, "%-22s %.17g\n", dbls[i], d);
     fd_errclear();
-    if (H5Lexists(f, "ranks", H5P_DEFAULT) <= 0) return FD_OK;
-    /* The per-rank table of a master file. */
-    fd_status st = FD_OK;
-    uint64_t P = 0, *np = NULL, *nt = NULL;
-    double *busy = NULL, *idle = NULL;
-    FD_TRY(h5u_len(f, "ranks/pairs", &P));
-    FD_ALLOC_GOTO(np, P, st, done);
-    FD_ALLOC_GOTO(nt, P, st, done);
-    FD_ALLOC_GOTO(busy, P, st, done);
-    FD_ALLOC_GOTO(idle, P, st, done);
-    FD_TRY_GOTO(h5u_read_range(f, "ranks/pairs", H5T_NATIVE_UINT64, 0, P, np), st, done);
-    FD_TRY_GOTO(h5u_read_range(f, "ranks/tiles", H5T_NATIVE_UINT64, 0, P, nt), st, done);
-    FD_TRY_GOTO(h5u_read_range(f, "ranks/busy_seconds", H5T_NATIVE_DOUBLE, 0, P, busy), st, done);
-    FD_TRY_GOTO(h5u_read_range(f, "ranks/idle_seconds", H5T_NATIVE_DOUBLE, 0, P, idle), st, done);
-    h5part_print_ranks(out, "pairs", "tiles", np, nt, busy, idle, (int)P);
-done:
-    free(np);
-    free(nt);
-    free(busy);
-    free(idle);
-    return st;
+    return h5part_print_ranks_file(f, out, "pairs", "tiles");
 }
 
 fd_status spearman_h5_text(hid_t f, const char *path, FILE *out)

@@ -6,6 +6,7 @@
 #define FD_SPEARMAN_H5_H
 
 #include "../common/status.h"
+#include "../io/h5part.h"
 
 #include <hdf5.h>
 #include <stdint.h>
@@ -29,13 +30,6 @@ typedef struct spearman_meta {
     double wall_seconds, load_seconds, pass1_seconds, pass2_seconds;
 } spearman_meta;
 
-typedef struct spearman_rank_report {
-    uint64_t pairs;                 /* pairs in its part */
-    uint64_t records;               /* tile records it ran (both passes) */
-    double busy_seconds, idle_seconds;
-    uint32_t threads;
-    char host[64];
-} spearman_rank_report;
 
 fd_status spearman_h5_create(spearman_h5 **out, const char *path);
 /* Appends n pairs.  Not thread-safe: the caller serialises. */
@@ -46,7 +40,8 @@ fd_status spearman_h5_commit(spearman_h5 **w, const spearman_meta *m);
 fd_status spearman_h5_commit_part(spearman_h5 **w, const char *sha256, int rank, int ranks);
 void spearman_h5_abort(spearman_h5 **w);
 
-fd_status spearman_master_write(const char *path, const spearman_meta *m, const spearman_rank_report *rs, int ranks);
+/* rs[r]: rank r's pairs (results) and tile records (units). */
+fd_status spearman_master_write(const char *path, const spearman_meta *m, const h5part_rank *rs, int ranks);
 
 /* Readers (fcbo-dist info): a spearman file's summary, or its pairs as
  * text lines "i j rho p". */

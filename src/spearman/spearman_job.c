@@ -21,7 +21,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* ---------------- work records: block-row segments ---------------- */
 
@@ -331,23 +330,23 @@ static void fill_meta(const job *jb, spearman_meta *m)
     m->pass2_seconds = jb->pass2_s;
 }
 
-static void rank_report(const job *jb, spearman_rank_report *r, double enum_s)
+/* This rank's row of the /ranks table: pairs written, tile records run. */
+static void rank_report(const job *jb, h5part_rank *r, double enum_s)
 {
+    double busy = 0;
     memset(r, 0, sizeof *r);
-    r->pairs = jb->h5 ? spearman_h5_count(jb->h5) : 0;
+    r->results = jb->h5 ? spearman_h5_count(jb->h5) : 0;
     for (int t = 0; t < jb->threads; t++) {
-        r->records += jb->records[t];
-        r->busy_seconds += jb->busy[t] / jb->threads;
+        r->units += jb->records[t];
+        busy += jb->busy[t];
     }
-    r->idle_seconds = enum_s > r->busy_seconds ? enum_s - r->busy_seconds : 0;
-    r->threads = (uint32_t)jb->threads;
-    gethostname(r->host, sizeof r->host - 1);
+    h5part_rank_times(r, busy, jb->threads, enum_s);
 }
 
-static fd_status stage_commit(job *jb, spearman_rank_report *reps, double enum_s)
+static fd_status stage_commit(job *jb, h5part_rank *reps, double enum_s)
 {
     fd_status st = FD_OK;
-    spearman_rank_report mine;
+    h5part_rank mine;
     spearman_meta meta;
     rank_report(jb, &mine, enum_s);
     if (jb->out.distributed && jb->h5) {
@@ -372,7 +371,7 @@ static void report_input(const job *jb)
     printf("read and ranked in %.3f s\n", jb->load_s);
 }
 
-static void print_summary(const job *jb, const spearman_rank_report *reps)
+static void print_summary(const job *jb, const h5part_rank *reps)
 {
     const spearman_opts *o = jb->o;
     if (o->quiet || jb->mpi.rank != 0) return;
@@ -391,22 +390,7 @@ static void print_summary(const job *jb, const spearman_rank_report *reps)
                 jb->x->constant == 1 ? "" : "s");
     if (!o->stats) return;
     fprintf(stderr, "load %.3f s, pass 1 (count) %.3f s, pass 2 (write) %.3f s\n", jb->load_s, jb->pass1_s, jb->pass2_s);
-    int P = jb->mpi.size;
-    uint64_t *np = calloc((size_t)P, sizeof *np), *nt = calloc((size_t)P, sizeof *nt);
-    double *b = calloc((size_t)P, sizeof *b), *i = calloc((size_t)P, sizeof *i);
-    if (np && nt && b && i) {
-        for (int r = 0; r < P; r++) {
-            np[r] = reps[r].pairs;
-            nt[r] = reps[r].records;
-            b[r] = reps[r].busy_seconds;
-            i[r] = reps[r].idle_seconds;
-        }
-        h5part_print_ranks(stderr, "pairs", "tiles", np, nt, b, i, P);
-    }
-    free(np);
-    free(nt);
-    free(b);
-    free(i);
+    h5part_print_ranks(stderr, "pairs", "tiles", reps, jb->mpi.size);
 }
 
 fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
@@ -418,7 +402,7 @@ fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
     jb.t0 = fd_now();
     atomic_init(&jb.failed, 0);
     pthread_mutex_init(&jb.lock, NULL);
-    spearman_rank_report *reps = NULL;
+    h5part_rank *reps = NULL;
 
     /* --check-input writes nothing, so it makes no directory either. */
     const char *dir = o->check_input ? NULL : o->outdir;

@@ -52,7 +52,6 @@ typedef struct {
     double *xs;
     size_t nxs, capxs;
     double t0, load_s, pass1_s, pass2_s;
-    uint64_t tiles_taken;
 } job;
 
 /* One pass over all tiles: emit = 0 counts and fills the histograms,

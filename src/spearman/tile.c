@@ -3,7 +3,6 @@
 #include "pvalue.h"
 
 #include <math.h>
-#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -68,19 +67,25 @@ static inline int hist_bin(int32_t s, float inv_i, float inv_j)
     return b < 0 ? 0 : b >= SPEARMAN_HIST_BINS ? SPEARMAN_HIST_BINS - 1 : b;
 }
 
+/* Room for `more` pairs in acc->out; sets acc->failed when there is none. */
+static int out_room(spearman_acc *acc, size_t more)
+{
+    if (acc->nout + more <= acc->capout) return 1;
+    size_t cap = acc->capout ? acc->capout : 4096;
+    while (cap < acc->nout + more) cap *= 2;
+    spair *p = realloc(acc->out, cap * sizeof *p);
+    if (!p) {
+        acc->failed = 1;
+        return 0;
+    }
+    acc->out = p;
+    acc->capout = cap;
+    return 1;
+}
+
 static void emit(spearman_acc *acc, uint64_t i, uint64_t j, int64_t s)
 {
-    if (acc->nout == acc->capout) {
-        size_t cap = acc->capout ? acc->capout * 2 : 4096;
-        spair *p = realloc(acc->out, cap * sizeof *p);
-        if (!p) {
-            acc->failed = 1;
-            return;
-        }
-        acc->out = p;
-        acc->capout = cap;
-    }
-    acc->out[acc->nout++] = (spair){i, j, s};
+    if (out_room(acc, 1)) acc->out[acc->nout++] = (spair){i, j, s};
 }
 
 /* ---------------- top-k heaps ---------------- */
@@ -163,27 +168,23 @@ static void topk_push(spearman_topk *t, const spearman_mat *x, const spearman_ma
     if (*n == t->k) t->thr[r] = (float)fabs(spearman_rho(h[0].s, x->sii[i], y->sii[h[0].j]));
 }
 
-static const spearman_mat *sort_y; /* qsort has no context argument */
-
-static int by_strength(const void *a, const void *b)
-{
-    return stronger(a, b, sort_y) ? -1 : stronger(b, a, sort_y) ? 1 : 0;
-}
-
+/* Empties each row's heap, weakest first, into the end of the row's slice
+ * of acc->out, so the row's partners come out strongest first. */
 void spearman_topk_emit(spearman_topk *t, const spearman_mat *x, const spearman_mat *y, spearman_acc *acc)
 {
-    static pthread_mutex_t sort_lock = PTHREAD_MUTEX_INITIALIZER;
     (void)x;
     for (uint32_t r = 0; r < t->rows; r++) {
         spair *h = t->heap + (size_t)r * t->k;
-        pthread_mutex_lock(&sort_lock);
-        sort_y = y;
-        qsort(h, t->n[r], sizeof *h, by_strength);
-        pthread_mutex_unlock(&sort_lock);
-        for (uint32_t e = 0; e < t->n[r]; e++) {
-            acc->selected++;
-            emit(acc, h[e].i, h[e].j, h[e].s);
+        uint32_t n = t->n[r];
+        if (!out_room(acc, n)) return;
+        size_t base = acc->nout;
+        acc->nout += n;
+        for (uint32_t left = n; left > 0; left--) {
+            acc->out[base + left - 1] = h[0];
+            h[0] = h[left - 1];
+            sift_down(h, left - 1, 0, y);
         }
+        acc->selected += n;
     }
 }
 
@@ -298,11 +299,11 @@ __attribute__((target("avx2"))) static void tile_avx2(const spearman_mat *x, con
                     _mm256_storeu_si256((__m256i *)bv, b);
                     for (int m = valid; m; m &= m - 1) acc->hist[bv[__builtin_ctz((unsigned)m)]]++;
                 }
+                int32_t sv[8];
+                if (cand) _mm256_storeu_si256((__m256i *)sv, acc4[r]);
                 while (cand) {
                     int l = __builtin_ctz((unsigned)cand);
                     cand &= cand - 1;
-                    int32_t sv[8];
-                    _mm256_storeu_si256((__m256i *)sv, acc4[r]);
                     if (spearman_keep(sel, sv[l], x->sii[i], y->sii[jb + l])) {
                         acc->selected++;
                         if (acc->xhist) acc->xhist[spearman_xbin(acc, pair_x(sv[l], x->sii[i], y->sii[jb + l]))]++;
