@@ -53,6 +53,9 @@ for args in "--threads 0" "--threads x" "--min-support -1" "--min-support 101%" 
   check '[ $rc -eq 2 ]' "lattice $args: exit status $rc, expected 2"
   check '[ ! -e "$W/out" ]' "lattice $args: output directory left behind"
 done
+# The default backend comes from FD_BACKEND, and a wrong one is named.
+FD_BACKEND=tpu "$BIN" lattice "$W/ok.dat" -q > /dev/null 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "backend .tpu. is not available" "$W/err"' "FD_BACKEND=tpu: exit $rc, $(cat "$W/err")"
 "$BIN" nosuchcommand 2> /dev/null; rc=$?
 check '[ $rc -eq 2 ]' "unknown command: exit status $rc"
 "$BIN" info "$W/ok.dat" > /dev/null 2> "$W/err"; rc=$?

@@ -3,6 +3,7 @@
 # chess at minimum support 1350 has 1,015,772 concepts.
 source "$(dirname "$0")/lib.sh" "$@"
 need_shared mushroom.dat
+need_shared mushroom.intents.txt.gz
 D=$SHARED/data/fca
 for t in 1 2; do
   "$BIN" lattice "$D/mushroom.dat" --text --stats -t $t > "$WORK/got" 2> "$WORK/err"

@@ -3,6 +3,7 @@
 source "$(dirname "$0")/lib.sh" "$@"
 command -v mpirun > /dev/null || { echo "skipped: no mpirun"; exit 77; }
 need_shared mushroom.dat
+need_shared mushroom.intents.txt.gz
 D=$SHARED/data/fca
 mpirun --oversubscribe -np 3 "$BIN" lattice "$D/mushroom.dat" -o "$WORK/out" -q -t 1; rc=$?
 check '[ $rc -eq 0 ]' "mpirun -np 3: exit $rc"

@@ -99,11 +99,11 @@ static size_t run_fcbo(const fca_context *ctx, uint32_t min_support, int threads
         fcbo_ws_destroy(&w);
         list_source_init(&ls, &tasks);
         task_source src = list_source_as(&ls);
-        lattice_opts o = {min_support, threads, 1};
+        lattice_opts o = {.min_support = min_support, .threads = threads, .quiet = 1};
         if (st == FD_OK) st = lattice_cpu_ops.run(p, &o, &sink, &src, &stats);
         task_list_free(&tasks);
     } else {
-        lattice_opts o = {min_support, threads, 1};
+        lattice_opts o = {.min_support = min_support, .threads = threads, .quiet = 1};
         st = lattice_enumerate(p, &o, &lattice_cpu_ops, &sink, &stats);
     }
     concept_sink_destroy(&sink);

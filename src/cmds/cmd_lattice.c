@@ -5,6 +5,7 @@
 
 #include <getopt.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *help =
@@ -34,7 +35,8 @@ static const char *help =
     "execution:\n"
     "  -t, --threads T       worker threads per rank (default: the cores the launcher\n"
     "                        bound the rank to, else the node's cores / ranks on it)\n"
-    "  --backend B           cpu | cuda | auto (default auto: the GPU when there is one)\n"
+    "  --backend B           cpu | cuda | auto (default $FD_BACKEND, else auto: the GPU\n"
+    "                        when there is one)\n"
     "  --stats               print the search counters (closures, failures, pruning)\n"
     "                        and, per rank, concepts, subtrees, busy and idle seconds\n"
     "  -q, --quiet           no progress line and no summary\n"
@@ -52,7 +54,7 @@ static fd_status parse_args(int argc, char **argv, lattice_job_opts *a, int *don
         {"quiet", no_argument, 0, 'q'},         {"stats", no_argument, 0, 'S'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
-    a->backend = "auto";
+    a->backend = getenv("FD_BACKEND") && *getenv("FD_BACKEND") ? getenv("FD_BACKEND") : "auto";
     a->min_support_pct = -1;
     a->threads = 0; /* from the placement, once the ranks are known */
     int c;

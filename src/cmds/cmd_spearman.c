@@ -40,7 +40,7 @@ static const char *help =
     "                        50G; suffixes K M G T, powers of 1000)\n"
     "execution:\n"
     "  -t, --threads T       worker threads per rank (default: as for lattice)\n"
-    "  --backend B           cpu | auto (default auto)\n"
+    "  --backend B           cpu | auto (default $FD_BACKEND, else auto)\n"
     "  --stats               timings per pass and a row per rank\n"
     "  -q, --quiet           no progress and no summary\n"
     "  -h, --help            this text\n\n"
@@ -78,7 +78,7 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
     memset(a, 0, sizeof *a);
     a->mode = 'p';
     a->value = 0.05;
-    a->backend = "auto";
+    a->backend = getenv("FD_BACKEND") && *getenv("FD_BACKEND") ? getenv("FD_BACKEND") : "auto";
     a->max_output = 50000000000ull;
     int c, chosen = 0;
     uint32_t t;

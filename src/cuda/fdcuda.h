@@ -16,6 +16,10 @@ extern "C" {
 /* Number of usable CUDA devices (0 when there is no driver or device). */
 int fd_cuda_device_count(void);
 
+/* Makes `device` current and creates its context (the costly first step
+ * of any CUDA program, about a quarter second). */
+fd_status fd_cuda_open(int device);
+
 /* Transposes a bit matrix on the GPU: `in` has `rows` rows of `in_words`
  * 64-bit words (bit c of row r is column c), `out` gets `cols` rows of
  * `out_words` words with bit r of row c set iff in(r, c).  Host pointers;

@@ -234,6 +234,15 @@ fd_status task_list_push(task_list *t, const uint64_t *task)
     return FD_OK;
 }
 
+void fcbo_task_info_get(const fcbo_prep *p, const uint64_t *task, fcbo_task_info *ti)
+{
+    ti->y = (uint32_t)task[0];
+    ti->is_bits = (uint32_t)(task[0] >> 32);
+    ti->size = (uint32_t)task[1];
+    ti->intent = task + TASK_HDR;
+    ti->ext = task + TASK_HDR + p->aw;
+}
+
 double fcbo_task_cost(const fcbo_prep *p, const uint64_t *task)
 {
     uint32_t y = (uint32_t)task[0];
@@ -264,6 +273,7 @@ struct fcbo_ws {
     size_t nundo, capundo;
     arena ar;
     fd_word *ubits;
+    int no_failed_sets;
     fcbo_stats st;
 };
 
@@ -290,6 +300,7 @@ fail:
 }
 
 fd_status fcbo_ws_flush(fcbo_ws *w) { return concept_sink_flush(w->sink, &w->batch); }
+void fcbo_ws_without_failed_sets(fcbo_ws *w) { w->no_failed_sets = 1; }
 
 void fcbo_ws_destroy(fcbo_ws **pw)
 {
@@ -316,6 +327,7 @@ void fcbo_stats_add(fcbo_stats *a, const fcbo_stats *s)
     a->tasks += s->tasks;
     a->skipped_empty += s->skipped_empty;
     a->busy_seconds += s->busy_seconds;
+    a->split_seconds += s->split_seconds;
 }
 
 FD_HOT static fd_status emit(fcbo_ws *w, const fnode *nd)
@@ -475,7 +487,8 @@ static fd_status serialize(fcbo_ws *w, const fnode *nd, uint32_t y, task_list *o
 {
     const fcbo_prep *p = w->p;
     uint32_t nm = 0;
-    for (uint32_t k = y; k < p->n_attr; k++) nm += w->M[k] != NULL;
+    const uint32_t mend = w->no_failed_sets ? y : p->n_attr;
+    for (uint32_t k = y; k < mend; k++) nm += w->M[k] != NULL;
     size_t words = task_size_words(p, nd, nm);
     uint64_t *t = task_list_begin(out, words);
     if (!t) return fd_fail(FD_ERR_NOMEM, "out of memory for the task list");
@@ -493,7 +506,7 @@ static fd_status serialize(fcbo_ws *w, const fnode *nd, uint32_t y, task_list *o
         memcpy(q, nd->ext, (size_t)nd->size * sizeof(uint32_t));
         q += ((size_t)nd->size + 1) / 2;
     }
-    for (uint32_t k = y; k < p->n_attr; k++)
+    for (uint32_t k = y; k < mend; k++)
         if (w->M[k]) {
             *q++ = k;
             bs_copy(q, w->M[k], p->aw);
@@ -748,15 +761,54 @@ static int by_cost_desc(const void *x, const void *y)
     return (a->i > b->i) - (a->i < b->i);
 }
 
+fd_status fcbo_task_append(const fcbo_prep *p, task_list *out, uint32_t y, const fd_word *intent, uint32_t size,
+                           const uint32_t *ext)
+{
+    fnode nd = {size, 0, (void *)ext, (fd_word *)intent};
+    size_t words = task_size_words(p, &nd, 0);
+    uint64_t *t = task_list_begin(out, words);
+    if (!t) return fd_fail(FD_ERR_NOMEM, "out of memory for the task list");
+    memset(t, 0, words * sizeof *t);
+    t[0] = y;
+    t[1] = size;
+    t[2] = words;
+    bs_copy(t + TASK_HDR, intent, p->aw);
+    memcpy(t + TASK_HDR + p->aw, ext, (size_t)size * sizeof *ext);
+    return FD_OK;
+}
+
+/* Keeps the tasks not marked dead, largest first, so that the long
+ * subtrees start early and the short ones fill the gaps at the end. */
+static fd_status keep_by_cost(const fcbo_prep *p, task_list *tasks, const unsigned char *dead, size_t ndead)
+{
+    fd_status st = FD_OK;
+    task_list out;
+    task_list_init(&out);
+    costed *idx = NULL;
+    FD_ALLOC_GOTO(idx, tasks->n + 1, st, done);
+    size_t k = 0;
+    for (size_t i = 0; i < tasks->n; i++)
+        if (!(i < ndead && dead[i])) idx[k++] = (costed){fcbo_task_cost(p, task_at(tasks, i)), i};
+    qsort(idx, k, sizeof *idx, by_cost_desc);
+    for (size_t i = 0; i < k; i++) FD_TRY_GOTO(task_list_push(&out, task_at(tasks, idx[i].i)), st, done);
+    task_list tmp = *tasks;
+    *tasks = out;
+    out = tmp;
+done:
+    free(idx);
+    task_list_free(&out);
+    return st;
+}
+
+fd_status fcbo_tasks_by_cost(const fcbo_prep *p, task_list *tasks) { return keep_by_cost(p, tasks, NULL, 0); }
+
 fd_status fcbo_split(fcbo_ws *w, task_list *tasks, size_t target)
 {
     fd_status st = FD_OK;
-    task_list next, out;
-    costed *idx = NULL;
+    task_list next;
     unsigned char *dead = NULL;
     size_t live = tasks->n, capdead = 0;
     task_list_init(&next);
-    task_list_init(&out);
     /* Expand the most expensive task until there are enough.  Expanding
      * whole levels instead would run a whole level serially when it falls
      * just short of the target (T10I4D100K: 870 root children, then all of
@@ -778,21 +830,9 @@ fd_status fcbo_split(fcbo_ws *w, task_list *tasks, size_t target)
         for (size_t i = 0; i < next.n; i++) FD_TRY_GOTO(task_list_push(tasks, task_at(&next, i)), st, done);
         live += next.n - 1;
     }
-    /* Largest first, so that the long subtrees start early and the short
-     * ones fill the gaps at the end. */
-    FD_ALLOC_GOTO(idx, live, st, done);
-    size_t k = 0;
-    for (size_t i = 0; i < tasks->n; i++)
-        if (!(i < capdead && dead[i])) idx[k++] = (costed){fcbo_task_cost(w->p, task_at(tasks, i)), i};
-    qsort(idx, k, sizeof *idx, by_cost_desc);
-    for (size_t i = 0; i < k; i++) FD_TRY_GOTO(task_list_push(&out, task_at(tasks, idx[i].i)), st, done);
-    task_list tmp = *tasks;
-    *tasks = out;
-    out = tmp;
+    st = keep_by_cost(w->p, tasks, dead, capdead);
 done:
-    free(idx);
     free(dead);
     task_list_free(&next);
-    task_list_free(&out);
     return st;
 }

@@ -32,6 +32,7 @@ typedef struct fcbo_stats {
     uint64_t skipped_empty;  /* empty extents that cannot be canonical */
     uint64_t tasks;          /* subtrees run */
     double busy_seconds;     /* thread-seconds spent running subtrees */
+    double split_seconds;    /* rank 0: splitting the top of the tree into tasks */
 } fcbo_stats;
 
 typedef struct fcbo_prep {
@@ -71,6 +72,15 @@ static inline const uint64_t *task_at(const task_list *t, size_t i) { return t->
 size_t fcbo_task_words(const uint64_t *task);
 /* Appends a copy of a serialized task. */
 fd_status task_list_push(task_list *t, const uint64_t *task);
+/* What a backend needs to start a task from scratch: the node and the
+ * next attribute.  The inherited failed sets M_k are left out; they only
+ * prune closures whose canonicity test would fail anyway. */
+typedef struct fcbo_task_info {
+    uint32_t y, size, is_bits;
+    const fd_word *intent;   /* aw words */
+    const void *ext;         /* ow words of bits, or size ascending uint32 ids */
+} fcbo_task_info;
+void fcbo_task_info_get(const fcbo_prep *p, const uint64_t *task, fcbo_task_info *ti);
 /* A rough cost for ordering: extent size times attributes left. */
 double fcbo_task_cost(const fcbo_prep *p, const uint64_t *task);
 
@@ -81,6 +91,9 @@ fd_status fcbo_ws_create(fcbo_ws **out, const fcbo_prep *p, concept_sink *sink);
 /* Flushes the worker's last batch and frees it. */
 void fcbo_ws_destroy(fcbo_ws **w);
 fd_status fcbo_ws_flush(fcbo_ws *w);
+/* Tasks this worker writes carry no failed sets (for backends that do not
+ * use them: smaller tasks, same concepts). */
+void fcbo_ws_without_failed_sets(fcbo_ws *w);
 const fcbo_stats *fcbo_ws_stats(const fcbo_ws *w);
 
 /* The root subtree (the whole search), or no task when fewer objects than
@@ -91,6 +104,13 @@ fd_status fcbo_root(const fcbo_prep *p, task_list *out);
 fd_status fcbo_expand(fcbo_ws *w, const uint64_t *task, task_list *out);
 /* Enumerates the whole subtree of task depth-first. */
 fd_status fcbo_run(fcbo_ws *w, const uint64_t *task);
+
+/* Appends a task that starts at node (extent of size ascending object ids,
+ * intent) with next attribute y and no failed sets. */
+fd_status fcbo_task_append(const fcbo_prep *p, task_list *out, uint32_t y, const fd_word *intent, uint32_t size,
+                           const uint32_t *ext);
+/* Reorders tasks by decreasing estimated cost. */
+fd_status fcbo_tasks_by_cost(const fcbo_prep *p, task_list *tasks);
 
 /* Expands the costliest task (emitting its concept through w) until there
  * are at least target tasks or only leaves are left; the result replaces

@@ -1,10 +1,12 @@
 #include "lattice.h"
 
+#include "../common/clock.h"
 #include "../mpi/taskpool.h"
 
 #include <pthread.h>
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 void list_source_init(list_source *s, const task_list *list)
@@ -26,6 +28,11 @@ task_source list_source_as(list_source *s) { return (task_source){list_next, s};
 /* Tasks per worker: enough that the largest subtrees, taken first, are a
  * small part of the whole and the rest evens out the finish. */
 #define TASKS_PER_WORKER 64
+/* A device rank keeps this many tasks queued (it takes a few at a time and
+ * must not wait for rank 0 between them), and polls for them often: its
+ * host cores are idle. */
+#define DEVICE_QUEUE 16
+#define DEVICE_MAX_SLEEP_NS 20000L
 
 static fd_status pool_next(void *self, const uint64_t **task)
 {
@@ -60,19 +67,30 @@ fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const str
     fcbo_ws *w = NULL;
     fd_pool *pool = NULL;
     task_list_init(&tasks);
-    FD_TRY_GOTO(fd_pool_create(&pool, o->threads, &sink->failed), st, done);
+    const int device = ops->device_tasks > 0;
+    size_t per_consumer = device ? (size_t)ops->device_tasks : TASKS_PER_WORKER;
+    const char *env = getenv("FD_DEVICE_TASKS"); /* a tuning knob, docs/performance.md */
+    if (device && env && atoi(env) > 0) per_consumer = (size_t)atoi(env);
+    FD_TRY_GOTO(fd_pool_create(&pool, device ? DEVICE_QUEUE : o->threads, &sink->failed), st, done);
+    if (device) fd_pool_set_max_sleep(pool, DEVICE_MAX_SLEEP_NS);
     /* Rank 0 splits the top of the tree while the others wait for their
      * first tasks; a failure here must still let the others finish, so it
      * is kept aside and the pool is driven with no work. */
     if (fd_pool_rank(pool) == 0) {
+        double t0 = fd_now();
         split_st = fcbo_root(p, &tasks);
-        size_t workers = (size_t)fd_pool_total_workers(pool);
-        if (split_st == FD_OK && workers > 1) {
+        size_t consumers = (size_t)fd_pool_total_workers(pool);
+        if (device) consumers /= DEVICE_QUEUE; /* one per rank */
+        if (split_st == FD_OK && consumers > 1 && ops->split) {
+            split_st = ops->split(p, o, sink, &tasks, consumers * per_consumer, stats);
+        } else if (split_st == FD_OK && consumers > 1) {
             split_st = fcbo_ws_create(&w, p, sink);
-            if (split_st == FD_OK) split_st = fcbo_split(w, &tasks, workers * TASKS_PER_WORKER);
+            if (split_st == FD_OK && device) fcbo_ws_without_failed_sets(w);
+            if (split_st == FD_OK) split_st = fcbo_split(w, &tasks, consumers * per_consumer);
             if (split_st == FD_OK) split_st = fcbo_ws_flush(w);
             if (w) fcbo_stats_add(stats, fcbo_ws_stats(w));
         }
+        stats->split_seconds += fd_now() - t0;
         if (split_st != FD_OK) {
             atomic_store(&sink->failed, 1);
             task_list_clear(&tasks);

@@ -14,6 +14,7 @@
 typedef struct lattice_opts {
     uint32_t min_support;
     int threads;             /* worker threads per rank, >= 1 */
+    int device;              /* the GPU this rank drives (GPU backends) */
     int quiet;
 } lattice_opts;
 
@@ -29,6 +30,22 @@ struct lattice_ops {
     const char *name;
     /* 1 when this backend can run here (built in, device present). */
     int (*available)(void);
+    /* GPUs it can use here, or NULL for a backend that runs on the CPU. */
+    int (*devices)(void);
+    /* Creates the context on the rank's device up front, so that the
+     * enumeration time does not include it; NULL when there is none. */
+    fd_status (*open_device)(int device);
+    /* How rank 0 splits the tree for it.  0: one consumer per host thread
+     * (the CPU).  Otherwise the backend is one consumer per rank (a
+     * device) that wants about this many subtrees: splitting on the host
+     * is serial, so a single device rank gets the root alone.  Such tasks
+     * carry no failed sets (the device does not use them). */
+    int device_tasks;
+    /* Optional: splits the root task in *tasks into at least target tasks
+     * by running the top of the tree on this rank's device (emitting those
+     * concepts through sink), instead of serially on the host. */
+    fd_status (*split)(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_list *tasks, size_t target,
+                       fcbo_stats *stats);
     fd_status (*run)(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_source *src,
                      fcbo_stats *stats);
 };
@@ -54,5 +71,6 @@ fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const str
                             concept_sink *sink, fcbo_stats *stats);
 
 extern const struct lattice_ops lattice_cpu_ops;
+extern const struct lattice_ops lattice_cuda_ops;
 
 #endif

@@ -3,12 +3,18 @@
 #include "lattice.h"
 
 #include "../common/backend.h"
+#include "version.h" /* FD_HAVE_CUDA */
 
 static int cpu_available(void) { return 1; }
+#if FD_HAVE_CUDA
+static int cuda_available(void) { return lattice_cuda_ops.available(); }
+#endif
 
 static const fd_backend backends[] = {
     {"cpu", cpu_available, &lattice_cpu_ops},
-    /* The CUDA lattice backend registers here when it exists (issue #5). */
+#if FD_HAVE_CUDA
+    {"cuda", cuda_available, &lattice_cuda_ops},
+#endif
 };
 
 #define NBACKENDS (sizeof backends / sizeof *backends)

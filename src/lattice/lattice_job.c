@@ -65,6 +65,9 @@ static fd_status stage_setup(run *r)
     FD_TRY(fd_mpi_same_hash(r->ctx->sha256, a->input));
     lattice_opts *lo = &r->lo;
     lo->threads = a->threads > 0 ? a->threads : fd_place_threads(&r->mpi);
+    /* Collective: every rank got the same backend name, so all call it. */
+    if (r->ops->devices) FD_TRY(fd_place_device(&r->mpi, r->ops->devices(), &lo->device));
+    if (r->ops->open_device) FD_TRY(r->ops->open_device(lo->device));
     lo->quiet = a->quiet;
     if (a->min_support_pct >= 0) {
         double ms = ceil(a->min_support_pct / 100.0 * r->ctx->n_obj - 1e-9);
@@ -104,7 +107,8 @@ static void fill_report(const run *r, rank_report *rep)
     else l->r.results = r->stats.concepts;
     l->r.units = r->stats.tasks;
     l->closures = r->stats.closures;
-    h5part_rank_times(&l->r, r->stats.busy_seconds, r->lo.threads, r->enum_seconds);
+    /* A GPU rank is one worker: its busy time is the device loop's. */
+    h5part_rank_times(&l->r, r->stats.busy_seconds, r->ops->devices ? 1 : r->lo.threads, r->enum_seconds);
     rep->stats = r->stats;
 }
 
@@ -116,8 +120,11 @@ static void print_summary(const run *r, const fcbo_stats *s, const rank_report *
     fprintf(stderr, "%llu concepts in %.3f s (%.3g concepts/s), backend %s, ", (unsigned long long)s->concepts,
             secs, secs > 0 ? (double)s->concepts / secs : 0.0, r->ops->name);
     if (r->mpi.size > 1) fprintf(stderr, "%d ranks x ", r->mpi.size);
-    fprintf(stderr, "%d thread%s%s%s\n", r->lo.threads, r->lo.threads == 1 ? "" : "s", *out ? "; wrote " : "", out);
+    if (r->ops->devices) fprintf(stderr, "GPU %d%s%s\n", r->lo.device, *out ? "; wrote " : "", out);
+    else fprintf(stderr, "%d thread%s%s%s\n", r->lo.threads, r->lo.threads == 1 ? "" : "s", *out ? "; wrote " : "", out);
     if (!a->stats) return;
+    fprintf(stderr, "enumeration %.4f s (rank 0, of which %.4f s splitting the tree), setup and output the rest\n",
+            r->enum_seconds, s->split_seconds);
     fprintf(stderr,
             "closures %llu  canonicity failures %llu  pruned by failed sets %llu  below min support %llu  "
             "subtrees %llu\n",

@@ -20,6 +20,7 @@ typedef struct {
 
 struct fd_pool {
     int rank, size, workers, total_workers;
+    long max_sleep_ns;          /* longest pause between polls */
     MPI_Comm comm;              /* a private duplicate: our tags cannot collide */
     atomic_int *failed;         /* this rank's failure flag */
     atomic_int stop;            /* rank 0: some rank failed, hand out nothing more */
@@ -47,6 +48,7 @@ fd_status fd_pool_create(fd_pool **out, int workers, atomic_int *failed)
     p->rank = 0;
     p->size = 1;
     p->workers = p->total_workers = workers > 0 ? workers : 1;
+    p->max_sleep_ns = 1000000;
     p->failed = failed;
     p->comm = MPI_COMM_NULL;
     atomic_init(&p->stop, 0);
@@ -89,6 +91,7 @@ void fd_pool_set_work(fd_pool *p, const fd_records *recs) { p->recs = *recs; }
 
 int fd_pool_rank(const fd_pool *p) { return p->rank; }
 int fd_pool_total_workers(const fd_pool *p) { return p->total_workers; }
+void fd_pool_set_max_sleep(fd_pool *p, long ns) { p->max_sleep_ns = ns < 1000 ? 1000 : ns; }
 
 
 static int stopping(fd_pool *p) { return atomic_load(p->failed) || atomic_load(&p->stop); }
@@ -134,19 +137,20 @@ void fd_pool_next(fd_pool *p, const uint64_t **rec, size_t *len)
     pthread_mutex_unlock(&p->lock);
 }
 
-/* Polls for a message with sleeps that grow from 20 us to 1 ms: quick to
- * answer, and nearly free while nothing happens. */
+/* Polls for a message with sleeps that grow from 20 us to max_sleep_ns
+ * (1 ms unless set): quick to answer, and nearly free while nothing
+ * happens. */
 static fd_status wait_message(fd_pool *p, int source, int tag, MPI_Status *ms)
 {
     fd_status st = FD_OK;
-    long ns = 20000;
+    long ns = 20000 < p->max_sleep_ns ? 20000 : p->max_sleep_ns;
     for (;;) {
         int flag = 0;
         MPI_CHECK_GOTO(MPI_Iprobe(source, tag, p->comm, &flag, ms), st, done);
         if (flag) break;
         struct timespec ts = {0, ns};
         nanosleep(&ts, NULL);
-        if (ns < 1000000) ns *= 2;
+        if (ns < p->max_sleep_ns) ns = ns * 2 < p->max_sleep_ns ? ns * 2 : p->max_sleep_ns;
     }
 done:
     return st;

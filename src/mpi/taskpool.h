@@ -41,6 +41,10 @@ typedef struct fd_pool fd_pool;
  * when it is set, and tells rank 0 so that every rank stops early. */
 fd_status fd_pool_create(fd_pool **out, int workers, atomic_int *failed);
 void fd_pool_destroy(fd_pool **p);
+/* Longest pause between two polls for a message (default 1 ms).  Shorter
+ * answers sooner and costs the main thread more CPU: right when the
+ * workers are on a GPU and the cores idle. */
+void fd_pool_set_max_sleep(fd_pool *p, long ns);
 
 /* Rank 0 only, before fd_pool_drive(): the records to hand out.  The
  * caller keeps them alive until fd_pool_destroy(). */

@@ -1,0 +1,892 @@
+/* FCbO on the GPU (see fca_gpu.h and docs/algorithms.md, "FCbO on the GPU").
+ *
+ * One step over a chunk of k nodes popped from the top of the stack:
+ *
+ *   node_scan   warp per node: the candidate attributes U (j >= y, not in
+ *               the intent, held by some object of the extent), the sum of
+ *               their extent sizes (an upper bound on the children's extent
+ *               ids), the intent's size, and the one empty-extent child that
+ *               can be canonical (the bottom concept, at j*)
+ *   scans       CUB exclusive sums give every node its range of (node, j)
+ *               pairs and of output ids; one small read-back sizes buffers
+ *   pairs       warp per node: writes its (node, j) pairs
+ *   emit        warp per node: its concept in CSR form, intent ids in user
+ *               order, into device buffers copied to pinned host memory
+ *   closure     warp per pair: C = A ∩ col(j) and D = C↑ over the rows of
+ *               C's objects, words below j first; a canonical child takes a
+ *               slot and an extent range with one 64-bit atomic (slot in the
+ *               high bits, extent offset in the low), so slot order and
+ *               extent order agree and the stack stays contiguous
+ *   push        the children replace the chunk on top of the stack
+ *
+ * Every pass over an extent reads 32 object ids per iteration and each lane
+ * the row of its object: the rows of a context (n_obj x aw words) stay in
+ * L2 for every context we know of. */
+#include "check.cuh"
+#include "fca_gpu.h"
+
+#include <cub/device/device_scan.cuh>
+
+#include <stdlib.h>
+#include <string.h>
+
+#define FULL 0xffffffffu
+#define BOTTOM_FLAG 0x80000000u
+#define SLOT_SHIFT 40
+#define EXT_MASK ((1ull << SLOT_SHIFT) - 1)
+#define WARPS_PER_BLOCK 8
+#define DEFAULT_CHUNK 32768u
+
+/* The node stack, or the staging area of a step's children: the same
+ * layout, structure of arrays. */
+struct nodes {
+    uint64_t *intent; /* cap x aw */
+    uint32_t *y, *size;
+    uint64_t *eoff; /* where the extent starts in ext */
+    uint32_t *ext;
+    uint64_t cap, ecap;
+};
+
+struct dctx {
+    const uint64_t *rows, *all;
+    uint32_t aw, n_attr, min_support;
+};
+
+struct totals {
+    uint64_t pairs, ebound, nint, next, e0;
+};
+
+struct fca_gpu {
+    fca_gpu_ctx c;
+    int device;
+    cudaStream_t stream;
+    dctx d;
+    uint64_t *rows, *all;
+    uint32_t *rank_int, *rank_label;
+    nodes st, sg;       /* stack, staging */
+    uint64_t top, etop; /* nodes and extent ids on the stack */
+    uint32_t kmax;
+    /* per-chunk scratch, kmax entries */
+    uint64_t *U; /* kmax x aw */
+    uint32_t *cnt, *poff, *jbot;
+    uint64_t *ebound, *eb_off, *nint, *ioff, *nx, *xoff;
+    void *scan_tmp;
+    size_t scan_bytes;
+    /* pairs */
+    uint32_t *pnode, *pj;
+    uint64_t pcap, pjcap;
+    /* emitted concepts on the device */
+    uint32_t *e_supp, *e_int, *e_ext;
+    uint64_t *e_int_end, *e_ext_end;
+    uint64_t e_int_cap, e_ext_cap;
+    /* counters: [0] child slot|offset, [1..3] closures, fails, below support */
+    unsigned long long *ctr;
+    unsigned long long *h_ctr; /* pinned mirror */
+    totals *h_tot, *d_tot;
+    fca_gpu_stats stats;
+};
+
+/* ---------------- warp helpers ---------------- */
+
+__device__ __forceinline__ uint64_t warp_or64(uint64_t v) {
+    uint32_t lo = __reduce_or_sync(FULL, (uint32_t)v), hi = __reduce_or_sync(FULL, (uint32_t)(v >> 32));
+    return (uint64_t)hi << 32 | lo;
+}
+
+__device__ __forceinline__ uint64_t warp_and64(uint64_t v) {
+    uint32_t lo = __reduce_and_sync(FULL, (uint32_t)v), hi = __reduce_and_sync(FULL, (uint32_t)(v >> 32));
+    return (uint64_t)hi << 32 | lo;
+}
+
+__device__ __forceinline__ uint64_t warp_sum64(uint64_t v) {
+    for (int d = 16; d > 0; d >>= 1)
+        v += __shfl_xor_sync(FULL, v, d);
+    return v;
+}
+
+__device__ __forceinline__ uint32_t lanes_below(uint32_t lane) { return (1u << lane) - 1u; }
+
+/* Bits of word w that stand for attributes >= y. */
+__device__ __forceinline__ uint64_t from_y(uint32_t w, uint32_t y) {
+    if ((w + 1) * 64u <= y) return 0;
+    if (w * 64u >= y) return ~0ull;
+    return ~0ull << (y & 63u);
+}
+
+/* ---------------- kernels ---------------- */
+
+/* COUNT (minimum support >= 2): also count each candidate's extent and
+ * keep only those with enough objects, so that the closure kernel never
+ * sees the (often billions of) candidates below the support. */
+template <uint32_t W, bool COUNT>
+__global__ void __launch_bounds__(WARPS_PER_BLOCK * 32)
+    k_node_scan(dctx c, nodes s, uint64_t c0, uint32_t k, uint64_t *U, uint32_t *cnt, uint64_t *ebound, uint64_t *nint,
+                uint64_t *nx, uint32_t *jbot) {
+    const uint32_t i = (blockIdx.x * blockDim.x + threadIdx.x) / 32u, lane = threadIdx.x & 31u;
+    if (i >= k) return; /* warp-uniform */
+    const uint32_t aw = c.aw;
+    const uint64_t node = c0 + i;
+    const uint64_t *B = s.intent + node * aw;
+    const uint32_t y = s.y[node], size = s.size[node];
+    const uint32_t *A = s.ext + s.eoff[node];
+    uint64_t *Ui = U + (uint64_t)i * aw;
+
+    uint32_t pb = 0, js = UINT32_MAX;
+    for (uint32_t w = lane; w < aw; w += 32) {
+        pb += __popcll(B[w]);
+        uint64_t miss = c.all[w] & ~B[w];
+        if (miss && js == UINT32_MAX) js = w * 64u + (uint32_t)(__ffsll((long long)miss) - 1);
+        Ui[w] = 0;
+    }
+    pb = __reduce_add_sync(FULL, pb);
+    js = __reduce_min_sync(FULL, js); /* j*: the first attribute not in B */
+    __syncwarp();
+    if (lane == 0) {
+        nint[i] = pb;
+        nx[i] = size;
+    }
+    if (js == UINT32_MAX || y >= c.n_attr) { /* B holds everything, or no attribute is left */
+        if (lane == 0) {
+            cnt[i] = 0;
+            ebound[i] = 0;
+            jbot[i] = UINT32_MAX;
+        }
+        return;
+    }
+    uint64_t e = 0;
+    uint32_t ucount = 0;
+    bool jhit = false;
+    for (uint32_t g = y / 64u; g < aw; g += W) {
+        const uint32_t nw = min((uint32_t)W, aw - g);
+        uint64_t m[W], u[W];
+#pragma unroll
+        for (uint32_t t = 0; t < W; t++) {
+            m[t] = t < nw ? c.all[g + t] & ~B[g + t] & from_y(g + t, y) : 0;
+            u[t] = 0;
+        }
+        if constexpr (COUNT) {
+            /* Lane l counts attributes 64(g+t) + l and 64(g+t) + 32 + l:
+             * a ballot per bit that any object of the 32 has. */
+            uint32_t clo[W], chi[W];
+#pragma unroll
+            for (uint32_t t = 0; t < W; t++)
+                clo[t] = chi[t] = 0;
+            for (uint32_t base = 0; base < size; base += 32) {
+                const uint32_t idx = base + lane;
+                const uint64_t *r = c.rows + (uint64_t)(idx < size ? A[idx] : 0) * aw + g;
+#pragma unroll
+                for (uint32_t t = 0; t < W; t++)
+                    if (t < nw) {
+                        const uint64_t v = idx < size ? r[t] & m[t] : 0;
+                        const uint32_t lo = (uint32_t)v, hi = (uint32_t)(v >> 32);
+                        if (__any_sync(FULL, lo != 0))
+                            for (uint32_t b = 0; b < 32; b++) {
+                                const uint32_t n = __popc(__ballot_sync(FULL, (lo >> b) & 1u));
+                                clo[t] += lane == b ? n : 0;
+                            }
+                        if (__any_sync(FULL, hi != 0))
+                            for (uint32_t b = 0; b < 32; b++) {
+                                const uint32_t n = __popc(__ballot_sync(FULL, (hi >> b) & 1u));
+                                chi[t] += lane == b ? n : 0;
+                            }
+                    }
+            }
+#pragma unroll
+            for (uint32_t t = 0; t < W; t++)
+                if (t < nw) {
+                    const bool klo = clo[t] >= c.min_support, khi = chi[t] >= c.min_support;
+                    const uint64_t v = (uint64_t)__ballot_sync(FULL, khi) << 32 | __ballot_sync(FULL, klo);
+                    e += (klo ? clo[t] : 0) + (khi ? chi[t] : 0);
+                    if (lane == 0) Ui[g + t] = v;
+                    ucount += __popcll(v);
+                }
+        } else {
+            /* Two objects per lane per iteration: twice the loads in flight. */
+            for (uint32_t base = 0; base < size; base += 64) {
+#pragma unroll
+                for (uint32_t h = 0; h < 2; h++) {
+                    const uint32_t idx = base + 32 * h + lane;
+                    if (idx < size) {
+                        const uint64_t *r = c.rows + (uint64_t)A[idx] * aw + g;
+#pragma unroll
+                        for (uint32_t t = 0; t < W; t++)
+                            if (t < nw) {
+                                uint64_t v = r[t] & m[t];
+                                u[t] |= v;
+                                e += __popcll(v);
+                            }
+                    }
+                }
+            }
+#pragma unroll
+            for (uint32_t t = 0; t < W; t++)
+                if (t < nw) {
+                    uint64_t v = warp_or64(u[t]);
+                    if (lane == 0) Ui[g + t] = v;
+                    ucount += __popcll(v);
+                    if (js / 64u == g + t && ((v >> (js & 63u)) & 1u)) jhit = true;
+                }
+        }
+    }
+    e = warp_sum64(e);
+    /* The empty extent at j* is the one that can be canonical (its closure,
+     * every attribute, agrees with B below j*); fcbo.c does the same. */
+    const bool bottom = c.min_support == 0 && js >= y && !jhit;
+    if (lane == 0) {
+        cnt[i] = ucount + (bottom ? 1u : 0u);
+        ebound[i] = e;
+        jbot[i] = bottom ? js : UINT32_MAX;
+    }
+}
+
+__global__ void k_pairs(uint32_t aw, uint32_t k, const uint64_t *U, const uint32_t *poff, const uint32_t *jbot,
+                        uint32_t *pnode, uint32_t *pj) {
+    const uint32_t i = (blockIdx.x * blockDim.x + threadIdx.x) / 32u, lane = threadIdx.x & 31u;
+    if (i >= k) return;
+    uint32_t out = poff[i];
+    for (uint32_t r = 0; r < aw; r += 32) {
+        const uint32_t w = r + lane;
+        uint64_t bits = w < aw ? U[(uint64_t)i * aw + w] : 0;
+        const uint32_t c = __popcll(bits);
+        uint32_t incl = c;
+        for (uint32_t d = 1; d < 32; d <<= 1) {
+            uint32_t v = __shfl_up_sync(FULL, incl, d);
+            if (lane >= d) incl += v;
+        }
+        uint32_t pos = out + incl - c;
+        while (bits) {
+            uint32_t b = (uint32_t)(__ffsll((long long)bits) - 1);
+            bits &= bits - 1;
+            pnode[pos] = i;
+            pj[pos] = w * 64u + b;
+            pos++;
+        }
+        out += __shfl_sync(FULL, incl, 31);
+    }
+    if (lane == 0 && jbot[i] != UINT32_MAX) {
+        pnode[out] = i;
+        pj[out] = jbot[i] | BOTTOM_FLAG;
+    }
+}
+
+struct emitv {
+    uint32_t *supp, *int_ids, *ext_ids;
+    uint64_t *int_end, *ext_end;
+};
+
+__global__ void k_emit(dctx c, nodes s, uint64_t c0, uint32_t k, const uint32_t *rank_int, const uint32_t *rank_label,
+                       const uint64_t *ioff, const uint64_t *xoff, emitv e) {
+    const uint32_t i = (blockIdx.x * blockDim.x + threadIdx.x) / 32u, lane = threadIdx.x & 31u;
+    if (i >= k) return;
+    const uint64_t node = c0 + i;
+    const uint64_t *B = s.intent + node * c.aw;
+    const uint32_t size = s.size[node];
+    const uint64_t o = ioff[i];
+    uint32_t cur = 0;
+    /* Ascending user order: walk the attributes in that order and keep the
+     * intent's, compacted with a ballot. */
+    for (uint32_t r = 0; r < c.n_attr; r += 32) {
+        const uint32_t rr = r + lane;
+        bool has = false;
+        if (rr < c.n_attr) {
+            const uint32_t m = rank_int[rr];
+            has = (B[m >> 6] >> (m & 63u)) & 1u;
+        }
+        const uint32_t mask = __ballot_sync(FULL, has);
+        if (has) e.int_ids[o + cur + __popc(mask & lanes_below(lane))] = rank_label[rr];
+        cur += __popc(mask);
+    }
+    if (lane == 0) {
+        e.supp[i] = size;
+        e.int_end[i] = o + cur;
+    }
+    if (xoff) {
+        const uint32_t *A = s.ext + s.eoff[node];
+        const uint64_t x = xoff[i];
+        for (uint32_t t = lane; t < size; t += 32)
+            e.ext_ids[x + t] = A[t];
+        if (lane == 0) e.ext_end[i] = x + size;
+    }
+}
+
+enum { R_CANON = 0, R_FAIL = 1, R_SUPPORT = 2, R_NONE = 3 };
+
+/* One candidate (node i, attribute j), by a whole warp. */
+template <uint32_t W>
+__device__ int closure_one(const dctx &c, const nodes &s, uint64_t c0, uint32_t i, uint32_t jraw, const nodes &o,
+                           unsigned long long *slot_ctr, uint32_t lane) {
+    const uint32_t aw = c.aw;
+    const uint64_t node = c0 + i;
+    const uint64_t *B = s.intent + node * aw;
+    const uint32_t size = s.size[node];
+    const uint32_t *A = s.ext + s.eoff[node];
+
+    if (jraw & BOTTOM_FLAG) { /* the bottom concept: empty extent, every attribute */
+        const uint32_t j = jraw & ~BOTTOM_FLAG;
+        unsigned long long old = 0;
+        if (lane == 0) old = atomicAdd(slot_ctr, 1ull << SLOT_SHIFT);
+        old = __shfl_sync(FULL, old, 0);
+        const uint64_t slot = old >> SLOT_SHIFT;
+        for (uint32_t w = lane; w < aw; w += 32)
+            o.intent[slot * aw + w] = c.all[w];
+        if (lane == 0) {
+            o.y[slot] = j + 1;
+            o.size[slot] = 0;
+            o.eoff[slot] = old & EXT_MASK;
+        }
+        return R_CANON;
+    }
+
+    const uint32_t j = jraw, jw = j >> 6;
+    const uint64_t jb = 1ull << (j & 63u);
+    uint32_t count = 0;
+    uint64_t djw = 0;
+    /* Words up to j's first: the canonicity test needs only D below j, and
+     * most candidates fail it. */
+    for (uint32_t g = 0; g <= jw; g += W) {
+        const uint32_t nw = min((uint32_t)W, jw + 1 - g);
+        uint64_t d[W];
+#pragma unroll
+        for (uint32_t t = 0; t < W; t++)
+            d[t] = ~0ull;
+        uint32_t cl = 0;
+        for (uint32_t base = 0; base < size; base += 64) {
+            const uint32_t i0 = base + lane, i1 = i0 + 32;
+            const uint64_t *r0 = c.rows + (uint64_t)(i0 < size ? A[i0] : 0) * aw;
+            const uint64_t *r1 = c.rows + (uint64_t)(i1 < size ? A[i1] : 0) * aw;
+            const bool h0 = i0 < size && (r0[jw] & jb) != 0;
+            const bool h1 = i1 < size && (r1[jw] & jb) != 0;
+            if (g == 0) cl += __popc(__ballot_sync(FULL, h0)) + __popc(__ballot_sync(FULL, h1));
+#pragma unroll
+            for (uint32_t t = 0; t < W; t++)
+                if (t < nw) {
+                    if (h0) d[t] &= r0[g + t];
+                    if (h1) d[t] &= r1[g + t];
+                }
+        }
+        if (g == 0) {
+            count = cl;
+            if (count < c.min_support) return R_SUPPORT;
+        }
+        bool bad = false;
+#pragma unroll
+        for (uint32_t t = 0; t < W; t++)
+            if (t < nw) {
+                const uint64_t v = warp_and64(d[t]);
+                const uint32_t w = g + t;
+                const uint64_t below = w < jw ? ~0ull : jb - 1;
+                if ((v ^ B[w]) & below) bad = true;
+                if (w == jw) djw = v;
+            }
+        if (bad) return R_FAIL;
+    }
+
+    /* Canonical: D agrees with B below j, so only word jw (done) and the
+     * words above it are new. */
+    unsigned long long old = 0;
+    if (lane == 0) old = atomicAdd(slot_ctr, (1ull << SLOT_SHIFT) | count);
+    old = __shfl_sync(FULL, old, 0);
+    const uint64_t slot = old >> SLOT_SHIFT, eo = old & EXT_MASK;
+    uint64_t *D = o.intent + slot * aw;
+    for (uint32_t w = lane; w < jw; w += 32)
+        D[w] = B[w];
+    if (lane == 0) {
+        D[jw] = djw;
+        o.y[slot] = j + 1;
+        o.size[slot] = count;
+        o.eoff[slot] = eo;
+    }
+    /* The words above jw, and on the first pass the child's extent
+     * (ascending like its parent's). */
+    bool ext_done = false;
+    for (uint32_t g = jw + 1; g < aw; g += W) {
+        const uint32_t nw = min((uint32_t)W, aw - g);
+        uint64_t d[W];
+#pragma unroll
+        for (uint32_t t = 0; t < W; t++)
+            d[t] = ~0ull;
+        uint32_t pos = 0;
+        for (uint32_t base = 0; base < size; base += 32) {
+            const uint32_t idx = base + lane;
+            const uint32_t obj = idx < size ? A[idx] : 0;
+            const uint64_t *r = c.rows + (uint64_t)obj * aw;
+            const bool has = idx < size && (r[jw] & jb) != 0;
+            if (!ext_done) {
+                const uint32_t mask = __ballot_sync(FULL, has);
+                if (has) o.ext[eo + pos + __popc(mask & lanes_below(lane))] = obj;
+                pos += __popc(mask);
+            }
+            if (has) {
+#pragma unroll
+                for (uint32_t t = 0; t < W; t++)
+                    if (t < nw) d[t] &= r[g + t];
+            }
+        }
+        ext_done = true;
+#pragma unroll
+        for (uint32_t t = 0; t < W; t++)
+            if (t < nw) {
+                const uint64_t v = warp_and64(d[t]);
+                if (lane == 0) D[g + t] = v;
+            }
+    }
+    if (!ext_done) {
+        uint32_t pos = 0;
+        for (uint32_t base = 0; base < size; base += 32) {
+            const uint32_t idx = base + lane;
+            const uint32_t obj = idx < size ? A[idx] : 0;
+            const bool has = idx < size && (c.rows[(uint64_t)obj * aw + jw] & jb) != 0;
+            const uint32_t mask = __ballot_sync(FULL, has);
+            if (has) o.ext[eo + pos + __popc(mask & lanes_below(lane))] = obj;
+            pos += __popc(mask);
+        }
+    }
+    return R_CANON;
+}
+
+template <uint32_t W>
+__global__ void __launch_bounds__(WARPS_PER_BLOCK * 32)
+    k_closure(dctx c, nodes s, uint64_t c0, uint32_t P, const uint32_t *pnode, const uint32_t *pj, nodes o,
+              unsigned long long *ctr) {
+    __shared__ unsigned long long tally[3];
+    if (threadIdx.x < 3) tally[threadIdx.x] = 0;
+    __syncthreads();
+    const uint32_t p = (blockIdx.x * blockDim.x + threadIdx.x) / 32u, lane = threadIdx.x & 31u;
+    int res = R_NONE;
+    if (p < P) res = closure_one<W>(c, s, c0, pnode[p], pj[p], o, ctr, lane);
+    if (lane == 0) {
+        if (res == R_CANON || res == R_FAIL) atomicAdd(&tally[0], 1ull);
+        if (res == R_FAIL) atomicAdd(&tally[1], 1ull);
+        if (res == R_SUPPORT) atomicAdd(&tally[2], 1ull);
+    }
+    __syncthreads();
+    if (threadIdx.x < 3 && tally[threadIdx.x]) atomicAdd(&ctr[1 + threadIdx.x], tally[threadIdx.x]);
+}
+
+__global__ void k_totals(uint32_t k, const uint32_t *cnt, const uint32_t *poff, const uint64_t *ebound,
+                         const uint64_t *eb_off, const uint64_t *nint, const uint64_t *ioff, const uint64_t *nx,
+                         const uint64_t *xoff, const uint64_t *eoff_c0, totals *t) {
+    t->pairs = (uint64_t)poff[k - 1] + cnt[k - 1];
+    t->ebound = eb_off[k - 1] + ebound[k - 1];
+    t->nint = ioff[k - 1] + nint[k - 1];
+    t->next = xoff[k - 1] + nx[k - 1];
+    t->e0 = *eoff_c0;
+}
+
+__global__ void k_rebase(uint64_t *dst, const uint64_t *src, uint64_t n, uint64_t add) {
+    for (uint64_t t = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; t < n; t += (uint64_t)gridDim.x * blockDim.x)
+        dst[t] = src[t] + add;
+}
+
+/* ---------------- host side ---------------- */
+
+#define CK(call) CUDA_CHECK_GOTO(call, st, done)
+
+static unsigned warp_blocks(uint64_t warps) { return (unsigned)((warps + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK); }
+
+static fd_status dalloc(void **p, size_t bytes, const char *what) {
+    cudaError_t rc = cudaMalloc(p, bytes ? bytes : 8);
+    if (rc != cudaSuccess) {
+        cudaGetLastError();
+        *p = NULL;
+        return fd_fail(FD_ERR_NOMEM, "out of GPU memory for %s (%.1f MiB more): %s", what, (double)bytes / 1048576.0,
+                       cudaGetErrorString(rc));
+    }
+    return FD_OK;
+}
+
+static void nodes_free(nodes *n) {
+    cudaFree(n->intent);
+    cudaFree(n->y);
+    cudaFree(n->size);
+    cudaFree(n->eoff);
+    cudaFree(n->ext);
+    memset(n, 0, sizeof *n);
+}
+
+/* Makes room for `need` nodes and `ecap` extent ids, keeping the first
+ * `keep` nodes and `ekeep` ids. */
+static fd_status nodes_reserve(fca_gpu *g, nodes *n, uint64_t need, uint64_t eneed, uint64_t keep, uint64_t ekeep,
+                               const char *what) {
+    fd_status st = FD_OK;
+    const uint32_t aw = g->c.aw;
+    if (need > n->cap) {
+        uint64_t cap = n->cap * 2 > need ? n->cap * 2 : need;
+        nodes m = *n;
+        m.intent = NULL;
+        m.y = m.size = NULL;
+        m.eoff = NULL;
+        FD_TRY(dalloc((void **)&m.intent, cap * aw * 8, what));
+        st = dalloc((void **)&m.y, cap * 4, what);
+        if (st == FD_OK) st = dalloc((void **)&m.size, cap * 4, what);
+        if (st == FD_OK) st = dalloc((void **)&m.eoff, cap * 8, what);
+        if (st != FD_OK) {
+            cudaFree(m.intent);
+            cudaFree(m.y);
+            cudaFree(m.size);
+            cudaFree(m.eoff);
+            return st;
+        }
+        if (keep) {
+            CK(cudaMemcpyAsync(m.intent, n->intent, keep * aw * 8, cudaMemcpyDeviceToDevice, g->stream));
+            CK(cudaMemcpyAsync(m.y, n->y, keep * 4, cudaMemcpyDeviceToDevice, g->stream));
+            CK(cudaMemcpyAsync(m.size, n->size, keep * 4, cudaMemcpyDeviceToDevice, g->stream));
+            CK(cudaMemcpyAsync(m.eoff, n->eoff, keep * 8, cudaMemcpyDeviceToDevice, g->stream));
+        }
+        CK(cudaStreamSynchronize(g->stream));
+        cudaFree(n->intent);
+        cudaFree(n->y);
+        cudaFree(n->size);
+        cudaFree(n->eoff);
+        n->intent = m.intent;
+        n->y = m.y;
+        n->size = m.size;
+        n->eoff = m.eoff;
+        n->cap = cap;
+    }
+    if (eneed > n->ecap) {
+        uint64_t cap = n->ecap * 2 > eneed ? n->ecap * 2 : eneed;
+        uint32_t *e = NULL;
+        FD_TRY(dalloc((void **)&e, cap * 4, what));
+        if (ekeep) CK(cudaMemcpyAsync(e, n->ext, ekeep * 4, cudaMemcpyDeviceToDevice, g->stream));
+        CK(cudaStreamSynchronize(g->stream));
+        cudaFree(n->ext);
+        n->ext = e;
+        n->ecap = cap;
+    }
+done:
+    return st;
+}
+
+/* Device buffer grown to hold n elements (contents not kept). */
+static fd_status dgrow(void **p, uint64_t *cap, uint64_t n, size_t elem, const char *what) {
+    if (n <= *cap && *p) return FD_OK;
+    uint64_t c = *cap * 2 > n ? *cap * 2 : n;
+    cudaFree(*p);
+    *p = NULL;
+    *cap = 0;
+    FD_TRY(dalloc(p, c * elem, what));
+    *cap = c;
+    return FD_OK;
+}
+
+static fd_status hgrow(void **p, uint64_t *cap, uint64_t n, size_t elem) {
+    if (n <= *cap && *p) return FD_OK;
+    uint64_t c = *cap * 2 > n ? *cap * 2 : n;
+    if (*p) cudaFreeHost(*p);
+    *p = NULL;
+    *cap = 0;
+    cudaError_t rc = cudaHostAlloc(p, (c ? c : 1) * elem, cudaHostAllocDefault);
+    if (rc != cudaSuccess) {
+        cudaGetLastError();
+        *p = NULL;
+        return fd_fail(FD_ERR_NOMEM, "out of pinned host memory (%.1f MiB): %s", (double)(c * elem) / 1048576.0,
+                       cudaGetErrorString(rc));
+    }
+    *cap = c;
+    return FD_OK;
+}
+
+extern "C" void fca_gpu_out_free(fca_gpu_out *o) {
+    if (o->supp) cudaFreeHost(o->supp);
+    if (o->int_end) cudaFreeHost(o->int_end);
+    if (o->int_ids) cudaFreeHost(o->int_ids);
+    if (o->ext_end) cudaFreeHost(o->ext_end);
+    if (o->ext_ids) cudaFreeHost(o->ext_ids);
+    memset(o, 0, sizeof *o);
+}
+
+static fd_status out_reserve(fca_gpu_out *o, uint64_t n, uint64_t nint, uint64_t next, int ext) {
+    uint64_t cn = o->cap_n, cn2 = o->cap_n, cn3 = o->cap_n;
+    FD_TRY(hgrow((void **)&o->supp, &cn, n, 4));
+    FD_TRY(hgrow((void **)&o->int_end, &cn2, n, 8));
+    if (ext) FD_TRY(hgrow((void **)&o->ext_end, &cn3, n, 8));
+    o->cap_n = cn;
+    FD_TRY(hgrow((void **)&o->int_ids, &o->cap_int, nint, 4));
+    if (ext) FD_TRY(hgrow((void **)&o->ext_ids, &o->cap_ext, next, 4));
+    return FD_OK;
+}
+
+extern "C" void fca_gpu_destroy(fca_gpu **pg) {
+    fca_gpu *g = *pg;
+    if (!g) return;
+    cudaSetDevice(g->device);
+    if (g->stream) cudaStreamSynchronize(g->stream);
+    nodes_free(&g->st);
+    nodes_free(&g->sg);
+    void *dev[] = {g->rows,   g->all,    g->rank_int, g->rank_label, g->U,         g->cnt,       g->poff,     g->jbot,
+                   g->ebound, g->eb_off, g->nint,     g->ioff,       g->nx,        g->xoff,      g->scan_tmp, g->pnode,
+                   g->pj,     g->e_supp, g->e_int,    g->e_ext,      g->e_int_end, g->e_ext_end, g->ctr,      g->d_tot};
+    for (size_t i = 0; i < sizeof dev / sizeof *dev; i++)
+        cudaFree(dev[i]);
+    if (g->h_ctr) cudaFreeHost(g->h_ctr);
+    if (g->h_tot) cudaFreeHost(g->h_tot);
+    if (g->stream) cudaStreamDestroy(g->stream);
+    free(g);
+    *pg = NULL;
+}
+
+extern "C" fd_status fca_gpu_create(fca_gpu **out, const fca_gpu_ctx *c) {
+    fd_status st = FD_OK;
+    fca_gpu *g = (fca_gpu *)calloc(1, sizeof *g);
+    if (!g) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    g->c = *c;
+    g->device = c->device;
+    const uint32_t aw = c->aw;
+    /* (slot, extent offset) share one 64-bit counter: a step's pairs, at
+     * most kmax * (n_attr + 1), must fit the slot's 24 bits. */
+    uint64_t K = c->chunk ? c->chunk : DEFAULT_CHUNK;
+    const uint64_t lim = ((1ull << (64 - SLOT_SHIFT)) - 1) / ((uint64_t)c->n_attr + 1);
+    if (K > lim) K = lim;
+    if (K < 1) K = 1;
+    g->kmax = (uint32_t)K;
+    CK(cudaSetDevice(c->device));
+    CK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
+    FD_TRY_GOTO(dalloc((void **)&g->rows, (size_t)c->n_obj * aw * 8, "the context rows"), st, done);
+    FD_TRY_GOTO(dalloc((void **)&g->all, (size_t)aw * 8, "the context"), st, done);
+    FD_TRY_GOTO(dalloc((void **)&g->rank_int, (size_t)c->n_attr * 4 + 4, "the context"), st, done);
+    FD_TRY_GOTO(dalloc((void **)&g->rank_label, (size_t)c->n_attr * 4 + 4, "the context"), st, done);
+    CK(cudaMemcpy(g->rows, c->rows, (size_t)c->n_obj * aw * 8, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(g->all, c->all, (size_t)aw * 8, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(g->rank_int, c->rank_int, (size_t)c->n_attr * 4, cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(g->rank_label, c->rank_label, (size_t)c->n_attr * 4, cudaMemcpyHostToDevice));
+    g->d = dctx{g->rows, g->all, aw, c->n_attr, c->min_support};
+
+    FD_TRY_GOTO(dalloc((void **)&g->U, K * aw * 8, "candidate sets"), st, done);
+    {
+        void **u32s[] = {(void **)&g->cnt, (void **)&g->poff, (void **)&g->jbot};
+        void **u64s[] = {(void **)&g->ebound, (void **)&g->eb_off, (void **)&g->nint,
+                         (void **)&g->ioff,   (void **)&g->nx,     (void **)&g->xoff};
+        for (size_t i = 0; i < 3; i++)
+            FD_TRY_GOTO(dalloc(u32s[i], K * 4, "chunk scratch"), st, done);
+        for (size_t i = 0; i < 6; i++)
+            FD_TRY_GOTO(dalloc(u64s[i], K * 8, "chunk scratch"), st, done);
+    }
+    {
+        size_t b32 = 0, b64 = 0;
+        CK(cub::DeviceScan::ExclusiveSum(NULL, b32, g->cnt, g->poff, (int)K, g->stream));
+        CK(cub::DeviceScan::ExclusiveSum(NULL, b64, g->ebound, g->eb_off, (int)K, g->stream));
+        g->scan_bytes = b32 > b64 ? b32 : b64;
+        FD_TRY_GOTO(dalloc(&g->scan_tmp, g->scan_bytes, "scan scratch"), st, done);
+    }
+    FD_TRY_GOTO(dalloc((void **)&g->ctr, 4 * sizeof(unsigned long long), "counters"), st, done);
+    FD_TRY_GOTO(dalloc((void **)&g->d_tot, sizeof(totals), "counters"), st, done);
+    CK(cudaMemset(g->ctr, 0, 4 * sizeof(unsigned long long)));
+    CK(cudaHostAlloc((void **)&g->h_ctr, 4 * sizeof(unsigned long long), cudaHostAllocDefault));
+    CK(cudaHostAlloc((void **)&g->h_tot, sizeof(totals), cudaHostAllocDefault));
+    FD_TRY_GOTO(dalloc((void **)&g->e_supp, K * 4, "emitted concepts"), st, done);
+    FD_TRY_GOTO(dalloc((void **)&g->e_int_end, K * 8, "emitted concepts"), st, done);
+    if (c->with_extents) FD_TRY_GOTO(dalloc((void **)&g->e_ext_end, K * 8, "emitted concepts"), st, done);
+    FD_TRY_GOTO(nodes_reserve(g, &g->st, 4 * K, 16 * K, 0, 0, "the node stack"), st, done);
+    *out = g;
+    return FD_OK;
+done:
+    fca_gpu_destroy(&g);
+    return st;
+}
+
+extern "C" uint64_t fca_gpu_pending(const fca_gpu *g) { return g->top; }
+extern "C" uint32_t fca_gpu_chunk(const fca_gpu *g) { return g->kmax; }
+
+extern "C" void fca_gpu_get_stats(const fca_gpu *g, fca_gpu_stats *s) { *s = g->stats; }
+
+static void note_depth(fca_gpu *g) {
+    if (g->top > g->stats.max_nodes) g->stats.max_nodes = g->top;
+    if (g->etop > g->stats.max_ext) g->stats.max_ext = g->etop;
+}
+
+extern "C" fd_status fca_gpu_pop(fca_gpu *g, uint32_t n, uint64_t *intents, uint32_t *y, uint32_t *size,
+                                 uint32_t **ext, uint64_t *n_ext)
+{
+    fd_status st = FD_OK;
+    const uint32_t aw = g->c.aw;
+    *ext = NULL;
+    *n_ext = 0;
+    if (n > g->top) return fd_fail(FD_ERR_INTERNAL, "pop of %u nodes from a stack of %llu", n, (unsigned long long)g->top);
+    if (n == 0) return FD_OK;
+    CK(cudaSetDevice(g->device));
+    {
+        const uint64_t c0 = g->top - n;
+        uint64_t e0 = 0;
+        CK(cudaMemcpyAsync(&e0, g->st.eoff + c0, 8, cudaMemcpyDeviceToHost, g->stream));
+        CK(cudaStreamSynchronize(g->stream));
+        const uint64_t ne = g->etop - e0;
+        *ext = (uint32_t *)malloc((ne ? ne : 1) * sizeof **ext);
+        if (!*ext) return fd_fail(FD_ERR_NOMEM, "out of memory for %llu extent ids", (unsigned long long)ne);
+        CK(cudaMemcpyAsync(intents, g->st.intent + c0 * aw, (size_t)n * aw * 8, cudaMemcpyDeviceToHost, g->stream));
+        CK(cudaMemcpyAsync(y, g->st.y + c0, (size_t)n * 4, cudaMemcpyDeviceToHost, g->stream));
+        CK(cudaMemcpyAsync(size, g->st.size + c0, (size_t)n * 4, cudaMemcpyDeviceToHost, g->stream));
+        if (ne) CK(cudaMemcpyAsync(*ext, g->st.ext + e0, ne * 4, cudaMemcpyDeviceToHost, g->stream));
+        CK(cudaStreamSynchronize(g->stream));
+        g->top = c0;
+        g->etop = e0;
+        *n_ext = ne;
+    }
+done:
+    if (st != FD_OK) {
+        free(*ext);
+        *ext = NULL;
+    }
+    return st;
+}
+
+extern "C" fd_status fca_gpu_push(fca_gpu *g, uint32_t n, const uint64_t *intents, const uint32_t *y,
+                                  const uint32_t *size, const uint32_t *ext, uint64_t n_ext) {
+    fd_status st = FD_OK;
+    const uint32_t aw = g->c.aw;
+    uint64_t *eoff = NULL;
+    if (n == 0) return FD_OK;
+    CK(cudaSetDevice(g->device));
+    FD_TRY(nodes_reserve(g, &g->st, g->top + n, g->etop + n_ext, g->top, g->etop, "the node stack"));
+    eoff = (uint64_t *)malloc((size_t)n * sizeof *eoff);
+    if (!eoff) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    {
+        uint64_t e = g->etop;
+        for (uint32_t i = 0; i < n; i++) {
+            eoff[i] = e;
+            e += size[i];
+        }
+    }
+    CK(cudaMemcpyAsync(g->st.intent + g->top * aw, intents, (size_t)n * aw * 8, cudaMemcpyHostToDevice, g->stream));
+    CK(cudaMemcpyAsync(g->st.y + g->top, y, (size_t)n * 4, cudaMemcpyHostToDevice, g->stream));
+    CK(cudaMemcpyAsync(g->st.size + g->top, size, (size_t)n * 4, cudaMemcpyHostToDevice, g->stream));
+    CK(cudaMemcpyAsync(g->st.eoff + g->top, eoff, (size_t)n * 8, cudaMemcpyHostToDevice, g->stream));
+    if (n_ext) CK(cudaMemcpyAsync(g->st.ext + g->etop, ext, n_ext * 4, cudaMemcpyHostToDevice, g->stream));
+    /* Pageable sources: wait before the caller reuses them. */
+    CK(cudaStreamSynchronize(g->stream));
+    g->top += n;
+    g->etop += n_ext;
+    note_depth(g);
+done:
+    free(eoff);
+    return st;
+}
+
+/* The kernels that keep intent words in registers come in widths of 1 to
+ * 16 words: the narrowest that holds the whole intent, so that small
+ * contexts pay neither registers nor occupancy for wide ones. */
+static uint32_t group_width(uint32_t aw) { return aw <= 1 ? 1 : aw <= 2 ? 2 : aw <= 4 ? 4 : aw <= 8 ? 8 : 16; }
+
+template <uint32_t W> static void node_scan_w(fca_gpu *g, uint64_t c0, uint32_t k) {
+    if (g->c.min_support >= 2)
+        k_node_scan<W, true><<<warp_blocks(k), WARPS_PER_BLOCK * 32, 0, g->stream>>>(
+            g->d, g->st, c0, k, g->U, g->cnt, g->ebound, g->nint, g->nx, g->jbot);
+    else
+        k_node_scan<W, false><<<warp_blocks(k), WARPS_PER_BLOCK * 32, 0, g->stream>>>(
+            g->d, g->st, c0, k, g->U, g->cnt, g->ebound, g->nint, g->nx, g->jbot);
+}
+
+template <uint32_t W> static void closure_w(fca_gpu *g, uint64_t c0, uint32_t P) {
+    k_closure<W>
+        <<<warp_blocks(P), WARPS_PER_BLOCK * 32, 0, g->stream>>>(g->d, g->st, c0, P, g->pnode, g->pj, g->sg, g->ctr);
+}
+
+static cudaError_t launch_node_scan(fca_gpu *g, uint64_t c0, uint32_t k) {
+    switch (group_width(g->c.aw)) {
+    case 1: node_scan_w<1>(g, c0, k); break;
+    case 2: node_scan_w<2>(g, c0, k); break;
+    case 4: node_scan_w<4>(g, c0, k); break;
+    case 8: node_scan_w<8>(g, c0, k); break;
+    default: node_scan_w<16>(g, c0, k); break;
+    }
+    return cudaGetLastError();
+}
+
+static cudaError_t launch_closure(fca_gpu *g, uint64_t c0, uint32_t P) {
+    switch (group_width(g->c.aw)) {
+    case 1: closure_w<1>(g, c0, P); break;
+    case 2: closure_w<2>(g, c0, P); break;
+    case 4: closure_w<4>(g, c0, P); break;
+    case 8: closure_w<8>(g, c0, P); break;
+    default: closure_w<16>(g, c0, P); break;
+    }
+    return cudaGetLastError();
+}
+
+extern "C" fd_status fca_gpu_step(fca_gpu *g, fca_gpu_out *out, uint32_t max_nodes) {
+    fd_status st = FD_OK;
+    const uint32_t aw = g->c.aw;
+    const int ext = g->c.with_extents;
+    out->n = out->nint = out->next = 0;
+    if (g->top == 0) return FD_OK;
+    CK(cudaSetDevice(g->device));
+    {
+        uint32_t k = (uint32_t)(g->top < g->kmax ? g->top : g->kmax);
+        if (max_nodes && k > max_nodes) k = max_nodes;
+        const uint64_t c0 = g->top - k;
+        cudaStream_t s = g->stream;
+        size_t tb;
+
+        CK(launch_node_scan(g, c0, k));
+        tb = g->scan_bytes;
+        CK(cub::DeviceScan::ExclusiveSum(g->scan_tmp, tb, g->cnt, g->poff, (int)k, s));
+        tb = g->scan_bytes;
+        CK(cub::DeviceScan::ExclusiveSum(g->scan_tmp, tb, g->ebound, g->eb_off, (int)k, s));
+        tb = g->scan_bytes;
+        CK(cub::DeviceScan::ExclusiveSum(g->scan_tmp, tb, g->nint, g->ioff, (int)k, s));
+        tb = g->scan_bytes;
+        CK(cub::DeviceScan::ExclusiveSum(g->scan_tmp, tb, g->nx, g->xoff, (int)k, s));
+        k_totals<<<1, 1, 0, s>>>(k, g->cnt, g->poff, g->ebound, g->eb_off, g->nint, g->ioff, g->nx, g->xoff,
+                                 g->st.eoff + c0, g->d_tot);
+        CK(cudaGetLastError());
+        CK(cudaMemcpyAsync(g->h_tot, g->d_tot, sizeof(totals), cudaMemcpyDeviceToHost, s));
+        CK(cudaStreamSynchronize(s));
+        const totals T = *g->h_tot;
+        if (T.ebound > EXT_MASK)
+            return fd_fail(FD_ERR_NOMEM, "a chunk of %u nodes may produce %llu extent ids, more than 2^40", k,
+                           (unsigned long long)T.ebound);
+
+        FD_TRY(dgrow((void **)&g->pnode, &g->pcap, T.pairs, 4, "candidate pairs"));
+        FD_TRY(dgrow((void **)&g->pj, &g->pjcap, T.pairs, 4, "candidate pairs"));
+        FD_TRY(nodes_reserve(g, &g->sg, T.pairs, T.ebound, 0, 0, "children"));
+        FD_TRY(dgrow((void **)&g->e_int, &g->e_int_cap, T.nint, 4, "emitted intents"));
+        if (ext) FD_TRY(dgrow((void **)&g->e_ext, &g->e_ext_cap, T.next, 4, "emitted extents"));
+        FD_TRY(out_reserve(out, k, T.nint, T.next, ext));
+
+        emitv ev = {g->e_supp, g->e_int, g->e_ext, g->e_int_end, g->e_ext_end};
+        k_emit<<<warp_blocks(k), WARPS_PER_BLOCK * 32, 0, s>>>(g->d, g->st, c0, k, g->rank_int, g->rank_label, g->ioff,
+                                                               ext ? g->xoff : NULL, ev);
+        CK(cudaGetLastError());
+        CK(cudaMemcpyAsync(out->supp, g->e_supp, (size_t)k * 4, cudaMemcpyDeviceToHost, s));
+        CK(cudaMemcpyAsync(out->int_end, g->e_int_end, (size_t)k * 8, cudaMemcpyDeviceToHost, s));
+        if (T.nint) CK(cudaMemcpyAsync(out->int_ids, g->e_int, T.nint * 4, cudaMemcpyDeviceToHost, s));
+        if (ext) {
+            CK(cudaMemcpyAsync(out->ext_end, g->e_ext_end, (size_t)k * 8, cudaMemcpyDeviceToHost, s));
+            if (T.next) CK(cudaMemcpyAsync(out->ext_ids, g->e_ext, T.next * 4, cudaMemcpyDeviceToHost, s));
+        }
+
+        CK(cudaMemsetAsync(g->ctr, 0, sizeof(unsigned long long), s));
+        if (T.pairs) {
+            k_pairs<<<warp_blocks(k), WARPS_PER_BLOCK * 32, 0, s>>>(aw, k, g->U, g->poff, g->jbot, g->pnode, g->pj);
+            CK(cudaGetLastError());
+            CK(launch_closure(g, c0, (uint32_t)T.pairs));
+        }
+        CK(cudaMemcpyAsync(g->h_ctr, g->ctr, 4 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
+        CK(cudaStreamSynchronize(s));
+        const uint64_t nchild = g->h_ctr[0] >> SLOT_SHIFT, echild = g->h_ctr[0] & EXT_MASK;
+        g->stats.closures = g->h_ctr[1];
+        g->stats.fails = g->h_ctr[2];
+        g->stats.skipped_support = g->h_ctr[3];
+        g->stats.steps++;
+
+        /* The children replace the chunk on top of the stack. */
+        FD_TRY(nodes_reserve(g, &g->st, c0 + nchild, T.e0 + echild, c0, T.e0, "the node stack"));
+        if (nchild) {
+            CK(cudaMemcpyAsync(g->st.intent + c0 * aw, g->sg.intent, nchild * aw * 8, cudaMemcpyDeviceToDevice, s));
+            CK(cudaMemcpyAsync(g->st.y + c0, g->sg.y, nchild * 4, cudaMemcpyDeviceToDevice, s));
+            CK(cudaMemcpyAsync(g->st.size + c0, g->sg.size, nchild * 4, cudaMemcpyDeviceToDevice, s));
+            k_rebase<<<(unsigned)((nchild + 255) / 256 < 1024 ? (nchild + 255) / 256 : 1024), 256, 0, s>>>(
+                g->st.eoff + c0, g->sg.eoff, nchild, T.e0);
+            CK(cudaGetLastError());
+            if (echild) CK(cudaMemcpyAsync(g->st.ext + T.e0, g->sg.ext, echild * 4, cudaMemcpyDeviceToDevice, s));
+        }
+        g->top = c0 + nchild;
+        g->etop = T.e0 + echild;
+        note_depth(g);
+        out->n = k;
+        out->nint = T.nint;
+        out->next = ext ? T.next : 0;
+    }
+done:
+    return st;
+}

@@ -1,0 +1,87 @@
+/* FCbO subtrees on one GPU: the device engine of the CUDA lattice backend.
+ * Plain C interface (no CUDA header leaks through it).
+ *
+ * The engine keeps a stack of search-tree nodes in device memory: intent
+ * (bitset over internal attributes), next attribute y, and extent as an
+ * ascending list of object ids.  One step pops up to `chunk` nodes from the
+ * top, emits their concepts into a pinned host buffer and pushes their
+ * canonical children; popping the newest nodes first keeps the stack
+ * depth-first, so it grows with the depth of the tree times the chunk, not
+ * with the width of a level.  docs/algorithms.md, "FCbO on the GPU", says
+ * why the inherited failed sets of FCbO are not carried on the device. */
+#ifndef FD_FCA_GPU_H
+#define FD_FCA_GPU_H
+
+#include "../common/status.h"
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct fca_gpu fca_gpu;
+
+typedef struct fca_gpu_ctx {
+    int device;                  /* CUDA device index */
+    uint32_t n_obj, n_attr, aw;  /* n_attr internal attributes, aw words per intent */
+    const uint64_t *rows;        /* n_obj x aw: object rows over internal attributes */
+    const uint64_t *all;         /* aw words: every internal attribute */
+    /* Output order: rank r = 0..n_attr-1 in ascending user order; internal
+     * attribute rank_int[r] is written as the id rank_label[r]. */
+    const uint32_t *rank_int, *rank_label;
+    uint32_t min_support;
+    int with_extents;
+    uint32_t chunk;              /* nodes per step, 0 for the default */
+} fca_gpu_ctx;
+
+/* One step's concepts, in the CSR layout of concept_batch, in pinned host
+ * memory owned by the engine (fca_gpu_out_free releases it). */
+typedef struct fca_gpu_out {
+    uint64_t n, nint, next;
+    uint32_t *supp;
+    uint64_t *int_end;
+    uint32_t *int_ids;
+    uint64_t *ext_end;           /* NULL without extents */
+    uint32_t *ext_ids;
+    uint64_t cap_n, cap_int, cap_ext;
+} fca_gpu_out;
+
+typedef struct fca_gpu_stats {
+    uint64_t closures;           /* closures computed (canonical or not) */
+    uint64_t fails;              /* of which failed the canonicity test */
+    uint64_t skipped_support;    /* candidates below the minimum support */
+    uint64_t steps;              /* chunks processed */
+    uint64_t max_nodes;          /* deepest the node stack got */
+    uint64_t max_ext;            /* most extent ids it held */
+} fca_gpu_stats;
+
+fd_status fca_gpu_create(fca_gpu **out, const fca_gpu_ctx *c);
+void fca_gpu_destroy(fca_gpu **g);
+
+/* Pushes n nodes: intents n x aw words, y and extent sizes n each, the
+ * extents concatenated in node order (ascending object ids each). */
+fd_status fca_gpu_push(fca_gpu *g, uint32_t n, const uint64_t *intents, const uint32_t *y, const uint32_t *size,
+                       const uint32_t *ext, uint64_t n_ext);
+/* Takes the top n nodes off the stack into host memory, in
+ * fca_gpu_push's layout; *ext is malloc'ed (the caller frees it). */
+fd_status fca_gpu_pop(fca_gpu *g, uint32_t n, uint64_t *intents, uint32_t *y, uint32_t *size, uint32_t **ext,
+                      uint64_t *n_ext);
+/* Nodes waiting on the stack. */
+uint64_t fca_gpu_pending(const fca_gpu *g);
+/* Nodes one step takes when that many are waiting. */
+uint32_t fca_gpu_chunk(const fca_gpu *g);
+
+/* Processes one chunk of at most max_nodes (0: the chunk size) from the
+ * top: its concepts go to out (grown as needed), its children onto the
+ * stack.  out->n = 0 when the stack was empty. */
+fd_status fca_gpu_step(fca_gpu *g, fca_gpu_out *out, uint32_t max_nodes);
+void fca_gpu_out_free(fca_gpu_out *out);
+
+void fca_gpu_get_stats(const fca_gpu *g, fca_gpu_stats *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

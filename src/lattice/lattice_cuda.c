@@ -1,0 +1,318 @@
+/* CUDA backend: the subtrees this rank is handed run on its GPU.
+ *
+ * This thread takes tasks from the source while the device stack is
+ * shallower than one chunk (a few at a time, so that other ranks still get
+ * their share of a short task list), pushes them, and runs steps.  Each
+ * step's concepts land in one of two pinned buffers; a writer thread hands
+ * the other one to the sink (HDF5, text) while the GPU keeps working. */
+#include "lattice.h"
+
+#include "../common/clock.h"
+#include "../cuda/fca_gpu.h"
+#include "../cuda/fdcuda.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Tasks taken per refill: few, so that one rank does not drain a short
+ * list meant for many; the stack is refilled before it runs dry, so steps
+ * stay full anyway. */
+#define REFILL_TASKS 8
+/* Subtrees per GPU rank when rank 0 splits the tree for several: enough
+ * that the last ones are small next to a GPU's share. */
+#define GPU_TASKS 256
+
+typedef struct {
+    fca_gpu_out out;
+    int full;
+} out_slot;
+
+typedef struct {
+    concept_sink *sink;
+    out_slot slot[2];
+    pthread_mutex_t mu;
+    pthread_cond_t cv;
+    int done;
+    fd_status st;
+} writer;
+
+/* Hands one step's concepts to the sink (a view of the pinned buffers). */
+static fd_status flush_out(concept_sink *sink, const fca_gpu_out *o)
+{
+    concept_batch b = {.n = o->n, .cap_n = o->n, .supp = o->supp, .int_end = o->int_end, .int_ids = o->int_ids,
+                       .nint = o->nint, .cap_int = o->nint, .ext_end = o->ext_end, .ext_ids = o->ext_ids,
+                       .next = o->next, .cap_ext = o->next};
+    return concept_sink_flush(sink, &b);
+}
+
+static void *writer_main(void *arg)
+{
+    writer *w = arg;
+    for (int i = 0;; i ^= 1) {
+        pthread_mutex_lock(&w->mu);
+        while (!w->slot[i].full && !w->done) pthread_cond_wait(&w->cv, &w->mu);
+        int full = w->slot[i].full;
+        pthread_mutex_unlock(&w->mu);
+        if (!full) break; /* done, and every filled slot was written */
+        fd_status st = flush_out(w->sink, &w->slot[i].out);
+        pthread_mutex_lock(&w->mu);
+        if (st != FD_OK && w->st == FD_OK) w->st = st;
+        w->slot[i].full = 0;
+        pthread_cond_broadcast(&w->cv);
+        pthread_mutex_unlock(&w->mu);
+    }
+    return NULL;
+}
+
+/* Nodes on their way to the device, in fca_gpu_push's layout. */
+typedef struct {
+    uint64_t *intent;
+    uint32_t *y, *size, *ext;
+    size_t n, cap_int, cap_y, cap_size, next, cap_ext;
+} host_nodes;
+
+static void host_nodes_free(host_nodes *h)
+{
+    free(h->intent);
+    free(h->y);
+    free(h->size);
+    free(h->ext);
+    memset(h, 0, sizeof *h);
+}
+
+static fd_status host_nodes_add(host_nodes *h, const fcbo_prep *p, const fcbo_task_info *ti)
+{
+    FD_TRY(fd_grow((void **)&h->intent, &h->cap_int, (h->n + 1) * p->aw, sizeof *h->intent));
+    FD_TRY(fd_grow((void **)&h->y, &h->cap_y, h->n + 1, sizeof *h->y));
+    FD_TRY(fd_grow((void **)&h->size, &h->cap_size, h->n + 1, sizeof *h->size));
+    FD_TRY(fd_grow((void **)&h->ext, &h->cap_ext, h->next + ti->size, sizeof *h->ext));
+    memcpy(h->intent + h->n * p->aw, ti->intent, p->aw * sizeof *h->intent);
+    h->y[h->n] = ti->y;
+    h->size[h->n] = ti->size;
+    uint32_t *e = h->ext + h->next;
+    if (ti->is_bits) {
+        uint32_t k = 0;
+        BS_FOREACH(o, (const fd_word *)ti->ext, p->ow, e[k++] = o;);
+    } else {
+        memcpy(e, ti->ext, (size_t)ti->size * sizeof *e);
+    }
+    h->next += ti->size;
+    h->n++;
+    return FD_OK;
+}
+
+typedef struct {
+    const fcbo_prep *p;
+    task_source *src;
+    fca_gpu *g;
+    host_nodes h;
+    int exhausted, per_refill;
+    uint64_t tasks;
+} feeder;
+
+/* Tops the device stack up with tasks while it holds less than a step. */
+static fd_status refill(feeder *f)
+{
+    if (f->exhausted || fca_gpu_pending(f->g) >= fca_gpu_chunk(f->g)) return FD_OK;
+    f->h.n = 0;
+    f->h.next = 0;
+    for (int t = 0; t < f->per_refill; t++) {
+        const uint64_t *task;
+        FD_TRY(f->src->next(f->src->self, &task));
+        if (!task) {
+            f->exhausted = 1;
+            break;
+        }
+        fcbo_task_info ti;
+        fcbo_task_info_get(f->p, task, &ti);
+        FD_TRY(host_nodes_add(&f->h, f->p, &ti));
+        f->tasks++;
+    }
+    return fca_gpu_push(f->g, (uint32_t)f->h.n, f->h.intent, f->h.y, f->h.size, f->h.ext, f->h.next);
+}
+
+/* Output order on the device: internal attributes by ascending user index. */
+static fd_status rank_order(const fcbo_prep *p, uint32_t **rank_int, uint32_t **rank_label)
+{
+    uint32_t *u2i = malloc(((size_t)p->n_user_attr + 1) * sizeof *u2i);
+    *rank_int = malloc(((size_t)p->n_attr + 1) * sizeof **rank_int);
+    *rank_label = malloc(((size_t)p->n_attr + 1) * sizeof **rank_label);
+    if (!u2i || !*rank_int || !*rank_label) {
+        free(u2i);
+        return fd_fail(FD_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t u = 0; u < p->n_user_attr; u++) u2i[u] = UINT32_MAX;
+    for (uint32_t m = 0; m < p->n_attr; m++) u2i[p->to_user[m]] = m;
+    uint32_t r = 0;
+    for (uint32_t u = 0; u < p->n_user_attr; u++)
+        if (u2i[u] != UINT32_MAX) {
+            (*rank_int)[r] = u2i[u];
+            (*rank_label)[r] = p->label[u];
+            r++;
+        }
+    free(u2i);
+    return FD_OK;
+}
+
+/* An engine on this rank's device for p. */
+static fd_status engine_open(fca_gpu **g, const fcbo_prep *p, const lattice_opts *o, const concept_sink *sink)
+{
+    uint32_t *rank_int = NULL, *rank_label = NULL;
+    FD_TRY(rank_order(p, &rank_int, &rank_label));
+    const char *chunk = getenv("FD_GPU_CHUNK"); /* a tuning knob, docs/performance.md */
+    fca_gpu_ctx c = {o->device, p->n_obj, p->n_attr, p->aw, p->rows, p->all, rank_int, rank_label,
+                     p->min_support, sink->with_extents, chunk ? (uint32_t)strtoul(chunk, NULL, 10) : 0};
+    fd_status st = fca_gpu_create(g, &c);
+    free(rank_int);
+    free(rank_label);
+    return st;
+}
+
+static void add_engine_stats(const fca_gpu *g, fcbo_stats *stats)
+{
+    fca_gpu_stats gs;
+    fca_gpu_get_stats(g, &gs);
+    stats->closures += gs.closures;
+    stats->fails += gs.fails;
+    stats->skipped_support += gs.skipped_support;
+}
+
+/* Rank 0, several ranks: the top of the tree runs on this GPU until the
+ * stack holds target nodes, which go back to the host as tasks for every
+ * rank.  Splitting on the host instead is serial and, on a context with
+ * 10^5 objects, takes longer than the GPUs then need for everything. */
+static fd_status cuda_split(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_list *tasks,
+                            size_t target, fcbo_stats *stats)
+{
+    fd_status st = FD_OK;
+    fca_gpu *g = NULL;
+    fca_gpu_out out = {0};
+    host_nodes h = {0};
+    uint64_t *intents = NULL;
+    uint32_t *y = NULL, *size = NULL, *ext = NULL;
+    uint64_t n_ext = 0;
+    FD_TRY_GOTO(engine_open(&g, p, o, sink), st, done);
+    for (size_t i = 0; i < tasks->n; i++) {
+        fcbo_task_info ti;
+        fcbo_task_info_get(p, task_at(tasks, i), &ti);
+        FD_TRY_GOTO(host_nodes_add(&h, p, &ti), st, done);
+    }
+    FD_TRY_GOTO(fca_gpu_push(g, (uint32_t)h.n, h.intent, h.y, h.size, h.ext, h.next), st, done);
+    /* A node at a time: a whole level at once can overshoot the target a
+     * hundredfold (412 root children of a dense context have 84,000). */
+    while (fca_gpu_pending(g) > 0 && fca_gpu_pending(g) < target) {
+        FD_TRY_GOTO(fca_gpu_step(g, &out, 1), st, done);
+        stats->concepts += out.n;
+        FD_TRY_GOTO(flush_out(sink, &out), st, done);
+    }
+    const uint32_t n = (uint32_t)fca_gpu_pending(g);
+    FD_ALLOC_GOTO(intents, (size_t)n * p->aw + 1, st, done);
+    FD_ALLOC_GOTO(y, (size_t)n + 1, st, done);
+    FD_ALLOC_GOTO(size, (size_t)n + 1, st, done);
+    FD_TRY_GOTO(fca_gpu_pop(g, n, intents, y, size, &ext, &n_ext), st, done);
+    task_list_clear(tasks);
+    uint64_t off = 0;
+    for (uint32_t i = 0; i < n; i++) {
+        FD_TRY_GOTO(fcbo_task_append(p, tasks, y[i], intents + (size_t)i * p->aw, size[i], ext + off), st, done);
+        off += size[i];
+    }
+    st = fcbo_tasks_by_cost(p, tasks);
+done:
+    if (g) add_engine_stats(g, stats);
+    fca_gpu_out_free(&out);
+    fca_gpu_destroy(&g);
+    host_nodes_free(&h);
+    free(intents);
+    free(y);
+    free(size);
+    free(ext);
+    return st;
+}
+
+static int cuda_devices(void) { return fd_cuda_device_count(); }
+static int cuda_available(void) { return fd_cuda_device_count() > 0; }
+
+static fd_status cuda_run(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_source *src,
+                          fcbo_stats *stats)
+{
+    fd_status st = FD_OK;
+    feeder f = {p, src, NULL, {0}, 0, REFILL_TASKS, 0};
+    const char *env = getenv("FD_GPU_REFILL"); /* a tuning knob, docs/performance.md */
+    if (env && atoi(env) > 0) f.per_refill = atoi(env);
+    double t_create = 0, t_refill = 0, t_step = 0, t_wait = 0, tt;
+    writer w = {.sink = sink, .st = FD_OK};
+    int writer_started = 0, cur = 0;
+    pthread_t th;
+    uint64_t concepts = 0;
+    double t0 = fd_now();
+    pthread_mutex_init(&w.mu, NULL);
+    pthread_cond_init(&w.cv, NULL);
+
+    tt = fd_now();
+    FD_TRY_GOTO(engine_open(&f.g, p, o, sink), st, done);
+    t_create = fd_now() - tt;
+    if (pthread_create(&th, NULL, writer_main, &w) != 0) {
+        st = fd_fail(FD_ERR_INTERNAL, "cannot start the concept writer thread");
+        goto done;
+    }
+    writer_started = 1;
+    for (;;) {
+        tt = fd_now();
+        FD_TRY_GOTO(refill(&f), st, done);
+        t_refill += fd_now() - tt;
+        if (fca_gpu_pending(f.g) == 0) break;
+        tt = fd_now();
+        pthread_mutex_lock(&w.mu);
+        while (w.slot[cur].full) pthread_cond_wait(&w.cv, &w.mu);
+        fd_status wst = w.st;
+        pthread_mutex_unlock(&w.mu);
+        t_wait += fd_now() - tt;
+        if (wst != FD_OK || atomic_load_explicit(&sink->failed, memory_order_relaxed)) {
+            st = wst != FD_OK ? wst : FD_ERR_IO;
+            break;
+        }
+        tt = fd_now();
+        FD_TRY_GOTO(fca_gpu_step(f.g, &w.slot[cur].out, 0), st, done);
+        t_step += fd_now() - tt;
+        concepts += w.slot[cur].out.n;
+        pthread_mutex_lock(&w.mu);
+        w.slot[cur].full = w.slot[cur].out.n > 0;
+        pthread_cond_broadcast(&w.cv);
+        pthread_mutex_unlock(&w.mu);
+        cur ^= 1;
+    }
+done:
+    if (st != FD_OK) atomic_store(&sink->failed, 1);
+    if (writer_started) {
+        pthread_mutex_lock(&w.mu);
+        w.done = 1;
+        pthread_cond_broadcast(&w.cv);
+        pthread_mutex_unlock(&w.mu);
+        pthread_join(th, NULL);
+        if (st == FD_OK) st = w.st;
+    }
+    if (f.g) {
+        fca_gpu_stats gs;
+        fca_gpu_get_stats(f.g, &gs);
+        add_engine_stats(f.g, stats);
+        if (getenv("FD_GPU_VERBOSE"))
+            fprintf(stderr,
+                    "gpu %d: %llu steps of up to %u nodes, stack at most %llu nodes and %llu extent ids; "
+                    "%llu tasks; seconds: start %.4f, taking tasks %.4f, steps %.4f, waiting for the writer %.4f\n",
+                    o->device, (unsigned long long)gs.steps, fca_gpu_chunk(f.g), (unsigned long long)gs.max_nodes,
+                    (unsigned long long)gs.max_ext, (unsigned long long)f.tasks, t_create, t_refill, t_step, t_wait);
+    }
+    stats->concepts += concepts;
+    stats->tasks += f.tasks;
+    stats->busy_seconds += fd_now() - t0;
+    for (int i = 0; i < 2; i++) fca_gpu_out_free(&w.slot[i].out);
+    fca_gpu_destroy(&f.g);
+    host_nodes_free(&f.h);
+    pthread_mutex_destroy(&w.mu);
+    pthread_cond_destroy(&w.cv);
+    return st;
+}
+
+const struct lattice_ops lattice_cuda_ops = {"cuda", cuda_available, cuda_devices, fd_cuda_open, GPU_TASKS, cuda_split, cuda_run};

@@ -1,0 +1,78 @@
+# The CUDA lattice backend against the CPU backend: the same concepts
+# (support, intent, extent) on random contexts of several shapes and
+# densities (one to 18 intent words, so both register groups of the
+# closure kernel run), on contexts with empty and full rows, with and
+# without a minimum support, on one GPU and, where the machine has two, on
+# two ranks; and on the shared mushroom and chess data.  Needs a GPU: CI
+# only builds the backend (ctest -L gpu on the GPU machine runs this).
+source "$(dirname "$0")/lib.sh" "$@"
+HERE=$(dirname "$0")
+# FD_TEST_GPU_BACKEND=cpu dry-runs the script itself on a machine without a GPU.
+GB=${FD_TEST_GPU_BACKEND:-cuda}
+"$BIN" gen context --objects 20 --attributes 8 --density 0.3 -o "$WORK/probe.cxt"
+if ! "$BIN" lattice "$WORK/probe.cxt" --backend "$GB" -q > /dev/null 2> "$WORK/probe.err"; then
+  if grep -q "cannot run here\|not available" "$WORK/probe.err"; then echo "skipped: $(cat "$WORK/probe.err")"; exit 77; fi
+  bad "probe: $(cat "$WORK/probe.err")"
+fi
+: > "$WORK/cmp"
+GPUS=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || true)
+
+# same LABEL FILE [lattice options]: CPU and GPU results are the same set.
+same() {
+  local label=$1 f=$2; shift 2
+  "$BIN" lattice "$f" --backend cpu --extents -o "$WORK/cpu" --force -q "$@"
+  if "$BIN" lattice "$f" --backend "$GB" --extents -o "$WORK/gpu" --force -q "$@" 2> "$WORK/err"; then
+    check 'python3 "$HERE/same_lattice.py" "$WORK/cpu/lattice.h5" "$WORK/gpu/lattice.h5" > "$WORK/cmp" 2>&1' \
+          "$label $*: 1 GPU differs from the CPU: $(cat "$WORK/cmp")"
+  else
+    bad "$label $*: cuda backend failed: $(cat "$WORK/err")"
+  fi
+  if [ "${GPUS:-0}" -ge 2 ]; then
+    if mpirun -np 2 "$BIN" lattice "$f" --backend "$GB" --extents -o "$WORK/gpu2" --force -q "$@" 2> "$WORK/err"; then
+      check 'python3 "$HERE/same_lattice.py" "$WORK/cpu/lattice.h5" "$WORK/gpu2/lattice.h5" > "$WORK/cmp" 2>&1' \
+            "$label $*: 2 GPUs differ from the CPU: $(cat "$WORK/cmp")"
+    else
+      bad "$label $*: cuda backend on 2 ranks failed: $(cat "$WORK/err")"
+    fi
+  fi
+}
+
+#      objects attributes density seed  extra
+cases="1      1    0.5   1 -
+       30     5    0.5   2 -
+       200    20   0.3   3 -
+       1000   64   0.15  4 -
+       2000   65   0.1   5 -
+       3000   130  0.05  6 -
+       500    300  0.04  7 -
+       300    1100 0.015 8 -
+       4000   200  0.08  9 zipf
+       50     16   0.8   10 -"
+while read -r n m d s extra; do
+  f="$WORK/r$s.dat"
+  z=(); [ "$extra" = zipf ] && z=(--zipf 1.0)
+  "$BIN" gen context --objects "$n" --attributes "$m" --density "$d" --seed "$s" "${z[@]}" -o "$f"
+  same "random $n x $m d=$d" "$f"
+  same "random $n x $m d=$d" "$f" --min-support 3
+done <<< "$cases"
+
+# Empty rows, a full row, an attribute nobody has, one everybody has.
+printf '1 2 3\n\n1 2 3 4 5 6\n2 3\n\n1 3 5\n2 6\n' > "$WORK/edges.dat"
+same "empty and full rows" "$WORK/edges.dat"
+same "empty and full rows" "$WORK/edges.dat" --min-support 2
+"$BIN" gen context --objects 800 --attributes 90 --density 0.2 --seed 11 -o "$WORK/pct.dat"
+same "random 800 x 90" "$WORK/pct.dat" --min-support 5%
+
+D=$SHARED/data/fca
+if [ -e "$D/mushroom.dat" ]; then
+  same mushroom "$D/mushroom.dat"
+  same mushroom "$D/mushroom.dat" --min-support 500
+else
+  echo "note: $D/mushroom.dat is absent, skipped"
+fi
+if [ -e "$D/chess.dat" ]; then
+  same chess "$D/chess.dat" --min-support 2200
+else
+  echo "note: $D/chess.dat is absent, skipped"
+fi
+finish
