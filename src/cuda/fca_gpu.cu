@@ -695,41 +695,6 @@ static void note_depth(fca_gpu *g) {
     if (g->etop > g->stats.max_ext) g->stats.max_ext = g->etop;
 }
 
-extern "C" fd_status fca_gpu_pop(fca_gpu *g, uint32_t n, uint64_t *intents, uint32_t *y, uint32_t *size,
-                                 uint32_t **ext, uint64_t *n_ext)
-{
-    fd_status st = FD_OK;
-    const uint32_t aw = g->c.aw;
-    *ext = NULL;
-    *n_ext = 0;
-    if (n > g->top) return fd_fail(FD_ERR_INTERNAL, "pop of %u nodes from a stack of %llu", n, (unsigned long long)g->top);
-    if (n == 0) return FD_OK;
-    CK(cudaSetDevice(g->device));
-    {
-        const uint64_t c0 = g->top - n;
-        uint64_t e0 = 0;
-        CK(cudaMemcpyAsync(&e0, g->st.eoff + c0, 8, cudaMemcpyDeviceToHost, g->stream));
-        CK(cudaStreamSynchronize(g->stream));
-        const uint64_t ne = g->etop - e0;
-        *ext = (uint32_t *)malloc((ne ? ne : 1) * sizeof **ext);
-        if (!*ext) return fd_fail(FD_ERR_NOMEM, "out of memory for %llu extent ids", (unsigned long long)ne);
-        CK(cudaMemcpyAsync(intents, g->st.intent + c0 * aw, (size_t)n * aw * 8, cudaMemcpyDeviceToHost, g->stream));
-        CK(cudaMemcpyAsync(y, g->st.y + c0, (size_t)n * 4, cudaMemcpyDeviceToHost, g->stream));
-        CK(cudaMemcpyAsync(size, g->st.size + c0, (size_t)n * 4, cudaMemcpyDeviceToHost, g->stream));
-        if (ne) CK(cudaMemcpyAsync(*ext, g->st.ext + e0, ne * 4, cudaMemcpyDeviceToHost, g->stream));
-        CK(cudaStreamSynchronize(g->stream));
-        g->top = c0;
-        g->etop = e0;
-        *n_ext = ne;
-    }
-done:
-    if (st != FD_OK) {
-        free(*ext);
-        *ext = NULL;
-    }
-    return st;
-}
-
 extern "C" fd_status fca_gpu_push(fca_gpu *g, uint32_t n, const uint64_t *intents, const uint32_t *y,
                                   const uint32_t *size, const uint32_t *ext, uint64_t n_ext) {
     fd_status st = FD_OK;
@@ -803,7 +768,7 @@ static cudaError_t launch_closure(fca_gpu *g, uint64_t c0, uint32_t P) {
     return cudaGetLastError();
 }
 
-extern "C" fd_status fca_gpu_step(fca_gpu *g, fca_gpu_out *out, uint32_t max_nodes) {
+extern "C" fd_status fca_gpu_step(fca_gpu *g, fca_gpu_out *out) {
     fd_status st = FD_OK;
     const uint32_t aw = g->c.aw;
     const int ext = g->c.with_extents;
@@ -811,8 +776,7 @@ extern "C" fd_status fca_gpu_step(fca_gpu *g, fca_gpu_out *out, uint32_t max_nod
     if (g->top == 0) return FD_OK;
     CK(cudaSetDevice(g->device));
     {
-        uint32_t k = (uint32_t)(g->top < g->kmax ? g->top : g->kmax);
-        if (max_nodes && k > max_nodes) k = max_nodes;
+        const uint32_t k = (uint32_t)(g->top < g->kmax ? g->top : g->kmax);
         const uint64_t c0 = g->top - k;
         cudaStream_t s = g->stream;
         size_t tb;

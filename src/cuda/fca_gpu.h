@@ -63,19 +63,15 @@ void fca_gpu_destroy(fca_gpu **g);
  * extents concatenated in node order (ascending object ids each). */
 fd_status fca_gpu_push(fca_gpu *g, uint32_t n, const uint64_t *intents, const uint32_t *y, const uint32_t *size,
                        const uint32_t *ext, uint64_t n_ext);
-/* Takes the top n nodes off the stack into host memory, in
- * fca_gpu_push's layout; *ext is malloc'ed (the caller frees it). */
-fd_status fca_gpu_pop(fca_gpu *g, uint32_t n, uint64_t *intents, uint32_t *y, uint32_t *size, uint32_t **ext,
-                      uint64_t *n_ext);
 /* Nodes waiting on the stack. */
 uint64_t fca_gpu_pending(const fca_gpu *g);
 /* Nodes one step takes when that many are waiting. */
 uint32_t fca_gpu_chunk(const fca_gpu *g);
 
-/* Processes one chunk of at most max_nodes (0: the chunk size) from the
- * top: its concepts go to out (grown as needed), its children onto the
- * stack.  out->n = 0 when the stack was empty. */
-fd_status fca_gpu_step(fca_gpu *g, fca_gpu_out *out, uint32_t max_nodes);
+/* Processes one chunk from the top of the stack: its concepts go to out
+ * (grown as needed), its children onto the stack.  out->n = 0 when the
+ * stack was empty. */
+fd_status fca_gpu_step(fca_gpu *g, fca_gpu_out *out);
 void fca_gpu_out_free(fca_gpu_out *out);
 
 void fca_gpu_get_stats(const fca_gpu *g, fca_gpu_stats *s);

@@ -761,22 +761,6 @@ static int by_cost_desc(const void *x, const void *y)
     return (a->i > b->i) - (a->i < b->i);
 }
 
-fd_status fcbo_task_append(const fcbo_prep *p, task_list *out, uint32_t y, const fd_word *intent, uint32_t size,
-                           const uint32_t *ext)
-{
-    fnode nd = {size, 0, (void *)ext, (fd_word *)intent};
-    size_t words = task_size_words(p, &nd, 0);
-    uint64_t *t = task_list_begin(out, words);
-    if (!t) return fd_fail(FD_ERR_NOMEM, "out of memory for the task list");
-    memset(t, 0, words * sizeof *t);
-    t[0] = y;
-    t[1] = size;
-    t[2] = words;
-    bs_copy(t + TASK_HDR, intent, p->aw);
-    memcpy(t + TASK_HDR + p->aw, ext, (size_t)size * sizeof *ext);
-    return FD_OK;
-}
-
 /* Keeps the tasks not marked dead, largest first, so that the long
  * subtrees start early and the short ones fill the gaps at the end. */
 static fd_status keep_by_cost(const fcbo_prep *p, task_list *tasks, const unsigned char *dead, size_t ndead)
@@ -799,8 +783,6 @@ done:
     task_list_free(&out);
     return st;
 }
-
-fd_status fcbo_tasks_by_cost(const fcbo_prep *p, task_list *tasks) { return keep_by_cost(p, tasks, NULL, 0); }
 
 fd_status fcbo_split(fcbo_ws *w, task_list *tasks, size_t target)
 {

@@ -105,13 +105,6 @@ fd_status fcbo_expand(fcbo_ws *w, const uint64_t *task, task_list *out);
 /* Enumerates the whole subtree of task depth-first. */
 fd_status fcbo_run(fcbo_ws *w, const uint64_t *task);
 
-/* Appends a task that starts at node (extent of size ascending object ids,
- * intent) with next attribute y and no failed sets. */
-fd_status fcbo_task_append(const fcbo_prep *p, task_list *out, uint32_t y, const fd_word *intent, uint32_t size,
-                           const uint32_t *ext);
-/* Reorders tasks by decreasing estimated cost. */
-fd_status fcbo_tasks_by_cost(const fcbo_prep *p, task_list *tasks);
-
 /* Expands the costliest task (emitting its concept through w) until there
  * are at least target tasks or only leaves are left; the result replaces
  * *tasks, ordered by decreasing estimated cost. */

@@ -81,9 +81,7 @@ fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const str
         split_st = fcbo_root(p, &tasks);
         size_t consumers = (size_t)fd_pool_total_workers(pool);
         if (device) consumers /= DEVICE_QUEUE; /* one per rank */
-        if (split_st == FD_OK && consumers > 1 && ops->split) {
-            split_st = ops->split(p, o, sink, &tasks, consumers * per_consumer, stats);
-        } else if (split_st == FD_OK && consumers > 1) {
+        if (split_st == FD_OK && consumers > 1) {
             split_st = fcbo_ws_create(&w, p, sink);
             if (split_st == FD_OK && device) fcbo_ws_without_failed_sets(w);
             if (split_st == FD_OK) split_st = fcbo_split(w, &tasks, consumers * per_consumer);

@@ -41,11 +41,6 @@ struct lattice_ops {
      * is serial, so a single device rank gets the root alone.  Such tasks
      * carry no failed sets (the device does not use them). */
     int device_tasks;
-    /* Optional: splits the root task in *tasks into at least target tasks
-     * by running the top of the tree on this rank's device (emitting those
-     * concepts through sink), instead of serially on the host. */
-    fd_status (*split)(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_list *tasks, size_t target,
-                       fcbo_stats *stats);
     fd_status (*run)(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_source *src,
                      fcbo_stats *stats);
 };

@@ -179,58 +179,6 @@ static void add_engine_stats(const fca_gpu *g, fcbo_stats *stats)
     stats->skipped_support += gs.skipped_support;
 }
 
-/* Rank 0, several ranks: the top of the tree runs on this GPU until the
- * stack holds target nodes, which go back to the host as tasks for every
- * rank.  Splitting on the host instead is serial and, on a context with
- * 10^5 objects, takes longer than the GPUs then need for everything. */
-static fd_status cuda_split(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_list *tasks,
-                            size_t target, fcbo_stats *stats)
-{
-    fd_status st = FD_OK;
-    fca_gpu *g = NULL;
-    fca_gpu_out out = {0};
-    host_nodes h = {0};
-    uint64_t *intents = NULL;
-    uint32_t *y = NULL, *size = NULL, *ext = NULL;
-    uint64_t n_ext = 0;
-    FD_TRY_GOTO(engine_open(&g, p, o, sink), st, done);
-    for (size_t i = 0; i < tasks->n; i++) {
-        fcbo_task_info ti;
-        fcbo_task_info_get(p, task_at(tasks, i), &ti);
-        FD_TRY_GOTO(host_nodes_add(&h, p, &ti), st, done);
-    }
-    FD_TRY_GOTO(fca_gpu_push(g, (uint32_t)h.n, h.intent, h.y, h.size, h.ext, h.next), st, done);
-    /* A node at a time: a whole level at once can overshoot the target a
-     * hundredfold (412 root children of a dense context have 84,000). */
-    while (fca_gpu_pending(g) > 0 && fca_gpu_pending(g) < target) {
-        FD_TRY_GOTO(fca_gpu_step(g, &out, 1), st, done);
-        stats->concepts += out.n;
-        FD_TRY_GOTO(flush_out(sink, &out), st, done);
-    }
-    const uint32_t n = (uint32_t)fca_gpu_pending(g);
-    FD_ALLOC_GOTO(intents, (size_t)n * p->aw + 1, st, done);
-    FD_ALLOC_GOTO(y, (size_t)n + 1, st, done);
-    FD_ALLOC_GOTO(size, (size_t)n + 1, st, done);
-    FD_TRY_GOTO(fca_gpu_pop(g, n, intents, y, size, &ext, &n_ext), st, done);
-    task_list_clear(tasks);
-    uint64_t off = 0;
-    for (uint32_t i = 0; i < n; i++) {
-        FD_TRY_GOTO(fcbo_task_append(p, tasks, y[i], intents + (size_t)i * p->aw, size[i], ext + off), st, done);
-        off += size[i];
-    }
-    st = fcbo_tasks_by_cost(p, tasks);
-done:
-    if (g) add_engine_stats(g, stats);
-    fca_gpu_out_free(&out);
-    fca_gpu_destroy(&g);
-    host_nodes_free(&h);
-    free(intents);
-    free(y);
-    free(size);
-    free(ext);
-    return st;
-}
-
 static int cuda_devices(void) { return fd_cuda_device_count(); }
 static int cuda_available(void) { return fd_cuda_device_count() > 0; }
 
@@ -274,7 +222,7 @@ static fd_status cuda_run(const fcbo_prep *p, const lattice_opts *o, concept_sin
             break;
         }
         tt = fd_now();
-        FD_TRY_GOTO(fca_gpu_step(f.g, &w.slot[cur].out, 0), st, done);
+        FD_TRY_GOTO(fca_gpu_step(f.g, &w.slot[cur].out), st, done);
         t_step += fd_now() - tt;
         concepts += w.slot[cur].out.n;
         pthread_mutex_lock(&w.mu);
@@ -315,4 +263,4 @@ done:
     return st;
 }
 
-const struct lattice_ops lattice_cuda_ops = {"cuda", cuda_available, cuda_devices, fd_cuda_open, GPU_TASKS, cuda_split, cuda_run};
+const struct lattice_ops lattice_cuda_ops = {"cuda", cuda_available, cuda_devices, fd_cuda_open, GPU_TASKS, cuda_run};

@@ -1,0 +1,30 @@
+#!/usr/bin/env bash
+# compute-sanitizer over the CUDA lattice backend on a small random context
+# (300 x 70, density 0.2), with and without a minimum support (the two
+# candidate-scan kernels), extents written: memcheck, racecheck, synccheck
+# and initcheck.  Prints each tool's summary line; a non-zero status from a
+# tool is a finding.  Results: bench/results/lattice-gpu-sanitizer.txt.
+#
+#   bench/gpu-sanitizer.sh [--bin PATH] [--out DIR]   (full reports in DIR)
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+BIN=$here/../build/fcbo-dist; OUT=${TMPDIR:-/tmp}/fd-sanitizer
+while [ $# -gt 0 ]; do
+  case $1 in
+    --bin) BIN=$2; shift 2;; --out) OUT=$2; shift 2;;
+    -h|--help) sed -n '2,8p' "$0"; exit 0;;
+    *) echo "bench/gpu-sanitizer.sh: unknown option $1" >&2; exit 2;;
+  esac
+done
+mkdir -p "$OUT"
+"$BIN" gen context --objects 300 --attributes 70 --density 0.2 -o "$OUT/s.dat"
+worst=0
+for tool in memcheck racecheck synccheck initcheck; do
+  for ms in 0 5; do
+    timeout 120 compute-sanitizer --tool $tool --error-exitcode 9 "$BIN" lattice "$OUT/s.dat" --backend cuda -q \
+      --extents -o "$OUT/o" --force --min-support $ms > "$OUT/sanitizer-$tool-ms$ms.txt" 2>&1
+    rc=$?; [ $rc -gt $worst ] && worst=$rc
+    echo "$tool ms=$ms rc=$rc  $(tail -1 "$OUT/sanitizer-$tool-ms$ms.txt")"
+  done
+done
+exit $worst
