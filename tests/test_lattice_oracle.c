@@ -94,15 +94,19 @@ static size_t run_fcbo(const fca_context *ctx, uint32_t min_support, int threads
         fcbo_ws *w = NULL;
         list_source ls;
         task_list_init(&tasks);
+        lattice_opts o = {.min_support = min_support, .threads = threads, .quiet = 1};
         st = fcbo_root(p, &tasks);
-        if (st == FD_OK) st = fcbo_ws_create(&w, p, &sink);
-        if (st == FD_OK && no_failed) fcbo_ws_without_failed_sets(w);
-        if (st == FD_OK) st = fcbo_split(w, &tasks, split);
-        if (st == FD_OK) st = fcbo_ws_flush(w);
-        fcbo_ws_destroy(&w);
+        if (no_failed) {
+            /* Rank 0's split for GPU ranks: the threads share each node. */
+            if (st == FD_OK) st = lattice_split(p, &o, 1, &sink, &tasks, split, &stats);
+        } else {
+            if (st == FD_OK) st = fcbo_ws_create(&w, p, &sink);
+            if (st == FD_OK) st = fcbo_split(w, &tasks, split);
+            if (st == FD_OK) st = fcbo_ws_flush(w);
+            fcbo_ws_destroy(&w);
+        }
         list_source_init(&ls, &tasks);
         task_source src = list_source_as(&ls);
-        lattice_opts o = {.min_support = min_support, .threads = threads, .quiet = 1};
         if (st == FD_OK) st = lattice_cpu_ops.run(p, &o, &sink, &src, &stats);
         task_list_free(&tasks);
     } else {

@@ -274,6 +274,7 @@ struct fcbo_ws {
     arena ar;
     fd_word *ubits;
     int no_failed_sets;
+    uint32_t part, nparts;   /* expand (out != NULL) only candidates ci = part mod nparts */
     fcbo_stats st;
 };
 
@@ -301,6 +302,12 @@ fail:
 
 fd_status fcbo_ws_flush(fcbo_ws *w) { return concept_sink_flush(w->sink, &w->batch); }
 void fcbo_ws_without_failed_sets(fcbo_ws *w) { w->no_failed_sets = 1; }
+
+void fcbo_ws_set_part(fcbo_ws *w, uint32_t part, uint32_t nparts)
+{
+    w->part = part;
+    w->nparts = nparts;
+}
 
 void fcbo_ws_destroy(fcbo_ws **pw)
 {
@@ -596,7 +603,9 @@ FD_HOT static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_li
 {
     const fcbo_prep *p = w->p;
     fd_status st = FD_OK;
-    FD_TRY(emit(w, nd));
+    /* One part of a shared expansion: part 0 emits the node. */
+    const uint32_t nparts = out && w->nparts > 1 ? w->nparts : 1;
+    if (nparts == 1 || w->part == 0) FD_TRY(emit(w, nd));
     if (y >= p->n_attr || bs_equal(nd->intent, p->all, p->aw)) return FD_OK;
     if (atomic_load_explicit(&w->sink->failed, memory_order_relaxed)) return FD_ERR_IO;
 
@@ -622,6 +631,7 @@ FD_HOT static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_li
     if (!nd->is_bits) FD_TRY_GOTO(deliver(w, nd, y, jstar, &start, &bucket, &cand, &ncand), st, done);
 
     for (uint32_t ci = 0; ci < ncand; ci++) {
+        if (nparts > 1 && ci % nparts != w->part) continue;
         uint32_t j = cand ? cand[ci] : y + ci;
         if (bs_test(B, j)) continue;
         const fd_word *Nj = w->M[j];
@@ -784,7 +794,14 @@ done:
     return st;
 }
 
+static fd_status expand_one(void *w, const uint64_t *task, task_list *out) { return fcbo_expand(w, task, out); }
+
 fd_status fcbo_split(fcbo_ws *w, task_list *tasks, size_t target)
+{
+    return fcbo_split_by(w->p, tasks, target, expand_one, w);
+}
+
+fd_status fcbo_split_by(const fcbo_prep *p, task_list *tasks, size_t target, fcbo_expander expand, void *ctx)
 {
     fd_status st = FD_OK;
     task_list next;
@@ -800,19 +817,19 @@ fd_status fcbo_split(fcbo_ws *w, task_list *tasks, size_t target)
         double bc = 0;
         for (size_t i = 0; i < tasks->n; i++) {
             if (i < capdead && dead[i]) continue;
-            double c = fcbo_task_cost(w->p, task_at(tasks, i));
+            double c = fcbo_task_cost(p, task_at(tasks, i));
             if (c > bc) { bc = c; best = i; }
         }
         if (best == SIZE_MAX) break; /* only leaves left */
         task_list_clear(&next);
-        FD_TRY_GOTO(fcbo_expand(w, task_at(tasks, best), &next), st, done);
+        FD_TRY_GOTO(expand(ctx, task_at(tasks, best), &next), st, done);
         FD_TRY_GOTO(fd_grow((void **)&dead, &capdead, tasks->n + next.n, 1), st, done);
         memset(dead + tasks->n, 0, capdead - tasks->n);
         dead[best] = 1;
         for (size_t i = 0; i < next.n; i++) FD_TRY_GOTO(task_list_push(tasks, task_at(&next, i)), st, done);
         live += next.n - 1;
     }
-    st = keep_by_cost(w->p, tasks, dead, capdead);
+    st = keep_by_cost(p, tasks, dead, capdead);
 done:
     free(dead);
     task_list_free(&next);

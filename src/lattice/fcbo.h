@@ -94,6 +94,11 @@ fd_status fcbo_ws_flush(fcbo_ws *w);
 /* Tasks this worker writes carry no failed sets (for backends that do not
  * use them: smaller tasks, same concepts). */
 void fcbo_ws_without_failed_sets(fcbo_ws *w);
+/* For workers without failed sets, whose candidates are then independent:
+ * fcbo_expand() computes only the children of candidates whose index is
+ * part mod nparts, and emits the node only as part 0, so that nparts
+ * workers (threads) can share one large node.  (1 of 1: everything.) */
+void fcbo_ws_set_part(fcbo_ws *w, uint32_t part, uint32_t nparts);
 const fcbo_stats *fcbo_ws_stats(const fcbo_ws *w);
 
 /* The root subtree (the whole search), or no task when fewer objects than
@@ -109,6 +114,9 @@ fd_status fcbo_run(fcbo_ws *w, const uint64_t *task);
  * are at least target tasks or only leaves are left; the result replaces
  * *tasks, ordered by decreasing estimated cost. */
 fd_status fcbo_split(fcbo_ws *w, task_list *tasks, size_t target);
+/* The same with another way to expand one task (fcbo_expand's contract). */
+typedef fd_status (*fcbo_expander)(void *ctx, const uint64_t *task, task_list *out);
+fd_status fcbo_split_by(const fcbo_prep *p, task_list *tasks, size_t target, fcbo_expander expand, void *ctx);
 
 void fcbo_stats_add(fcbo_stats *acc, const fcbo_stats *s);
 

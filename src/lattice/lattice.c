@@ -59,12 +59,95 @@ static void *run_thread(void *arg)
     return NULL;
 }
 
+/* One part of a node shared by several threads (fcbo_ws_set_part). */
+typedef struct {
+    fcbo_ws *w;
+    const uint64_t *task;
+    task_list out;
+    fd_status st;
+} split_part;
+
+static void *split_part_run(void *arg)
+{
+    split_part *s = arg;
+    s->st = fcbo_expand(s->w, s->task, &s->out);
+    return NULL;
+}
+
+typedef struct {
+    fcbo_ws **ws;
+    int n;
+} split_team;
+
+/* Expands one task with every worker of the team, each taking every n-th
+ * candidate: the top nodes are the largest of the tree (10^5 objects), and
+ * rank 0 splits them while every other rank waits. */
+static fd_status expand_shared(void *ctx, const uint64_t *task, task_list *out)
+{
+    split_team *team = ctx;
+    const int n = team->n;
+    fd_status st = FD_OK;
+    split_part *parts = calloc((size_t)n, sizeof *parts);
+    pthread_t *th = calloc((size_t)n, sizeof *th);
+    char *started = calloc((size_t)n, 1);
+    if (!parts || !th || !started) {
+        st = fd_fail(FD_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    for (int t = 0; t < n; t++) {
+        fcbo_ws_set_part(team->ws[t], (uint32_t)t, (uint32_t)n);
+        parts[t] = (split_part){team->ws[t], task, {0}, FD_OK};
+        task_list_init(&parts[t].out);
+    }
+    for (int t = 1; t < n; t++) started[t] = pthread_create(&th[t], NULL, split_part_run, &parts[t]) == 0;
+    for (int t = 0; t < n; t++)
+        if (!started[t]) split_part_run(&parts[t]); /* part 0, and any thread that did not start */
+    for (int t = 1; t < n; t++)
+        if (started[t]) pthread_join(th[t], NULL);
+    for (int t = 0; t < n && st == FD_OK; t++) {
+        st = parts[t].st;
+        for (size_t i = 0; st == FD_OK && i < parts[t].out.n; i++) st = task_list_push(out, task_at(&parts[t].out, i));
+    }
+done:
+    if (parts)
+        for (int t = 0; t < n; t++) task_list_free(&parts[t].out);
+    free(parts);
+    free(th);
+    free(started);
+    return st;
+}
+
+fd_status lattice_split(const fcbo_prep *p, const lattice_opts *o, int device, concept_sink *sink,
+                            task_list *tasks, size_t target, fcbo_stats *stats)
+{
+    fd_status st = FD_OK;
+    const int n = device && o->threads > 1 ? o->threads : 1;
+    fcbo_ws **ws = calloc((size_t)n, sizeof *ws);
+    if (!ws) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    for (int t = 0; t < n && st == FD_OK; t++) {
+        st = fcbo_ws_create(&ws[t], p, sink);
+        if (st == FD_OK && device) fcbo_ws_without_failed_sets(ws[t]);
+    }
+    if (st == FD_OK && n == 1) st = fcbo_split(ws[0], tasks, target);
+    if (st == FD_OK && n > 1) {
+        split_team team = {ws, n};
+        st = fcbo_split_by(p, tasks, target, expand_shared, &team);
+    }
+    for (int t = 0; t < n; t++)
+        if (ws[t]) {
+            if (st == FD_OK) st = fcbo_ws_flush(ws[t]);
+            fcbo_stats_add(stats, fcbo_ws_stats(ws[t]));
+            fcbo_ws_destroy(&ws[t]);
+        }
+    free(ws);
+    return st;
+}
+
 fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const struct lattice_ops *ops,
                             concept_sink *sink, fcbo_stats *stats)
 {
     fd_status st = FD_OK, split_st = FD_OK;
     task_list tasks;
-    fcbo_ws *w = NULL;
     fd_pool *pool = NULL;
     task_list_init(&tasks);
     const int device = ops->device_tasks > 0;
@@ -81,13 +164,8 @@ fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const str
         split_st = fcbo_root(p, &tasks);
         size_t consumers = (size_t)fd_pool_total_workers(pool);
         if (device) consumers /= DEVICE_QUEUE; /* one per rank */
-        if (split_st == FD_OK && consumers > 1) {
-            split_st = fcbo_ws_create(&w, p, sink);
-            if (split_st == FD_OK && device) fcbo_ws_without_failed_sets(w);
-            if (split_st == FD_OK) split_st = fcbo_split(w, &tasks, consumers * per_consumer);
-            if (split_st == FD_OK) split_st = fcbo_ws_flush(w);
-            if (w) fcbo_stats_add(stats, fcbo_ws_stats(w));
-        }
+        if (split_st == FD_OK && consumers > 1)
+            split_st = lattice_split(p, o, device, sink, &tasks, consumers * per_consumer, stats);
         stats->split_seconds += fd_now() - t0;
         if (split_st != FD_OK) {
             atomic_store(&sink->failed, 1);
@@ -114,7 +192,6 @@ fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const str
     if (st == FD_OK) st = r.st;
 done:
     fd_pool_destroy(&pool);
-    fcbo_ws_destroy(&w);
     task_list_free(&tasks);
     return st;
 }

@@ -60,6 +60,13 @@ typedef struct {
 void list_source_init(list_source *s, const task_list *list);
 task_source list_source_as(list_source *s);
 
+/* Rank 0's split: replaces the root task in *tasks with at least target
+ * tasks, emitting the concepts of the nodes it expands through sink.  For
+ * a device backend (device != 0) the tasks carry no failed sets, and the
+ * o->threads host threads share each node's candidates. */
+fd_status lattice_split(const fcbo_prep *p, const lattice_opts *o, int device, concept_sink *sink, task_list *tasks,
+                        size_t target, fcbo_stats *stats);
+
 /* Splits the search for `threads` workers and runs it on ops.  Concepts of
  * the split itself go through the same sink. */
 fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const struct lattice_ops *ops,
