@@ -56,6 +56,13 @@ done
 # The default backend comes from FD_BACKEND, and a wrong one is named.
 FD_BACKEND=tpu "$BIN" lattice "$W/ok.dat" -q > /dev/null 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "backend .tpu. is not available" "$W/err"' "FD_BACKEND=tpu: exit $rc, $(cat "$W/err")"
+# The GPU backend where there is no GPU (or no CUDA in the build): a clear
+# refusal, exit 2, nothing written.
+if ! nvidia-smi -L > /dev/null 2>&1; then
+  "$BIN" lattice "$W/ok.dat" --backend cuda -o "$W/out" -q > /dev/null 2> "$W/err"; rc=$?
+  check '[ $rc -eq 2 ] && grep -q "cannot run here\|not available" "$W/err" && [ ! -e "$W/out" ]' \
+        "--backend cuda without a GPU: exit $rc, $(cat "$W/err")"
+fi
 "$BIN" nosuchcommand 2> /dev/null; rc=$?
 check '[ $rc -eq 2 ]' "unknown command: exit status $rc"
 "$BIN" info "$W/ok.dat" > /dev/null 2> "$W/err"; rc=$?
