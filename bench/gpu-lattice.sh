@@ -17,6 +17,7 @@
 # without a minimum support (more than 10^9 concepts).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist
 SHARED=$here/../../shared; CSV=$here/results/lattice-gpu.csv
 SETS="t10 mushroom chess816 synth68k-340 synth68k"; REPS=3; CPU1="t10 mushroom chess816 synth68k-340"
@@ -37,8 +38,6 @@ NGPU=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || true)
 NCORE=$(nproc)
 [ -f "$CSV" ] || echo "dataset,objects,attributes,density,min_support,concepts,backend,workers,ranks,enum_seconds,wall_seconds,concepts_per_s,machine,date,version" > "$CSV"
 version=$("$BIN" version | head -1 | cut -d' ' -f2)
-
-median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
 
 # name file min_support backend threads ranks
 run_one() {
@@ -65,7 +64,7 @@ run_one() {
 run_set() {
   local name=$1 file=$2 ms=$3 set=$4
   [ -e "$file" ] || { echo "skip $name: $file absent" >&2; return; }
-  local shape; shape=$(awk '{n++; e+=NF; for(i=1;i<=NF;i++) if(!($i in s)){s[$i]=1; m++}} END{printf "%d,%d,%.4f", n, m, e/(n*m)}' "$file")
+  local shape; shape=$(context_shape "$file" | tr ' ' ,)
   if [[ " $CPU1 " == *" $set "* ]]; then run_one "$name" "$file" "$ms" cpu 1 1 "$shape"; fi
   run_one "$name" "$file" "$ms" cpu "$NCORE" 1 "$shape"
   if [ "$NGPU" -ge 1 ]; then run_one "$name" "$file" "$ms" cuda 1 1 "$shape"; fi

@@ -7,6 +7,7 @@
 #                    [--shared ../shared] [--csv FILE] [--machine NAME]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist
 THREADS="1 2"; REPS=3; SETS="mushroom t10 chess1350 chess816 synth"
 SHARED=$here/../../shared; CSV=$here/results/lattice-cpu.csv
@@ -28,9 +29,7 @@ version=$("$BIN" version | head -1 | cut -d' ' -f2)
 run_set() {
   local name=$1 file=$2 ms=$3
   [ -e "$file" ] || { echo "skip $name: $file absent" >&2; return; }
-  local shape; shape=$(awk '{n++; e+=NF; for(i=1;i<=NF;i++) if(!($i in s)){s[$i]=1; m++}} END{printf "%d %d %.4f", n, m, e/(n*m)}' "$file")
-  [[ $file == *.cxt ]] && shape=$(awk 'NR==3{n=$1} NR==4{m=$1} NR>5+n+m{e+=gsub(/X/,"")} END{printf "%d %d %.4f", n, m, e/(n*m)}' "$file")
-  set -- $shape
+  set -- $(context_shape "$file")
   for t in $THREADS; do
     local times=() concepts=0
     for r in $(seq "$REPS"); do
@@ -41,7 +40,7 @@ run_set() {
       times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.4f", b - a}')")
       concepts=$("$BIN" info "$tmp/out/lattice.h5" | awk '$1=="n_concepts"{print $2}')
     done
-    local med; med=$(printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
+    local med; med=$(printf '%s\n' "${times[@]}" | median)
     local rate; rate=$(awk -v c="$concepts" -v s="$med" 'BEGIN{printf "%.0f", c / s}')
     printf '%-12s %9d x %-5d ms %-5s t %-3s %10d concepts %8.3f s %10d concepts/s\n' "$name" "$1" "$2" "$ms" "$t" "$concepts" "$med" "$rate"
     echo "$name,$1,$2,$3,$ms,$concepts,$t,$med,$rate,\"$MACHINE\",$(date -u +%F),$version" >> "$CSV"

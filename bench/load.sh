@@ -5,6 +5,7 @@
 # bench/results/load.csv.   bench/load.sh [--bin PATH] [--reps 3]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; REPS=3; CSV=$here/results/load.csv
 while [ $# -gt 0 ]; do case $1 in --bin) BIN=$2; shift 2;; --reps) REPS=$2; shift 2;; *) echo "unknown option $1" >&2; exit 2;; esac; done
 MACHINE="$(hostname), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
@@ -17,6 +18,6 @@ for r in $(seq "$REPS"); do
   t0=$(date +%s.%N); "$BIN" lattice "$tmp/big.dat" --min-support 3000000 -q -t 1; t1=$(date +%s.%N)
   times+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b - a}')")
 done
-med=$(printf '%s\n' "${times[@]}" | sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}')
+med=$(printf '%s\n' "${times[@]}" | median)
 echo "$bytes bytes: $med s (median of $REPS)"
 echo "$bytes,$med,$(awk -v b="$bytes" -v s="$med" 'BEGIN{printf "%.0f", b / s / 1e6}'),\"$MACHINE\",$(date -u +%F)" >> "$CSV"

@@ -1,5 +1,6 @@
 /* fcbo-dist lattice: the command line.  The run itself, on one rank or
  * many, is lattice_job_run (src/lattice/lattice_job.c). */
+#include "../common/backend.h"
 #include "../lattice/lattice_job.h"
 #include "cmds.h"
 
@@ -54,7 +55,7 @@ static fd_status parse_args(int argc, char **argv, lattice_job_opts *a, int *don
         {"quiet", no_argument, 0, 'q'},         {"stats", no_argument, 0, 'S'},
         {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
-    a->backend = getenv("FD_BACKEND") && *getenv("FD_BACKEND") ? getenv("FD_BACKEND") : "auto";
+    a->backend = fd_backend_default();
     a->min_support_pct = -1;
     a->threads = 0; /* from the placement, once the ranks are known */
     int c;

@@ -1,5 +1,6 @@
 /* fcbo-dist spearman: the command line.  The run, on one rank or many, is
  * spearman_job_run (src/spearman/spearman_job.c). */
+#include "../common/backend.h"
 #include "../spearman/spearman_job.h"
 #include "cmds.h"
 
@@ -78,7 +79,7 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
     memset(a, 0, sizeof *a);
     a->mode = 'p';
     a->value = 0.05;
-    a->backend = getenv("FD_BACKEND") && *getenv("FD_BACKEND") ? getenv("FD_BACKEND") : "auto";
+    a->backend = fd_backend_default();
     a->max_output = 50000000000ull;
     int c, chosen = 0;
     uint32_t t;

@@ -1,7 +1,14 @@
 #include "backend.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+
+const char *fd_backend_default(void)
+{
+    const char *e = getenv("FD_BACKEND");
+    return e && *e ? e : "auto";
+}
 
 const char *fd_backend_names(const fd_backend *table, size_t n, char *buf, size_t cap)
 {

@@ -18,6 +18,9 @@ typedef struct fd_backend {
  * backends when name is unknown, or when that backend cannot run here. */
 fd_status fd_backend_get(const fd_backend *table, size_t n, const char *workload, const char *name,
                          const void **ops);
+/* The name a command uses when the user gives none: $FD_BACKEND when set,
+ * else "auto". */
+const char *fd_backend_default(void);
 /* "cpu, cuda": the names in the table, into buf. */
 const char *fd_backend_names(const fd_backend *table, size_t n, char *buf, size_t cap);
 

@@ -74,7 +74,10 @@ struct fca_gpu {
     size_t scan_bytes;
     /* pairs */
     uint32_t *pnode, *pj;
-    uint64_t pcap, pjcap;
+    uint64_t pcap; /* both pair arrays */
+    /* the kernels for this context's intent width (pick_kernels) */
+    void (*node_scan)(fca_gpu *g, uint64_t c0, uint32_t k);
+    void (*closure)(fca_gpu *g, uint64_t c0, uint32_t P);
     /* emitted concepts on the device */
     uint32_t *e_supp, *e_int, *e_ext;
     uint64_t *e_int_end, *e_ext_end;
@@ -88,17 +91,20 @@ struct fca_gpu {
 
 /* ---------------- warp helpers ---------------- */
 
-__device__ __forceinline__ uint64_t warp_or64(uint64_t v) {
+__device__ __forceinline__ uint64_t warp_or64(uint64_t v)
+{
     uint32_t lo = __reduce_or_sync(FULL, (uint32_t)v), hi = __reduce_or_sync(FULL, (uint32_t)(v >> 32));
     return (uint64_t)hi << 32 | lo;
 }
 
-__device__ __forceinline__ uint64_t warp_and64(uint64_t v) {
+__device__ __forceinline__ uint64_t warp_and64(uint64_t v)
+{
     uint32_t lo = __reduce_and_sync(FULL, (uint32_t)v), hi = __reduce_and_sync(FULL, (uint32_t)(v >> 32));
     return (uint64_t)hi << 32 | lo;
 }
 
-__device__ __forceinline__ uint64_t warp_sum64(uint64_t v) {
+__device__ __forceinline__ uint64_t warp_sum64(uint64_t v)
+{
     for (int d = 16; d > 0; d >>= 1)
         v += __shfl_xor_sync(FULL, v, d);
     return v;
@@ -107,7 +113,8 @@ __device__ __forceinline__ uint64_t warp_sum64(uint64_t v) {
 __device__ __forceinline__ uint32_t lanes_below(uint32_t lane) { return (1u << lane) - 1u; }
 
 /* Bits of word w that stand for attributes >= y. */
-__device__ __forceinline__ uint64_t from_y(uint32_t w, uint32_t y) {
+__device__ __forceinline__ uint64_t from_y(uint32_t w, uint32_t y)
+{
     if ((w + 1) * 64u <= y) return 0;
     if (w * 64u >= y) return ~0ull;
     return ~0ull << (y & 63u);
@@ -121,7 +128,8 @@ __device__ __forceinline__ uint64_t from_y(uint32_t w, uint32_t y) {
 template <uint32_t W, bool COUNT>
 __global__ void __launch_bounds__(WARPS_PER_BLOCK * 32)
     k_node_scan(dctx c, nodes s, uint64_t c0, uint32_t k, uint64_t *U, uint32_t *cnt, uint64_t *ebound, uint64_t *nint,
-                uint64_t *nx, uint32_t *jbot) {
+                uint64_t *nx, uint32_t *jbot)
+{
     const uint32_t i = (blockIdx.x * blockDim.x + threadIdx.x) / 32u, lane = threadIdx.x & 31u;
     if (i >= k) return; /* warp-uniform */
     const uint32_t aw = c.aw;
@@ -240,7 +248,8 @@ __global__ void __launch_bounds__(WARPS_PER_BLOCK * 32)
 }
 
 __global__ void k_pairs(uint32_t aw, uint32_t k, const uint64_t *U, const uint32_t *poff, const uint32_t *jbot,
-                        uint32_t *pnode, uint32_t *pj) {
+                        uint32_t *pnode, uint32_t *pj)
+{
     const uint32_t i = (blockIdx.x * blockDim.x + threadIdx.x) / 32u, lane = threadIdx.x & 31u;
     if (i >= k) return;
     uint32_t out = poff[i];
@@ -275,7 +284,8 @@ struct emitv {
 };
 
 __global__ void k_emit(dctx c, nodes s, uint64_t c0, uint32_t k, const uint32_t *rank_int, const uint32_t *rank_label,
-                       const uint64_t *ioff, const uint64_t *xoff, emitv e) {
+                       const uint64_t *ioff, const uint64_t *xoff, emitv e)
+{
     const uint32_t i = (blockIdx.x * blockDim.x + threadIdx.x) / 32u, lane = threadIdx.x & 31u;
     if (i >= k) return;
     const uint64_t node = c0 + i;
@@ -314,7 +324,8 @@ enum { R_CANON = 0, R_FAIL = 1, R_SUPPORT = 2, R_NONE = 3 };
 /* One candidate (node i, attribute j), by a whole warp. */
 template <uint32_t W>
 __device__ int closure_one(const dctx &c, const nodes &s, uint64_t c0, uint32_t i, uint32_t jraw, const nodes &o,
-                           unsigned long long *slot_ctr, uint32_t lane) {
+                           unsigned long long *slot_ctr, uint32_t lane)
+{
     const uint32_t aw = c.aw;
     const uint64_t node = c0 + i;
     const uint64_t *B = s.intent + node * aw;
@@ -447,7 +458,8 @@ __device__ int closure_one(const dctx &c, const nodes &s, uint64_t c0, uint32_t 
 template <uint32_t W>
 __global__ void __launch_bounds__(WARPS_PER_BLOCK * 32)
     k_closure(dctx c, nodes s, uint64_t c0, uint32_t P, const uint32_t *pnode, const uint32_t *pj, nodes o,
-              unsigned long long *ctr) {
+              unsigned long long *ctr)
+{
     __shared__ unsigned long long tally[3];
     if (threadIdx.x < 3) tally[threadIdx.x] = 0;
     __syncthreads();
@@ -465,7 +477,8 @@ __global__ void __launch_bounds__(WARPS_PER_BLOCK * 32)
 
 __global__ void k_totals(uint32_t k, const uint32_t *cnt, const uint32_t *poff, const uint64_t *ebound,
                          const uint64_t *eb_off, const uint64_t *nint, const uint64_t *ioff, const uint64_t *nx,
-                         const uint64_t *xoff, const uint64_t *eoff_c0, totals *t) {
+                         const uint64_t *xoff, const uint64_t *eoff_c0, totals *t)
+{
     t->pairs = (uint64_t)poff[k - 1] + cnt[k - 1];
     t->ebound = eb_off[k - 1] + ebound[k - 1];
     t->nint = ioff[k - 1] + nint[k - 1];
@@ -473,7 +486,8 @@ __global__ void k_totals(uint32_t k, const uint32_t *cnt, const uint32_t *poff, 
     t->e0 = *eoff_c0;
 }
 
-__global__ void k_rebase(uint64_t *dst, const uint64_t *src, uint64_t n, uint64_t add) {
+__global__ void k_rebase(uint64_t *dst, const uint64_t *src, uint64_t n, uint64_t add)
+{
     for (uint64_t t = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; t < n; t += (uint64_t)gridDim.x * blockDim.x)
         dst[t] = src[t] + add;
 }
@@ -484,7 +498,8 @@ __global__ void k_rebase(uint64_t *dst, const uint64_t *src, uint64_t n, uint64_
 
 static unsigned warp_blocks(uint64_t warps) { return (unsigned)((warps + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK); }
 
-static fd_status dalloc(void **p, size_t bytes, const char *what) {
+static fd_status dalloc(void **p, size_t bytes, const char *what)
+{
     cudaError_t rc = cudaMalloc(p, bytes ? bytes : 8);
     if (rc != cudaSuccess) {
         cudaGetLastError();
@@ -495,7 +510,8 @@ static fd_status dalloc(void **p, size_t bytes, const char *what) {
     return FD_OK;
 }
 
-static void nodes_free(nodes *n) {
+static void nodes_free(nodes *n)
+{
     cudaFree(n->intent);
     cudaFree(n->y);
     cudaFree(n->size);
@@ -507,7 +523,8 @@ static void nodes_free(nodes *n) {
 /* Makes room for `need` nodes and `ecap` extent ids, keeping the first
  * `keep` nodes and `ekeep` ids. */
 static fd_status nodes_reserve(fca_gpu *g, nodes *n, uint64_t need, uint64_t eneed, uint64_t keep, uint64_t ekeep,
-                               const char *what) {
+                               const char *what)
+{
     fd_status st = FD_OK;
     const uint32_t aw = g->c.aw;
     if (need > n->cap) {
@@ -559,7 +576,8 @@ done:
 }
 
 /* Device buffer grown to hold n elements (contents not kept). */
-static fd_status dgrow(void **p, uint64_t *cap, uint64_t n, size_t elem, const char *what) {
+static fd_status dgrow(void **p, uint64_t *cap, uint64_t n, size_t elem, const char *what)
+{
     if (n <= *cap && *p) return FD_OK;
     uint64_t c = *cap * 2 > n ? *cap * 2 : n;
     cudaFree(*p);
@@ -570,7 +588,8 @@ static fd_status dgrow(void **p, uint64_t *cap, uint64_t n, size_t elem, const c
     return FD_OK;
 }
 
-static fd_status hgrow(void **p, uint64_t *cap, uint64_t n, size_t elem) {
+static fd_status hgrow(void **p, uint64_t *cap, uint64_t n, size_t elem)
+{
     if (n <= *cap && *p) return FD_OK;
     uint64_t c = *cap * 2 > n ? *cap * 2 : n;
     if (*p) cudaFreeHost(*p);
@@ -587,7 +606,8 @@ static fd_status hgrow(void **p, uint64_t *cap, uint64_t n, size_t elem) {
     return FD_OK;
 }
 
-extern "C" void fca_gpu_out_free(fca_gpu_out *o) {
+extern "C" void fca_gpu_out_free(fca_gpu_out *o)
+{
     if (o->supp) cudaFreeHost(o->supp);
     if (o->int_end) cudaFreeHost(o->int_end);
     if (o->int_ids) cudaFreeHost(o->int_ids);
@@ -596,7 +616,8 @@ extern "C" void fca_gpu_out_free(fca_gpu_out *o) {
     memset(o, 0, sizeof *o);
 }
 
-static fd_status out_reserve(fca_gpu_out *o, uint64_t n, uint64_t nint, uint64_t next, int ext) {
+static fd_status out_reserve(fca_gpu_out *o, uint64_t n, uint64_t nint, uint64_t next, int ext)
+{
     uint64_t cn = o->cap_n, cn2 = o->cap_n, cn3 = o->cap_n;
     FD_TRY(hgrow((void **)&o->supp, &cn, n, 4));
     FD_TRY(hgrow((void **)&o->int_end, &cn2, n, 8));
@@ -607,7 +628,8 @@ static fd_status out_reserve(fca_gpu_out *o, uint64_t n, uint64_t nint, uint64_t
     return FD_OK;
 }
 
-extern "C" void fca_gpu_destroy(fca_gpu **pg) {
+extern "C" void fca_gpu_destroy(fca_gpu **pg)
+{
     fca_gpu *g = *pg;
     if (!g) return;
     cudaSetDevice(g->device);
@@ -626,7 +648,10 @@ extern "C" void fca_gpu_destroy(fca_gpu **pg) {
     *pg = NULL;
 }
 
-extern "C" fd_status fca_gpu_create(fca_gpu **out, const fca_gpu_ctx *c) {
+static void pick_kernels(fca_gpu *g, uint32_t aw);
+
+extern "C" fd_status fca_gpu_create(fca_gpu **out, const fca_gpu_ctx *c)
+{
     fd_status st = FD_OK;
     fca_gpu *g = (fca_gpu *)calloc(1, sizeof *g);
     if (!g) return fd_fail(FD_ERR_NOMEM, "out of memory");
@@ -640,6 +665,7 @@ extern "C" fd_status fca_gpu_create(fca_gpu **out, const fca_gpu_ctx *c) {
     if (K > lim) K = lim;
     if (K < 1) K = 1;
     g->kmax = (uint32_t)K;
+    pick_kernels(g, aw);
     CK(cudaSetDevice(c->device));
     CK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
     FD_TRY_GOTO(dalloc((void **)&g->rows, (size_t)c->n_obj * aw * 8, "the context rows"), st, done);
@@ -690,13 +716,15 @@ extern "C" uint32_t fca_gpu_chunk(const fca_gpu *g) { return g->kmax; }
 
 extern "C" void fca_gpu_get_stats(const fca_gpu *g, fca_gpu_stats *s) { *s = g->stats; }
 
-static void note_depth(fca_gpu *g) {
+static void note_depth(fca_gpu *g)
+{
     if (g->top > g->stats.max_nodes) g->stats.max_nodes = g->top;
     if (g->etop > g->stats.max_ext) g->stats.max_ext = g->etop;
 }
 
 extern "C" fd_status fca_gpu_push(fca_gpu *g, uint32_t n, const uint64_t *intents, const uint32_t *y,
-                                  const uint32_t *size, const uint32_t *ext, uint64_t n_ext) {
+                                  const uint32_t *size, const uint32_t *ext, uint64_t n_ext)
+{
     fd_status st = FD_OK;
     const uint32_t aw = g->c.aw;
     uint64_t *eoff = NULL;
@@ -729,10 +757,10 @@ done:
 
 /* The kernels that keep intent words in registers come in widths of 1 to
  * 16 words: the narrowest that holds the whole intent, so that small
- * contexts pay neither registers nor occupancy for wide ones. */
-static uint32_t group_width(uint32_t aw) { return aw <= 1 ? 1 : aw <= 2 ? 2 : aw <= 4 ? 4 : aw <= 8 ? 8 : 16; }
-
-template <uint32_t W> static void node_scan_w(fca_gpu *g, uint64_t c0, uint32_t k) {
+ * contexts pay neither registers nor occupancy for wide ones.  The pair
+ * is chosen once, in fca_gpu_create. */
+template <uint32_t W> static void node_scan_w(fca_gpu *g, uint64_t c0, uint32_t k)
+{
     if (g->c.min_support >= 2)
         k_node_scan<W, true><<<warp_blocks(k), WARPS_PER_BLOCK * 32, 0, g->stream>>>(
             g->d, g->st, c0, k, g->U, g->cnt, g->ebound, g->nint, g->nx, g->jbot);
@@ -741,34 +769,34 @@ template <uint32_t W> static void node_scan_w(fca_gpu *g, uint64_t c0, uint32_t 
             g->d, g->st, c0, k, g->U, g->cnt, g->ebound, g->nint, g->nx, g->jbot);
 }
 
-template <uint32_t W> static void closure_w(fca_gpu *g, uint64_t c0, uint32_t P) {
+template <uint32_t W> static void closure_w(fca_gpu *g, uint64_t c0, uint32_t P)
+{
     k_closure<W>
         <<<warp_blocks(P), WARPS_PER_BLOCK * 32, 0, g->stream>>>(g->d, g->st, c0, P, g->pnode, g->pj, g->sg, g->ctr);
 }
 
-static cudaError_t launch_node_scan(fca_gpu *g, uint64_t c0, uint32_t k) {
-    switch (group_width(g->c.aw)) {
-    case 1: node_scan_w<1>(g, c0, k); break;
-    case 2: node_scan_w<2>(g, c0, k); break;
-    case 4: node_scan_w<4>(g, c0, k); break;
-    case 8: node_scan_w<8>(g, c0, k); break;
-    default: node_scan_w<16>(g, c0, k); break;
-    }
-    return cudaGetLastError();
+template <uint32_t W> static void pick_width(fca_gpu *g)
+{
+    g->node_scan = node_scan_w<W>;
+    g->closure = closure_w<W>;
 }
 
-static cudaError_t launch_closure(fca_gpu *g, uint64_t c0, uint32_t P) {
-    switch (group_width(g->c.aw)) {
-    case 1: closure_w<1>(g, c0, P); break;
-    case 2: closure_w<2>(g, c0, P); break;
-    case 4: closure_w<4>(g, c0, P); break;
-    case 8: closure_w<8>(g, c0, P); break;
-    default: closure_w<16>(g, c0, P); break;
-    }
-    return cudaGetLastError();
+static void pick_kernels(fca_gpu *g, uint32_t aw)
+{
+    if (aw <= 1)
+        pick_width<1>(g);
+    else if (aw <= 2)
+        pick_width<2>(g);
+    else if (aw <= 4)
+        pick_width<4>(g);
+    else if (aw <= 8)
+        pick_width<8>(g);
+    else
+        pick_width<16>(g);
 }
 
-extern "C" fd_status fca_gpu_step(fca_gpu *g, fca_gpu_out *out) {
+extern "C" fd_status fca_gpu_step(fca_gpu *g, fca_gpu_out *out)
+{
     fd_status st = FD_OK;
     const uint32_t aw = g->c.aw;
     const int ext = g->c.with_extents;
@@ -781,7 +809,8 @@ extern "C" fd_status fca_gpu_step(fca_gpu *g, fca_gpu_out *out) {
         cudaStream_t s = g->stream;
         size_t tb;
 
-        CK(launch_node_scan(g, c0, k));
+        g->node_scan(g, c0, k);
+        CK(cudaGetLastError());
         tb = g->scan_bytes;
         CK(cub::DeviceScan::ExclusiveSum(g->scan_tmp, tb, g->cnt, g->poff, (int)k, s));
         tb = g->scan_bytes;
@@ -800,8 +829,11 @@ extern "C" fd_status fca_gpu_step(fca_gpu *g, fca_gpu_out *out) {
             return fd_fail(FD_ERR_NOMEM, "a chunk of %u nodes may produce %llu extent ids, more than 2^40", k,
                            (unsigned long long)T.ebound);
 
-        FD_TRY(dgrow((void **)&g->pnode, &g->pcap, T.pairs, 4, "candidate pairs"));
-        FD_TRY(dgrow((void **)&g->pj, &g->pjcap, T.pairs, 4, "candidate pairs"));
+        if (T.pairs > g->pcap || !g->pnode) {
+            uint64_t cap = g->pcap;
+            FD_TRY(dgrow((void **)&g->pnode, &cap, T.pairs, 4, "candidate pairs"));
+            FD_TRY(dgrow((void **)&g->pj, &g->pcap, T.pairs, 4, "candidate pairs"));
+        }
         FD_TRY(nodes_reserve(g, &g->sg, T.pairs, T.ebound, 0, 0, "children"));
         FD_TRY(dgrow((void **)&g->e_int, &g->e_int_cap, T.nint, 4, "emitted intents"));
         if (ext) FD_TRY(dgrow((void **)&g->e_ext, &g->e_ext_cap, T.next, 4, "emitted extents"));
@@ -823,7 +855,8 @@ extern "C" fd_status fca_gpu_step(fca_gpu *g, fca_gpu_out *out) {
         if (T.pairs) {
             k_pairs<<<warp_blocks(k), WARPS_PER_BLOCK * 32, 0, s>>>(aw, k, g->U, g->poff, g->jbot, g->pnode, g->pj);
             CK(cudaGetLastError());
-            CK(launch_closure(g, c0, (uint32_t)T.pairs));
+            g->closure(g, c0, (uint32_t)T.pairs);
+            CK(cudaGetLastError());
         }
         CK(cudaMemcpyAsync(g->h_ctr, g->ctr, 4 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
         CK(cudaStreamSynchronize(s));

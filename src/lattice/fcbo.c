@@ -526,20 +526,19 @@ static fd_status serialize(fcbo_ws *w, const fnode *nd, uint32_t y, task_list *o
 static uint32_t deserialize(fcbo_ws *w, const uint64_t *t, fnode *nd)
 {
     const fcbo_prep *p = w->p;
-    uint32_t y = (uint32_t)t[0];
-    nd->is_bits = (uint32_t)(t[0] >> 32);
-    nd->size = (uint32_t)t[1];
-    uint32_t nm = (uint32_t)(t[1] >> 32);
-    const uint64_t *q = t + TASK_HDR;
-    nd->intent = (fd_word *)q;
-    q += p->aw;
-    nd->ext = (void *)q;
-    q += nd->is_bits ? p->ow : ((size_t)nd->size + 1) / 2;
+    fcbo_task_info ti;
+    fcbo_task_info_get(p, t, &ti);
+    nd->is_bits = ti.is_bits;
+    nd->size = ti.size;
+    nd->intent = (fd_word *)ti.intent;
+    nd->ext = (void *)ti.ext;
+    const uint32_t nm = (uint32_t)(t[1] >> 32);
+    const uint64_t *q = (const uint64_t *)ti.ext + (ti.is_bits ? p->ow : ((size_t)ti.size + 1) / 2);
     for (uint32_t i = 0; i < nm; i++) {
         w->M[q[0]] = (fd_word *)(q + 1);
         q += 1 + p->aw;
     }
-    return y;
+    return ti.y;
 }
 
 static void clear_M(fcbo_ws *w, uint32_t y)

@@ -162,8 +162,8 @@ fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const str
     if (fd_pool_rank(pool) == 0) {
         double t0 = fd_now();
         split_st = fcbo_root(p, &tasks);
-        size_t consumers = (size_t)fd_pool_total_workers(pool);
-        if (device) consumers /= DEVICE_QUEUE; /* one per rank */
+        /* A device rank is one consumer; CPU threads are one each. */
+        size_t consumers = (size_t)(device ? fd_pool_ranks(pool) : fd_pool_total_workers(pool));
         if (split_st == FD_OK && consumers > 1)
             split_st = lattice_split(p, o, device, sink, &tasks, consumers * per_consumer, stats);
         stats->split_seconds += fd_now() - t0;

@@ -170,15 +170,6 @@ static fd_status engine_open(fca_gpu **g, const fcbo_prep *p, const lattice_opts
     return st;
 }
 
-static void add_engine_stats(const fca_gpu *g, fcbo_stats *stats)
-{
-    fca_gpu_stats gs;
-    fca_gpu_get_stats(g, &gs);
-    stats->closures += gs.closures;
-    stats->fails += gs.fails;
-    stats->skipped_support += gs.skipped_support;
-}
-
 static int cuda_devices(void) { return fd_cuda_device_count(); }
 static int cuda_available(void) { return fd_cuda_device_count() > 0; }
 
@@ -244,7 +235,9 @@ done:
     if (f.g) {
         fca_gpu_stats gs;
         fca_gpu_get_stats(f.g, &gs);
-        add_engine_stats(f.g, stats);
+        stats->closures += gs.closures;
+        stats->fails += gs.fails;
+        stats->skipped_support += gs.skipped_support;
         if (getenv("FD_GPU_VERBOSE"))
             fprintf(stderr,
                     "gpu %d: %llu steps of up to %u nodes, stack at most %llu nodes and %llu extent ids; "

@@ -91,6 +91,7 @@ void fd_pool_set_work(fd_pool *p, const fd_records *recs) { p->recs = *recs; }
 
 int fd_pool_rank(const fd_pool *p) { return p->rank; }
 int fd_pool_total_workers(const fd_pool *p) { return p->total_workers; }
+int fd_pool_ranks(const fd_pool *p) { return p->size; }
 void fd_pool_set_max_sleep(fd_pool *p, long ns) { p->max_sleep_ns = ns < 1000 ? 1000 : ns; }
 
 

@@ -71,6 +71,8 @@ fd_status fd_pool_work(fd_pool *p, int threads, fd_pool_fn fn, void *arg, fd_pro
 /* This rank in the pool (0 without MPI) and the worker threads of all
  * ranks together. */
 int fd_pool_rank(const fd_pool *p);
+/* Ranks sharing the pool (1 without MPI). */
+int fd_pool_ranks(const fd_pool *p);
 int fd_pool_total_workers(const fd_pool *p);
 
 #endif

@@ -1,0 +1,14 @@
+# Shared by the bench scripts: source "$(dirname "$0")/lib.sh".
+
+# Median of the numbers on standard input, one per line.
+median() { sort -g | awk '{a[NR]=$1} END{print a[int((NR+1)/2)]}'; }
+
+# "objects attributes density" of a context file (.cxt, or FIMI .dat
+# whose attribute count is its number of distinct ids).
+context_shape() {
+  if [[ $1 == *.cxt ]]; then
+    awk 'NR==3{n=$1} NR==4{m=$1} NR>5+n+m{e+=gsub(/X/,"")} END{printf "%d %d %.4f", n, m, e/(n*m)}' "$1"
+  else
+    awk '{n++; e+=NF; for(i=1;i<=NF;i++) if(!($i in s)){s[$i]=1; m++}} END{printf "%d %d %.4f", n, m, e/(n*m)}' "$1"
+  fi
+}
