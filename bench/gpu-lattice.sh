@@ -9,26 +9,29 @@
 #
 #   bench/gpu-lattice.sh [--bin PATH] [--shared DIR] [--sets "t10 mushroom chess816 synth68k"]
 #                        [--reps 3] [--cpu1 "sets to run on 1 CPU thread"] [--csv FILE] [--machine NAME]
+#                        [--backends "cpu cuda"]
 #
 # synth68k is `gen context --objects 68000 --attributes 412 --density 0.11`
 # (the shape of the largest context in seed 000) at --min-support 68 (0.1%,
 # 11.6 million concepts; about 3 minutes on one CPU thread, so --cpu1 leaves
 # it out unless asked); synth68k-340 the same at 340 (0.5%); synth68k-full
-# without a minimum support (more than 10^9 concepts).
+# without a minimum support (more than 10^9 concepts); synth68k-MS and
+# chess-MS take any minimum support MS.  --backends cuda leaves out the CPU
+# runs (for the large sets, where 16 CPU threads take minutes).
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist
 SHARED=$here/../../shared; CSV=$here/results/lattice-gpu.csv
-SETS="t10 mushroom chess816 synth68k-340 synth68k"; REPS=3; CPU1="t10 mushroom chess816 synth68k-340"
+SETS="t10 mushroom chess816 synth68k-340 synth68k"; REPS=3; BACKENDS="cpu cuda"; CPU1="t10 mushroom chess816 synth68k-340"
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1 || true)
 MACHINE="$(nproc) cores $(lscpu | sed -n 's/^Model name: *//p' | head -1), ${GPU:-no GPU}"
 while [ $# -gt 0 ]; do
   case $1 in
     --bin) BIN=$2; shift 2;; --shared) SHARED=$2; shift 2;; --sets) SETS=$2; shift 2;;
     --reps) REPS=$2; shift 2;; --cpu1) CPU1=$2; shift 2;; --csv) CSV=$2; shift 2;;
-    --machine) MACHINE=$2; shift 2;;
-    -h|--help) sed -n '2,18p' "$0"; exit 0;;
+    --machine) MACHINE=$2; shift 2;; --backends) BACKENDS=$2; shift 2;;
+    -h|--help) sed -n '2,22p' "$0"; exit 0;;
     *) echo "bench/gpu-lattice.sh: unknown option $1" >&2; exit 2;;
   esac
 done
@@ -65,10 +68,14 @@ run_set() {
   local name=$1 file=$2 ms=$3 set=$4
   [ -e "$file" ] || { echo "skip $name: $file absent" >&2; return; }
   local shape; shape=$(context_shape "$file" | tr ' ' ,)
-  if [[ " $CPU1 " == *" $set "* ]]; then run_one "$name" "$file" "$ms" cpu 1 1 "$shape"; fi
-  run_one "$name" "$file" "$ms" cpu "$NCORE" 1 "$shape"
-  if [ "$NGPU" -ge 1 ]; then run_one "$name" "$file" "$ms" cuda 1 1 "$shape"; fi
-  if [ "$NGPU" -ge 2 ]; then run_one "$name" "$file" "$ms" cuda 1 2 "$shape"; fi
+  if [[ " $BACKENDS " == *" cpu "* ]]; then
+    if [[ " $CPU1 " == *" $set "* ]]; then run_one "$name" "$file" "$ms" cpu 1 1 "$shape"; fi
+    run_one "$name" "$file" "$ms" cpu "$NCORE" 1 "$shape"
+  fi
+  if [[ " $BACKENDS " == *" cuda "* ]]; then
+    if [ "$NGPU" -ge 1 ]; then run_one "$name" "$file" "$ms" cuda 1 1 "$shape"; fi
+    if [ "$NGPU" -ge 2 ]; then run_one "$name" "$file" "$ms" cuda 1 2 "$shape"; fi
+  fi
 }
 
 for s in $SETS; do
@@ -76,12 +83,13 @@ for s in $SETS; do
     t10) run_set T10I4D100K "$SHARED/data/fca/T10I4D100K.dat" 0 t10;;
     mushroom) run_set mushroom "$SHARED/data/fca/mushroom.dat" 0 mushroom;;
     chess816) run_set chess "$SHARED/data/fca/chess.dat" 816 chess816;;
-    synth68k|synth68k-340|synth68k-full)
+    chess-[0-9]*) run_set chess "$SHARED/data/fca/chess.dat" "${s#chess-}" "$s";;
+    synth68k|synth68k-[0-9]*|synth68k-full)
       [ -e "$tmp/s68k.dat" ] || "$BIN" gen context --objects 68000 --attributes 412 --density 0.11 --seed 1 -o "$tmp/s68k.dat"
       case $s in
         synth68k) run_set synth-68k "$tmp/s68k.dat" 68 "$s";;
-        synth68k-340) run_set synth-68k "$tmp/s68k.dat" 340 "$s";;
-        *) run_set synth-68k "$tmp/s68k.dat" 0 "$s";;
+        synth68k-full) run_set synth-68k "$tmp/s68k.dat" 0 "$s";;
+        *) run_set synth-68k "$tmp/s68k.dat" "${s#synth68k-}" "$s";;
       esac;;
     *) echo "bench/gpu-lattice.sh: unknown set $s" >&2; exit 2;;
   esac

@@ -3,7 +3,11 @@
 # densities (one to 18 intent words, so both register groups of the
 # closure kernel run), on contexts with empty and full rows, with and
 # without a minimum support, on one GPU and, where the machine has two, on
-# two ranks; and on the shared mushroom and chess data.  Needs a GPU: CI
+# two ranks; and on the shared mushroom and chess data.  Extents are
+# lists or bitsets and bitsets are closed by rows or by columns: the
+# default mix runs everywhere, and each way alone (every extent a bitset,
+# closed by rows only, by columns only; no bitsets at all) on part of the
+# shapes.  Needs a GPU: CI
 # only builds the backend (ctest -L gpu on the GPU machine runs this).
 source "$(dirname "$0")/lib.sh" "$@"
 HERE=$(dirname "$0")
@@ -18,17 +22,21 @@ fi
 GPUS=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || true)
 
 # same LABEL FILE [lattice options]: CPU and GPU results are the same set.
+# GPU_ENV: settings of the GPU runs (docs/performance.md, tuning knobs).
+GPU_ENV=""
 same() {
-  local label=$1 f=$2; shift 2
+  local label="$1${GPU_ENV:+ ($GPU_ENV)}" f=$2; shift 2
   "$BIN" lattice "$f" --backend cpu --extents -o "$WORK/cpu" --force -q "$@"
-  if "$BIN" lattice "$f" --backend "$GB" --extents -o "$WORK/gpu" --force -q "$@" 2> "$WORK/err"; then
+  if env $GPU_ENV "$BIN" lattice "$f" --backend "$GB" --extents -o "$WORK/gpu" --force -q "$@" 2> "$WORK/err"; then
     check 'python3 "$HERE/same_lattice.py" "$WORK/cpu/lattice.h5" "$WORK/gpu/lattice.h5" > "$WORK/cmp" 2>&1' \
           "$label $*: 1 GPU differs from the CPU: $(cat "$WORK/cmp")"
   else
     bad "$label $*: cuda backend failed: $(cat "$WORK/err")"
   fi
   if [ "${GPUS:-0}" -ge 2 ]; then
-    if mpirun -np 2 "$BIN" lattice "$f" --backend "$GB" --extents -o "$WORK/gpu2" --force -q "$@" 2> "$WORK/err"; then
+    # mpirun reads standard input: keep it off the here-strings that feed the loops.
+    if env $GPU_ENV mpirun -np 2 "$BIN" lattice "$f" --backend "$GB" --extents -o "$WORK/gpu2" --force -q "$@" \
+         2> "$WORK/err" < /dev/null; then
       check 'python3 "$HERE/same_lattice.py" "$WORK/cpu/lattice.h5" "$WORK/gpu2/lattice.h5" > "$WORK/cmp" 2>&1' \
             "$label $*: 2 GPUs differ from the CPU: $(cat "$WORK/cmp")"
     else
@@ -62,6 +70,33 @@ same "empty and full rows" "$WORK/edges.dat"
 same "empty and full rows" "$WORK/edges.dat" --min-support 2
 "$BIN" gen context --objects 800 --attributes 90 --density 0.2 --seed 11 -o "$WORK/pct.dat"
 same "random 800 x 90" "$WORK/pct.dat" --min-support 5%
+
+# Each extent layout and closure alone.
+for GPU_ENV in "FD_GPU_BITS_MIN=1 FD_GPU_CLOSURE=rows" "FD_GPU_BITS_MIN=1 FD_GPU_CLOSURE=columns" \
+               "FD_GPU_BITS_MIN=64 FD_GPU_CLOSURE=columns" "FD_GPU_BITS_MIN=off"; do
+  for s in 2 3 4 5 8 10; do
+    same "random seed $s" "$WORK/r$s.dat"
+    same "random seed $s" "$WORK/r$s.dat" --min-support 3
+  done
+  same "empty and full rows" "$WORK/edges.dat"
+done
+GPU_ENV=""
+
+# The settings above do what they say: closures by columns only where
+# bitset extents are allowed and columns asked for (FD_GPU_VERBOSE counts them).
+by_columns() {
+  env "$@" FD_GPU_VERBOSE=1 "$BIN" lattice "$WORK/r10.dat" --backend "$GB" -q 2>&1 > /dev/null |
+    sed -n 's/.* closures, \([0-9]*\) by columns.*/\1/p'
+}
+if [ "$GB" = cuda ]; then
+  n=$(by_columns FD_GPU_BITS_MIN=1 FD_GPU_CLOSURE=columns); check '[ "${n:-0}" -gt 0 ]' "no closure by columns when asked for ($n)"
+  n=$(by_columns FD_GPU_BITS_MIN=off FD_GPU_CLOSURE=columns); check '[ "$n" = 0 ]' "closures by columns without bitset extents ($n)"
+  n=$(by_columns FD_GPU_BITS_MIN=1 FD_GPU_CLOSURE=rows); check '[ "$n" = 0 ]' "closures by columns when rows were asked for ($n)"
+  FD_GPU_CLOSURE=diagonal "$BIN" lattice "$WORK/r10.dat" --backend cuda -q > /dev/null 2> "$WORK/err"
+  rc=$?
+  check '[ $rc = 2 ] && grep -q "FD_GPU_CLOSURE=diagonal: expected rows, columns or auto" "$WORK/err"' \
+        "FD_GPU_CLOSURE=diagonal: exit $rc, $(cat "$WORK/err")"
+fi
 
 D=$SHARED/data/fca
 if [ -e "$D/mushroom.dat" ]; then

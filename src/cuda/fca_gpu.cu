@@ -36,6 +36,7 @@
 #define EXT_MASK ((1ull << SLOT_SHIFT) - 1)
 #define WARPS_PER_BLOCK 8
 #define DEFAULT_CHUNK 32768u
+#define NCTR 5
 
 /* The node stack, or the staging area of a step's children: the same
  * layout, structure of arrays. */
@@ -49,7 +50,10 @@ struct nodes {
 
 struct dctx {
     const uint64_t *rows, *all;
+    const uint64_t *cols; /* n_attr x ow: the context by attribute (bitset extents only) */
     uint32_t aw, n_attr, min_support;
+    uint32_t ow, bits_min; /* extents of bits_min objects or more are bitsets of ow words */
+    int closure;           /* fca_gpu_closure: how bitset extents are closed */
 };
 
 struct totals {
@@ -61,7 +65,7 @@ struct fca_gpu {
     int device;
     cudaStream_t stream;
     dctx d;
-    uint64_t *rows, *all;
+    uint64_t *rows, *all, *cols;
     uint32_t *rank_int, *rank_label;
     nodes st, sg;       /* stack, staging */
     uint64_t top, etop; /* nodes and extent ids on the stack */
@@ -82,7 +86,8 @@ struct fca_gpu {
     uint32_t *e_supp, *e_int, *e_ext;
     uint64_t *e_int_end, *e_ext_end;
     uint64_t e_int_cap, e_ext_cap;
-    /* counters: [0] child slot|offset, [1..3] closures, fails, below support */
+    /* counters: [0] child slot|offset, [1..4] closures, fails, below
+     * support, closures by columns */
     unsigned long long *ctr;
     unsigned long long *h_ctr; /* pinned mirror */
     totals *h_tot, *d_tot;
@@ -112,6 +117,57 @@ __device__ __forceinline__ uint64_t warp_sum64(uint64_t v)
 
 __device__ __forceinline__ uint32_t lanes_below(uint32_t lane) { return (1u << lane) - 1u; }
 
+__device__ __forceinline__ uint32_t warp_incl_scan(uint32_t v, uint32_t lane)
+{
+    for (uint32_t d = 1; d < 32; d <<= 1) {
+        const uint32_t u = __shfl_up_sync(FULL, v, d);
+        if (lane >= d) v += u;
+    }
+    return v;
+}
+
+/* ---------------- extents ----------------
+ *
+ * A node's extent is an ascending list of object ids, or, from bits_min
+ * objects on, a bitset of ow words (by default from the size where the
+ * bitset is the smaller: chess keeps 400 bytes per node instead of 4 KB).
+ * The size alone says which, so nodes carry no flag.  Every extent starts
+ * at an even offset of the u32 extent array, so that bitsets are 8-byte
+ * aligned: a list of n ids takes n rounded up to even. */
+__host__ __device__ __forceinline__ bool ext_is_bits(uint32_t size, uint32_t bits_min) { return size >= bits_min; }
+
+__host__ __device__ __forceinline__ uint64_t ext_units(uint32_t size, uint32_t bits_min, uint32_t ow)
+{
+    return ext_is_bits(size, bits_min) ? 2ull * ow : ((uint64_t)size + 1) & ~1ull;
+}
+
+/* Writes the ascending ids of the objects in a AND b (b NULL: a alone). */
+__device__ void bits_to_ids(const uint64_t *a, const uint64_t *b, uint32_t ow, uint32_t *out, uint32_t lane)
+{
+    uint32_t pos = 0;
+    for (uint32_t r = 0; r < ow; r += 32) {
+        const uint32_t w = r + lane;
+        uint64_t bits = w < ow ? a[w] & (b ? b[w] : ~0ull) : 0;
+        const uint32_t n = __popcll(bits);
+        const uint32_t incl = warp_incl_scan(n, lane);
+        uint32_t p = pos + incl - n;
+        while (bits) {
+            out[p++] = w * 64u + (uint32_t)(__ffsll((long long)bits) - 1);
+            bits &= bits - 1;
+        }
+        pos += __shfl_sync(FULL, incl, 31);
+    }
+}
+
+/* C = A ∩ col(j) ⊆ col(m), one lane alone; most attributes fail within the
+ * first words. */
+__device__ __forceinline__ bool col_holds(const uint64_t *A, const uint64_t *cj, const uint64_t *cm, uint32_t ow)
+{
+    for (uint32_t w = 0; w < ow; w++)
+        if (A[w] & cj[w] & ~cm[w]) return false;
+    return true;
+}
+
 /* Bits of word w that stand for attributes >= y. */
 __device__ __forceinline__ uint64_t from_y(uint32_t w, uint32_t y)
 {
@@ -122,48 +178,42 @@ __device__ __forceinline__ uint64_t from_y(uint32_t w, uint32_t y)
 
 /* ---------------- kernels ---------------- */
 
-/* COUNT (minimum support >= 2): also count each candidate's extent and
- * keep only those with enough objects, so that the closure kernel never
- * sees the (often billions of) candidates below the support. */
-template <uint32_t W, bool COUNT>
-__global__ void __launch_bounds__(WARPS_PER_BLOCK * 32)
-    k_node_scan(dctx c, nodes s, uint64_t c0, uint32_t k, uint64_t *U, uint32_t *cnt, uint64_t *ebound, uint64_t *nint,
-                uint64_t *nx, uint32_t *jbot)
+/* node_scan over a bitset extent: a candidate's extent size is a popcount
+ * of A AND col(j), the same work with or without a minimum support.  e
+ * comes out the same in every lane. */
+__device__ void node_scan_bits(const dctx &c, const uint64_t *A, const uint64_t *B, uint32_t y, uint32_t js,
+                               uint64_t *Ui, uint32_t lane, uint64_t &e, uint32_t &ucount, bool &jhit)
 {
-    const uint32_t i = (blockIdx.x * blockDim.x + threadIdx.x) / 32u, lane = threadIdx.x & 31u;
-    if (i >= k) return; /* warp-uniform */
-    const uint32_t aw = c.aw;
-    const uint64_t node = c0 + i;
-    const uint64_t *B = s.intent + node * aw;
-    const uint32_t y = s.y[node], size = s.size[node];
-    const uint32_t *A = s.ext + s.eoff[node];
-    uint64_t *Ui = U + (uint64_t)i * aw;
-
-    uint32_t pb = 0, js = UINT32_MAX;
-    for (uint32_t w = lane; w < aw; w += 32) {
-        pb += __popcll(B[w]);
-        uint64_t miss = c.all[w] & ~B[w];
-        if (miss && js == UINT32_MAX) js = w * 64u + (uint32_t)(__ffsll((long long)miss) - 1);
-        Ui[w] = 0;
-    }
-    pb = __reduce_add_sync(FULL, pb);
-    js = __reduce_min_sync(FULL, js); /* j*: the first attribute not in B */
-    __syncwarp();
-    if (lane == 0) {
-        nint[i] = pb;
-        nx[i] = size;
-    }
-    if (js == UINT32_MAX || y >= c.n_attr) { /* B holds everything, or no attribute is left */
-        if (lane == 0) {
-            cnt[i] = 0;
-            ebound[i] = 0;
-            jbot[i] = UINT32_MAX;
+    const uint32_t keep = c.min_support > 1 ? c.min_support : 1;
+    for (uint32_t w = y / 64u; w < c.aw; w++) {
+        uint64_t m = c.all[w] & ~B[w] & from_y(w, y), u = 0;
+        while (m) {
+            const uint32_t b = (uint32_t)(__ffsll((long long)m) - 1);
+            m &= m - 1;
+            const uint32_t j = w * 64u + b;
+            const uint64_t *col = c.cols + (uint64_t)j * c.ow;
+            uint32_t n = 0;
+            for (uint32_t t = lane; t < c.ow; t += 32)
+                n += __popcll(A[t] & col[t]);
+            n = __reduce_add_sync(FULL, n);
+            if (n >= keep) {
+                u |= 1ull << b;
+                e += n;
+            }
+            if (j == js && n) jhit = true;
         }
-        return;
+        if (lane == 0) Ui[w] = u;
+        ucount += __popcll(u);
     }
-    uint64_t e = 0;
-    uint32_t ucount = 0;
-    bool jhit = false;
+}
+
+/* node_scan over a list extent: 32 objects at a time, each lane the row of
+ * its own. */
+template <uint32_t W, bool COUNT>
+__device__ void node_scan_list(const dctx &c, const uint32_t *A, const uint64_t *B, uint32_t size, uint32_t y,
+                               uint32_t js, uint64_t *Ui, uint32_t lane, uint64_t &e, uint32_t &ucount, bool &jhit)
+{
+    const uint32_t aw = c.aw;
     for (uint32_t g = y / 64u; g < aw; g += W) {
         const uint32_t nw = min((uint32_t)W, aw - g);
         uint64_t m[W], u[W];
@@ -237,6 +287,59 @@ __global__ void __launch_bounds__(WARPS_PER_BLOCK * 32)
         }
     }
     e = warp_sum64(e);
+}
+
+/* COUNT (minimum support >= 2): also count each candidate's extent and
+ * keep only those with enough objects, so that the closure kernel never
+ * sees the (often billions of) candidates below the support. */
+template <uint32_t W, bool COUNT>
+__global__ void __launch_bounds__(WARPS_PER_BLOCK * 32)
+    k_node_scan(dctx c, nodes s, uint64_t c0, uint32_t k, uint64_t *U, uint32_t *cnt, uint64_t *ebound, uint64_t *nint,
+                uint64_t *nx, uint32_t *jbot)
+{
+    const uint32_t i = (blockIdx.x * blockDim.x + threadIdx.x) / 32u, lane = threadIdx.x & 31u;
+    if (i >= k) return; /* warp-uniform */
+    const uint32_t aw = c.aw;
+    const uint64_t node = c0 + i;
+    const uint64_t *B = s.intent + node * aw;
+    const uint32_t y = s.y[node], size = s.size[node];
+    const uint32_t *A = s.ext + s.eoff[node];
+    uint64_t *Ui = U + (uint64_t)i * aw;
+
+    uint32_t pb = 0, js = UINT32_MAX;
+    for (uint32_t w = lane; w < aw; w += 32) {
+        pb += __popcll(B[w]);
+        uint64_t miss = c.all[w] & ~B[w];
+        if (miss && js == UINT32_MAX) js = w * 64u + (uint32_t)(__ffsll((long long)miss) - 1);
+        Ui[w] = 0;
+    }
+    pb = __reduce_add_sync(FULL, pb);
+    js = __reduce_min_sync(FULL, js); /* j*: the first attribute not in B */
+    __syncwarp();
+    if (lane == 0) {
+        nint[i] = pb;
+        nx[i] = size;
+    }
+    if (js == UINT32_MAX || y >= c.n_attr) { /* B holds everything, or no attribute is left */
+        if (lane == 0) {
+            cnt[i] = 0;
+            ebound[i] = 0;
+            jbot[i] = UINT32_MAX;
+        }
+        return;
+    }
+    uint64_t e = 0;
+    uint32_t ucount = 0;
+    bool jhit = false;
+    if (ext_is_bits(size, c.bits_min))
+        node_scan_bits(c, (const uint64_t *)A, B, y, js, Ui, lane, e, ucount, jhit);
+    else
+        node_scan_list<W, COUNT>(c, A, B, size, y, js, Ui, lane, e, ucount, jhit);
+    /* Room for the children's extents: at most their sizes, one pad each
+     * (even offsets), and whole bitsets where a low bits_min makes them
+     * larger than the sizes (a testing setting). */
+    e += ucount;
+    if (c.bits_min <= 2 * c.ow) e += (uint64_t)ucount * 2 * c.ow;
     /* The empty extent at j* is the one that can be canonical (its closure,
      * every attribute, agrees with B below j*); fcbo.c does the same. */
     const bool bottom = c.min_support == 0 && js >= y && !jhit;
@@ -257,11 +360,7 @@ __global__ void k_pairs(uint32_t aw, uint32_t k, const uint64_t *U, const uint32
         const uint32_t w = r + lane;
         uint64_t bits = w < aw ? U[(uint64_t)i * aw + w] : 0;
         const uint32_t c = __popcll(bits);
-        uint32_t incl = c;
-        for (uint32_t d = 1; d < 32; d <<= 1) {
-            uint32_t v = __shfl_up_sync(FULL, incl, d);
-            if (lane >= d) incl += v;
-        }
+        const uint32_t incl = warp_incl_scan(c, lane);
         uint32_t pos = out + incl - c;
         while (bits) {
             uint32_t b = (uint32_t)(__ffsll((long long)bits) - 1);
@@ -313,13 +412,158 @@ __global__ void k_emit(dctx c, nodes s, uint64_t c0, uint32_t k, const uint32_t 
     if (xoff) {
         const uint32_t *A = s.ext + s.eoff[node];
         const uint64_t x = xoff[i];
-        for (uint32_t t = lane; t < size; t += 32)
-            e.ext_ids[x + t] = A[t];
+        if (ext_is_bits(size, c.bits_min))
+            bits_to_ids((const uint64_t *)A, NULL, c.ow, e.ext_ids + x, lane);
+        else
+            for (uint32_t t = lane; t < size; t += 32)
+                e.ext_ids[x + t] = A[t];
         if (lane == 0) e.ext_end[i] = x + size;
     }
 }
 
-enum { R_CANON = 0, R_FAIL = 1, R_SUPPORT = 2, R_NONE = 3 };
+enum { R_CANON = 0, R_FAIL = 1, R_SUPPORT = 2, R_NONE = 3, R_BY_COLUMNS = 4 /* or'ed in */ };
+
+/* Takes the next child slot and `units` of the children's extent array:
+ * one 64-bit atomic for both, so that slot order and extent order agree. */
+__device__ __forceinline__ unsigned long long take_slot(unsigned long long *slot_ctr, uint64_t units, uint32_t lane)
+{
+    unsigned long long old = 0;
+    if (lane == 0) old = atomicAdd(slot_ctr, (1ull << SLOT_SHIFT) | units);
+    return __shfl_sync(FULL, old, 0);
+}
+
+/* One candidate (node, j) of a node whose extent A is a bitset, by a whole
+ * warp.  C = A ∩ col(j) is never stored: each pass recomputes its words.
+ * D = C↑ by rows (AND the rows of C's objects) or by columns (m is in D
+ * when C ⊆ col(m); most tests stop at the first words), whichever the
+ * estimate says is less work, as fcbo.c chooses. */
+template <uint32_t W>
+__device__ int closure_bits(const dctx &c, const uint64_t *B, const uint64_t *A, uint32_t j, const nodes &o,
+                            unsigned long long *slot_ctr, uint32_t lane)
+{
+    const uint32_t aw = c.aw, ow = c.ow, jw = j >> 6;
+    const uint64_t jb = 1ull << (j & 63u);
+    const uint64_t *cj = c.cols + (uint64_t)j * ow;
+    uint32_t n = 0, nb = 0;
+    for (uint32_t t = lane; t < ow; t += 32)
+        n += __popcll(A[t] & cj[t]);
+    for (uint32_t w = lane; w < aw; w += 32)
+        nb += __popcll(B[w]);
+    const uint32_t count = __reduce_add_sync(FULL, n);
+    if (count < c.min_support) return R_SUPPORT;
+    nb = __reduce_add_sync(FULL, nb);
+    const uint64_t left = c.n_attr - nb - 1;
+    const bool by_rows =
+        c.closure == FCA_GPU_CLOSE_ROWS || (c.closure == FCA_GPU_CLOSE_AUTO && (uint64_t)count * aw <= left * ow / 4);
+
+    uint64_t djw = 0;
+    if (by_rows) {
+        for (uint32_t g = 0; g <= jw; g += W) {
+            const uint32_t nw = min((uint32_t)W, jw + 1 - g);
+            uint64_t d[W];
+#pragma unroll
+            for (uint32_t t = 0; t < W; t++)
+                d[t] = ~0ull;
+            for (uint32_t t = lane; t < ow; t += 32) {
+                uint64_t bits = A[t] & cj[t];
+                while (bits) {
+                    const uint64_t *r = c.rows + (uint64_t)(t * 64u + (uint32_t)(__ffsll((long long)bits) - 1)) * aw;
+                    bits &= bits - 1;
+#pragma unroll
+                    for (uint32_t u = 0; u < W; u++)
+                        if (u < nw) d[u] &= r[g + u];
+                }
+            }
+            bool bad = false;
+#pragma unroll
+            for (uint32_t u = 0; u < W; u++)
+                if (u < nw) {
+                    const uint64_t v = warp_and64(d[u]);
+                    const uint32_t w = g + u;
+                    const uint64_t below = w < jw ? ~0ull : jb - 1;
+                    if ((v ^ B[w]) & below) bad = true;
+                    if (w == jw) djw = v;
+                }
+            if (bad) return R_FAIL;
+        }
+    } else {
+        /* Canonical unless some m < j outside B holds all of C. */
+        for (uint32_t base = 0; base < j; base += 32) {
+            const uint32_t m = base + lane;
+            bool held = false;
+            if (m < j && ((c.all[m >> 6] & ~B[m >> 6]) >> (m & 63u)) & 1u)
+                held = col_holds(A, cj, c.cols + (uint64_t)m * ow, ow);
+            if (__any_sync(FULL, held)) return R_FAIL | R_BY_COLUMNS;
+        }
+    }
+
+    const bool cbits = ext_is_bits(count, c.bits_min);
+    const unsigned long long old = take_slot(slot_ctr, ext_units(count, c.bits_min, ow), lane);
+    const uint64_t slot = old >> SLOT_SHIFT, eo = old & EXT_MASK;
+    uint64_t *D = o.intent + slot * aw;
+    if (lane == 0) {
+        o.y[slot] = j + 1;
+        o.size[slot] = count;
+        o.eoff[slot] = eo;
+        if (!cbits && (count & 1u)) o.ext[eo + count] = 0; /* the pad: copied with the rest */
+    }
+    if (cbits) {
+        uint64_t *X = (uint64_t *)(o.ext + eo);
+        for (uint32_t t = lane; t < ow; t += 32)
+            X[t] = A[t] & cj[t];
+    } else {
+        bits_to_ids(A, cj, ow, o.ext + eo, lane);
+    }
+    for (uint32_t w = lane; w < jw; w += 32)
+        D[w] = B[w];
+    if (by_rows) {
+        if (lane == 0) D[jw] = djw;
+        for (uint32_t g = jw + 1; g < aw; g += W) {
+            const uint32_t nw = min((uint32_t)W, aw - g);
+            uint64_t d[W];
+#pragma unroll
+            for (uint32_t t = 0; t < W; t++)
+                d[t] = ~0ull;
+            for (uint32_t t = lane; t < ow; t += 32) {
+                uint64_t bits = A[t] & cj[t];
+                while (bits) {
+                    const uint64_t *r = c.rows + (uint64_t)(t * 64u + (uint32_t)(__ffsll((long long)bits) - 1)) * aw;
+                    bits &= bits - 1;
+#pragma unroll
+                    for (uint32_t u = 0; u < W; u++)
+                        if (u < nw) d[u] &= r[g + u];
+                }
+            }
+#pragma unroll
+            for (uint32_t u = 0; u < W; u++)
+                if (u < nw) {
+                    const uint64_t v = warp_and64(d[u]);
+                    if (lane == 0) D[g + u] = v;
+                }
+        }
+        return R_CANON;
+    }
+    /* Words jw and up, 32 attributes per ballot: below j D is B (the test
+     * passed), j itself is in D, above j the columns decide. */
+    uint32_t lo = 0;
+    for (uint32_t base = jw * 64u; base < aw * 64u; base += 32) {
+        const uint32_t m = base + lane;
+        bool bit = false;
+        if (m < c.n_attr) {
+            const bool inB = (B[m >> 6] >> (m & 63u)) & 1u;
+            bit = inB || m == j;
+            if (!bit && m > j && ((c.all[m >> 6] >> (m & 63u)) & 1u))
+                bit = col_holds(A, cj, c.cols + (uint64_t)m * ow, ow);
+        }
+        const uint32_t mask = __ballot_sync(FULL, bit);
+        if (base & 32u) {
+            if (lane == 0) D[base >> 6] = (uint64_t)mask << 32 | lo;
+        } else {
+            lo = mask;
+        }
+    }
+    return R_CANON | R_BY_COLUMNS;
+}
 
 /* One candidate (node i, attribute j), by a whole warp. */
 template <uint32_t W>
@@ -334,9 +578,7 @@ __device__ int closure_one(const dctx &c, const nodes &s, uint64_t c0, uint32_t 
 
     if (jraw & BOTTOM_FLAG) { /* the bottom concept: empty extent, every attribute */
         const uint32_t j = jraw & ~BOTTOM_FLAG;
-        unsigned long long old = 0;
-        if (lane == 0) old = atomicAdd(slot_ctr, 1ull << SLOT_SHIFT);
-        old = __shfl_sync(FULL, old, 0);
+        const unsigned long long old = take_slot(slot_ctr, 0, lane);
         const uint64_t slot = old >> SLOT_SHIFT;
         for (uint32_t w = lane; w < aw; w += 32)
             o.intent[slot * aw + w] = c.all[w];
@@ -348,6 +590,8 @@ __device__ int closure_one(const dctx &c, const nodes &s, uint64_t c0, uint32_t 
         return R_CANON;
     }
 
+    if (ext_is_bits(size, c.bits_min)) return closure_bits<W>(c, B, (const uint64_t *)A, jraw, o, slot_ctr, lane);
+    /* A list: so is every child's, being no larger. */
     const uint32_t j = jraw, jw = j >> 6;
     const uint64_t jb = 1ull << (j & 63u);
     uint32_t count = 0;
@@ -394,9 +638,7 @@ __device__ int closure_one(const dctx &c, const nodes &s, uint64_t c0, uint32_t 
 
     /* Canonical: D agrees with B below j, so only word jw (done) and the
      * words above it are new. */
-    unsigned long long old = 0;
-    if (lane == 0) old = atomicAdd(slot_ctr, (1ull << SLOT_SHIFT) | count);
-    old = __shfl_sync(FULL, old, 0);
+    const unsigned long long old = take_slot(slot_ctr, ext_units(count, c.bits_min, c.ow), lane);
     const uint64_t slot = old >> SLOT_SHIFT, eo = old & EXT_MASK;
     uint64_t *D = o.intent + slot * aw;
     for (uint32_t w = lane; w < jw; w += 32)
@@ -406,6 +648,7 @@ __device__ int closure_one(const dctx &c, const nodes &s, uint64_t c0, uint32_t 
         o.y[slot] = j + 1;
         o.size[slot] = count;
         o.eoff[slot] = eo;
+        if (count & 1u) o.ext[eo + count] = 0; /* the pad: copied with the rest */
     }
     /* The words above jw, and on the first pass the child's extent
      * (ascending like its parent's). */
@@ -460,19 +703,21 @@ __global__ void __launch_bounds__(WARPS_PER_BLOCK * 32)
     k_closure(dctx c, nodes s, uint64_t c0, uint32_t P, const uint32_t *pnode, const uint32_t *pj, nodes o,
               unsigned long long *ctr)
 {
-    __shared__ unsigned long long tally[3];
-    if (threadIdx.x < 3) tally[threadIdx.x] = 0;
+    __shared__ unsigned long long tally[4];
+    if (threadIdx.x < 4) tally[threadIdx.x] = 0;
     __syncthreads();
     const uint32_t p = (blockIdx.x * blockDim.x + threadIdx.x) / 32u, lane = threadIdx.x & 31u;
     int res = R_NONE;
     if (p < P) res = closure_one<W>(c, s, c0, pnode[p], pj[p], o, ctr, lane);
     if (lane == 0) {
-        if (res == R_CANON || res == R_FAIL) atomicAdd(&tally[0], 1ull);
-        if (res == R_FAIL) atomicAdd(&tally[1], 1ull);
-        if (res == R_SUPPORT) atomicAdd(&tally[2], 1ull);
+        const int r = res & ~R_BY_COLUMNS;
+        if (r == R_CANON || r == R_FAIL) atomicAdd(&tally[0], 1ull);
+        if (r == R_FAIL) atomicAdd(&tally[1], 1ull);
+        if (r == R_SUPPORT) atomicAdd(&tally[2], 1ull);
+        if (res & R_BY_COLUMNS) atomicAdd(&tally[3], 1ull);
     }
     __syncthreads();
-    if (threadIdx.x < 3 && tally[threadIdx.x]) atomicAdd(&ctr[1 + threadIdx.x], tally[threadIdx.x]);
+    if (threadIdx.x < 4 && tally[threadIdx.x]) atomicAdd(&ctr[1 + threadIdx.x], tally[threadIdx.x]);
 }
 
 __global__ void k_totals(uint32_t k, const uint32_t *cnt, const uint32_t *poff, const uint64_t *ebound,
@@ -636,7 +881,7 @@ extern "C" void fca_gpu_destroy(fca_gpu **pg)
     if (g->stream) cudaStreamSynchronize(g->stream);
     nodes_free(&g->st);
     nodes_free(&g->sg);
-    void *dev[] = {g->rows,   g->all,    g->rank_int, g->rank_label, g->U,         g->cnt,       g->poff,     g->jbot,
+    void *dev[] = {g->cols, g->rows,   g->all,    g->rank_int, g->rank_label, g->U,         g->cnt,       g->poff,     g->jbot,
                    g->ebound, g->eb_off, g->nint,     g->ioff,       g->nx,        g->xoff,      g->scan_tmp, g->pnode,
                    g->pj,     g->e_supp, g->e_int,    g->e_ext,      g->e_int_end, g->e_ext_end, g->ctr,      g->d_tot};
     for (size_t i = 0; i < sizeof dev / sizeof *dev; i++)
@@ -676,7 +921,19 @@ extern "C" fd_status fca_gpu_create(fca_gpu **out, const fca_gpu_ctx *c)
     CK(cudaMemcpy(g->all, c->all, (size_t)aw * 8, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(g->rank_int, c->rank_int, (size_t)c->n_attr * 4, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(g->rank_label, c->rank_label, (size_t)c->n_attr * 4, cudaMemcpyHostToDevice));
-    g->d = dctx{g->rows, g->all, aw, c->n_attr, c->min_support};
+    {
+        /* Bitset extents need the context by attribute on the device too;
+         * past 4 GiB of it (10^7 objects x 3,000 attributes) every extent
+         * stays a list. */
+        const uint64_t ow = c->n_obj ? (c->n_obj + 63) / 64 : 1, col_bytes = (uint64_t)c->n_attr * ow * 8;
+        uint32_t bits_min = c->bits_min ? c->bits_min : (uint32_t)(2 * ow + 1 < UINT32_MAX ? 2 * ow + 1 : UINT32_MAX);
+        if (c->bits_min == UINT32_MAX || col_bytes > (4ull << 30)) bits_min = UINT32_MAX;
+        if (bits_min != UINT32_MAX) {
+            FD_TRY_GOTO(dalloc((void **)&g->cols, col_bytes, "the context by attribute"), st, done);
+            CK(cudaMemcpy(g->cols, c->cols, col_bytes, cudaMemcpyHostToDevice));
+        }
+        g->d = dctx{g->rows, g->all, g->cols, aw, c->n_attr, c->min_support, (uint32_t)ow, bits_min, c->closure};
+    }
 
     FD_TRY_GOTO(dalloc((void **)&g->U, K * aw * 8, "candidate sets"), st, done);
     {
@@ -695,10 +952,10 @@ extern "C" fd_status fca_gpu_create(fca_gpu **out, const fca_gpu_ctx *c)
         g->scan_bytes = b32 > b64 ? b32 : b64;
         FD_TRY_GOTO(dalloc(&g->scan_tmp, g->scan_bytes, "scan scratch"), st, done);
     }
-    FD_TRY_GOTO(dalloc((void **)&g->ctr, 4 * sizeof(unsigned long long), "counters"), st, done);
+    FD_TRY_GOTO(dalloc((void **)&g->ctr, NCTR * sizeof(unsigned long long), "counters"), st, done);
     FD_TRY_GOTO(dalloc((void **)&g->d_tot, sizeof(totals), "counters"), st, done);
-    CK(cudaMemset(g->ctr, 0, 4 * sizeof(unsigned long long)));
-    CK(cudaHostAlloc((void **)&g->h_ctr, 4 * sizeof(unsigned long long), cudaHostAllocDefault));
+    CK(cudaMemset(g->ctr, 0, NCTR * sizeof(unsigned long long)));
+    CK(cudaHostAlloc((void **)&g->h_ctr, NCTR * sizeof(unsigned long long), cudaHostAllocDefault));
     CK(cudaHostAlloc((void **)&g->h_tot, sizeof(totals), cudaHostAllocDefault));
     FD_TRY_GOTO(dalloc((void **)&g->e_supp, K * 4, "emitted concepts"), st, done);
     FD_TRY_GOTO(dalloc((void **)&g->e_int_end, K * 8, "emitted concepts"), st, done);
@@ -726,32 +983,53 @@ extern "C" fd_status fca_gpu_push(fca_gpu *g, uint32_t n, const uint64_t *intent
                                   const uint32_t *size, const uint32_t *ext, uint64_t n_ext)
 {
     fd_status st = FD_OK;
-    const uint32_t aw = g->c.aw;
-    uint64_t *eoff = NULL;
+    const uint32_t aw = g->c.aw, ow = g->d.ow, bmin = g->d.bits_min;
+    uint64_t *eoff = NULL, units = 0;
+    uint32_t *x = NULL; /* the extents in the device layout (ext_units) */
     if (n == 0) return FD_OK;
     CK(cudaSetDevice(g->device));
-    FD_TRY(nodes_reserve(g, &g->st, g->top + n, g->etop + n_ext, g->top, g->etop, "the node stack"));
+    for (uint32_t i = 0; i < n; i++)
+        units += ext_units(size[i], bmin, ow);
+    FD_TRY(nodes_reserve(g, &g->st, g->top + n, g->etop + units, g->top, g->etop, "the node stack"));
     eoff = (uint64_t *)malloc((size_t)n * sizeof *eoff);
-    if (!eoff) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    x = (uint32_t *)calloc(units ? units : 1, sizeof *x);
+    if (!eoff || !x) {
+        st = fd_fail(FD_ERR_NOMEM, "out of memory");
+        goto done;
+    }
     {
-        uint64_t e = g->etop;
+        uint64_t e = 0, from = 0;
         for (uint32_t i = 0; i < n; i++) {
-            eoff[i] = e;
-            e += size[i];
+            eoff[i] = g->etop + e;
+            if (ext_is_bits(size[i], bmin)) {
+                uint64_t *b = (uint64_t *)(x + e);
+                for (uint32_t t = 0; t < size[i]; t++)
+                    b[ext[from + t] >> 6] |= 1ull << (ext[from + t] & 63u);
+            } else {
+                memcpy(x + e, ext + from, (size_t)size[i] * sizeof *x);
+            }
+            e += ext_units(size[i], bmin, ow);
+            from += size[i];
+        }
+        if (from != n_ext) {
+            st = fd_fail(FD_ERR_INTERNAL, "fca_gpu_push: %llu extent ids given, the sizes add up to %llu",
+                         (unsigned long long)n_ext, (unsigned long long)from);
+            goto done;
         }
     }
     CK(cudaMemcpyAsync(g->st.intent + g->top * aw, intents, (size_t)n * aw * 8, cudaMemcpyHostToDevice, g->stream));
     CK(cudaMemcpyAsync(g->st.y + g->top, y, (size_t)n * 4, cudaMemcpyHostToDevice, g->stream));
     CK(cudaMemcpyAsync(g->st.size + g->top, size, (size_t)n * 4, cudaMemcpyHostToDevice, g->stream));
     CK(cudaMemcpyAsync(g->st.eoff + g->top, eoff, (size_t)n * 8, cudaMemcpyHostToDevice, g->stream));
-    if (n_ext) CK(cudaMemcpyAsync(g->st.ext + g->etop, ext, n_ext * 4, cudaMemcpyHostToDevice, g->stream));
-    /* Pageable sources: wait before the caller reuses them. */
+    if (units) CK(cudaMemcpyAsync(g->st.ext + g->etop, x, units * 4, cudaMemcpyHostToDevice, g->stream));
+    /* Pageable sources: wait before they are freed or reused. */
     CK(cudaStreamSynchronize(g->stream));
     g->top += n;
-    g->etop += n_ext;
+    g->etop += units;
     note_depth(g);
 done:
     free(eoff);
+    free(x);
     return st;
 }
 
@@ -858,12 +1136,13 @@ extern "C" fd_status fca_gpu_step(fca_gpu *g, fca_gpu_out *out)
             g->closure(g, c0, (uint32_t)T.pairs);
             CK(cudaGetLastError());
         }
-        CK(cudaMemcpyAsync(g->h_ctr, g->ctr, 4 * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
+        CK(cudaMemcpyAsync(g->h_ctr, g->ctr, NCTR * sizeof(unsigned long long), cudaMemcpyDeviceToHost, s));
         CK(cudaStreamSynchronize(s));
         const uint64_t nchild = g->h_ctr[0] >> SLOT_SHIFT, echild = g->h_ctr[0] & EXT_MASK;
         g->stats.closures = g->h_ctr[1];
         g->stats.fails = g->h_ctr[2];
         g->stats.skipped_support = g->h_ctr[3];
+        g->stats.by_columns = g->h_ctr[4];
         g->stats.steps++;
 
         /* The children replace the chunk on top of the stack. */

@@ -2,8 +2,9 @@
  * Plain C interface (no CUDA header leaks through it).
  *
  * The engine keeps a stack of search-tree nodes in device memory: intent
- * (bitset over internal attributes), next attribute y, and extent as an
- * ascending list of object ids.  One step pops up to `chunk` nodes from the
+ * (bitset over internal attributes), next attribute y, and extent: an
+ * ascending list of object ids, or a bitset over the objects when that is
+ * smaller.  One step pops up to `chunk` nodes from the
  * top, emits their concepts into a pinned host buffer and pushes their
  * canonical children; popping the newest nodes first keeps the stack
  * depth-first, so it grows with the depth of the tree times the chunk, not
@@ -22,10 +23,16 @@ extern "C" {
 
 typedef struct fca_gpu fca_gpu;
 
+/* How a bitset extent C is closed: by rows (AND the rows of C's objects),
+ * by columns (m is in the closure when C ⊆ col(m)), or by whichever an
+ * estimate of the work favours, per candidate. */
+typedef enum { FCA_GPU_CLOSE_AUTO = 0, FCA_GPU_CLOSE_ROWS, FCA_GPU_CLOSE_COLUMNS } fca_gpu_closure;
+
 typedef struct fca_gpu_ctx {
     int device;                  /* CUDA device index */
     uint32_t n_obj, n_attr, aw;  /* n_attr internal attributes, aw words per intent */
     const uint64_t *rows;        /* n_obj x aw: object rows over internal attributes */
+    const uint64_t *cols;        /* n_attr x ceil(n_obj / 64): the same by attribute */
     const uint64_t *all;         /* aw words: every internal attribute */
     /* Output order: rank r = 0..n_attr-1 in ascending user order; internal
      * attribute rank_int[r] is written as the id rank_label[r]. */
@@ -33,6 +40,11 @@ typedef struct fca_gpu_ctx {
     uint32_t min_support;
     int with_extents;
     uint32_t chunk;              /* nodes per step, 0 for the default */
+    /* Extents of bits_min objects or more are kept as bitsets: 0 for the
+     * default (where a bitset is smaller than the list), UINT32_MAX for
+     * never; smaller values exercise the bitset code in tests. */
+    uint32_t bits_min;
+    fca_gpu_closure closure;
 } fca_gpu_ctx;
 
 /* One step's concepts, in the CSR layout of concept_batch, in pinned host
@@ -51,9 +63,10 @@ typedef struct fca_gpu_stats {
     uint64_t closures;           /* closures computed (canonical or not) */
     uint64_t fails;              /* of which failed the canonicity test */
     uint64_t skipped_support;    /* candidates below the minimum support */
+    uint64_t by_columns;         /* closures computed by columns */
     uint64_t steps;              /* chunks processed */
     uint64_t max_nodes;          /* deepest the node stack got */
-    uint64_t max_ext;            /* most extent ids it held */
+    uint64_t max_ext;            /* most 4-byte extent words it held (ids or bitset halves) */
 } fca_gpu_stats;
 
 fd_status fca_gpu_create(fca_gpu **out, const fca_gpu_ctx *c);

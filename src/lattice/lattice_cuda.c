@@ -161,10 +161,19 @@ static fd_status engine_open(fca_gpu **g, const fcbo_prep *p, const lattice_opts
 {
     uint32_t *rank_int = NULL, *rank_label = NULL;
     FD_TRY(rank_order(p, &rank_int, &rank_label));
-    const char *chunk = getenv("FD_GPU_CHUNK"); /* a tuning knob, docs/performance.md */
-    fca_gpu_ctx c = {o->device, p->n_obj, p->n_attr, p->aw, p->rows, p->all, rank_int, rank_label,
-                     p->min_support, sink->with_extents, chunk ? (uint32_t)strtoul(chunk, NULL, 10) : 0};
-    fd_status st = fca_gpu_create(g, &c);
+    /* Tuning and testing knobs, docs/performance.md. */
+    const char *chunk = getenv("FD_GPU_CHUNK"), *bits = getenv("FD_GPU_BITS_MIN"), *how = getenv("FD_GPU_CLOSURE");
+    fca_gpu_ctx c = {.device = o->device, .n_obj = p->n_obj, .n_attr = p->n_attr, .aw = p->aw, .rows = p->rows,
+                     .cols = p->cols, .all = p->all, .rank_int = rank_int, .rank_label = rank_label,
+                     .min_support = p->min_support, .with_extents = sink->with_extents,
+                     .chunk = chunk ? (uint32_t)strtoul(chunk, NULL, 10) : 0, .closure = FCA_GPU_CLOSE_AUTO};
+    fd_status st = FD_OK;
+    if (bits) c.bits_min = strcmp(bits, "off") == 0 ? UINT32_MAX : (uint32_t)strtoul(bits, NULL, 10);
+    if (how && strcmp(how, "rows") == 0) c.closure = FCA_GPU_CLOSE_ROWS;
+    else if (how && strcmp(how, "columns") == 0) c.closure = FCA_GPU_CLOSE_COLUMNS;
+    else if (how && strcmp(how, "auto") != 0)
+        st = fd_fail(FD_ERR_USAGE, "FD_GPU_CLOSURE=%s: expected rows, columns or auto", how);
+    if (st == FD_OK) st = fca_gpu_create(g, &c);
     free(rank_int);
     free(rank_label);
     return st;
@@ -240,10 +249,13 @@ done:
         stats->skipped_support += gs.skipped_support;
         if (getenv("FD_GPU_VERBOSE"))
             fprintf(stderr,
-                    "gpu %d: %llu steps of up to %u nodes, stack at most %llu nodes and %llu extent ids; "
+                    "gpu %d: %llu steps of up to %u nodes, stack at most %llu nodes and %llu extent words; "
+                    "%llu closures, %llu by columns; "
                     "%llu tasks; seconds: start %.4f, taking tasks %.4f, steps %.4f, waiting for the writer %.4f\n",
                     o->device, (unsigned long long)gs.steps, fca_gpu_chunk(f.g), (unsigned long long)gs.max_nodes,
-                    (unsigned long long)gs.max_ext, (unsigned long long)f.tasks, t_create, t_refill, t_step, t_wait);
+                    (unsigned long long)gs.max_ext, (unsigned long long)gs.closures,
+                    (unsigned long long)gs.by_columns, (unsigned long long)f.tasks, t_create, t_refill, t_step,
+                    t_wait);
     }
     stats->concepts += concepts;
     stats->tasks += f.tasks;
