@@ -13,10 +13,12 @@
  *   emit        warp per node: its concept in CSR form, intent ids in user
  *               order, into device buffers copied to pinned host memory
  *   closure     warp per pair: C = A ∩ col(j) and D = C↑ over the rows of
- *               C's objects, words below j first; a canonical child takes a
- *               slot and an extent range with one 64-bit atomic (slot in the
- *               high bits, extent offset in the low), so slot order and
- *               extent order agree and the stack stays contiguous
+ *               C's objects, words below j first, or, for a bitset C, over
+ *               the columns (m in D when C ⊆ col(m)) where that is less
+ *               work; a canonical child takes a slot and an extent range
+ *               with one 64-bit atomic (slot in the high bits, extent
+ *               offset in the low), so slot order and extent order agree
+ *               and the stack stays contiguous
  *   push        the children replace the chunk on top of the stack
  *
  * Every pass over an extent reads 32 object ids per iteration and each lane
