@@ -1,22 +1,55 @@
-/* The registry of spearman backends: the one place that knows which are
- * compiled in. */
+/* The registry of spearman backends, and the CPU backend: the one place
+ * that knows which are compiled in. */
 #include "spearman_backend.h"
 
 #include "../common/backend.h"
+#include "version.h" /* FD_HAVE_CUDA */
 
 static int cpu_available(void) { return 1; }
+static int cpu_supports(int mode, uint32_t n)
+{
+    (void)mode;
+    (void)n;
+    return 1;
+}
 
-static const struct spearman_ops cpu_ops = {"cpu", spearman_tile};
+static fd_status cpu_rect(void *state, const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1,
+                          uint64_t j0, uint64_t j1, int upper, const spearman_sel *sel, spearman_acc *acc)
+{
+    (void)state;
+    spearman_tile(x, y, i0, i1, j0, j1, upper, sel, acc);
+    return FD_OK;
+}
+
+/* One block of rows against one block of columns per call: the job
+ * flushes selected pairs between calls. */
+const struct spearman_ops spearman_cpu_ops = {
+    "cpu", cpu_available, NULL, NULL, 1, 1, NULL, NULL, cpu_supports, cpu_rect,
+};
+
+#if FD_HAVE_CUDA
+static int cuda_available(void) { return spearman_cuda_ops.available(); }
+#endif
 
 static const fd_backend backends[] = {
-    {"cpu", cpu_available, &cpu_ops},
-    /* The CUDA spearman backend (int8 tensor cores) registers here (issue #6). */
+    {"cpu", cpu_available, &spearman_cpu_ops},
+#if FD_HAVE_CUDA
+    {"cuda", cuda_available, &spearman_cuda_ops},
+#endif
 };
+
+#define NBACKENDS (sizeof backends / sizeof *backends)
+
+const char *spearman_backend_list(void)
+{
+    static char list[128];
+    return fd_backend_names(backends, NBACKENDS, list, sizeof list);
+}
 
 fd_status spearman_backend_get(const char *name, const struct spearman_ops **ops)
 {
     const void *p = NULL;
-    FD_TRY(fd_backend_get(backends, sizeof backends / sizeof *backends, "spearman", name, &p));
+    FD_TRY(fd_backend_get(backends, NBACKENDS, "spearman", name, &p));
     *ops = p;
     return FD_OK;
 }

@@ -1,6 +1,7 @@
-/* Spearman backends: the tile computation is what differs between the CPU
- * and the GPU; tiles, passes, selection, output and ranks are shared
- * (spearman_job.c).  Chosen at run time by name ("cpu", "cuda", "auto"). */
+/* Spearman backends: how a rectangle of pairs is computed is what differs
+ * between the CPU and the GPU; records, passes, selection, output and
+ * ranks are shared (spearman_job.c).  Chosen at run time by name ("cpu",
+ * "cuda", "auto"). */
 #ifndef FD_SPEARMAN_BACKEND_H
 #define FD_SPEARMAN_BACKEND_H
 
@@ -8,11 +9,32 @@
 
 struct spearman_ops {
     const char *name;
-    /* One tile, with spearman_tile's contract (tile.h). */
-    void (*tile)(const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,
-                 int upper, const spearman_sel *sel, spearman_acc *acc);
+    int (*available)(void);
+    /* GPU backends: devices usable here, and the context creation that
+     * placement calls once the rank's device is known; NULL for the CPU. */
+    int (*devices)(void);
+    fd_status (*open_device)(int device);
+    /* Record shape: rows per record and columns per rect call, in tile
+     * blocks (spearman_job_impl.h, BLOCK); 0 columns: the whole record in
+     * one call. */
+    uint32_t record_blocks, rect_blocks;
+    /* Per-run state on the device (NULL for the CPU): the rank matrices,
+     * resident for both passes.  y == x: pairs within x. */
+    fd_status (*open)(void **state, const spearman_mat *x, const spearman_mat *y, int device);
+    void (*close)(void *state);
+    /* Whether this backend runs a selection: --top-k and n beyond the GPU's
+     * exact range fall back to the CPU backend. */
+    int (*supports)(int mode, uint32_t n);
+    /* Rows [i0, i1) of x against rows [j0, j1) of y, with spearman_tile's
+     * contract on acc (tile.h); upper: y == x, only pairs with j > i. */
+    fd_status (*rect)(void *state, const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1, uint64_t j0,
+                      uint64_t j1, int upper, const spearman_sel *sel, spearman_acc *acc);
 };
 
+extern const struct spearman_ops spearman_cpu_ops;
+extern const struct spearman_ops spearman_cuda_ops; /* built with CUDA only */
+
 fd_status spearman_backend_get(const char *name, const struct spearman_ops **ops);
+const char *spearman_backend_list(void);
 
 #endif

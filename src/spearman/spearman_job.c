@@ -29,15 +29,20 @@ typedef struct {
     size_t *start, n;
 } seglist;
 
+/* A record: the rows of `rows_per_record(jb)` blocks from block rec[0]
+ * on, against column blocks [rec[1], rec[2]). */
+static uint64_t rows_per_record(const job *jb) { return jb->o->mode == 'k' ? 1 : jb->ops->record_blocks; }
+
 static fd_status make_segments(const job *jb, int workers, seglist *s)
 {
     uint64_t nbx = (jb->x->rows + BLOCK - 1) / BLOCK, nby = (jb->y->rows + BLOCK - 1) / BLOCK;
     int tri = jb->x == jb->y;
+    const uint64_t R = rows_per_record(jb);
     uint64_t tiles = tri ? nbx * (nbx + 1) / 2 : nbx * nby;
     /* At least 64 records per worker of the whole job, when there are
      * enough tiles: the costliest go first and the short ones even out
      * the finish. */
-    uint64_t len = tiles / (64 * (uint64_t)workers);
+    uint64_t len = tiles / (64 * (uint64_t)workers * R);
     if (len < 1) len = 1;
     /* --top-k: a record is a block of rows against every row, so that each
      * row's heap is complete when the record ends (the triangle is
@@ -47,7 +52,7 @@ static fd_status make_segments(const job *jb, int workers, seglist *s)
         len = nby;
     }
     size_t cap = 0, n = 0;
-    for (uint64_t ib = 0; ib < nbx; ib++) {
+    for (uint64_t ib = 0; ib < nbx; ib += R) {
         uint64_t j0 = tri ? ib : 0;
         for (uint64_t j = j0; j < nby; j += len) n++;
     }
@@ -56,7 +61,7 @@ static fd_status make_segments(const job *jb, int workers, seglist *s)
     s->start = malloc(cap * sizeof *s->start);
     if (!s->data || !s->start) return fd_fail(FD_ERR_NOMEM, "out of memory for %zu tile records", cap);
     s->n = 0;
-    for (uint64_t ib = 0; ib < nbx; ib++) {
+    for (uint64_t ib = 0; ib < nbx; ib += R) {
         uint64_t j0 = tri ? ib : 0;
         for (uint64_t j = j0; j < nby; j += len) {
             s->start[s->n] = s->n * 3;
@@ -132,18 +137,22 @@ static fd_status run_record(void *arg, int t, const uint64_t *rec, size_t len)
     (void)len;
     double t0 = fd_now();
     uint64_t before = a->pairs;
-    uint64_t ib = rec[0];
-    uint64_t i0 = ib * BLOCK, i1 = i0 + BLOCK < jb->x->rows ? i0 + BLOCK : jb->x->rows;
+    const uint64_t rows = rows_per_record(jb) * BLOCK;
+    uint64_t i0 = rec[0] * BLOCK, i1 = i0 + rows < jb->x->rows ? i0 + rows : jb->x->rows;
     int topk = jb->o->mode == 'k';
     if (topk) {
         a->topk = &jb->topk[t];
         spearman_topk_reset(a->topk, i0, (uint32_t)(i1 - i0), jb->x == jb->y);
     }
-    for (uint64_t b = rec[1]; b < rec[2] && st == FD_OK; b++) {
-        uint64_t j0 = b * BLOCK, j1 = j0 + BLOCK < jb->y->rows ? j0 + BLOCK : jb->y->rows;
-        jb->ops->tile(jb->x, jb->y, i0, i1, j0, j1, !topk && jb->x == jb->y && b == ib, &jb->sel, a);
-        if (a->failed) st = fd_fail(FD_ERR_NOMEM, "out of memory buffering selected pairs");
-        else if (a->out && a->nout >= FLUSH_PAIRS) st = flush_pairs(jb, a);
+    const uint64_t step = jb->ops->rect_blocks ? jb->ops->rect_blocks : rec[2] - rec[1];
+    for (uint64_t b = rec[1]; b < rec[2] && st == FD_OK; b += step) {
+        uint64_t j0 = b * BLOCK, j1 = (b + step) * BLOCK < jb->y->rows ? (b + step) * BLOCK : jb->y->rows;
+        /* Within x only j > i counts: it matters where the columns reach
+         * back into the record's rows. */
+        int upper = !topk && jb->x == jb->y && j0 < i1;
+        st = jb->ops->rect(jb->dev, jb->x, jb->y, i0, i1, j0, j1, upper, &jb->sel, a);
+        if (st == FD_OK && a->failed) st = fd_fail(FD_ERR_NOMEM, "out of memory buffering selected pairs");
+        if (st == FD_OK && a->out && a->nout >= FLUSH_PAIRS) st = flush_pairs(jb, a);
     }
     if (topk && st == FD_OK) {
         spearman_topk_emit(a->topk, jb->x, jb->y, a);
@@ -238,11 +247,28 @@ static fd_status stage_setup(job *jb)
     } else {
         jb->y = jb->x;
     }
+    /* The same on every rank (the same input, checked above), so either
+     * every rank falls back or none does. */
+    if (jb->ops->supports && !jb->ops->supports(o->mode, jb->x->n)) {
+        if (!o->quiet && jb->mpi.rank == 0)
+            fprintf(stderr, "fcbo-dist spearman: %s runs on the CPU backend (the %s backend takes every selection "
+                            "but --top-k, on rows of up to 128 values)\n",
+                    o->mode == 'k' ? "--top-k" : "this input", jb->ops->name);
+        jb->ops = &spearman_cpu_ops;
+    }
+    /* A GPU rank is one worker thread driving its device; collective, as
+     * every rank has the same backend. */
+    jb->threads = o->threads > 0 ? o->threads : fd_place_threads(&jb->mpi);
+    if (jb->ops->devices) {
+        FD_TRY(fd_place_device(&jb->mpi, jb->ops->devices(), &jb->device));
+        if (jb->ops->open_device) FD_TRY(jb->ops->open_device(jb->device));
+        jb->threads = 1;
+    }
+    if (jb->ops->open && !o->check_input) FD_TRY(jb->ops->open(&jb->dev, jb->x, jb->y, jb->device));
     jb->load_s = fd_now() - t;
     /* --fdr Q: pass 1 selects p <= Q, where every BH cutoff lies. */
     /* --top-k: every pair is a candidate for the heaps. */
     spearman_sel_init(&jb->sel, o->mode == 'f' ? 'p' : o->mode == 'k' ? 'a' : o->mode, o->value, jb->x->n);
-    jb->threads = o->threads > 0 ? o->threads : fd_place_threads(&jb->mpi);
     size_t T = (size_t)jb->threads;
     jb->acc = calloc(T, sizeof *jb->acc);
     jb->busy = calloc(T, sizeof *jb->busy);
@@ -467,6 +493,7 @@ fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
     }
     if (st == FD_OK) print_summary(&jb, reps);
 done:
+    if (jb.dev) jb.ops->close(jb.dev);
     spearman_h5_abort(&jb.h5);
     h5part_set_close(&jb.out, st);
     if (jb.y != jb.x) smat_destroy(&jb.y);

@@ -26,6 +26,8 @@
 typedef struct {
     const spearman_opts *o;
     const struct spearman_ops *ops;
+    void *dev;                    /* the backend's state (GPU: the resident rank matrix) */
+    int device;                   /* the rank's GPU, for GPU backends */
     fd_mpi mpi;
     spearman_mat *x, *y;          /* y == x for the triangle */
     spearman_sel sel;

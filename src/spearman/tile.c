@@ -188,6 +188,20 @@ void spearman_topk_emit(spearman_topk *t, const spearman_mat *x, const spearman_
     }
 }
 
+void spearman_acc_take(const spearman_mat *x, const spearman_mat *y, const spearman_sel *sel, spearman_acc *acc,
+                       uint64_t i, uint64_t j, int64_t s, int known_keep)
+{
+    if (known_keep) {
+        if (acc->out) emit(acc, i, j, s);
+        return;
+    }
+    int64_t sii = x->sii[i], sjj = y->sii[j];
+    if (!spearman_keep(sel, s, sii, sjj)) return;
+    acc->selected++;
+    if (acc->xhist) acc->xhist[spearman_xbin(acc, pair_x(s, sii, sjj))]++;
+    if (acc->out) emit(acc, i, j, s);
+}
+
 /* One pair after its S is known: histogram, test, count or emit. */
 static inline void visit(const spearman_mat *x, const spearman_mat *y, uint64_t i, uint64_t j, int64_t s,
                          const spearman_sel *sel, spearman_acc *acc)
@@ -201,11 +215,7 @@ static inline void visit(const spearman_mat *x, const spearman_mat *y, uint64_t 
     }
     acc->pairs++;
     if (acc->hist) acc->hist[hist_bin((int32_t)s, x->inv_root[i], y->inv_root[j])]++;
-    if (spearman_keep(sel, s, sii, sjj)) {
-        acc->selected++;
-        if (acc->xhist) acc->xhist[spearman_xbin(acc, pair_x(s, sii, sjj))]++;
-        if (acc->out) emit(acc, i, j, s);
-    }
+    spearman_acc_take(x, y, sel, acc, i, j, s, 0);
 }
 
 void spearman_tile_scalar(const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1, uint64_t j0,
@@ -304,11 +314,7 @@ __attribute__((target("avx2"))) static void tile_avx2(const spearman_mat *x, con
                 while (cand) {
                     int l = __builtin_ctz((unsigned)cand);
                     cand &= cand - 1;
-                    if (spearman_keep(sel, sv[l], x->sii[i], y->sii[jb + l])) {
-                        acc->selected++;
-                        if (acc->xhist) acc->xhist[spearman_xbin(acc, pair_x(sv[l], x->sii[i], y->sii[jb + l]))]++;
-                        if (acc->out) emit(acc, i, jb + l, sv[l]);
-                    }
+                    spearman_acc_take(x, y, sel, acc, i, jb + l, sv[l], 0);
                 }
             }
         }

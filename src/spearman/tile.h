@@ -91,6 +91,13 @@ void spearman_topk_emit(spearman_topk *t, const spearman_mat *x, const spearman_
 void spearman_tile(const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,
                    int upper, const spearman_sel *sel, spearman_acc *acc);
 
+/* A pair whose rows both vary, already counted in acc->pairs and the
+ * histogram: the exact selection test, then acc->selected, the FDR bin
+ * and the emission.  known_keep: a backend decided it already and counted
+ * it in acc->selected (and needs no FDR bin); it is only emitted. */
+void spearman_acc_take(const spearman_mat *x, const spearman_mat *y, const spearman_sel *sel, spearman_acc *acc,
+                       uint64_t i, uint64_t j, int64_t s, int known_keep);
+
 /* The bin of x in acc->xhist. */
 int spearman_xbin(const spearman_acc *acc, double x);
 

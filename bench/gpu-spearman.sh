@@ -1,0 +1,76 @@
+#!/usr/bin/env bash
+# Spearman on the GPU: `fcbo-dist spearman --backend cuda` on zero-inflated
+# count matrices (`gen counts`, 30 columns, 50 row groups) of --sizes rows,
+# on 1 GPU and, where the machine has two, on 2 ranks; in two modes:
+# --count-only (one pass: histogram and count) and --pvalue 1e-12 -o DIR
+# (the count pass, then the write pass).  Side by side in the same call:
+# the CPU backend on every core at --cpu-rows rows (it needs minutes for
+# millions), and the peer a user would write in torch on the same GPU
+# (bench/spearman_torch_peer.py) at the first size.  compute_s is pass 1
+# plus pass 2 from --stats (load and output setup excluded; wall_s has
+# everything).  Appends to bench/results/spearman-gpu.csv.
+#
+#   bench/gpu-spearman.sh [--sizes "2000000"] [--cpu-rows 200000] [--bin PATH] [--csv FILE] [--no-torch]
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
+BIN=$here/../build/fcbo-dist; SIZES="2000000"; CPUROWS=200000; TORCH=1
+CSV=$here/results/spearman-gpu.csv
+GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1 || true)
+NGPU=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || true)
+MACHINE="$(nproc) cores $(lscpu | sed -n 's/^Model name: *//p' | head -1), ${NGPU:-0} x ${GPU:-no GPU}"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --sizes) SIZES=$2; shift 2;; --cpu-rows) CPUROWS=$2; shift 2;; --bin) BIN=$2; shift 2;;
+    --csv) CSV=$2; shift 2;; --no-torch) TORCH=0; shift;;
+    -h|--help) sed -n '2,13p' "$0"; exit 0;;
+    *) echo "bench/gpu-spearman.sh: unknown option $1" >&2; exit 2;;
+  esac
+done
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0 FD_GPU_VERBOSE=1
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+version=$("$BIN" version | head -1 | cut -d' ' -f2)
+[ -f "$CSV" ] || echo "tool,mode,rows,cols,pairs,backend,ranks,load_s,compute_s,wall_s,pairs_per_s,selected,machine,date,version" > "$CSV"
+row() { echo "$1,$2,$3,30,$4,$5,$6,$7,$8,$9,${10},${11},\"$MACHINE\",$(date -u +%F),$version" | tee -a "$CSV"; }
+
+# N backend ranks mode
+one() {
+  local N=$1 be=$2 np=$3 mode=$4 launch=() args=(--count-only)
+  [ "$np" -gt 1 ] && launch=(mpirun -np "$np" --bind-to none)
+  [ "$mode" = p1e-12 ] && args=(--pvalue 1e-12 -o "$tmp/out" --force)
+  local t0 t1; t0=$(date +%s.%N)
+  "${launch[@]}" "$BIN" spearman "$tmp/m$N.npy" "${args[@]}" --backend "$be" --stats 2> "$tmp/err" < /dev/null ||
+    { echo "failed: $be np=$np $mode: $(tail -3 "$tmp/err")" >&2; return; }
+  t1=$(date +%s.%N)
+  local pairs=$((N * (N - 1) / 2)) sel load c wall
+  sel=$(sed -n 's/^\([0-9]*\) of .*/\1/p' "$tmp/err")
+  load=$(sed -n 's/^load \([0-9.]*\) s, pass 1 (count) \([0-9.]*\) s, pass 2 (write) \([0-9.]*\) s/\1/p' "$tmp/err")
+  c=$(sed -n 's/^load \([0-9.]*\) s, pass 1 (count) \([0-9.]*\) s, pass 2 (write) \([0-9.]*\) s/\2 \3/p' "$tmp/err" |
+      awk '{printf "%.3f", $1 + $2}')
+  wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b - a}')
+  row fcbo-dist "$mode" "$N" "$pairs" "$be" "$np" "$load" "$c" "$wall" \
+      "$(awk -v p="$pairs" -v s="$c" 'BEGIN{printf "%.4g", p / s}')" "$sel"
+  grep '^gpu:' "$tmp/err" || true
+}
+
+"$BIN" gen counts --rows "$CPUROWS" --cols 30 --groups 50 --seed 1 -o "$tmp/m$CPUROWS.npy"
+for mode in count-only p1e-12; do
+  one "$CPUROWS" cpu 1 $mode
+  one "$CPUROWS" cuda 1 $mode
+done
+first=1
+for N in $SIZES; do
+  "$BIN" gen counts --rows "$N" --cols 30 --groups 50 --seed 1 -o "$tmp/m$N.npy"
+  for mode in count-only p1e-12; do
+    one "$N" cuda 1 $mode
+    [ "${NGPU:-0}" -ge 2 ] && one "$N" cuda 2 $mode
+  done
+  if [ $first = 1 ] && [ $TORCH = 1 ]; then
+    python3 "$here/spearman_torch_peer.py" "$tmp/m$N.npy" 1e-12 2> "$tmp/terr" > "$tmp/tout" ||
+      echo "torch peer failed: $(tail -3 "$tmp/terr")" >&2
+    read -r tsel tsec < "$tmp/tout" || true
+    [ -n "${tsec:-}" ] && row torch p1e-12 "$N" "$((N * (N - 1) / 2))" "torch-cuda" 1 "" "$tsec" "" \
+      "$(awk -v p="$((N * (N - 1) / 2))" -v s="$tsec" 'BEGIN{printf "%.4g", p / s}')" "$tsel"
+  fi
+  first=0
+done

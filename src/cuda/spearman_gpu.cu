@@ -1,0 +1,445 @@
+/* All-pairs Spearman on the int8 tensor cores (see spearman_gpu.h and
+ * docs/algorithms.md, "Spearman on the GPU").
+ *
+ * A block computes a 128 x 128 tile of pairs: both blocks of rows go to
+ * shared memory (128 rows x kp bytes each, rows padded by 16 bytes so
+ * that the fragment loads of a warp hit 32 different banks), then each of
+ * the 8 warps computes 32 x 64 sums with mma.sync m16n8k32 (2 x 8
+ * accumulators of 16 x 8, 64 int32 registers a thread; kp / 32 steps, one
+ * for n <= 32).  The epilogue works on the registers: validity (both rows
+ * vary, j > i in the triangle), the rho histogram in shared memory, the
+ * float prefilter, the selection in double where the margin makes it
+ * certain, and a warp-aggregated append of the pairs the host must see.
+ * Nothing of the tile is written but those pairs. */
+#include "check.cuh"
+#include "spearman_gpu.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define FULL 0xffffffffu
+#define TILE 128
+#define THREADS 256
+#define BINS SPEARMAN_GPU_HIST_BINS
+
+struct dmat {
+    const uint32_t *a; /* rows x kp bytes, as 32-bit words */
+    const long long *sii;
+    const float *root, *inv;
+};
+
+struct kparams {
+    dmat x, y;
+    uint64_t i0, i1, j0, j1;
+    int upper, mode, hist, emit, host_all;
+    double q, x_lo, x_hi;
+    float pre;
+    unsigned long long *cnt; /* pairs, kept for certain, records */
+    unsigned long long *hist_out;
+    spearman_gpu_pair *rec;
+    unsigned long long cap;
+};
+
+struct dside {
+    uint32_t *a;
+    long long *sii;
+    float *root, *inv;
+    uint64_t rows;
+};
+
+struct spearman_gpu {
+    int device;
+    cudaStream_t stream;
+    uint32_t kp;
+    dside x, y; /* y.a == NULL: pairs within x */
+    unsigned long long *d_cnt, *h_cnt, *d_hist, *h_hist;
+    spearman_gpu_pair *d_rec, *h_rec;
+    uint64_t cap_d, cap_h;
+    spearman_gpu_stats stats;
+};
+
+/* ---------------- kernel ---------------- */
+
+__device__ __forceinline__ void mma_s8(int (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
+{
+    asm volatile("mma.sync.aligned.m16n8k32.row.col.s32.s8.s8.s32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, "
+                 "{%0,%1,%2,%3};\n"
+                 : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
+                 : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
+}
+
+enum { DROP = 0, UNDECIDED = 1, KEEP = 2 };
+
+/* The selection where double precision settles it: S^2 and S_ii S_jj are
+ * exact integers below 2^53 (n <= 128), so d = S^2 - q S_ii S_jj is off
+ * by a few ulps of q S_ii S_jj; a margin of 1e-9 of it is far outside
+ * that, and inside it the host decides with spearman_keep (long double,
+ * and p itself in the band where p-value mode compares p).  Mode x: x =
+ * (S_ii S_jj - S^2) / (S_ii S_jj) from the exact integer difference. */
+__device__ __forceinline__ int decide(const kparams &P, int32_t s, long long sii, long long sjj)
+{
+    if (P.mode == 'a') return KEEP;
+    const long long pint = sii * sjj;
+    if (P.mode == 'x') {
+        const double x = (double)(pint - (long long)s * s) / (double)pint;
+        if (x >= P.x_lo + 1e-12 && x <= P.x_hi - 1e-12) return KEEP;
+        if (x < P.x_lo - 1e-12 || x > P.x_hi + 1e-12) return DROP;
+        return UNDECIDED;
+    }
+    const double p = (double)pint, d = (double)s * (double)s - P.q * p;
+    if (d > 1e-9 * p) return KEEP;
+    if (d < -1e-9 * p) return DROP;
+    return UNDECIDED;
+}
+
+/* Every lane calls this for each of its pairs in the same order: one
+ * atomic per warp and pair slot. */
+__device__ __forceinline__ void append(const kparams &P, bool want, uint32_t i, uint32_t j, int32_t s, uint32_t keep,
+                                       uint32_t lane)
+{
+    const unsigned m = __ballot_sync(FULL, want);
+    if (!m) return;
+    const int leader = __ffs((int)m) - 1;
+    unsigned long long base = 0;
+    if ((int)lane == leader) base = atomicAdd(&P.cnt[2], (unsigned long long)__popc(m));
+    base = __shfl_sync(FULL, base, leader);
+    if (want) {
+        const unsigned long long pos = base + (unsigned long long)__popc(m & ((1u << lane) - 1u));
+        if (pos < P.cap) P.rec[pos] = spearman_gpu_pair{i, j, s, keep};
+    }
+}
+
+template <int KP>
+__global__ void __launch_bounds__(THREADS) k_pairs(kparams P)
+{
+    constexpr int KW = KP / 4; /* 32-bit words per row */
+    constexpr int LD = KW + 4; /* shared row stride: conflict-free fragment loads */
+    __shared__ __align__(16) uint32_t sA[TILE * LD];
+    __shared__ __align__(16) uint32_t sB[TILE * LD];
+    __shared__ long long siiA[TILE], siiB[TILE];
+    __shared__ float thrA[TILE], invA[TILE], rootB[TILE], invB[TILE];
+    __shared__ unsigned int hist[BINS];
+    __shared__ unsigned long long tally[2];
+
+    const uint64_t ti = P.i0 + (uint64_t)blockIdx.y * TILE, tj = P.j0 + (uint64_t)blockIdx.x * TILE;
+    if (P.upper && tj + TILE <= ti + 1) return; /* every pair of the tile has j <= i */
+    const uint32_t t = threadIdx.x;
+
+    {
+        const uint4 *gA = (const uint4 *)P.x.a + ti * (KW / 4), *gB = (const uint4 *)P.y.a + tj * (KW / 4);
+        for (uint32_t v = t; v < TILE * KW / 4; v += THREADS) {
+            const uint32_t r = v / (KW / 4), c = v % (KW / 4);
+            *(uint4 *)(sA + r * LD + c * 4) = gA[v];
+            *(uint4 *)(sB + r * LD + c * 4) = gB[v];
+        }
+    }
+    if (t < TILE) {
+        siiA[t] = P.x.sii[ti + t];
+        thrA[t] = __fmul_rn(P.pre, P.x.root[ti + t]);
+        invA[t] = P.x.inv[ti + t];
+        siiB[t] = P.y.sii[tj + t];
+        rootB[t] = P.y.root[tj + t];
+        invB[t] = P.y.inv[tj + t];
+    }
+    if (P.hist)
+        for (uint32_t b = t; b < BINS; b += THREADS)
+            hist[b] = 0;
+    if (t < 2) tally[t] = 0;
+    __syncthreads();
+
+    const uint32_t warp = t >> 5, lane = t & 31u, gid = lane >> 2, tid = lane & 3u;
+    const uint32_t wm = warp >> 1, wn = warp & 1u;
+    int acc[2][8][4];
+#pragma unroll
+    for (int mi = 0; mi < 2; mi++)
+#pragma unroll
+        for (int ni = 0; ni < 8; ni++)
+#pragma unroll
+            for (int e = 0; e < 4; e++)
+                acc[mi][ni][e] = 0;
+#pragma unroll
+    for (int ks = 0; ks < KW; ks += 8) {
+        uint32_t a[2][4];
+#pragma unroll
+        for (int mi = 0; mi < 2; mi++) {
+            const uint32_t *r = sA + (wm * 32 + mi * 16 + gid) * LD + ks;
+            a[mi][0] = r[tid];
+            a[mi][1] = r[8 * LD + tid];
+            a[mi][2] = r[4 + tid];
+            a[mi][3] = r[8 * LD + 4 + tid];
+        }
+#pragma unroll
+        for (int ni = 0; ni < 8; ni++) {
+            const uint32_t *c = sB + (wn * 64 + ni * 8 + gid) * LD + ks;
+            const uint32_t b0 = c[tid], b1 = c[4 + tid];
+#pragma unroll
+            for (int mi = 0; mi < 2; mi++)
+                mma_s8(acc[mi][ni], a[mi], b0, b1);
+        }
+    }
+
+    /* Accumulator e of fragment (mi, ni): row gid + 8 (e >> 1), column
+     * 2 tid + (e & 1) of the 16 x 8 tile. */
+    uint32_t npairs = 0, nsel = 0;
+#pragma unroll
+    for (int mi = 0; mi < 2; mi++)
+#pragma unroll
+        for (int h = 0; h < 2; h++) {
+            const uint32_t rl = wm * 32 + mi * 16 + gid + 8 * h;
+            const uint64_t i = ti + rl;
+            const long long sii = siiA[rl];
+            const bool rowok = i < P.i1 && sii != 0;
+            const float thr = thrA[rl], inv_i = invA[rl];
+#pragma unroll
+            for (int ni = 0; ni < 8; ni++)
+#pragma unroll
+                for (int e = 0; e < 2; e++) {
+                    const uint32_t cl = wn * 64 + ni * 8 + tid * 2 + e;
+                    const uint64_t j = tj + cl;
+                    const int32_t s = acc[mi][ni][2 * h + e];
+                    const long long sjj = siiB[cl];
+                    bool want = false;
+                    uint32_t keep = 0;
+                    if (rowok && j < P.j1 && sjj != 0 && (!P.upper || j > i)) {
+                        npairs++;
+                        if (P.hist) {
+                            /* The same float operations as tile.c: the same bins. */
+                            const float rho = __fmul_rn(__fmul_rn((float)s, inv_i), invB[cl]);
+                            int b = __float2int_rz(__fmul_rn(__fadd_rn(rho, 1.0f), (float)(BINS / 2)));
+                            b = b < 0 ? 0 : b >= BINS ? BINS - 1 : b;
+                            atomicAdd(&hist[b], 1u);
+                        }
+                        if (fabsf((float)s) >= __fmul_rn(thr, rootB[cl])) {
+                            const int d = decide(P, s, sii, sjj);
+                            if (d == KEEP && !P.host_all) {
+                                nsel++;
+                                keep = 1;
+                                want = P.emit != 0;
+                            } else if (d != DROP) {
+                                want = true;
+                            }
+                        }
+                    }
+                    append(P, want, (uint32_t)i, (uint32_t)j, s, keep, lane);
+                }
+        }
+
+    npairs = __reduce_add_sync(FULL, npairs);
+    nsel = __reduce_add_sync(FULL, nsel);
+    if (lane == 0) {
+        atomicAdd(&tally[0], (unsigned long long)npairs);
+        atomicAdd(&tally[1], (unsigned long long)nsel);
+    }
+    __syncthreads();
+    if (t < 2 && tally[t]) atomicAdd(&P.cnt[t], tally[t]);
+    if (P.hist)
+        for (uint32_t b = t; b < BINS; b += THREADS)
+            if (hist[b]) atomicAdd(&P.hist_out[b], (unsigned long long)hist[b]);
+}
+
+/* ---------------- host side ---------------- */
+
+#define CK(call) CUDA_CHECK_GOTO(call, st, done)
+
+static double now_s(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
+}
+
+static fd_status dalloc(void **p, size_t bytes, const char *what)
+{
+    cudaError_t rc = cudaMalloc(p, bytes ? bytes : 8);
+    if (rc != cudaSuccess) {
+        cudaGetLastError();
+        *p = NULL;
+        return fd_fail(FD_ERR_NOMEM, "out of GPU memory for %s (%.1f MiB): %s", what, (double)bytes / 1048576.0,
+                       cudaGetErrorString(rc));
+    }
+    return FD_OK;
+}
+
+static void side_free(dside *s)
+{
+    cudaFree(s->a);
+    cudaFree(s->sii);
+    cudaFree(s->root);
+    cudaFree(s->inv);
+    memset(s, 0, sizeof *s);
+}
+
+/* The rows padded with zero rows (S_ii = 0: never a pair) to whole tiles
+ * and one more, so that a block may read a full tile anywhere. */
+static fd_status side_upload(spearman_gpu *g, dside *s, const spearman_gpu_mat *m)
+{
+    fd_status st = FD_OK;
+    const uint64_t pad = (m->rows + TILE - 1) / TILE * TILE + TILE;
+    s->rows = m->rows;
+    FD_TRY(dalloc((void **)&s->a, pad * g->kp, "the rank matrix"));
+    FD_TRY(dalloc((void **)&s->sii, pad * 8, "the rank matrix"));
+    FD_TRY(dalloc((void **)&s->root, pad * 4, "the rank matrix"));
+    FD_TRY(dalloc((void **)&s->inv, pad * 4, "the rank matrix"));
+    CK(cudaMemsetAsync(s->a, 0, pad * g->kp, g->stream));
+    CK(cudaMemsetAsync(s->sii, 0, pad * 8, g->stream));
+    CK(cudaMemsetAsync(s->root, 0, pad * 4, g->stream));
+    CK(cudaMemsetAsync(s->inv, 0, pad * 4, g->stream));
+    if (m->rows) {
+        CK(cudaMemcpyAsync(s->a, m->a, m->rows * g->kp, cudaMemcpyHostToDevice, g->stream));
+        CK(cudaMemcpyAsync(s->sii, m->sii, m->rows * 8, cudaMemcpyHostToDevice, g->stream));
+        CK(cudaMemcpyAsync(s->root, m->root, m->rows * 4, cudaMemcpyHostToDevice, g->stream));
+        CK(cudaMemcpyAsync(s->inv, m->inv_root, m->rows * 4, cudaMemcpyHostToDevice, g->stream));
+    }
+    CK(cudaStreamSynchronize(g->stream)); /* pageable sources */
+done:
+    return st;
+}
+
+extern "C" void spearman_gpu_destroy(spearman_gpu **pg)
+{
+    spearman_gpu *g = *pg;
+    if (!g) return;
+    cudaSetDevice(g->device);
+    if (g->stream) cudaStreamSynchronize(g->stream);
+    side_free(&g->x);
+    side_free(&g->y);
+    cudaFree(g->d_cnt);
+    cudaFree(g->d_hist);
+    cudaFree(g->d_rec);
+    if (g->h_cnt) cudaFreeHost(g->h_cnt);
+    if (g->h_hist) cudaFreeHost(g->h_hist);
+    if (g->h_rec) cudaFreeHost(g->h_rec);
+    if (g->stream) cudaStreamDestroy(g->stream);
+    free(g);
+    *pg = NULL;
+}
+
+extern "C" fd_status spearman_gpu_create(spearman_gpu **out, int device, uint32_t kp, const spearman_gpu_mat *x,
+                                         const spearman_gpu_mat *y)
+{
+    fd_status st = FD_OK;
+    *out = NULL;
+    if (kp == 0 || kp % 32 || kp > 128)
+        return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_create: %u bytes per row, expected 32, 64, 96 or 128", kp);
+    if (x->rows >= (1ull << 32) || (y && y->rows >= (1ull << 32)))
+        return fd_fail(FD_ERR_USAGE, "the GPU kernel takes fewer than 2^32 rows per input");
+    spearman_gpu *g = (spearman_gpu *)calloc(1, sizeof *g);
+    if (!g) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    g->device = device;
+    g->kp = kp;
+    CK(cudaSetDevice(device));
+    CK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
+    FD_TRY_GOTO(side_upload(g, &g->x, x), st, done);
+    if (y) FD_TRY_GOTO(side_upload(g, &g->y, y), st, done);
+    FD_TRY_GOTO(dalloc((void **)&g->d_cnt, 3 * 8, "counters"), st, done);
+    FD_TRY_GOTO(dalloc((void **)&g->d_hist, BINS * 8, "the histogram"), st, done);
+    CK(cudaHostAlloc((void **)&g->h_cnt, 3 * 8, cudaHostAllocDefault));
+    CK(cudaHostAlloc((void **)&g->h_hist, BINS * 8, cudaHostAllocDefault));
+    g->cap_d = 1u << 20;
+    FD_TRY_GOTO(dalloc((void **)&g->d_rec, g->cap_d * sizeof(spearman_gpu_pair), "selected pairs"), st, done);
+    *out = g;
+    return FD_OK;
+done:
+    spearman_gpu_destroy(&g);
+    return st;
+}
+
+extern "C" void spearman_gpu_get_stats(const spearman_gpu *g, spearman_gpu_stats *s) { *s = g->stats; }
+
+static void launch(spearman_gpu *g, dim3 grid, const kparams &P)
+{
+    switch (g->kp) {
+    case 32: k_pairs<32><<<grid, THREADS, 0, g->stream>>>(P); break;
+    case 64: k_pairs<64><<<grid, THREADS, 0, g->stream>>>(P); break;
+    case 96: k_pairs<96><<<grid, THREADS, 0, g->stream>>>(P); break;
+    default: k_pairs<128><<<grid, THREADS, 0, g->stream>>>(P); break;
+    }
+}
+
+extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,
+                                       int upper, const spearman_gpu_sel *sel, spearman_gpu_out *out)
+{
+    fd_status st = FD_OK;
+    const dside &Y = g->y.a ? g->y : g->x;
+    out->pairs = out->selected = out->nrec = 0;
+    out->rec = g->h_rec;
+    if (sel->hist) memset(out->hist, 0, sizeof out->hist);
+    if (i1 > g->x.rows) i1 = g->x.rows;
+    if (j1 > Y.rows) j1 = Y.rows;
+    if (i0 >= i1 || j0 >= j1) return FD_OK;
+    const uint64_t gy = (i1 - i0 + TILE - 1) / TILE, gx = (j1 - j0 + TILE - 1) / TILE;
+    if (gy > 65535 || gx > 0x7fffffffull)
+        return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_rect: %llu x %llu rows is too large for one launch",
+                       (unsigned long long)(i1 - i0), (unsigned long long)(j1 - j0));
+    CK(cudaSetDevice(g->device));
+    {
+        const double t0 = now_s();
+        kparams P;
+        P.x = dmat{g->x.a, g->x.sii, g->x.root, g->x.inv};
+        P.y = dmat{Y.a, Y.sii, Y.root, Y.inv};
+        P.i0 = i0;
+        P.i1 = i1;
+        P.j0 = j0;
+        P.j1 = j1;
+        P.upper = upper;
+        P.mode = sel->mode;
+        P.hist = sel->hist;
+        P.emit = sel->emit;
+        P.host_all = sel->host_all;
+        P.q = sel->q;
+        P.x_lo = sel->x_lo;
+        P.x_hi = sel->x_hi;
+        P.pre = sel->pre;
+        P.cnt = g->d_cnt;
+        P.hist_out = g->d_hist;
+        for (;;) {
+            P.rec = g->d_rec;
+            P.cap = g->cap_d;
+            CK(cudaMemsetAsync(g->d_cnt, 0, 3 * 8, g->stream));
+            if (sel->hist) CK(cudaMemsetAsync(g->d_hist, 0, BINS * 8, g->stream));
+            launch(g, dim3((unsigned)gx, (unsigned)gy), P);
+            CK(cudaGetLastError());
+            CK(cudaMemcpyAsync(g->h_cnt, g->d_cnt, 3 * 8, cudaMemcpyDeviceToHost, g->stream));
+            CK(cudaStreamSynchronize(g->stream));
+            g->stats.launches++;
+            if (g->h_cnt[2] <= g->cap_d) break;
+            /* More pairs for the host than the buffer holds: grow it and
+             * run the launch again (its counts start over). */
+            const uint64_t cap = g->h_cnt[2] + g->h_cnt[2] / 4;
+            cudaFree(g->d_rec);
+            g->d_rec = NULL;
+            g->cap_d = 0;
+            FD_TRY(dalloc((void **)&g->d_rec, cap * sizeof(spearman_gpu_pair), "selected pairs"));
+            g->cap_d = cap;
+            g->stats.reruns++;
+        }
+        const uint64_t nrec = g->h_cnt[2];
+        if (nrec > g->cap_h) {
+            if (g->h_rec) cudaFreeHost(g->h_rec);
+            g->h_rec = NULL;
+            g->cap_h = 0;
+            const uint64_t cap = nrec + nrec / 4;
+            cudaError_t rc = cudaHostAlloc((void **)&g->h_rec, cap * sizeof(spearman_gpu_pair), cudaHostAllocDefault);
+            if (rc != cudaSuccess) {
+                cudaGetLastError();
+                return fd_fail(FD_ERR_NOMEM, "out of pinned host memory for %llu pairs: %s",
+                               (unsigned long long)nrec, cudaGetErrorString(rc));
+            }
+            g->cap_h = cap;
+        }
+        if (nrec)
+            CK(cudaMemcpyAsync(g->h_rec, g->d_rec, nrec * sizeof(spearman_gpu_pair), cudaMemcpyDeviceToHost,
+                               g->stream));
+        if (sel->hist) CK(cudaMemcpyAsync(g->h_hist, g->d_hist, BINS * 8, cudaMemcpyDeviceToHost, g->stream));
+        CK(cudaStreamSynchronize(g->stream));
+        out->pairs = g->h_cnt[0];
+        out->selected = g->h_cnt[1];
+        out->rec = g->h_rec;
+        out->nrec = nrec;
+        if (sel->hist) memcpy(out->hist, g->h_hist, sizeof out->hist);
+        g->stats.kernel_seconds += now_s() - t0;
+    }
+done:
+    return st;
+}

@@ -1,0 +1,85 @@
+/* All-pairs Spearman on one GPU: the device engine of the CUDA spearman
+ * backend.  Plain C interface (no CUDA header leaks through it).
+ *
+ * The rank matrix lives on the device as int8 rows (a_k = 2 rank_k -
+ * (n + 1), exact for n <= 128, zero-padded to kp bytes, a multiple of 32)
+ * with S_ii, sqrt(S_ii) and 1/sqrt(S_ii) per row.  One call computes a
+ * rectangle of pairs, S_ij = sum_k a_ik a_jk, on the int8 tensor cores
+ * (mma.sync m16n8k32, exact int32 sums) and, in the same kernel while the
+ * sums are in registers: counts the pairs both of whose rows vary, fills
+ * the rho histogram, and decides the selection where double precision
+ * decides it beyond doubt; the few pairs near the boundary go back to the
+ * host undecided, with S_ij, for the exact test of tile.c.  No tile of the
+ * N x N matrix is ever stored. */
+#ifndef FD_SPEARMAN_GPU_H
+#define FD_SPEARMAN_GPU_H
+
+#include "../common/status.h"
+
+#include <stdint.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Bins of the rho histogram (SPEARMAN_HIST_BINS of tile.h). */
+#define SPEARMAN_GPU_HIST_BINS 2000
+/* Observations per row the int8 products hold exactly: |a| <= n - 1 <= 127. */
+#define SPEARMAN_GPU_MAX_N 128
+
+typedef struct spearman_gpu spearman_gpu;
+
+typedef struct spearman_gpu_mat {
+    uint64_t rows;
+    const int8_t *a;             /* rows x kp bytes */
+    const int64_t *sii;          /* per row; 0 for a constant row */
+    const float *root, *inv_root;
+} spearman_gpu_mat;
+
+typedef struct spearman_gpu_sel {
+    int mode;                    /* 'p', 'r', 'a' or 'x', as spearman_sel */
+    double q, x_lo, x_hi;        /* as spearman_sel */
+    float pre;                   /* the float prefilter, as spearman_sel */
+    int hist;                    /* fill the rho histogram */
+    int emit;                    /* pairs kept for certain come back too (they are written) */
+    int host_all;                /* every pair that may be kept comes back undecided (the host bins its x) */
+} spearman_gpu_sel;
+
+typedef struct spearman_gpu_pair {
+    uint32_t i, j;               /* rows of x and y */
+    int32_t s;                   /* S_ij */
+    uint32_t keep;               /* 1: kept for certain (counted in selected); 0: the host decides */
+} spearman_gpu_pair;
+
+typedef struct spearman_gpu_out {
+    uint64_t pairs;              /* pairs both of whose rows vary */
+    uint64_t selected;           /* of which kept for certain */
+    uint64_t hist[SPEARMAN_GPU_HIST_BINS];
+    spearman_gpu_pair *rec;      /* pinned, owned by the engine, valid until the next call */
+    uint64_t nrec;
+} spearman_gpu_out;
+
+typedef struct spearman_gpu_stats {
+    uint64_t launches, reruns;   /* reruns: a launch repeated after the pair buffer grew */
+    double kernel_seconds;       /* launches to their results on the host */
+} spearman_gpu_stats;
+
+/* x and, for two inputs, y (NULL: pairs within x).  kp: bytes per row,
+ * a multiple of 32 up to 128.  The matrices are copied; the caller may
+ * free them on return. */
+fd_status spearman_gpu_create(spearman_gpu **out, int device, uint32_t kp, const spearman_gpu_mat *x,
+                              const spearman_gpu_mat *y);
+void spearman_gpu_destroy(spearman_gpu **g);
+
+/* Rows [i0, i1) of x against rows [j0, j1) of y; upper: pairs within x,
+ * only j > i. */
+fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1, int upper,
+                            const spearman_gpu_sel *sel, spearman_gpu_out *out);
+
+void spearman_gpu_get_stats(const spearman_gpu *g, spearman_gpu_stats *s);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif

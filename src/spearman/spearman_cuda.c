@@ -1,0 +1,111 @@
+/* CUDA backend of spearman: the rank matrix goes to the rank's GPU once,
+ * as int8 rows, and stays there for every pass; each record (4,096 rows
+ * against a run of columns) is one kernel launch (src/cuda/spearman_gpu.cu).
+ * What comes back is counts, the rho histogram, and the pairs the host
+ * must see: those it writes and those whose selection only the exact test
+ * of tile.c can settle, which this file hands to spearman_acc_take. */
+#include "spearman_backend.h"
+
+#include "../cuda/fdcuda.h"
+#include "../cuda/spearman_gpu.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+_Static_assert(SPEARMAN_GPU_HIST_BINS == SPEARMAN_HIST_BINS, "one histogram layout");
+
+typedef struct {
+    spearman_gpu *g;
+    spearman_gpu_out out; /* 16 KB of histogram: kept, not on the stack */
+} cuda_state;
+
+static int cuda_devices(void) { return fd_cuda_device_count(); }
+static int cuda_available(void) { return fd_cuda_device_count() > 0; }
+
+/* int8 holds a_k exactly up to n = 128; --top-k keeps per-row heaps,
+ * which only the CPU backend has so far. */
+static int cuda_supports(int mode, uint32_t n) { return mode != 'k' && n <= SPEARMAN_GPU_MAX_N; }
+
+/* The rank matrix as int8 rows of kp bytes, zero past n (the packed int16
+ * layout of rankmat.h, unpacked). */
+static fd_status to_int8_rows(const spearman_mat *m, uint32_t kp, int8_t **out, spearman_gpu_mat *g)
+{
+    int8_t *a = calloc(m->rows * kp + 1, 1);
+    if (!a) return fd_fail(FD_ERR_NOMEM, "out of memory for the int8 rank matrix (%llu rows)",
+                           (unsigned long long)m->rows);
+    for (uint64_t r = 0; r < m->rows; r++) {
+        const uint32_t *w = m->packed + (r >> 3) * m->kp * 8 + (r & 7);
+        int8_t *row = a + r * kp;
+        for (uint32_t p = 0; p < m->kp; p++) {
+            uint32_t v = w[p * 8];
+            row[2 * p] = (int8_t)(int16_t)(v & 0xffff);
+            if (2 * p + 1 < m->n) row[2 * p + 1] = (int8_t)(int16_t)(v >> 16);
+        }
+    }
+    *out = a;
+    *g = (spearman_gpu_mat){m->rows, a, m->sii, m->root, m->inv_root};
+    return FD_OK;
+}
+
+static void cuda_close(void *state)
+{
+    cuda_state *c = state;
+    if (!c) return;
+    if (c->g && getenv("FD_GPU_VERBOSE")) {
+        spearman_gpu_stats s;
+        spearman_gpu_get_stats(c->g, &s);
+        fprintf(stderr, "gpu: %llu launches (%llu repeated for a larger pair buffer), %.4f s from launch to results\n",
+                (unsigned long long)s.launches, (unsigned long long)s.reruns, s.kernel_seconds);
+    }
+    spearman_gpu_destroy(&c->g);
+    free(c);
+}
+
+static fd_status cuda_open(void **state, const spearman_mat *x, const spearman_mat *y, int device)
+{
+    fd_status st = FD_OK;
+    const uint32_t kp = (x->n + 31) / 32 * 32;
+    int8_t *ax = NULL, *ay = NULL;
+    spearman_gpu_mat gx, gy;
+    cuda_state *c = calloc(1, sizeof *c);
+    if (!c) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    FD_TRY_GOTO(to_int8_rows(x, kp, &ax, &gx), st, done);
+    if (y != x) FD_TRY_GOTO(to_int8_rows(y, kp, &ay, &gy), st, done);
+    FD_TRY_GOTO(spearman_gpu_create(&c->g, device, kp ? kp : 32, &gx, y != x ? &gy : NULL), st, done);
+done:
+    free(ax);
+    free(ay);
+    if (st != FD_OK) {
+        cuda_close(c);
+        c = NULL;
+    }
+    *state = c;
+    return st;
+}
+
+static fd_status cuda_rect(void *state, const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1,
+                           uint64_t j0, uint64_t j1, int upper, const spearman_sel *sel, spearman_acc *acc)
+{
+    cuda_state *c = state;
+    spearman_gpu_out *o = &c->out;
+    const spearman_gpu_sel gs = {sel->mode, sel->q, sel->x_lo, sel->x_hi, sel->pre, acc->hist != NULL,
+                                 acc->out != NULL, acc->xhist != NULL};
+    FD_TRY(spearman_gpu_rect(c->g, i0, i1, j0, j1, upper, &gs, o));
+    acc->pairs += o->pairs;
+    acc->selected += o->selected;
+    if (acc->hist)
+        for (int b = 0; b < SPEARMAN_HIST_BINS; b++) acc->hist[b] += o->hist[b];
+    for (uint64_t k = 0; k < o->nrec; k++) {
+        const spearman_gpu_pair *q = &o->rec[k];
+        spearman_acc_take(x, y, sel, acc, q->i, q->j, q->s, (int)q->keep);
+    }
+    return FD_OK;
+}
+
+/* 16 blocks of rows (4,096) per record and the whole record in one launch:
+ * a launch then holds millions of pairs, so its fixed cost (about 30 us:
+ * launch, counters back, synchronisation) stays small. */
+const struct spearman_ops spearman_cuda_ops = {
+    "cuda", cuda_available, cuda_devices, fd_cuda_open, 16, 0, cuda_open, cuda_close, cuda_supports, cuda_rect,
+};

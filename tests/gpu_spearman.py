@@ -1,0 +1,110 @@
+"""The CUDA spearman backend against the CPU backend: for random
+zero-inflated integer matrices (n = 7, 30, 64, 128, 200 observations; heavy
+ties, constant, equal and opposite rows; row counts that are not multiples
+of a tile, and more than one 4,096-row record) every selection mode writes
+exactly the CPU backend's pairs with bit-identical rho and p, the same
+counts and the same rho histogram, on one rank and, where the machine has
+two GPUs, on two.  --top-k and n > 128 fall back to the CPU backend, which
+the backend attribute must say.
+usage: gpu_spearman.py FCBO_DIST WORKDIR GPU_BACKEND GPUS"""
+import os
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+
+BIN, WORK, GB, GPUS = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+os.makedirs(WORK, exist_ok=True)
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
+failures = 0
+checks = 0
+
+
+def check(cond, what):
+    global failures, checks
+    checks += 1
+    if not cond:
+        failures += 1
+        print("FAIL:", what, file=sys.stderr)
+
+
+def matrix(rows, n, seed):
+    rng = np.random.default_rng(seed)
+    groups = rng.integers(0, 6, rows)
+    prof = rng.uniform(0.2, 3, (6, n))
+    x = rng.poisson(prof[groups]) * (rng.random((rows, n)) > 0.55)
+    x[3] = 7                  # constant row
+    x[10] = x[11]             # equal rows: rho = 1 exactly, p = 0
+    x[12] = -x[13]            # opposite rows: rho = -1
+    x[rows - 1] = x[0]        # equal rows far apart (different tiles)
+    return x
+
+
+def run(args, backend, np_=1):
+    cmd = [BIN, "spearman"] + args + ["--backend", backend, "-q", "--force"]
+    if np_ > 1:
+        cmd = ["mpirun", "--oversubscribe", "-np", str(np_)] + cmd
+    r = subprocess.run(cmd, env=ENV, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    check(r.returncode == 0, "%s: exit %d: %s" % (" ".join(cmd), r.returncode, r.stderr.strip()))
+    return r.returncode == 0
+
+
+def load(path):
+    with h5py.File(path, "r") as f:
+        i, j = f["pairs/i"][:], f["pairs/j"][:]
+        rho, p = f["pairs/rho"][:], f["pairs/p"][:]
+        o = np.lexsort((j, i))
+        hist = f["histogram"][:] if "histogram" in f else None
+        return i[o], j[o], rho[o], p[o], dict(f.attrs), hist
+
+
+def same(name, args, backend_expected, np_gpu=1):
+    cpu, gpu = os.path.join(WORK, "cpu"), os.path.join(WORK, "gpu")
+    if not (run(args + ["-o", cpu], "cpu") and run(args + ["-o", gpu], GB, np_gpu)):
+        return
+    a, b = load(cpu + "/spearman.h5"), load(gpu + "/spearman.h5")
+    name = "%s (%d rank%s)" % (name, np_gpu, "s" if np_gpu > 1 else "")
+    check(len(a[0]) == len(b[0]) and (a[0] == b[0]).all() and (a[1] == b[1]).all(),
+          "%s: pairs differ: cpu %d, gpu %d" % (name, len(a[0]), len(b[0])))
+    if len(a[0]) == len(b[0]):
+        check((a[2] == b[2]).all(), "%s: rho not bit-identical (%d differ)" % (name, (a[2] != b[2]).sum()))
+        check((a[3] == b[3]).all(), "%s: p not bit-identical (%d differ)" % (name, (a[3] != b[3]).sum()))
+    for k in ("n_pairs", "pairs_tested", "constant_rows"):
+        check(a[4][k] == b[4][k], "%s: %s cpu %s, gpu %s" % (name, k, a[4][k], b[4][k]))
+    if a[5] is not None or b[5] is not None:
+        check(a[5] is not None and b[5] is not None and (a[5] == b[5]).all(), "%s: histograms differ" % name)
+    be = b[4]["backend"]
+    be = be.decode() if isinstance(be, bytes) else be
+    want = "cpu" if GB == "cpu" else backend_expected
+    check(be == want, "%s: backend attribute %s, expected %s" % (name, be, want))
+
+
+def write(x, path):
+    np.savetxt(path, x, fmt="%d")
+
+
+for n, rows in [(7, 600), (30, 5000), (64, 1500), (128, 900), (200, 300)]:
+    src = os.path.join(WORK, "m%d.txt" % n)
+    write(matrix(rows, n, n), src)
+    be = "cuda" if n <= 128 else "cpu"
+    for sel in (["--pvalue", "0.05"], ["--pvalue", "1e-6"], ["--rho", "0.4123"], ["--rho", "0.5"],
+                ["--count-only"], ["--count-only", "--rho", "0.3"], ["--fdr", "0.05"]):
+        same("n=%d rows=%d %s" % (n, rows, " ".join(sel)), [src] + sel, be)
+    same("n=%d --top-k 3" % n, [src, "--top-k", "3"], "cpu")
+    if GPUS >= 2 and n in (7, 30):
+        for sel in (["--pvalue", "0.01"], ["--fdr", "0.05"], ["--count-only"]):
+            same("n=%d rows=%d %s" % (n, rows, " ".join(sel)), [src] + sel, be, np_gpu=2)
+
+# --y: a rectangle of pairs, rows of one matrix against rows of another.
+x, y = matrix(700, 30, 5), matrix(4500, 30, 6)
+write(x, os.path.join(WORK, "x.txt"))
+write(y, os.path.join(WORK, "y.txt"))
+for sel in (["--pvalue", "0.05"], ["--count-only"]):
+    same("--y %s" % " ".join(sel), [os.path.join(WORK, "x.txt"), "--y", os.path.join(WORK, "y.txt")] + sel, "cuda")
+    if GPUS >= 2:
+        same("--y %s" % " ".join(sel), [os.path.join(WORK, "x.txt"), "--y", os.path.join(WORK, "y.txt")] + sel,
+             "cuda", np_gpu=2)
+
+print("%d passed, %d failed" % (checks - failures, failures))
+sys.exit(1 if failures else 0)
