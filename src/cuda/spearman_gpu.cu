@@ -110,7 +110,7 @@ __device__ __forceinline__ void append(const kparams &P, bool want, uint32_t i, 
     }
 }
 
-template <int KP>
+template <int KP, bool HIST>
 __global__ void __launch_bounds__(THREADS) k_pairs(kparams P)
 {
     constexpr int KW = KP / 4; /* 32-bit words per row */
@@ -142,7 +142,7 @@ __global__ void __launch_bounds__(THREADS) k_pairs(kparams P)
         rootB[t] = P.y.root[tj + t];
         invB[t] = P.y.inv[tj + t];
     }
-    if (P.hist)
+    if (HIST)
         for (uint32_t b = t; b < BINS; b += THREADS)
             hist[b] = 0;
     if (t < 2) tally[t] = 0;
@@ -180,38 +180,82 @@ __global__ void __launch_bounds__(THREADS) k_pairs(kparams P)
     }
 
     /* Accumulator e of fragment (mi, ni): row gid + 8 (e >> 1), column
-     * 2 tid + (e & 1) of the 16 x 8 tile. */
-    uint32_t npairs = 0, nsel = 0;
+     * 2 tid + (e & 1) of the 16 x 8 tile; slot ((mi 2 + h) 8 + ni) 2 + e
+     * of this thread's 64 pairs.  The common path only counts, bins and
+     * prefilters: its per-pair work is a few instructions, and the pairs
+     * past the prefilter (few, for any selective threshold) are handled
+     * after it, by the warps that have any. */
+    /* Which of the thread's 64 pairs count: rows and columns that are real
+     * and vary, and j > i where the diagonal crosses the tile. */
+    uint32_t colok = 0;
+    float rootj[16];
+#pragma unroll
+    for (int ni = 0; ni < 8; ni++)
+#pragma unroll
+        for (int e = 0; e < 2; e++) {
+            const uint32_t cl = wn * 64 + ni * 8 + tid * 2 + e;
+            if (tj + cl < P.j1 && siiB[cl] != 0) colok |= 1u << (ni * 2 + e);
+            rootj[ni * 2 + e] = rootB[cl];
+        }
+    const bool diag = P.upper && tj < ti + TILE;
+    const int dj = diag ? (int)((long long)tj - (long long)ti) : 0;
+    uint64_t valid = 0;
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const uint32_t rl = wm * 32 + (r >> 1) * 16 + gid + 8 * (r & 1);
+        if (!(ti + rl < P.i1 && siiA[rl] != 0)) continue;
+        uint32_t m = colok;
+        if (diag)
+#pragma unroll
+            for (int c = 0; c < 16; c++) {
+                const int cl = (int)(wn * 64 + (c >> 1) * 8 + tid * 2 + (c & 1));
+                if (cl + dj <= (int)rl) m &= ~(1u << c);
+            }
+        valid |= (uint64_t)m << (16 * r);
+    }
+    uint32_t npairs = __popcll(valid), nsel = 0;
+    uint64_t cand = 0;
 #pragma unroll
     for (int mi = 0; mi < 2; mi++)
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const uint32_t rl = wm * 32 + mi * 16 + gid + 8 * h;
-            const uint64_t i = ti + rl;
-            const long long sii = siiA[rl];
-            const bool rowok = i < P.i1 && sii != 0;
             const float thr = thrA[rl], inv_i = invA[rl];
 #pragma unroll
             for (int ni = 0; ni < 8; ni++)
 #pragma unroll
                 for (int e = 0; e < 2; e++) {
-                    const uint32_t cl = wn * 64 + ni * 8 + tid * 2 + e;
-                    const uint64_t j = tj + cl;
-                    const int32_t s = acc[mi][ni][2 * h + e];
-                    const long long sjj = siiB[cl];
-                    bool want = false;
-                    uint32_t keep = 0;
-                    if (rowok && j < P.j1 && sjj != 0 && (!P.upper || j > i)) {
-                        npairs++;
-                        if (P.hist) {
-                            /* The same float operations as tile.c: the same bins. */
-                            const float rho = __fmul_rn(__fmul_rn((float)s, inv_i), invB[cl]);
-                            int b = __float2int_rz(__fmul_rn(__fadd_rn(rho, 1.0f), (float)(BINS / 2)));
-                            b = b < 0 ? 0 : b >= BINS ? BINS - 1 : b;
-                            atomicAdd(&hist[b], 1u);
-                        }
-                        if (fabsf((float)s) >= __fmul_rn(thr, rootB[cl])) {
-                            const int d = decide(P, s, sii, sjj);
+                    const int slot = ((mi * 2 + h) * 8 + ni) * 2 + e;
+                    const float fs = (float)acc[mi][ni][2 * h + e];
+                    if (HIST && ((valid >> slot) & 1u)) {
+                        /* The same float operations as tile.c: the same bins. */
+                        const float rho = __fmul_rn(__fmul_rn(fs, inv_i), invB[wn * 64 + ni * 8 + tid * 2 + e]);
+                        int b = __float2int_rz(__fmul_rn(__fadd_rn(rho, 1.0f), (float)(BINS / 2)));
+                        b = b < 0 ? 0 : b >= BINS ? BINS - 1 : b;
+                        atomicAdd(&hist[b], 1u);
+                    }
+                    cand |= (uint64_t)(fabsf(fs) >= __fmul_rn(thr, rootj[ni * 2 + e])) << slot;
+                }
+        }
+    cand &= valid;
+    if (__any_sync(FULL, cand != 0)) {
+#pragma unroll
+        for (int mi = 0; mi < 2; mi++)
+#pragma unroll
+            for (int h = 0; h < 2; h++) {
+                const uint32_t rl = wm * 32 + mi * 16 + gid + 8 * h;
+                const long long sii = siiA[rl];
+#pragma unroll
+                for (int ni = 0; ni < 8; ni++)
+#pragma unroll
+                    for (int e = 0; e < 2; e++) {
+                        const uint32_t cl = wn * 64 + ni * 8 + tid * 2 + e;
+                        const int slot = ((mi * 2 + h) * 8 + ni) * 2 + e;
+                        const int32_t s = acc[mi][ni][2 * h + e];
+                        bool want = false;
+                        uint32_t keep = 0;
+                        if ((cand >> slot) & 1u) {
+                            const int d = decide(P, s, sii, siiB[cl]);
                             if (d == KEEP && !P.host_all) {
                                 nsel++;
                                 keep = 1;
@@ -220,10 +264,10 @@ __global__ void __launch_bounds__(THREADS) k_pairs(kparams P)
                                 want = true;
                             }
                         }
+                        append(P, want, (uint32_t)(ti + rl), (uint32_t)(tj + cl), s, keep, lane);
                     }
-                    append(P, want, (uint32_t)i, (uint32_t)j, s, keep, lane);
-                }
-        }
+            }
+    }
 
     npairs = __reduce_add_sync(FULL, npairs);
     nsel = __reduce_add_sync(FULL, nsel);
@@ -233,7 +277,7 @@ __global__ void __launch_bounds__(THREADS) k_pairs(kparams P)
     }
     __syncthreads();
     if (t < 2 && tally[t]) atomicAdd(&P.cnt[t], tally[t]);
-    if (P.hist)
+    if (HIST)
         for (uint32_t b = t; b < BINS; b += THREADS)
             if (hist[b]) atomicAdd(&P.hist_out[b], (unsigned long long)hist[b]);
 }
@@ -347,14 +391,20 @@ done:
 
 extern "C" void spearman_gpu_get_stats(const spearman_gpu *g, spearman_gpu_stats *s) { *s = g->stats; }
 
-static void launch(spearman_gpu *g, dim3 grid, const kparams &P)
+template <bool HIST> static void launch_h(spearman_gpu *g, dim3 grid, const kparams &P)
 {
     switch (g->kp) {
-    case 32: k_pairs<32><<<grid, THREADS, 0, g->stream>>>(P); break;
-    case 64: k_pairs<64><<<grid, THREADS, 0, g->stream>>>(P); break;
-    case 96: k_pairs<96><<<grid, THREADS, 0, g->stream>>>(P); break;
-    default: k_pairs<128><<<grid, THREADS, 0, g->stream>>>(P); break;
+    case 32: k_pairs<32, HIST><<<grid, THREADS, 0, g->stream>>>(P); break;
+    case 64: k_pairs<64, HIST><<<grid, THREADS, 0, g->stream>>>(P); break;
+    case 96: k_pairs<96, HIST><<<grid, THREADS, 0, g->stream>>>(P); break;
+    default: k_pairs<128, HIST><<<grid, THREADS, 0, g->stream>>>(P); break;
     }
+}
+
+static void launch(spearman_gpu *g, dim3 grid, const kparams &P)
+{
+    if (P.hist) launch_h<true>(g, grid, P);
+    else launch_h<false>(g, grid, P);
 }
 
 extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,
