@@ -1,9 +1,11 @@
 #!/usr/bin/env bash
 # Spearman on the GPU: `fcbo-dist spearman --backend cuda` on zero-inflated
 # count matrices (`gen counts`, 30 columns, 50 row groups) of --sizes rows,
-# on 1 GPU and, where the machine has two, on 2 ranks; in two modes:
-# --count-only (one pass: histogram and count) and --pvalue 1e-12 -o DIR
-# (the count pass, then the write pass).  Side by side in the same call:
+# on 1 GPU and, where the machine has two, on 2 ranks; in three modes:
+# count-only-p1e-12 (--count-only --pvalue 1e-12: one pass, histogram and
+# count), p1e-12 (--pvalue 1e-12 -o DIR: the count pass, then the write
+# pass) and count-only (--count-only at the default p <= 0.05, where 5% of
+# all pairs are selected).  Side by side in the same call:
 # the CPU backend on every core at --cpu-rows rows (it needs minutes for
 # millions), and the peer a user would write in torch on the same GPU
 # (bench/spearman_torch_peer.py) at the first size.  compute_s is pass 1
@@ -23,7 +25,7 @@ while [ $# -gt 0 ]; do
   case $1 in
     --sizes) SIZES=$2; shift 2;; --cpu-rows) CPUROWS=$2; shift 2;; --bin) BIN=$2; shift 2;;
     --csv) CSV=$2; shift 2;; --no-torch) TORCH=0; shift;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0;;
+    -h|--help) sed -n '2,15p' "$0"; exit 0;;
     *) echo "bench/gpu-spearman.sh: unknown option $1" >&2; exit 2;;
   esac
 done
@@ -38,6 +40,7 @@ one() {
   local N=$1 be=$2 np=$3 mode=$4 launch=() args=(--count-only)
   [ "$np" -gt 1 ] && launch=(mpirun -np "$np" --bind-to none)
   [ "$mode" = p1e-12 ] && args=(--pvalue 1e-12 -o "$tmp/out" --force)
+  [ "$mode" = count-only-p1e-12 ] && args=(--count-only --pvalue 1e-12)
   local t0 t1; t0=$(date +%s.%N)
   "${launch[@]}" "$BIN" spearman "$tmp/m$N.npy" "${args[@]}" --backend "$be" --stats 2> "$tmp/err" < /dev/null ||
     { echo "failed: $be np=$np $mode: $(tail -3 "$tmp/err")" >&2; return; }
@@ -54,14 +57,14 @@ one() {
 }
 
 "$BIN" gen counts --rows "$CPUROWS" --cols 30 --groups 50 --seed 1 -o "$tmp/m$CPUROWS.npy"
-for mode in count-only p1e-12; do
+for mode in count-only-p1e-12 p1e-12 count-only; do
   one "$CPUROWS" cpu 1 $mode
   one "$CPUROWS" cuda 1 $mode
 done
 first=1
 for N in $SIZES; do
   "$BIN" gen counts --rows "$N" --cols 30 --groups 50 --seed 1 -o "$tmp/m$N.npy"
-  for mode in count-only p1e-12; do
+  for mode in count-only-p1e-12 p1e-12 count-only; do
     one "$N" cuda 1 $mode
     [ "${NGPU:-0}" -ge 2 ] && one "$N" cuda 2 $mode
   done

@@ -14,6 +14,7 @@
 #include "check.cuh"
 #include "spearman_gpu.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -35,6 +36,12 @@ struct kparams {
     int upper, mode, hist, emit, host_all;
     double q, x_lo, x_hi;
     float pre;
+    /* sure: |S| >= post sqrt(S_ii) sqrt(S_jj) in float is a certain keep
+     * (post = sqrt(q) (1 + 1e-5), far beyond float rounding), so only the
+     * thin band between pre and post needs decide(); 0 when the mode has
+     * no such bound (x, and everything the host must see). */
+    int sure;
+    float post;
     unsigned long long *cnt; /* pairs, kept for certain, records */
     unsigned long long *hist_out;
     spearman_gpu_pair *rec;
@@ -118,7 +125,7 @@ __global__ void __launch_bounds__(THREADS) k_pairs(kparams P)
     __shared__ __align__(16) uint32_t sA[TILE * LD];
     __shared__ __align__(16) uint32_t sB[TILE * LD];
     __shared__ long long siiA[TILE], siiB[TILE];
-    __shared__ float thrA[TILE], invA[TILE], rootB[TILE], invB[TILE];
+    __shared__ float rootA[TILE], invA[TILE], rootB[TILE], invB[TILE];
     __shared__ unsigned int hist[BINS];
     __shared__ unsigned long long tally[2];
 
@@ -136,7 +143,7 @@ __global__ void __launch_bounds__(THREADS) k_pairs(kparams P)
     }
     if (t < TILE) {
         siiA[t] = P.x.sii[ti + t];
-        thrA[t] = __fmul_rn(P.pre, P.x.root[ti + t]);
+        rootA[t] = P.x.root[ti + t];
         invA[t] = P.x.inv[ti + t];
         siiB[t] = P.y.sii[tj + t];
         rootB[t] = P.y.root[tj + t];
@@ -214,19 +221,21 @@ __global__ void __launch_bounds__(THREADS) k_pairs(kparams P)
         valid |= (uint64_t)m << (16 * r);
     }
     uint32_t npairs = __popcll(valid), nsel = 0;
-    uint64_t cand = 0;
+    uint64_t cand = 0, sure = 0;
 #pragma unroll
     for (int mi = 0; mi < 2; mi++)
 #pragma unroll
         for (int h = 0; h < 2; h++) {
             const uint32_t rl = wm * 32 + mi * 16 + gid + 8 * h;
-            const float thr = thrA[rl], inv_i = invA[rl];
+            /* thr as tile.c computes it (pre sqrt(S_ii)), then times sqrt(S_jj) */
+            const float thr = __fmul_rn(P.pre, rootA[rl]), post = __fmul_rn(P.post, rootA[rl]), inv_i = invA[rl];
 #pragma unroll
             for (int ni = 0; ni < 8; ni++)
 #pragma unroll
                 for (int e = 0; e < 2; e++) {
                     const int slot = ((mi * 2 + h) * 8 + ni) * 2 + e;
                     const float fs = (float)acc[mi][ni][2 * h + e];
+                    sure |= (uint64_t)(fabsf(fs) >= __fmul_rn(post, rootj[ni * 2 + e])) << slot;
                     if (HIST && ((valid >> slot) & 1u)) {
                         /* The same float operations as tile.c: the same bins. */
                         const float rho = __fmul_rn(__fmul_rn(fs, inv_i), invB[wn * 64 + ni * 8 + tid * 2 + e]);
@@ -238,7 +247,10 @@ __global__ void __launch_bounds__(THREADS) k_pairs(kparams P)
                 }
         }
     cand &= valid;
-    if (__any_sync(FULL, cand != 0)) {
+    sure = P.sure ? sure & cand : 0;
+    nsel = __popcll(sure);
+    const uint64_t band = cand & ~sure;
+    if (__any_sync(FULL, band != 0 || (P.emit && sure != 0))) {
 #pragma unroll
         for (int mi = 0; mi < 2; mi++)
 #pragma unroll
@@ -254,7 +266,10 @@ __global__ void __launch_bounds__(THREADS) k_pairs(kparams P)
                         const int32_t s = acc[mi][ni][2 * h + e];
                         bool want = false;
                         uint32_t keep = 0;
-                        if ((cand >> slot) & 1u) {
+                        if ((sure >> slot) & 1u) {
+                            keep = 1;
+                            want = P.emit != 0;
+                        } else if ((band >> slot) & 1u) {
                             const int d = decide(P, s, sii, siiB[cl]);
                             if (d == KEEP && !P.host_all) {
                                 nsel++;
@@ -441,6 +456,10 @@ extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1
         P.x_lo = sel->x_lo;
         P.x_hi = sel->x_hi;
         P.pre = sel->pre;
+        /* Below q = 1e-6 the margin of post is no longer far from the band
+         * where the host compares p itself (1e-12 of S_ii S_jj). */
+        P.sure = (sel->mode == 'p' || sel->mode == 'r') && !sel->host_all && sel->q > 1e-6;
+        P.post = (float)(sqrt(sel->q) * (1 + 1e-5));
         P.cnt = g->d_cnt;
         P.hist_out = g->d_hist;
         for (;;) {
