@@ -62,7 +62,13 @@ if ! nvidia-smi -L > /dev/null 2>&1; then
   "$BIN" lattice "$W/ok.dat" --backend cuda -o "$W/out" -q > /dev/null 2> "$W/err"; rc=$?
   check '[ $rc -eq 2 ] && grep -q "cannot run here\|not available" "$W/err" && [ ! -e "$W/out" ]' \
         "--backend cuda without a GPU: exit $rc, $(cat "$W/err")"
+  printf '1 2 3 4\n4 3 2 1\n1 3 2 4\n' > "$W/m.txt"
+  "$BIN" spearman "$W/m.txt" --backend cuda -o "$W/out" -q > /dev/null 2> "$W/err"; rc=$?
+  check '[ $rc -eq 2 ] && grep -q "cannot run here\|not available" "$W/err" && [ ! -e "$W/out" ]' \
+        "spearman --backend cuda without a GPU: exit $rc, $(cat "$W/err")"
 fi
+FD_BACKEND=tpu "$BIN" spearman "$W/ok.dat" -q > /dev/null 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "backend .tpu. is not available" "$W/err"' "spearman FD_BACKEND=tpu: exit $rc, $(cat "$W/err")"
 "$BIN" nosuchcommand 2> /dev/null; rc=$?
 check '[ $rc -eq 2 ]' "unknown command: exit status $rc"
 "$BIN" info "$W/ok.dat" > /dev/null 2> "$W/err"; rc=$?
