@@ -745,18 +745,6 @@ __global__ void k_rebase(uint64_t *dst, const uint64_t *src, uint64_t n, uint64_
 
 static unsigned warp_blocks(uint64_t warps) { return (unsigned)((warps + WARPS_PER_BLOCK - 1) / WARPS_PER_BLOCK); }
 
-static fd_status dalloc(void **p, size_t bytes, const char *what)
-{
-    cudaError_t rc = cudaMalloc(p, bytes ? bytes : 8);
-    if (rc != cudaSuccess) {
-        cudaGetLastError();
-        *p = NULL;
-        return fd_fail(FD_ERR_NOMEM, "out of GPU memory for %s (%.1f MiB more): %s", what, (double)bytes / 1048576.0,
-                       cudaGetErrorString(rc));
-    }
-    return FD_OK;
-}
-
 static void nodes_free(nodes *n)
 {
     cudaFree(n->intent);
@@ -780,10 +768,10 @@ static fd_status nodes_reserve(fca_gpu *g, nodes *n, uint64_t need, uint64_t ene
         m.intent = NULL;
         m.y = m.size = NULL;
         m.eoff = NULL;
-        FD_TRY(dalloc((void **)&m.intent, cap * aw * 8, what));
-        st = dalloc((void **)&m.y, cap * 4, what);
-        if (st == FD_OK) st = dalloc((void **)&m.size, cap * 4, what);
-        if (st == FD_OK) st = dalloc((void **)&m.eoff, cap * 8, what);
+        FD_TRY(fd_cuda_alloc((void **)&m.intent, cap * aw * 8, what));
+        st = fd_cuda_alloc((void **)&m.y, cap * 4, what);
+        if (st == FD_OK) st = fd_cuda_alloc((void **)&m.size, cap * 4, what);
+        if (st == FD_OK) st = fd_cuda_alloc((void **)&m.eoff, cap * 8, what);
         if (st != FD_OK) {
             cudaFree(m.intent);
             cudaFree(m.y);
@@ -811,7 +799,7 @@ static fd_status nodes_reserve(fca_gpu *g, nodes *n, uint64_t need, uint64_t ene
     if (eneed > n->ecap) {
         uint64_t cap = n->ecap * 2 > eneed ? n->ecap * 2 : eneed;
         uint32_t *e = NULL;
-        FD_TRY(dalloc((void **)&e, cap * 4, what));
+        FD_TRY(fd_cuda_alloc((void **)&e, cap * 4, what));
         if (ekeep) CK(cudaMemcpyAsync(e, n->ext, ekeep * 4, cudaMemcpyDeviceToDevice, g->stream));
         CK(cudaStreamSynchronize(g->stream));
         cudaFree(n->ext);
@@ -830,7 +818,7 @@ static fd_status dgrow(void **p, uint64_t *cap, uint64_t n, size_t elem, const c
     cudaFree(*p);
     *p = NULL;
     *cap = 0;
-    FD_TRY(dalloc(p, c * elem, what));
+    FD_TRY(fd_cuda_alloc(p, c * elem, what));
     *cap = c;
     return FD_OK;
 }
@@ -915,10 +903,10 @@ extern "C" fd_status fca_gpu_create(fca_gpu **out, const fca_gpu_ctx *c)
     pick_kernels(g, aw);
     CK(cudaSetDevice(c->device));
     CK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
-    FD_TRY_GOTO(dalloc((void **)&g->rows, (size_t)c->n_obj * aw * 8, "the context rows"), st, done);
-    FD_TRY_GOTO(dalloc((void **)&g->all, (size_t)aw * 8, "the context"), st, done);
-    FD_TRY_GOTO(dalloc((void **)&g->rank_int, (size_t)c->n_attr * 4 + 4, "the context"), st, done);
-    FD_TRY_GOTO(dalloc((void **)&g->rank_label, (size_t)c->n_attr * 4 + 4, "the context"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->rows, (size_t)c->n_obj * aw * 8, "the context rows"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->all, (size_t)aw * 8, "the context"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->rank_int, (size_t)c->n_attr * 4 + 4, "the context"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->rank_label, (size_t)c->n_attr * 4 + 4, "the context"), st, done);
     CK(cudaMemcpy(g->rows, c->rows, (size_t)c->n_obj * aw * 8, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(g->all, c->all, (size_t)aw * 8, cudaMemcpyHostToDevice));
     CK(cudaMemcpy(g->rank_int, c->rank_int, (size_t)c->n_attr * 4, cudaMemcpyHostToDevice));
@@ -931,37 +919,37 @@ extern "C" fd_status fca_gpu_create(fca_gpu **out, const fca_gpu_ctx *c)
         uint32_t bits_min = c->bits_min ? c->bits_min : (uint32_t)(2 * ow + 1 < UINT32_MAX ? 2 * ow + 1 : UINT32_MAX);
         if (c->bits_min == UINT32_MAX || col_bytes > (4ull << 30)) bits_min = UINT32_MAX;
         if (bits_min != UINT32_MAX) {
-            FD_TRY_GOTO(dalloc((void **)&g->cols, col_bytes, "the context by attribute"), st, done);
+            FD_TRY_GOTO(fd_cuda_alloc((void **)&g->cols, col_bytes, "the context by attribute"), st, done);
             CK(cudaMemcpy(g->cols, c->cols, col_bytes, cudaMemcpyHostToDevice));
         }
         g->d = dctx{g->rows, g->all, g->cols, aw, c->n_attr, c->min_support, (uint32_t)ow, bits_min, c->closure};
     }
 
-    FD_TRY_GOTO(dalloc((void **)&g->U, K * aw * 8, "candidate sets"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->U, K * aw * 8, "candidate sets"), st, done);
     {
         void **u32s[] = {(void **)&g->cnt, (void **)&g->poff, (void **)&g->jbot};
         void **u64s[] = {(void **)&g->ebound, (void **)&g->eb_off, (void **)&g->nint,
                          (void **)&g->ioff,   (void **)&g->nx,     (void **)&g->xoff};
         for (size_t i = 0; i < 3; i++)
-            FD_TRY_GOTO(dalloc(u32s[i], K * 4, "chunk scratch"), st, done);
+            FD_TRY_GOTO(fd_cuda_alloc(u32s[i], K * 4, "chunk scratch"), st, done);
         for (size_t i = 0; i < 6; i++)
-            FD_TRY_GOTO(dalloc(u64s[i], K * 8, "chunk scratch"), st, done);
+            FD_TRY_GOTO(fd_cuda_alloc(u64s[i], K * 8, "chunk scratch"), st, done);
     }
     {
         size_t b32 = 0, b64 = 0;
         CK(cub::DeviceScan::ExclusiveSum(NULL, b32, g->cnt, g->poff, (int)K, g->stream));
         CK(cub::DeviceScan::ExclusiveSum(NULL, b64, g->ebound, g->eb_off, (int)K, g->stream));
         g->scan_bytes = b32 > b64 ? b32 : b64;
-        FD_TRY_GOTO(dalloc(&g->scan_tmp, g->scan_bytes, "scan scratch"), st, done);
+        FD_TRY_GOTO(fd_cuda_alloc(&g->scan_tmp, g->scan_bytes, "scan scratch"), st, done);
     }
-    FD_TRY_GOTO(dalloc((void **)&g->ctr, NCTR * sizeof(unsigned long long), "counters"), st, done);
-    FD_TRY_GOTO(dalloc((void **)&g->d_tot, sizeof(totals), "counters"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->ctr, NCTR * sizeof(unsigned long long), "counters"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->d_tot, sizeof(totals), "counters"), st, done);
     CK(cudaMemset(g->ctr, 0, NCTR * sizeof(unsigned long long)));
     CK(cudaHostAlloc((void **)&g->h_ctr, NCTR * sizeof(unsigned long long), cudaHostAllocDefault));
     CK(cudaHostAlloc((void **)&g->h_tot, sizeof(totals), cudaHostAllocDefault));
-    FD_TRY_GOTO(dalloc((void **)&g->e_supp, K * 4, "emitted concepts"), st, done);
-    FD_TRY_GOTO(dalloc((void **)&g->e_int_end, K * 8, "emitted concepts"), st, done);
-    if (c->with_extents) FD_TRY_GOTO(dalloc((void **)&g->e_ext_end, K * 8, "emitted concepts"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->e_supp, K * 4, "emitted concepts"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->e_int_end, K * 8, "emitted concepts"), st, done);
+    if (c->with_extents) FD_TRY_GOTO(fd_cuda_alloc((void **)&g->e_ext_end, K * 8, "emitted concepts"), st, done);
     FD_TRY_GOTO(nodes_reserve(g, &g->st, 4 * K, 16 * K, 0, 0, "the node stack"), st, done);
     *out = g;
     return FD_OK;

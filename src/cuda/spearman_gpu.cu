@@ -308,18 +308,6 @@ static double now_s(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
-static fd_status dalloc(void **p, size_t bytes, const char *what)
-{
-    cudaError_t rc = cudaMalloc(p, bytes ? bytes : 8);
-    if (rc != cudaSuccess) {
-        cudaGetLastError();
-        *p = NULL;
-        return fd_fail(FD_ERR_NOMEM, "out of GPU memory for %s (%.1f MiB): %s", what, (double)bytes / 1048576.0,
-                       cudaGetErrorString(rc));
-    }
-    return FD_OK;
-}
-
 static void side_free(dside *s)
 {
     cudaFree(s->a);
@@ -336,10 +324,10 @@ static fd_status side_upload(spearman_gpu *g, dside *s, const spearman_gpu_mat *
     fd_status st = FD_OK;
     const uint64_t pad = (m->rows + TILE - 1) / TILE * TILE + TILE;
     s->rows = m->rows;
-    FD_TRY(dalloc((void **)&s->a, pad * g->kp, "the rank matrix"));
-    FD_TRY(dalloc((void **)&s->sii, pad * 8, "the rank matrix"));
-    FD_TRY(dalloc((void **)&s->root, pad * 4, "the rank matrix"));
-    FD_TRY(dalloc((void **)&s->inv, pad * 4, "the rank matrix"));
+    FD_TRY(fd_cuda_alloc((void **)&s->a, pad * g->kp, "the rank matrix"));
+    FD_TRY(fd_cuda_alloc((void **)&s->sii, pad * 8, "the rank matrix"));
+    FD_TRY(fd_cuda_alloc((void **)&s->root, pad * 4, "the rank matrix"));
+    FD_TRY(fd_cuda_alloc((void **)&s->inv, pad * 4, "the rank matrix"));
     CK(cudaMemsetAsync(s->a, 0, pad * g->kp, g->stream));
     CK(cudaMemsetAsync(s->sii, 0, pad * 8, g->stream));
     CK(cudaMemsetAsync(s->root, 0, pad * 4, g->stream));
@@ -391,12 +379,12 @@ extern "C" fd_status spearman_gpu_create(spearman_gpu **out, int device, uint32_
     CK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
     FD_TRY_GOTO(side_upload(g, &g->x, x), st, done);
     if (y) FD_TRY_GOTO(side_upload(g, &g->y, y), st, done);
-    FD_TRY_GOTO(dalloc((void **)&g->d_cnt, 3 * 8, "counters"), st, done);
-    FD_TRY_GOTO(dalloc((void **)&g->d_hist, BINS * 8, "the histogram"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->d_cnt, 3 * 8, "counters"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->d_hist, BINS * 8, "the histogram"), st, done);
     CK(cudaHostAlloc((void **)&g->h_cnt, 3 * 8, cudaHostAllocDefault));
     CK(cudaHostAlloc((void **)&g->h_hist, BINS * 8, cudaHostAllocDefault));
     g->cap_d = 1u << 20;
-    FD_TRY_GOTO(dalloc((void **)&g->d_rec, g->cap_d * sizeof(spearman_gpu_pair), "selected pairs"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->d_rec, g->cap_d * sizeof(spearman_gpu_pair), "selected pairs"), st, done);
     *out = g;
     return FD_OK;
 done:
@@ -479,7 +467,7 @@ extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1
             cudaFree(g->d_rec);
             g->d_rec = NULL;
             g->cap_d = 0;
-            FD_TRY(dalloc((void **)&g->d_rec, cap * sizeof(spearman_gpu_pair), "selected pairs"));
+            FD_TRY(fd_cuda_alloc((void **)&g->d_rec, cap * sizeof(spearman_gpu_pair), "selected pairs"));
             g->cap_d = cap;
             g->stats.reruns++;
         }

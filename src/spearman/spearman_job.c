@@ -408,8 +408,10 @@ static void print_summary(const job *jb, const h5part_rank *reps)
             sqrt(jb->sel.q), secs,
             secs > 0 ? (double)jb->pairs / secs : 0.0);
     if (jb->mpi.size > 1) fprintf(stderr, "%d ranks x ", jb->mpi.size);
-    fprintf(stderr, "%d thread%s%s%s\n", jb->threads, jb->threads == 1 ? "" : "s",
-            jb->out.master && !o->count_only ? "; wrote " : "", jb->out.master && !o->count_only ? jb->out.master : "");
+    if (jb->ops->devices) fprintf(stderr, "1 GPU a rank (rank 0: GPU %d)", jb->device);
+    else fprintf(stderr, "%d thread%s", jb->threads, jb->threads == 1 ? "" : "s");
+    fprintf(stderr, "%s%s\n", jb->out.master && !o->count_only ? "; wrote " : "",
+            jb->out.master && !o->count_only ? jb->out.master : "");
     if (jb->x->constant || (jb->y != jb->x && jb->y->constant))
         fprintf(stderr, "%llu constant row%s (rho undefined, never selected)\n",
                 (unsigned long long)(jb->x->constant + (jb->y != jb->x ? jb->y->constant : 0)),
