@@ -3,8 +3,11 @@
  *  - the SIMD kernel against the scalar int64 kernel: the same S for every
  *    pair, the same selection, the same histogram, at sizes that reach the
  *    int32 limit the SIMD path relies on (n = 1290, rows with no ties);
- *  - p-values against values from scipy, and x_crit as the exact boundary. */
+ *  - p-values against values from scipy, and x_crit as the exact boundary;
+ *  - the GPU epilogue's certain decisions (spearman_decide.h, float bounds
+ *    and double) against the exact test, at and around the boundary. */
 #include "spearman/pvalue.h"
+#include "spearman/spearman_decide.h"
 #include "spearman/rankmat.h"
 #include "spearman/tile.h"
 #include "common/clock.h"
@@ -150,10 +153,84 @@ static void test_pvalues(void)
         }
 }
 
+/* One pair (s, sii, sjj) through the GPU's decisions, against spearman_keep. */
+static void decide_one(const spearman_sel *sel, int32_t s, int64_t sii, int64_t sjj, uint64_t count[3])
+{
+    const int keep = spearman_keep(sel, s, sii, sjj);
+    const int d = spearman_decide(sel->mode, sel->q, sel->x_lo, sel->x_hi, s, sii, sjj);
+    count[d]++;
+    CHECK(d == SPEARMAN_UNDECIDED || (d == SPEARMAN_KEEP) == keep,
+          "mode %c q=%.17g: decided %d, exact %d (s=%d, sii=%lld, sjj=%lld)", sel->mode, sel->q, d, keep, (int)s,
+          (long long)sii, (long long)sjj);
+    /* The kernel's float bounds, with its operations: pre and post times
+     * sqrt(S_ii) as stored (rankmat.c), then times sqrt(S_jj). */
+    const float ri = (float)sqrt((double)sii), rj = (float)sqrt((double)sjj), fs = fabsf((float)s);
+    if (!(fs >= (sel->pre * ri) * rj)) CHECK(!keep, "below the prefilter but kept (s=%d)", (int)s);
+    if (sel->mode != 'x' && spearman_post_usable(sel->mode, sel->q) && fs >= (spearman_post(sel->q) * ri) * rj)
+        CHECK(keep, "past the keep bound but not kept: mode %c q=%.17g s=%d sii=%lld sjj=%lld", sel->mode, sel->q,
+              (int)s, (long long)sii, (long long)sjj);
+}
+
+static void test_decide(void)
+{
+    fd_rng rng = {42};
+    uint64_t count[3] = {0, 0, 0};
+    const uint32_t ns[] = {7, 30, 64, 128};
+    for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++) {
+        const uint32_t n = ns[ni];
+        /* S_ii of real rank rows: from all distinct values (n(n^2-1)/3)
+         * down to heavy ties. */
+        int64_t siis[16];
+        for (int k = 0; k < 16; k++) {
+            double x[128];
+            int32_t a[128];
+            for (uint32_t c = 0; c < n; c++) x[c] = k == 0 ? c : floor(fd_rng_unif(&rng) * (k % 6 + 2));
+            spearman_rank(x, n, a);
+            int64_t v = 0;
+            for (uint32_t c = 0; c < n; c++) v += (int64_t)a[c] * a[c];
+            siis[k] = v ? v : 2;
+        }
+        spearman_sel sels[12];
+        int m = 0;
+        const double alphas[] = {0.05, 1e-6, 1e-12, 0.5};
+        const double rhos[] = {0.5, 0.4123, 0.9, 0.25};
+        for (int k = 0; k < 4; k++) spearman_sel_init(&sels[m++], 'p', alphas[k], n);
+        for (int k = 0; k < 4; k++) spearman_sel_init(&sels[m++], 'r', rhos[k], n);
+        spearman_sel_x(&sels[m++], 0.1, 0.75, n);
+        spearman_sel_x(&sels[m++], 0, 0.5, n);
+        spearman_sel_x(&sels[m++], 0.25, 1, n);
+        spearman_sel_init(&sels[m++], 'a', 0, n);
+        for (int k = 0; k < m; k++)
+            for (int i = 0; i < 16; i++)
+                for (int j = 0; j < 16; j++) {
+                    const int64_t sii = siis[i], sjj = siis[j];
+                    const double lim = sqrt((double)sii * (double)sjj);
+                    /* At and around each boundary: |rho| = sqrt(q), and for
+                     * mode x both ends of the range. */
+                    double bounds[3] = {sqrt(sels[k].q), sels[k].mode == 'x' ? sqrt(fmax(0, 1 - sels[k].x_lo)) : 0, 0};
+                    for (int b = 0; b < 2; b++) {
+                        const int32_t s0 = (int32_t)llround(bounds[b] * lim);
+                        for (int32_t ds = -2; ds <= 2; ds++)
+                            for (int sign = -1; sign <= 1; sign += 2)
+                                if (fabs((double)(s0 + ds)) <= lim) decide_one(&sels[k], sign * (s0 + ds), sii, sjj, count);
+                    }
+                    for (int r = 0; r < 8; r++) {
+                        const int32_t s = (int32_t)llround((2 * fd_rng_unif(&rng) - 1) * lim);
+                        decide_one(&sels[k], s, sii, sjj, count);
+                    }
+                }
+    }
+    /* The test means something only if each outcome occurred. */
+    CHECK(count[SPEARMAN_KEEP] && count[SPEARMAN_DROP] && count[SPEARMAN_UNDECIDED],
+          "outcomes: %llu kept, %llu dropped, %llu undecided", (unsigned long long)count[SPEARMAN_KEEP],
+          (unsigned long long)count[SPEARMAN_DROP], (unsigned long long)count[SPEARMAN_UNDECIDED]);
+}
+
 int main(void)
 {
     test_ranks();
     test_kernels();
     test_pvalues();
+    test_decide();
     return t_report();
 }

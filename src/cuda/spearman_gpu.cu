@@ -13,6 +13,7 @@
  * Nothing of the tile is written but those pairs. */
 #include "check.cuh"
 #include "spearman_gpu.h"
+#include "../spearman/spearman_decide.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -37,9 +38,9 @@ struct kparams {
     double q, x_lo, x_hi;
     float pre;
     /* sure: |S| >= post sqrt(S_ii) sqrt(S_jj) in float is a certain keep
-     * (post = sqrt(q) (1 + 1e-5), far beyond float rounding), so only the
-     * thin band between pre and post needs decide(); 0 when the mode has
-     * no such bound (x, and everything the host must see). */
+     * (spearman_decide.h), so only the thin band between pre and post needs
+     * spearman_decide; 0 where the mode has no such bound, and where every
+     * pair past pre goes to the host. */
     int sure;
     float post;
     unsigned long long *cnt; /* pairs, kept for certain, records */
@@ -74,30 +75,6 @@ __device__ __forceinline__ void mma_s8(int (&d)[4], const uint32_t (&a)[4], uint
                  "{%0,%1,%2,%3};\n"
                  : "+r"(d[0]), "+r"(d[1]), "+r"(d[2]), "+r"(d[3])
                  : "r"(a[0]), "r"(a[1]), "r"(a[2]), "r"(a[3]), "r"(b0), "r"(b1));
-}
-
-enum { DROP = 0, UNDECIDED = 1, KEEP = 2 };
-
-/* The selection where double precision settles it: S^2 and S_ii S_jj are
- * exact integers below 2^53 (n <= 128), so d = S^2 - q S_ii S_jj is off
- * by a few ulps of q S_ii S_jj; a margin of 1e-9 of it is far outside
- * that, and inside it the host decides with spearman_keep (long double,
- * and p itself in the band where p-value mode compares p).  Mode x: x =
- * (S_ii S_jj - S^2) / (S_ii S_jj) from the exact integer difference. */
-__device__ __forceinline__ int decide(const kparams &P, int32_t s, long long sii, long long sjj)
-{
-    if (P.mode == 'a') return KEEP;
-    const long long pint = sii * sjj;
-    if (P.mode == 'x') {
-        const double x = (double)(pint - (long long)s * s) / (double)pint;
-        if (x >= P.x_lo + 1e-12 && x <= P.x_hi - 1e-12) return KEEP;
-        if (x < P.x_lo - 1e-12 || x > P.x_hi + 1e-12) return DROP;
-        return UNDECIDED;
-    }
-    const double p = (double)pint, d = (double)s * (double)s - P.q * p;
-    if (d > 1e-9 * p) return KEEP;
-    if (d < -1e-9 * p) return DROP;
-    return UNDECIDED;
 }
 
 /* Every lane calls this for each of its pairs in the same order: one
@@ -270,12 +247,12 @@ __global__ void __launch_bounds__(THREADS) k_pairs(kparams P)
                             keep = 1;
                             want = P.emit != 0;
                         } else if ((band >> slot) & 1u) {
-                            const int d = decide(P, s, sii, siiB[cl]);
-                            if (d == KEEP && !P.host_all) {
+                            const int d = spearman_decide(P.mode, P.q, P.x_lo, P.x_hi, s, sii, siiB[cl]);
+                            if (d == SPEARMAN_KEEP && !P.host_all) {
                                 nsel++;
                                 keep = 1;
                                 want = P.emit != 0;
-                            } else if (d != DROP) {
+                            } else if (d != SPEARMAN_DROP) {
                                 want = true;
                             }
                         }
@@ -444,10 +421,8 @@ extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1
         P.x_lo = sel->x_lo;
         P.x_hi = sel->x_hi;
         P.pre = sel->pre;
-        /* Below q = 1e-6 the margin of post is no longer far from the band
-         * where the host compares p itself (1e-12 of S_ii S_jj). */
-        P.sure = (sel->mode == 'p' || sel->mode == 'r') && !sel->host_all && sel->q > 1e-6;
-        P.post = (float)(sqrt(sel->q) * (1 + 1e-5));
+        P.sure = spearman_post_usable(sel->mode, sel->q) && !sel->host_all;
+        P.post = spearman_post(sel->q);
         P.cnt = g->d_cnt;
         P.hist_out = g->d_hist;
         for (;;) {
