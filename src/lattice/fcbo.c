@@ -419,47 +419,76 @@ static inline void and_rows_bits(const fcbo_prep *p, const fd_word *C, fd_word *
     });
 }
 
+/* Wide and sparse rows: only attributes of the first object's row can be
+ * in D beyond B ∪ {j}.  Their list goes into cand; 0 when the row is too
+ * long for it (then the caller intersects whole rows). */
+#define SPARSE_CAND_MAX 1024
+static int sparse_candidates(const fcbo_prep *p, uint32_t o, uint32_t j, const fd_word *B, fd_word *D, uint32_t *cand,
+                             uint32_t *nc)
+{
+    const uint32_t *r0 = p->rl_idx + p->rl_ptr[o];
+    const uint32_t len0 = (uint32_t)(p->rl_ptr[o + 1] - p->rl_ptr[o]);
+    bs_copy(D, B, p->aw);
+    bs_set(D, j);
+    *nc = 0;
+    for (uint32_t k = 0; k < len0; k++)
+        if (!bs_test(D, r0[k])) {
+            if (*nc == SPARSE_CAND_MAX) return 0;
+            cand[(*nc)++] = r0[k];
+        }
+    return 1;
+}
+
+/* Keeps the candidates that object o has; returns how many are left. */
+static inline uint32_t sparse_filter(const fcbo_prep *p, uint32_t o, uint32_t *cand, uint32_t nc)
+{
+    const fd_word *r = p->rows + (size_t)o * p->aw;
+    uint32_t keep = 0;
+    for (uint32_t k = 0; k < nc; k++)
+        if (bs_test(r, cand[k])) cand[keep++] = cand[k];
+    return keep;
+}
+
 /* D = C↑ for a child of <A,B> at attribute j.  D ⊇ B ∪ {j} always. */
 FD_HOT static void closure(const fcbo_prep *p, const fnode *c, uint32_t j, const fd_word *B, uint32_t nb, fd_word *D)
 {
     const uint32_t aw = p->aw, ow = p->ow;
+    uint32_t cand[SPARSE_CAND_MAX], nc = 0;
     if (c->size == 0) {
         bs_copy(D, p->all, aw);
         return;
     }
     if (!c->is_bits) {
         const uint32_t *l = c->ext;
-        if (aw <= 4 || c->size < 4) {
+        /* Wide rows: filter the first object's attributes object by
+         * object, which usually leaves none within a few objects. */
+        if (aw <= 4 || c->size < 4 || !sparse_candidates(p, l[0], j, B, D, cand, &nc)) {
             and_rows_list(p, l, c->size, D);
             return;
         }
-        /* Wide and sparse: only attributes of the first object's row can
-         * be in D; filter that short candidate list object by object. */
-        uint32_t cand[1024];
-        uint32_t nc = 0;
-        const uint32_t *r0 = p->rl_idx + p->rl_ptr[l[0]];
-        uint32_t len0 = (uint32_t)(p->rl_ptr[l[0] + 1] - p->rl_ptr[l[0]]);
-        bs_copy(D, B, aw);
-        bs_set(D, j);
-        for (uint32_t k = 0; k < len0; k++)
-            if (!bs_test(D, r0[k])) {
-                if (nc == 1024) goto by_rows; /* a very long row: plain intersection */
-                cand[nc++] = r0[k];
-            }
-        for (uint32_t i = 1; i < c->size && nc; i++) {
-            const fd_word *r = p->rows + (size_t)l[i] * aw;
-            uint32_t keep = 0;
-            for (uint32_t k = 0; k < nc; k++)
-                if (bs_test(r, cand[k])) cand[keep++] = cand[k];
-            nc = keep;
-        }
+        for (uint32_t i = 1; i < c->size && nc; i++) nc = sparse_filter(p, l[i], cand, nc);
         for (uint32_t k = 0; k < nc; k++) bs_set(D, cand[k]);
-        return;
-    by_rows:
-        and_rows_list(p, l, c->size, D);
         return;
     }
     const fd_word *C = c->ext;
+    uint32_t first = 0;
+    while (!C[first]) first++; /* c->size > 0 */
+    const uint32_t o0 = first * 64u + (uint32_t)__builtin_ctzll(C[first]);
+    /* Wide rows and a bitset extent (the top of T10I4D100K's tree: 100,000
+     * objects): the same filter over the set bits, stopping as soon as no
+     * candidate is left instead of visiting every object's row. */
+    if (aw > 4 && sparse_candidates(p, o0, j, B, D, cand, &nc)) {
+        for (uint32_t k = first; k < ow && nc; k++) {
+            fd_word w = C[k];
+            if (k == first) w &= w - 1; /* o0 itself */
+            while (w && nc) {
+                nc = sparse_filter(p, k * 64u + (uint32_t)__builtin_ctzll(w), cand, nc);
+                w &= w - 1;
+            }
+        }
+        for (uint32_t k = 0; k < nc; k++) bs_set(D, cand[k]);
+        return;
+    }
     uint32_t left = p->n_attr - nb - 1;
     if ((uint64_t)c->size * aw <= (uint64_t)left * ow / 4) {
         and_rows_bits(p, C, D);
