@@ -250,10 +250,13 @@ static fd_status stage_setup(job *jb)
     /* The same on every rank (the same input, checked above), so either
      * every rank falls back or none does. */
     if (jb->ops->supports && !jb->ops->supports(o->mode, jb->x->n)) {
-        if (!o->quiet && jb->mpi.rank == 0)
-            fprintf(stderr, "fcbo-dist spearman: %s runs on the CPU backend (the %s backend takes every selection "
-                            "but --top-k, on rows of up to 128 values)\n",
-                    o->mode == 'k' ? "--top-k" : "this input", jb->ops->name);
+        if (!o->quiet && jb->mpi.rank == 0) {
+            if (o->mode == 'k')
+                fprintf(stderr, "fcbo-dist spearman: --top-k runs on the CPU backend (not on %s yet)\n", jb->ops->name);
+            else
+                fprintf(stderr, "fcbo-dist spearman: rows of %u values run on the CPU backend (%s takes up to 128)\n",
+                        jb->x->n, jb->ops->name);
+        }
         jb->ops = &spearman_cpu_ops;
     }
     /* A GPU rank is one worker thread driving its device; collective, as
