@@ -96,6 +96,12 @@ if [ "$GB" = cuda ]; then
   rc=$?
   check '[ $rc = 2 ] && grep -q "FD_GPU_CLOSURE=diagonal: expected rows, columns or auto" "$WORK/err"' \
         "FD_GPU_CLOSURE=diagonal: exit $rc, $(cat "$WORK/err")"
+  for v in abc 0 12x; do
+    FD_GPU_BITS_MIN=$v "$BIN" lattice "$WORK/r10.dat" --backend cuda -q > /dev/null 2> "$WORK/err"
+    rc=$?
+    check '[ $rc = 2 ] && grep -q "FD_GPU_BITS_MIN=$v: expected off or a number" "$WORK/err"' \
+          "FD_GPU_BITS_MIN=$v: exit $rc, $(cat "$WORK/err")"
+  done
 fi
 
 D=$SHARED/data/fca

@@ -168,7 +168,15 @@ static fd_status engine_open(fca_gpu **g, const fcbo_prep *p, const lattice_opts
                      .min_support = p->min_support, .with_extents = sink->with_extents,
                      .chunk = chunk ? (uint32_t)strtoul(chunk, NULL, 10) : 0, .closure = FCA_GPU_CLOSE_AUTO};
     fd_status st = FD_OK;
-    if (bits) c.bits_min = strcmp(bits, "off") == 0 ? UINT32_MAX : (uint32_t)strtoul(bits, NULL, 10);
+    if (bits && strcmp(bits, "off") == 0) {
+        c.bits_min = UINT32_MAX;
+    } else if (bits) {
+        char *end;
+        unsigned long v = strtoul(bits, &end, 10);
+        if (end == bits || *end || v < 1 || v >= UINT32_MAX)
+            st = fd_fail(FD_ERR_USAGE, "FD_GPU_BITS_MIN=%s: expected off or a number of objects from 1", bits);
+        c.bits_min = (uint32_t)v;
+    }
     if (how && strcmp(how, "rows") == 0) c.closure = FCA_GPU_CLOSE_ROWS;
     else if (how && strcmp(how, "columns") == 0) c.closure = FCA_GPU_CLOSE_COLUMNS;
     else if (how && strcmp(how, "auto") != 0)
