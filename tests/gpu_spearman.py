@@ -13,32 +13,10 @@ import sys
 
 import h5py
 import numpy as np
+from spearman_testlib import ENV, check, finish, matrix
 
 BIN, WORK, GB, GPUS = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 os.makedirs(WORK, exist_ok=True)
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-failures = 0
-checks = 0
-
-
-def check(cond, what):
-    global failures, checks
-    checks += 1
-    if not cond:
-        failures += 1
-        print("FAIL:", what, file=sys.stderr)
-
-
-def matrix(rows, n, seed):
-    rng = np.random.default_rng(seed)
-    groups = rng.integers(0, 6, rows)
-    prof = rng.uniform(0.2, 3, (6, n))
-    x = rng.poisson(prof[groups]) * (rng.random((rows, n)) > 0.55)
-    x[3] = 7                  # constant row
-    x[10] = x[11]             # equal rows: rho = 1 exactly, p = 0
-    x[12] = -x[13]            # opposite rows: rho = -1
-    x[rows - 1] = x[0]        # equal rows far apart (different tiles)
-    return x
 
 
 def run(args, backend, np_=1):
@@ -86,7 +64,7 @@ def write(x, path):
 
 for n, rows in [(7, 600), (30, 5000), (64, 1500), (128, 900), (200, 300)]:
     src = os.path.join(WORK, "m%d.txt" % n)
-    write(matrix(rows, n, n), src)
+    write(matrix(rows, n, n, far_equal=True), src)
     be = "cuda" if n <= 128 else "cpu"
     for sel in (["--pvalue", "0.05"], ["--pvalue", "1e-6"], ["--rho", "0.4123"], ["--rho", "0.5"],
                 ["--count-only"], ["--count-only", "--rho", "0.3"], ["--fdr", "0.05"]):
@@ -97,7 +75,7 @@ for n, rows in [(7, 600), (30, 5000), (64, 1500), (128, 900), (200, 300)]:
             same("n=%d rows=%d %s" % (n, rows, " ".join(sel)), [src] + sel, be, np_gpu=2)
 
 # --y: a rectangle of pairs, rows of one matrix against rows of another.
-x, y = matrix(700, 30, 5), matrix(4500, 30, 6)
+x, y = matrix(700, 30, 5, far_equal=True), matrix(4500, 30, 6, far_equal=True)
 write(x, os.path.join(WORK, "x.txt"))
 write(y, os.path.join(WORK, "y.txt"))
 for sel in (["--pvalue", "0.05"], ["--count-only"]):
@@ -106,5 +84,4 @@ for sel in (["--pvalue", "0.05"], ["--count-only"]):
         same("--y %s" % " ".join(sel), [os.path.join(WORK, "x.txt"), "--y", os.path.join(WORK, "y.txt")] + sel,
              "cuda", np_gpu=2)
 
-print("%d passed, %d failed" % (checks - failures, failures))
-sys.exit(1 if failures else 0)
+finish("%d checks, %d failed")

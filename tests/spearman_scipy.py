@@ -12,32 +12,11 @@ import warnings
 import h5py
 import numpy as np
 from scipy import stats
+from spearman_testlib import ENV, check, finish, matrix
 
 BIN, WORK = sys.argv[1], sys.argv[2]
 os.makedirs(WORK, exist_ok=True)
 warnings.simplefilter("ignore")
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-failures = 0
-checks = 0
-
-
-def check(cond, what):
-    global failures, checks
-    checks += 1
-    if not cond:
-        failures += 1
-        print("FAIL:", what, file=sys.stderr)
-
-
-def matrix(rows, n, seed):
-    rng = np.random.default_rng(seed)
-    groups = rng.integers(0, 6, rows)
-    prof = rng.uniform(0.2, 3, (6, n))
-    x = rng.poisson(prof[groups]) * (rng.random((rows, n)) > 0.55)
-    x[3] = 7                  # constant row
-    x[10] = x[11]             # equal rows: rho = 1 exactly, p = 0
-    x[12] = -x[13]            # opposite rows: rho = -1
-    return x
 
 
 def run(args, np_=1, expect=0):
@@ -219,5 +198,4 @@ want = {(int(keep[a]), int(keep[b])) for a, b in zip(*np.nonzero(np.triu(p <= 0.
 check(set(zip(got[0].tolist(), got[1].tolist())) == want, "--drop-nan-rows: pairs or row numbers differ")
 check(got[4]["dropped_rows"] == 2, "--drop-nan-rows: %d dropped" % got[4]["dropped_rows"])
 
-print("%d checks, %d failed" % (checks, failures))
-sys.exit(1 if failures else 0)
+finish()

@@ -810,37 +810,6 @@ done:
     return st;
 }
 
-/* Device buffer grown to hold n elements (contents not kept). */
-static fd_status dgrow(void **p, uint64_t *cap, uint64_t n, size_t elem, const char *what)
-{
-    if (n <= *cap && *p) return FD_OK;
-    uint64_t c = *cap * 2 > n ? *cap * 2 : n;
-    cudaFree(*p);
-    *p = NULL;
-    *cap = 0;
-    FD_TRY(fd_cuda_alloc(p, c * elem, what));
-    *cap = c;
-    return FD_OK;
-}
-
-static fd_status hgrow(void **p, uint64_t *cap, uint64_t n, size_t elem)
-{
-    if (n <= *cap && *p) return FD_OK;
-    uint64_t c = *cap * 2 > n ? *cap * 2 : n;
-    if (*p) cudaFreeHost(*p);
-    *p = NULL;
-    *cap = 0;
-    cudaError_t rc = cudaHostAlloc(p, (c ? c : 1) * elem, cudaHostAllocDefault);
-    if (rc != cudaSuccess) {
-        cudaGetLastError();
-        *p = NULL;
-        return fd_fail(FD_ERR_NOMEM, "out of pinned host memory (%.1f MiB): %s", (double)(c * elem) / 1048576.0,
-                       cudaGetErrorString(rc));
-    }
-    *cap = c;
-    return FD_OK;
-}
-
 extern "C" void fca_gpu_out_free(fca_gpu_out *o)
 {
     if (o->supp) cudaFreeHost(o->supp);
@@ -854,12 +823,12 @@ extern "C" void fca_gpu_out_free(fca_gpu_out *o)
 static fd_status out_reserve(fca_gpu_out *o, uint64_t n, uint64_t nint, uint64_t next, int ext)
 {
     uint64_t cn = o->cap_n, cn2 = o->cap_n, cn3 = o->cap_n;
-    FD_TRY(hgrow((void **)&o->supp, &cn, n, 4));
-    FD_TRY(hgrow((void **)&o->int_end, &cn2, n, 8));
-    if (ext) FD_TRY(hgrow((void **)&o->ext_end, &cn3, n, 8));
+    FD_TRY(fd_cuda_host_grow((void **)&o->supp, &cn, n, 4));
+    FD_TRY(fd_cuda_host_grow((void **)&o->int_end, &cn2, n, 8));
+    if (ext) FD_TRY(fd_cuda_host_grow((void **)&o->ext_end, &cn3, n, 8));
     o->cap_n = cn;
-    FD_TRY(hgrow((void **)&o->int_ids, &o->cap_int, nint, 4));
-    if (ext) FD_TRY(hgrow((void **)&o->ext_ids, &o->cap_ext, next, 4));
+    FD_TRY(fd_cuda_host_grow((void **)&o->int_ids, &o->cap_int, nint, 4));
+    if (ext) FD_TRY(fd_cuda_host_grow((void **)&o->ext_ids, &o->cap_ext, next, 4));
     return FD_OK;
 }
 
@@ -1099,12 +1068,12 @@ extern "C" fd_status fca_gpu_step(fca_gpu *g, fca_gpu_out *out)
 
         if (T.pairs > g->pcap || !g->pnode) {
             uint64_t cap = g->pcap;
-            FD_TRY(dgrow((void **)&g->pnode, &cap, T.pairs, 4, "candidate pairs"));
-            FD_TRY(dgrow((void **)&g->pj, &g->pcap, T.pairs, 4, "candidate pairs"));
+            FD_TRY(fd_cuda_grow((void **)&g->pnode, &cap, T.pairs, 4, "candidate pairs"));
+            FD_TRY(fd_cuda_grow((void **)&g->pj, &g->pcap, T.pairs, 4, "candidate pairs"));
         }
         FD_TRY(nodes_reserve(g, &g->sg, T.pairs, T.ebound, 0, 0, "children"));
-        FD_TRY(dgrow((void **)&g->e_int, &g->e_int_cap, T.nint, 4, "emitted intents"));
-        if (ext) FD_TRY(dgrow((void **)&g->e_ext, &g->e_ext_cap, T.next, 4, "emitted extents"));
+        FD_TRY(fd_cuda_grow((void **)&g->e_int, &g->e_int_cap, T.nint, 4, "emitted intents"));
+        if (ext) FD_TRY(fd_cuda_grow((void **)&g->e_ext, &g->e_ext_cap, T.next, 4, "emitted extents"));
         FD_TRY(out_reserve(out, k, T.nint, T.next, ext));
 
         emitv ev = {g->e_supp, g->e_int, g->e_ext, g->e_int_end, g->e_ext_end};

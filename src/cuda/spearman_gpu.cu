@@ -13,12 +13,12 @@
  * Nothing of the tile is written but those pairs. */
 #include "check.cuh"
 #include "spearman_gpu.h"
+#include "../common/clock.h"
 #include "../spearman/spearman_decide.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 
 #define FULL 0xffffffffu
 #define TILE 128
@@ -278,13 +278,6 @@ __global__ void __launch_bounds__(THREADS) k_pairs(kparams P)
 
 #define CK(call) CUDA_CHECK_GOTO(call, st, done)
 
-static double now_s(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
-}
-
 static void side_free(dside *s)
 {
     cudaFree(s->a);
@@ -404,7 +397,7 @@ extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1
                        (unsigned long long)(i1 - i0), (unsigned long long)(j1 - j0));
     CK(cudaSetDevice(g->device));
     {
-        const double t0 = now_s();
+        const double t0 = fd_now();
         kparams P;
         P.x = dmat{g->x.a, g->x.sii, g->x.root, g->x.inv};
         P.y = dmat{Y.a, Y.sii, Y.root, Y.inv};
@@ -438,31 +431,15 @@ extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1
             if (g->h_cnt[2] <= g->cap_d) break;
             /* More pairs for the host than the buffer holds: grow it and
              * run the launch again (its counts start over). */
-            const uint64_t cap = g->h_cnt[2] + g->h_cnt[2] / 4;
-            cudaFree(g->d_rec);
-            g->d_rec = NULL;
-            g->cap_d = 0;
-            FD_TRY(fd_cuda_alloc((void **)&g->d_rec, cap * sizeof(spearman_gpu_pair), "selected pairs"));
-            g->cap_d = cap;
+            FD_TRY(fd_cuda_grow((void **)&g->d_rec, &g->cap_d, g->h_cnt[2], sizeof(spearman_gpu_pair), "selected pairs"));
             g->stats.reruns++;
         }
         const uint64_t nrec = g->h_cnt[2];
-        if (nrec > g->cap_h) {
-            if (g->h_rec) cudaFreeHost(g->h_rec);
-            g->h_rec = NULL;
-            g->cap_h = 0;
-            const uint64_t cap = nrec + nrec / 4;
-            cudaError_t rc = cudaHostAlloc((void **)&g->h_rec, cap * sizeof(spearman_gpu_pair), cudaHostAllocDefault);
-            if (rc != cudaSuccess) {
-                cudaGetLastError();
-                return fd_fail(FD_ERR_NOMEM, "out of pinned host memory for %llu pairs: %s",
-                               (unsigned long long)nrec, cudaGetErrorString(rc));
-            }
-            g->cap_h = cap;
-        }
-        if (nrec)
+        if (nrec) {
+            FD_TRY(fd_cuda_host_grow((void **)&g->h_rec, &g->cap_h, nrec, sizeof(spearman_gpu_pair)));
             CK(cudaMemcpyAsync(g->h_rec, g->d_rec, nrec * sizeof(spearman_gpu_pair), cudaMemcpyDeviceToHost,
                                g->stream));
+        }
         if (sel->hist) CK(cudaMemcpyAsync(g->h_hist, g->d_hist, BINS * 8, cudaMemcpyDeviceToHost, g->stream));
         CK(cudaStreamSynchronize(g->stream));
         out->pairs = g->h_cnt[0];
@@ -470,7 +447,7 @@ extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1
         out->rec = g->h_rec;
         out->nrec = nrec;
         if (sel->hist) memcpy(out->hist, g->h_hist, sizeof out->hist);
-        g->stats.kernel_seconds += now_s() - t0;
+        g->stats.kernel_seconds += fd_now() - t0;
     }
 done:
     return st;

@@ -471,23 +471,21 @@ FD_HOT static void closure(const fcbo_prep *p, const fnode *c, uint32_t j, const
         return;
     }
     const fd_word *C = c->ext;
-    uint32_t first = 0;
-    while (!C[first]) first++; /* c->size > 0 */
-    const uint32_t o0 = first * 64u + (uint32_t)__builtin_ctzll(C[first]);
     /* Wide rows and a bitset extent (the top of T10I4D100K's tree: 100,000
      * objects): the same filter over the set bits, stopping as soon as no
      * candidate is left instead of visiting every object's row. */
-    if (aw > 4 && sparse_candidates(p, o0, j, B, D, cand, &nc)) {
-        for (uint32_t k = first; k < ow && nc; k++) {
-            fd_word w = C[k];
-            if (k == first) w &= w - 1; /* o0 itself */
-            while (w && nc) {
-                nc = sparse_filter(p, k * 64u + (uint32_t)__builtin_ctzll(w), cand, nc);
-                w &= w - 1;
+    if (aw > 4) {
+        uint32_t first = 0;
+        while (!C[first]) first++; /* c->size > 0 */
+        const uint32_t o0 = first * 64u + (uint32_t)__builtin_ctzll(C[first]);
+        if (sparse_candidates(p, o0, j, B, D, cand, &nc)) {
+            for (uint32_t k = first; k < ow && nc; k++) {
+                fd_word w = k == first ? C[k] & (C[k] - 1) : C[k]; /* o0 is done */
+                for (; w && nc; w &= w - 1) nc = sparse_filter(p, k * 64u + (uint32_t)__builtin_ctzll(w), cand, nc);
             }
+            for (uint32_t k = 0; k < nc; k++) bs_set(D, cand[k]);
+            return;
         }
-        for (uint32_t k = 0; k < nc; k++) bs_set(D, cand[k]);
-        return;
     }
     uint32_t left = p->n_attr - nb - 1;
     if ((uint64_t)c->size * aw <= (uint64_t)left * ow / 4) {
