@@ -2,8 +2,9 @@
 # compute-sanitizer over the CUDA spearman backend on a small zero-inflated
 # matrix (700 x 30, constant and equal rows): memcheck, racecheck,
 # synccheck and initcheck, for --pvalue (pairs written) and --fdr (pairs
-# back to the host undecided).  A non-zero status from a tool is a
-# finding.  Results: bench/results/spearman-gpu-sanitizer.txt.
+# back to the host undecided), with each screen of the kernel's common
+# path (FD_GPU_SCREEN).  A non-zero status from a tool is a finding.
+# Results: bench/results/spearman-gpu-sanitizer.txt.
 #
 #   bench/gpu-spearman-sanitizer.sh [--bin PATH] [--out DIR]   (full reports in DIR)
 set -uo pipefail
@@ -12,7 +13,7 @@ BIN=$here/../build/fcbo-dist; OUT=${TMPDIR:-/tmp}/fd-sanitizer-spearman
 while [ $# -gt 0 ]; do
   case $1 in
     --bin) BIN=$2; shift 2;; --out) OUT=$2; shift 2;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0;;
     *) echo "bench/gpu-spearman-sanitizer.sh: unknown option $1" >&2; exit 2;;
   esac
 done
@@ -20,12 +21,14 @@ mkdir -p "$OUT"
 "$BIN" gen counts --rows 700 --cols 30 --seed 3 -o "$OUT/m.txt"
 worst=0
 for tool in memcheck racecheck synccheck initcheck; do
-  for sel in "--pvalue 0.01" "--fdr 0.05"; do
-    f="$OUT/sanitizer-$tool-$(echo "$sel" | tr -d ' -').txt"
-    timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 "$BIN" spearman "$OUT/m.txt" --backend cuda -q \
-      $sel -o "$OUT/o" --force > "$f" 2>&1
-    rc=$?; [ $rc -gt $worst ] && worst=$rc
-    echo "$tool $sel rc=$rc  $(tail -1 "$f")"
+  for screen in band max; do
+    for sel in "--pvalue 0.01" "--fdr 0.05"; do
+      f="$OUT/sanitizer-$tool-$screen-$(echo "$sel" | tr -d ' -').txt"
+      FD_GPU_SCREEN=$screen timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 "$BIN" spearman "$OUT/m.txt" \
+        --backend cuda -q $sel -o "$OUT/o" --force > "$f" 2>&1
+      rc=$?; [ $rc -gt $worst ] && worst=$rc
+      echo "$tool FD_GPU_SCREEN=$screen $sel rc=$rc  $(tail -1 "$f")"
+    done
   done
 done
 exit $worst

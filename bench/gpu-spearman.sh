@@ -3,20 +3,23 @@
 # count matrices (`gen counts`, 30 columns, 50 row groups) of --sizes rows,
 # on 1 GPU and, where the machine has two, on 2 ranks; in three modes:
 # count-only-p1e-12 (--count-only --pvalue 1e-12: one pass, histogram and
-# count), p1e-12 (--pvalue 1e-12 -o DIR: the count pass, then the write
-# pass) and count-only (--count-only at the default p <= 0.05, where 5% of
-# all pairs are selected).  Side by side in the same call:
+# count), p1e-12 (--pvalue 1e-12 -o DIR: the count pass, which keeps the
+# selected pairs, then their writing) and count-only (--count-only at the
+# default p <= 0.05, where 5% of all pairs are selected).  Side by side in
+# the same call:
 # the CPU backend on every core at --cpu-rows rows (it needs minutes for
 # millions), and the peer a user would write in torch on the same GPU
 # (bench/spearman_torch_peer.py) at the first size.  compute_s is pass 1
-# plus pass 2 from --stats (load and output setup excluded; wall_s has
-# everything).  Appends to bench/results/spearman-gpu.csv.
+# plus the write (or pass 2) from --stats (load and output setup
+# excluded; wall_s has everything).  Appends to bench/results/spearman-gpu.csv.
 #
-#   bench/gpu-spearman.sh [--sizes "2000000"] [--cpu-rows 200000] [--bin PATH] [--csv FILE] [--no-torch]
+#   bench/gpu-spearman.sh [--sizes "2000000"] [--modes "count-only-p1e-12 p1e-12 count-only"]
+#                         [--gpus "1 2"] [--cpu-rows 200000 (0: none)] [--bin PATH] [--csv FILE] [--no-torch]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; SIZES="2000000"; CPUROWS=200000; TORCH=1
+MODES="count-only-p1e-12 p1e-12 count-only"; GPUS="1 2"
 CSV=$here/results/spearman-gpu.csv
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1 || true)
 NGPU=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || true)
@@ -24,8 +27,9 @@ MACHINE="$(nproc) cores $(lscpu | sed -n 's/^Model name: *//p' | head -1), ${NGP
 while [ $# -gt 0 ]; do
   case $1 in
     --sizes) SIZES=$2; shift 2;; --cpu-rows) CPUROWS=$2; shift 2;; --bin) BIN=$2; shift 2;;
+    --modes) MODES=$2; shift 2;; --gpus) GPUS=$2; shift 2;;
     --csv) CSV=$2; shift 2;; --no-torch) TORCH=0; shift;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0;;
     *) echo "bench/gpu-spearman.sh: unknown option $1" >&2; exit 2;;
   esac
 done
@@ -47,8 +51,8 @@ one() {
   t1=$(date +%s.%N)
   local pairs=$((N * (N - 1) / 2)) sel load c wall
   sel=$(sed -n 's/^\([0-9]*\) of .*/\1/p' "$tmp/err")
-  load=$(sed -n 's/^load \([0-9.]*\) s, pass 1 (count) \([0-9.]*\) s, pass 2 (write) \([0-9.]*\) s/\1/p' "$tmp/err")
-  c=$(sed -n 's/^load \([0-9.]*\) s, pass 1 (count) \([0-9.]*\) s, pass 2 (write) \([0-9.]*\) s/\2 \3/p' "$tmp/err" |
+  load=$(sed -n 's/^load \([0-9.]*\) s, pass 1 (count) \([0-9.]*\) s, [a-z0-9 ()]* \([0-9.]*\) s/\1/p' "$tmp/err")
+  c=$(sed -n 's/^load \([0-9.]*\) s, pass 1 (count) \([0-9.]*\) s, [a-z0-9 ()]* \([0-9.]*\) s/\2 \3/p' "$tmp/err" |
       awk '{printf "%.3f", $1 + $2}')
   wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b - a}')
   row fcbo-dist "$mode" "$N" "$pairs" "$be" "$np" "$load" "$c" "$wall" \
@@ -56,17 +60,20 @@ one() {
   grep '^gpu:' "$tmp/err" || true
 }
 
-"$BIN" gen counts --rows "$CPUROWS" --cols 30 --groups 50 --seed 1 -o "$tmp/m$CPUROWS.npy"
-for mode in count-only-p1e-12 p1e-12 count-only; do
-  one "$CPUROWS" cpu 1 $mode
-  one "$CPUROWS" cuda 1 $mode
-done
+if [ "$CPUROWS" -gt 0 ]; then
+  "$BIN" gen counts --rows "$CPUROWS" --cols 30 --groups 50 --seed 1 -o "$tmp/m$CPUROWS.npy"
+  for mode in $MODES; do
+    one "$CPUROWS" cpu 1 $mode
+    one "$CPUROWS" cuda 1 $mode
+  done
+fi
 first=1
 for N in $SIZES; do
   "$BIN" gen counts --rows "$N" --cols 30 --groups 50 --seed 1 -o "$tmp/m$N.npy"
-  for mode in count-only-p1e-12 p1e-12 count-only; do
-    one "$N" cuda 1 $mode
-    [ "${NGPU:-0}" -ge 2 ] && one "$N" cuda 2 $mode
+  for mode in $MODES; do
+    for g in $GPUS; do
+      [ "${NGPU:-0}" -ge "$g" ] && one "$N" cuda "$g" $mode
+    done
   done
   if [ $first = 1 ] && [ $TORCH = 1 ]; then
     python3 "$here/spearman_torch_peer.py" "$tmp/m$N.npy" 1e-12 2> "$tmp/terr" > "$tmp/tout" ||

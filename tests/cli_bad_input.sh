@@ -69,6 +69,13 @@ if ! nvidia-smi -L > /dev/null 2>&1; then
 fi
 FD_BACKEND=tpu "$BIN" spearman "$W/ok.dat" -q > /dev/null 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "backend .tpu. is not available" "$W/err"' "spearman FD_BACKEND=tpu: exit $rc, $(cat "$W/err")"
+printf '1 2 3 4\n4 3 2 1\n1 3 2 4\n' > "$W/m4.txt"
+for v in x -1 12abc ""; do
+  rm -rf "$W/out"
+  FD_SPEARMAN_KEEP_PAIRS=$v "$BIN" spearman "$W/m4.txt" -o "$W/out" -q > /dev/null 2> "$W/err"; rc=$?
+  check '[ $rc -eq 2 ] && grep -q "FD_SPEARMAN_KEEP_PAIRS" "$W/err" && [ ! -e "$W/out" ]' \
+        "FD_SPEARMAN_KEEP_PAIRS='$v': exit $rc, $(cat "$W/err")"
+done
 "$BIN" nosuchcommand 2> /dev/null; rc=$?
 check '[ $rc -eq 2 ]' "unknown command: exit status $rc"
 "$BIN" info "$W/ok.dat" > /dev/null 2> "$W/err"; rc=$?

@@ -8,6 +8,7 @@ two GPUs, on two.  --top-k and n > 128 fall back to the CPU backend, which
 the backend attribute must say.
 usage: gpu_spearman.py FCBO_DIST WORKDIR GPU_BACKEND GPUS"""
 import os
+import re
 import subprocess
 import sys
 
@@ -19,11 +20,11 @@ BIN, WORK, GB, GPUS = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
 os.makedirs(WORK, exist_ok=True)
 
 
-def run(args, backend, np_=1):
+def run(args, backend, np_=1, env=None):
     cmd = [BIN, "spearman"] + args + ["--backend", backend, "-q", "--force"]
     if np_ > 1:
         cmd = ["mpirun", "--oversubscribe", "-np", str(np_)] + cmd
-    r = subprocess.run(cmd, env=ENV, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    r = subprocess.run(cmd, env=dict(ENV, **(env or {})), capture_output=True, text=True, stdin=subprocess.DEVNULL)
     check(r.returncode == 0, "%s: exit %d: %s" % (" ".join(cmd), r.returncode, r.stderr.strip()))
     return r.returncode == 0
 
@@ -37,9 +38,9 @@ def load(path):
         return i[o], j[o], rho[o], p[o], dict(f.attrs), hist
 
 
-def same(name, args, backend_expected, np_gpu=1):
+def same(name, args, backend_expected, np_gpu=1, env=None):
     cpu, gpu = os.path.join(WORK, "cpu"), os.path.join(WORK, "gpu")
-    if not (run(args + ["-o", cpu], "cpu") and run(args + ["-o", gpu], GB, np_gpu)):
+    if not (run(args + ["-o", cpu], "cpu") and run(args + ["-o", gpu], GB, np_gpu, env)):
         return
     a, b = load(cpu + "/spearman.h5"), load(gpu + "/spearman.h5")
     name = "%s (%d rank%s)" % (name, np_gpu, "s" if np_gpu > 1 else "")
@@ -73,6 +74,35 @@ for n, rows in [(7, 600), (30, 5000), (64, 1500), (128, 900), (200, 300)]:
     if GPUS >= 2 and n in (7, 30):
         for sel in (["--pvalue", "0.01"], ["--fdr", "0.05"], ["--count-only"]):
             same("n=%d rows=%d %s" % (n, rows, " ".join(sel)), [src] + sel, be, np_gpu=2)
+
+# The tuning knobs give the same results: a strip of one column tile, and
+# strips that end inside a row; each screen of the common path alone (the
+# default chooses per launch).  Each takes effect, and a bad value is
+# refused.
+m30, m7 = os.path.join(WORK, "m30.txt"), os.path.join(WORK, "m7.txt")
+for env in ({"FD_GPU_STRIP": "1"}, {"FD_GPU_STRIP": "3"}, {"FD_GPU_SCREEN": "band"}, {"FD_GPU_SCREEN": "max"}):
+    knob = " ".join("%s=%s" % kv for kv in env.items())
+    for src in (m30, m7):
+        for sel in (["--pvalue", "0.05"], ["--pvalue", "1e-6"], ["--count-only"], ["--fdr", "0.05"]):
+            same("%s %s %s" % (os.path.basename(src), knob, " ".join(sel)), [src] + sel, "cuda", env=env)
+if GB != "cpu":
+    cmd = [BIN, "spearman", m30, "--count-only", "--backend", GB, "--force", "-o", os.path.join(WORK, "knob")]
+    def verbose(env):
+        r = subprocess.run(cmd, env=dict(ENV, FD_GPU_VERBOSE="1", **env), capture_output=True, text=True,
+                           stdin=subprocess.DEVNULL)
+        m = re.search(r"(\d+) launches \(\d+ repeated for a larger pair buffer, (\d+) with the max screen\)", r.stderr)
+        check(r.returncode == 0 and m is not None, "%s: exit %d: %s" % (env, r.returncode, r.stderr.strip()))
+        return r.stderr, (int(m.group(1)), int(m.group(2))) if m else (0, -1)
+    err, _ = verbose({"FD_GPU_STRIP": "3"})
+    check("a strip of 3 column tiles" in err, "FD_GPU_STRIP=3 not in effect: %s" % err)
+    _, (n, nmax) = verbose({"FD_GPU_SCREEN": "max"})
+    check(n > 0 and nmax == n, "FD_GPU_SCREEN=max: %d of %d launches with the max screen" % (nmax, n))
+    _, (n, nmax) = verbose({"FD_GPU_SCREEN": "band"})
+    check(n > 0 and nmax == 0, "FD_GPU_SCREEN=band: %d of %d launches with the max screen" % (nmax, n))
+    for env in ({"FD_GPU_STRIP": "0"}, {"FD_GPU_STRIP": "x"}, {"FD_GPU_STRIP": "65537"}, {"FD_GPU_SCREEN": "fast"}):
+        r = subprocess.run(cmd, env=dict(ENV, **env), capture_output=True, text=True, stdin=subprocess.DEVNULL)
+        name = list(env)[0]
+        check(r.returncode == 2 and name in r.stderr, "%s: exit %d: %s" % (env, r.returncode, r.stderr.strip()))
 
 # --y: a rectangle of pairs, rows of one matrix against rows of another.
 x, y = matrix(700, 30, 5, far_equal=True), matrix(4500, 30, 6, far_equal=True)

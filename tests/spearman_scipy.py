@@ -19,11 +19,11 @@ os.makedirs(WORK, exist_ok=True)
 warnings.simplefilter("ignore")
 
 
-def run(args, np_=1, expect=0):
-    cmd = [BIN, "spearman"] + args + ["-q", "--force"]
+def run(args, np_=1, expect=0, env=None, quiet=True):
+    cmd = [BIN, "spearman"] + args + (["-q"] if quiet else []) + ["--force"]
     if np_ > 1:
         cmd = ["mpirun", "--oversubscribe", "-np", str(np_)] + cmd
-    r = subprocess.run(cmd, env=ENV, capture_output=True, text=True)
+    r = subprocess.run(cmd, env=dict(ENV, **(env or {})), capture_output=True, text=True)
     check(r.returncode == expect, "%s: exit %d: %s" % (" ".join(args), r.returncode, r.stderr.strip()))
     return r
 
@@ -134,6 +134,19 @@ for n, rows, fmt in [(7, 150, "txt"), (30, 260, "csv"), (64, 200, "npy"), (128, 
             o = os.path.join(WORK, "np%d" % np_)
             run([src, "-o", o, "--pvalue", "0.01", "-t", "1"], np_=np_)
             compare("n=30 np=%d" % np_, pairs(o + "/spearman.h5"), r, p, upper & (p <= 0.01), ones)
+        # The counting pass keeps the selected pairs and writes them when
+        # they fit (FD_SPEARMAN_KEEP_PAIRS of them a rank); otherwise, or
+        # with 0, a second pass writes them.  The same pairs either way.
+        nsel = int((upper & (p <= 0.01)).sum())
+        for keep, np_, one_pass in [(None, 1, True), (None, 3, True), ("0", 1, False), ("0", 3, False),
+                                    ("5", 1, False), ("5", 3, False), (str(2 * nsel), 1, True)]:
+            o = os.path.join(WORK, "keep")
+            res = run([src, "-o", o, "--pvalue", "0.01", "-t", "2", "--stats"], np_=np_,
+                      env={"FD_SPEARMAN_KEEP_PAIRS": keep} if keep else None, quiet=False)
+            name = "n=30 FD_SPEARMAN_KEEP_PAIRS=%s np=%d" % (keep, np_)
+            compare(name, pairs(o + "/spearman.h5"), r, p, upper & (p <= 0.01), ones)
+            check(("write (pairs kept by pass 1)" in res.stderr) == one_pass and
+                  ("pass 2 (write)" in res.stderr) == (not one_pass), "%s: %s" % (name, res.stderr))
 
 # --y: rows of one matrix against rows of another.
 x, y = matrix(90, 30, 5), matrix(70, 30, 6)

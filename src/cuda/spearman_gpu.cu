@@ -1,16 +1,19 @@
 /* All-pairs Spearman on the int8 tensor cores (see spearman_gpu.h and
  * docs/algorithms.md, "Spearman on the GPU").
  *
- * A block computes a 128 x 128 tile of pairs: both blocks of rows go to
- * shared memory (128 rows x kp bytes each, rows padded by 16 bytes so
- * that the fragment loads of a warp hit 32 different banks), then each of
- * the 8 warps computes 32 x 64 sums with mma.sync m16n8k32 (2 x 8
- * accumulators of 16 x 8, 64 int32 registers a thread; kp / 32 steps, one
- * for n <= 32).  The epilogue works on the registers: validity (both rows
- * vary, j > i in the triangle), the rho histogram in shared memory, the
- * float prefilter, the selection in double where the margin makes it
- * certain, and a warp-aggregated append of the pairs the host must see.
- * Nothing of the tile is written but those pairs. */
+ * A block takes 128 rows and a strip of column tiles of 128 rows: its own
+ * rows stay in shared memory, the column tiles stream through two
+ * buffers (cp.async: the next loads while this one is computed), rows
+ * padded by 16 bytes so that the fragment loads of a warp hit 32
+ * different banks.  Each of the 8 warps computes 32 x 64 sums with
+ * mma.sync m16n8k32 (2 x 8 accumulators of 16 x 8, 64 int32 registers a
+ * thread; kp / 32 steps, one for n <= 32).  The epilogue works on the
+ * registers: validity (both rows vary, j > i in the triangle), the rho
+ * histogram in shared memory, the float screen, the selection in double
+ * where the margin makes it certain, and a warp-aggregated append of the
+ * pairs the host must see.  Nothing of the tile is written but those
+ * pairs; the common path is a dozen instructions a pair, with no
+ * conversion instruction and no branch (docs/performance.md). */
 #include "check.cuh"
 #include "spearman_gpu.h"
 #include "../common/clock.h"
@@ -24,11 +27,12 @@
 #define TILE 128
 #define THREADS 256
 #define BINS SPEARMAN_GPU_HIST_BINS
+#define HBINS (BINS + 2) /* the shared histogram's slots (hist_slot) */
 
 struct dmat {
     const uint32_t *a; /* rows x kp bytes, as 32-bit words */
     const long long *sii;
-    const float *root, *inv;
+    const float *inv;
 };
 
 struct kparams {
@@ -36,14 +40,16 @@ struct kparams {
     uint64_t i0, i1, j0, j1;
     int upper, mode, hist, emit, host_all;
     double q, x_lo, x_hi;
-    float pre;
-    /* sure: |S| >= post sqrt(S_ii) sqrt(S_jj) in float is a certain keep
-     * (spearman_decide.h), so only the thin band between pre and post needs
-     * spearman_decide; 0 where the mode has no such bound, and where every
-     * pair past pre goes to the host. */
-    int sure;
-    float post;
-    unsigned long long *cnt; /* pairs, kept for certain, records */
+    /* |rho| < pre (float, as tile.c computes rho) is a certain drop and
+     * |rho| >= post a certain keep (spearman_decide.h; post is infinite
+     * where the mode has no such bound, and where every pair past pre
+     * goes to the host).  Only pairs in the band between them need a
+     * closer look: those within half of mid, a slightly wider band whose
+     * test is one subtraction. */
+    float pre, post, mid, half;
+    float pre_lo; /* MAX: pre lowered by 1e-6 of itself, for rho in another order of products */
+    uint32_t strip; /* column tiles per block */
+    unsigned long long *cnt; /* pairs, kept for certain, records, warp tiles that took a closer look */
     unsigned long long *hist_out;
     spearman_gpu_pair *rec;
     unsigned long long cap;
@@ -52,14 +58,16 @@ struct kparams {
 struct dside {
     uint32_t *a;
     long long *sii;
-    float *root, *inv;
+    float *inv;
     uint64_t rows;
 };
 
 struct spearman_gpu {
     int device;
     cudaStream_t stream;
-    uint32_t kp;
+    uint32_t kp, strip;
+    int screen;   /* SPEARMAN_GPU_SCREEN_* */
+    bool use_max; /* the next launch screens by the largest |rho| */
     dside x, y; /* y.a == NULL: pairs within x */
     unsigned long long *d_cnt, *h_cnt, *d_hist, *h_hist;
     spearman_gpu_pair *d_rec, *h_rec;
@@ -68,6 +76,45 @@ struct spearman_gpu {
 };
 
 /* ---------------- kernel ---------------- */
+
+/* Shared memory of one block, in 32-bit words: the block's rows (A), two
+ * buffers of column rows (B: the next tile loads while this one is
+ * computed), S_ii and 1/sqrt(S_ii) of each, the histogram and two
+ * counters. */
+template <int KP> struct smem_layout {
+    static constexpr int LD = KP / 4 + 4; /* row stride: conflict-free fragment loads */
+    static constexpr int A = 0, B = A + TILE * LD, SIIA = B + 2 * TILE * LD, SIIB = SIIA + 2 * TILE,
+                         INVA = SIIB + 4 * TILE, INVB = INVA + TILE, HIST = INVB + 2 * TILE,
+                         TALLY = HIST + HBINS + (HBINS & 1), WORDS = TALLY + 4;
+    static constexpr size_t BYTES = WORDS * 4;
+};
+
+__device__ __forceinline__ void cp_async(void *smem, const void *gmem, int bytes)
+{
+    const unsigned s = (unsigned)__cvta_generic_to_shared(smem);
+    if (bytes == 16) asm volatile("cp.async.cg.shared.global [%0], [%1], 16;\n" ::"r"(s), "l"(gmem));
+    else if (bytes == 8) asm volatile("cp.async.ca.shared.global [%0], [%1], 8;\n" ::"r"(s), "l"(gmem));
+    else asm volatile("cp.async.ca.shared.global [%0], [%1], 4;\n" ::"r"(s), "l"(gmem));
+}
+__device__ __forceinline__ void cp_commit() { asm volatile("cp.async.commit_group;\n" ::); }
+template <int N> __device__ __forceinline__ void cp_wait() { asm volatile("cp.async.wait_group %0;\n" ::"n"(N)); }
+
+/* TILE rows of m from row r0 into shared memory, with their S_ii and
+ * 1/sqrt(S_ii), without waiting (cp.async). */
+template <int KP>
+__device__ __forceinline__ void load_rows(uint32_t *rows, long long *sii, float *inv, const dmat &m, uint64_t r0,
+                                          uint32_t t)
+{
+    constexpr int V = KP / 16, LD = smem_layout<KP>::LD; /* 16-byte vectors per row */
+    const uint4 *g = (const uint4 *)m.a + r0 * V;
+    for (uint32_t v = t; v < TILE * V; v += THREADS)
+        cp_async(rows + (v / V) * LD + (v % V) * 4, g + v, 16);
+    if (t < TILE) {
+        cp_async(sii + t, m.sii + r0 + t, 8);
+        cp_async(inv + t, m.inv + r0 + t, 4);
+    }
+    cp_commit();
+}
 
 __device__ __forceinline__ void mma_s8(int (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
 {
@@ -94,171 +141,261 @@ __device__ __forceinline__ void append(const kparams &P, bool want, uint32_t i, 
     }
 }
 
-template <int KP, bool HIST>
-__global__ void __launch_bounds__(THREADS) k_pairs(kparams P)
+/* The int32 sum as a float without I2F (a quarter-rate instruction):
+ * 1.5 2^23 + s has s in its low mantissa bits for |s| < 2^22, which
+ * n <= 128 guarantees (|S| <= n (n - 1)^2). */
+__device__ __forceinline__ float int_to_float(int32_t s)
 {
-    constexpr int KW = KP / 4; /* 32-bit words per row */
-    constexpr int LD = KW + 4; /* shared row stride: conflict-free fragment loads */
-    __shared__ __align__(16) uint32_t sA[TILE * LD];
-    __shared__ __align__(16) uint32_t sB[TILE * LD];
-    __shared__ long long siiA[TILE], siiB[TILE];
-    __shared__ float rootA[TILE], invA[TILE], rootB[TILE], invB[TILE];
-    __shared__ unsigned int hist[BINS];
-    __shared__ unsigned long long tally[2];
+    return __fsub_rn(__int_as_float(0x4B400000 + s), 12582912.0f);
+}
 
-    const uint64_t ti = P.i0 + (uint64_t)blockIdx.y * TILE, tj = P.j0 + (uint64_t)blockIdx.x * TILE;
-    if (P.upper && tj + TILE <= ti + 1) return; /* every pair of the tile has j <= i */
-    const uint32_t t = threadIdx.x;
+/* tile.c's bin, (int)((rho + 1) 1000) clamped to [0, BINS), as a slot of
+ * the shared histogram: floor(v) + 1 in [0, BINS + 1], by adding 1.5 2^23
+ * rounding down, which leaves floor(v) in the low bits of the float: the
+ * slot is those bits - 0x4B400000 + 1.  v >= -1 here, so floor and
+ * truncation differ only on (-1, 0), which lands in slot 0 and is folded
+ * into bin 0 with it, as the clamp does; slot BINS + 1 is folded into the
+ * last bin. */
+__device__ __forceinline__ uint32_t hist_bits(float rho)
+{
+    const float v = __fmul_rn(__fadd_rn(rho, 1.0f), (float)(BINS / 2));
+    return (uint32_t)__float_as_int(__fadd_rd(v, 12582912.0f));
+}
 
-    {
-        const uint4 *gA = (const uint4 *)P.x.a + ti * (KW / 4), *gB = (const uint4 *)P.y.a + tj * (KW / 4);
-        for (uint32_t v = t; v < TILE * KW / 4; v += THREADS) {
-            const uint32_t r = v / (KW / 4), c = v % (KW / 4);
-            *(uint4 *)(sA + r * LD + c * 4) = gA[v];
-            *(uint4 *)(sB + r * LD + c * 4) = gB[v];
-        }
-    }
-    if (t < TILE) {
-        siiA[t] = P.x.sii[ti + t];
-        rootA[t] = P.x.root[ti + t];
-        invA[t] = P.x.inv[ti + t];
-        siiB[t] = P.y.sii[tj + t];
-        rootB[t] = P.y.root[tj + t];
-        invB[t] = P.y.inv[tj + t];
-    }
-    if (HIST)
-        for (uint32_t b = t; b < BINS; b += THREADS)
-            hist[b] = 0;
-    if (t < 2) tally[t] = 0;
-    __syncthreads();
+/* One shared-memory increment, at a byte address of the shared window,
+ * when on: a predicated red (no branch, no return value). */
+__device__ __forceinline__ void shared_inc_if(uint32_t addr, bool on)
+{
+    asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %1, 0;\n @p red.shared.add.u32 [%0], 1;\n}\n" ::"r"(addr),
+                 "r"((uint32_t)on));
+}
 
-    const uint32_t warp = t >> 5, lane = t & 31u, gid = lane >> 2, tid = lane & 3u;
-    const uint32_t wm = warp >> 1, wn = warp & 1u;
-    int acc[2][8][4];
-#pragma unroll
-    for (int mi = 0; mi < 2; mi++)
-#pragma unroll
-        for (int ni = 0; ni < 8; ni++)
-#pragma unroll
-            for (int e = 0; e < 4; e++)
-                acc[mi][ni][e] = 0;
-#pragma unroll
-    for (int ks = 0; ks < KW; ks += 8) {
-        uint32_t a[2][4];
-#pragma unroll
-        for (int mi = 0; mi < 2; mi++) {
-            const uint32_t *r = sA + (wm * 32 + mi * 16 + gid) * LD + ks;
-            a[mi][0] = r[tid];
-            a[mi][1] = r[8 * LD + tid];
-            a[mi][2] = r[4 + tid];
-            a[mi][3] = r[8 * LD + 4 + tid];
-        }
-#pragma unroll
-        for (int ni = 0; ni < 8; ni++) {
-            const uint32_t *c = sB + (wn * 64 + ni * 8 + gid) * LD + ks;
-            const uint32_t b0 = c[tid], b1 = c[4 + tid];
-#pragma unroll
-            for (int mi = 0; mi < 2; mi++)
-                mma_s8(acc[mi][ni], a[mi], b0, b1);
-        }
-    }
+/* A thread's 64 pairs of one tile, in registers: acc[mi][ni][e] is pair
+ * slot r 16 + k with r = 2 mi + (e >> 1) (row gid + 8 (e >> 1) of the
+ * 16 x 8 fragment) and k = 2 ni + (e & 1) (column 2 tid + (e & 1)). */
+struct tile_pairs {
+    int (&acc)[2][8][4];
+    __device__ __forceinline__ int32_t s(int r, int k) const { return acc[r >> 1][k >> 1][2 * (r & 1) + (k & 1)]; }
+};
 
-    /* Accumulator e of fragment (mi, ni): row gid + 8 (e >> 1), column
-     * 2 tid + (e & 1) of the 16 x 8 tile; slot ((mi 2 + h) 8 + ni) 2 + e
-     * of this thread's 64 pairs.  The common path only counts, bins and
-     * prefilters: its per-pair work is a few instructions, and the pairs
-     * past the prefilter (few, for any selective threshold) are handled
-     * after it, by the warps that have any. */
-    /* Which of the thread's 64 pairs count: rows and columns that are real
-     * and vary, and j > i where the diagonal crosses the tile. */
-    uint32_t colok = 0;
-    float rootj[16];
-#pragma unroll
-    for (int ni = 0; ni < 8; ni++)
-#pragma unroll
-        for (int e = 0; e < 2; e++) {
-            const uint32_t cl = wn * 64 + ni * 8 + tid * 2 + e;
-            if (tj + cl < P.j1 && siiB[cl] != 0) colok |= 1u << (ni * 2 + e);
-            rootj[ni * 2 + e] = rootB[cl];
-        }
-    const bool diag = P.upper && tj < ti + TILE;
-    const int dj = diag ? (int)((long long)tj - (long long)ti) : 0;
-    uint64_t valid = 0;
+/* The common path of the epilogue: counts, bins and screens a thread's
+ * 64 pairs with a few instructions each.  ALL: every pair of the thread
+ * is valid (the usual case; no per-pair test).  Two screens:
+ *  - BAND (MAX false): counts the pairs kept for certain (|rho| >= post)
+ *    in *ns and returns in *score the smallest distance of |rho| to mid,
+ *    the middle of the band that needs a closer look; for thresholds that
+ *    keep many pairs.
+ *  - MAX: returns the largest |rho| in *score and counts nothing: any
+ *    pair at or past pre sends the warp to the exact pass, which then also
+ *    counts the certain keeps; for selective thresholds, where that is
+ *    rare, it is the cheaper of the two.
+ * Counts valid pairs in *np. */
+template <bool ALL, bool HIST, bool MAX>
+__device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, const float (&inv_i)[4],
+                                       const float (&invj)[16], uint32_t rowbits, uint32_t b0, uint32_t b1,
+                                       bool diag, int dj, uint32_t wm, uint32_t wn, uint32_t gid, uint32_t tid,
+                                       uint32_t hoff, uint32_t *np, uint32_t *ns, float *score)
+{
+    uint32_t n = 0, sure = 0;
+    float sc = MAX ? 0.0f : INFINITY;
 #pragma unroll
     for (int r = 0; r < 4; r++) {
         const uint32_t rl = wm * 32 + (r >> 1) * 16 + gid + 8 * (r & 1);
-        if (!(ti + rl < P.i1 && siiA[rl] != 0)) continue;
-        uint32_t m = colok;
-        if (diag)
+        float rmax = 0.0f; /* MAX without HIST: max |S / sqrt(S_jj)| of the row, times 1/sqrt(S_ii) after */
 #pragma unroll
-            for (int c = 0; c < 16; c++) {
-                const int cl = (int)(wn * 64 + (c >> 1) * 8 + tid * 2 + (c & 1));
-                if (cl + dj <= (int)rl) m &= ~(1u << c);
+        for (int k = 0; k < 16; k++) {
+            bool v = true;
+            if (!ALL) {
+                const uint32_t lane_of_col = (k >> 1) * 4 + tid; /* the lane that checked this column */
+                const int cl = (int)(wn * 64 + (k >> 1) * 8 + tid * 2 + (k & 1));
+                v = ((rowbits >> r) & 1u) && ((((k & 1) ? b1 : b0) >> lane_of_col) & 1u) &&
+                    !(diag && cl + dj <= (int)rl);
+                n += v;
             }
-        valid |= (uint64_t)m << (16 * r);
-    }
-    uint32_t npairs = __popcll(valid), nsel = 0;
-    uint64_t cand = 0, sure = 0;
-#pragma unroll
-    for (int mi = 0; mi < 2; mi++)
-#pragma unroll
-        for (int h = 0; h < 2; h++) {
-            const uint32_t rl = wm * 32 + mi * 16 + gid + 8 * h;
-            /* thr as tile.c computes it (pre sqrt(S_ii)), then times sqrt(S_jj) */
-            const float thr = __fmul_rn(P.pre, rootA[rl]), post = __fmul_rn(P.post, rootA[rl]), inv_i = invA[rl];
-#pragma unroll
-            for (int ni = 0; ni < 8; ni++)
-#pragma unroll
-                for (int e = 0; e < 2; e++) {
-                    const int slot = ((mi * 2 + h) * 8 + ni) * 2 + e;
-                    const float fs = (float)acc[mi][ni][2 * h + e];
-                    sure |= (uint64_t)(fabsf(fs) >= __fmul_rn(post, rootj[ni * 2 + e])) << slot;
-                    if (HIST && ((valid >> slot) & 1u)) {
-                        /* The same float operations as tile.c: the same bins. */
-                        const float rho = __fmul_rn(__fmul_rn(fs, inv_i), invB[wn * 64 + ni * 8 + tid * 2 + e]);
-                        int b = __float2int_rz(__fmul_rn(__fadd_rn(rho, 1.0f), (float)(BINS / 2)));
-                        b = b < 0 ? 0 : b >= BINS ? BINS - 1 : b;
-                        atomicAdd(&hist[b], 1u);
-                    }
-                    cand |= (uint64_t)(fabsf(fs) >= __fmul_rn(thr, rootj[ni * 2 + e])) << slot;
-                }
+            const float fs = int_to_float(T.s(r, k));
+            if (MAX && !HIST && ALL) {
+                rmax = fmaxf(rmax, fabsf(__fmul_rn(fs, invj[k])));
+                continue;
+            }
+            const float rho = __fmul_rn(__fmul_rn(fs, inv_i[r]), invj[k]);
+            const float a = fabsf(rho);
+            if (MAX) {
+                if (ALL || v) sc = fmaxf(sc, a);
+            } else {
+                if (ALL || v) sc = fminf(sc, fabsf(__fsub_rn(a, P.mid)));
+                sure += (ALL || v) && a >= P.post;
+            }
+            if (HIST) {
+                const uint32_t addr = hist_bits(rho) * 4u + hoff;
+                if (ALL) asm volatile("red.shared.add.u32 [%0], 1;\n" ::"r"(addr));
+                else shared_inc_if(addr, v);
+            }
         }
-    cand &= valid;
-    sure = P.sure ? sure & cand : 0;
-    nsel = __popcll(sure);
-    const uint64_t band = cand & ~sure;
-    if (__any_sync(FULL, band != 0 || (P.emit && sure != 0))) {
+        if (MAX && !HIST && ALL) sc = fmaxf(sc, __fmul_rn(rmax, inv_i[r]));
+    }
+    *np += ALL ? 64 : n;
+    *ns = sure;
+    *score = sc;
+}
+
+/* A block takes one tile of 128 rows (blockIdx.y) and a strip of P.strip
+ * column tiles (blockIdx.x): the rows, the histogram and the counters stay
+ * in shared memory across the strip, and the next column tile loads while
+ * the current one is computed. */
+template <int KP, bool HIST, bool MAX>
+__global__ void __launch_bounds__(THREADS, 2) k_pairs(kparams P)
+{
+    using L = smem_layout<KP>;
+    constexpr int KW = KP / 4, LD = L::LD;
+    extern __shared__ __align__(16) uint32_t sm[];
+    uint32_t *const sA = sm + L::A;
+    long long *const siiA = (long long *)(sm + L::SIIA);
+    float *const invA = (float *)(sm + L::INVA);
+    unsigned int *const hist = sm + L::HIST;
+    unsigned long long *const tally = (unsigned long long *)(sm + L::TALLY);
+
+    const uint64_t ti = P.i0 + (uint64_t)blockIdx.y * TILE;
+    const uint64_t ntiles = (P.j1 - P.j0 + TILE - 1) / TILE;
+    uint64_t c = (uint64_t)blockIdx.x * P.strip, cend = c + P.strip;
+    if (cend > ntiles) cend = ntiles;
+    /* Tiles whose pairs all have j <= i are skipped. */
+    if (P.upper && P.j0 + cend * TILE <= ti + 1) return;
+    while (P.upper && P.j0 + (c + 1) * TILE <= ti + 1) c++;
+    const uint32_t t = threadIdx.x;
+
+    load_rows<KP>(sA, siiA, invA, P.x, ti, t);
+    load_rows<KP>(sm + L::B, (long long *)(sm + L::SIIB), (float *)(sm + L::INVB), P.y, P.j0 + c * TILE, t);
+    if (HIST)
+        for (uint32_t b = t; b < HBINS; b += THREADS)
+            hist[b] = 0;
+    if (t < 2) tally[t] = 0;
+
+    const uint32_t warp = t >> 5, lane = t & 31u, gid = lane >> 2, tid = lane & 3u;
+    const uint32_t wm = warp >> 1, wn = warp & 1u;
+    /* The byte address of the histogram slot of float bits f (hist_bits)
+     * is f 4 + hoff, wrapping around in 32 bits. */
+    const uint32_t hoff = (uint32_t)__cvta_generic_to_shared(hist) - (0x4B400000u - 1u) * 4u;
+
+    /* The block's rows: 1/sqrt(S_ii) of this thread's four, and which are
+     * real rows of the launch that vary (1/sqrt(S_ii) = 0: constant). */
+    cp_wait<1>();
+    __syncthreads();
+    float inv_i[4];
+    uint32_t rowbits = 0;
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const uint32_t rl = wm * 32 + (r >> 1) * 16 + gid + 8 * (r & 1);
+        inv_i[r] = invA[rl];
+        rowbits |= (uint32_t)(ti + rl < P.i1 && inv_i[r] != 0.0f) << r;
+    }
+    uint32_t npairs = 0, nsel = 0;
+
+    for (uint32_t buf = 0; c < cend; c++, buf ^= 1) {
+        const uint64_t tj = P.j0 + c * TILE;
+        uint32_t *const sB = sm + L::B + buf * TILE * LD;
+        const long long *const siiB = (const long long *)(sm + L::SIIB) + buf * TILE;
+        const float *const invB = (const float *)(sm + L::INVB) + buf * TILE;
+        if (c + 1 < cend) {
+            load_rows<KP>(sm + L::B + (buf ^ 1) * TILE * LD, (long long *)(sm + L::SIIB) + (buf ^ 1) * TILE,
+                          (float *)(sm + L::INVB) + (buf ^ 1) * TILE, P.y, tj + TILE, t);
+            cp_wait<1>();
+        } else {
+            cp_wait<0>();
+        }
+        __syncthreads();
+
+        int acc[2][8][4];
 #pragma unroll
         for (int mi = 0; mi < 2; mi++)
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                const uint32_t rl = wm * 32 + mi * 16 + gid + 8 * h;
+            for (int ni = 0; ni < 8; ni++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    acc[mi][ni][e] = 0;
+#pragma unroll
+        for (int ks = 0; ks < KW; ks += 8) {
+            uint32_t a[2][4];
+#pragma unroll
+            for (int mi = 0; mi < 2; mi++) {
+                const uint32_t *r = sA + (wm * 32 + mi * 16 + gid) * LD + ks;
+                a[mi][0] = r[tid];
+                a[mi][1] = r[8 * LD + tid];
+                a[mi][2] = r[4 + tid];
+                a[mi][3] = r[8 * LD + 4 + tid];
+            }
+#pragma unroll
+            for (int ni = 0; ni < 8; ni++) {
+                const uint32_t *cb = sB + (wn * 64 + ni * 8 + gid) * LD + ks;
+                const uint32_t b0 = cb[tid], b1 = cb[4 + tid];
+#pragma unroll
+                for (int mi = 0; mi < 2; mi++)
+                    mma_s8(acc[mi][ni], a[mi], b0, b1);
+            }
+        }
+        const tile_pairs T{acc};
+
+        /* Which of the warp's 64 columns are real and vary: lane L checks
+         * columns 2 L and 2 L + 1, which are thread (L / 4, L % 4)'s
+         * columns k = 2 (L / 4) and 2 (L / 4) + 1 of every thread with tid
+         * = L % 4. */
+        float invj[16];
+#pragma unroll
+        for (int k = 0; k < 16; k++)
+            invj[k] = invB[wn * 64 + (k >> 1) * 8 + tid * 2 + (k & 1)];
+        const uint32_t cw = wn * 64 + 2 * lane;
+        const uint32_t b0 = __ballot_sync(FULL, invB[cw] != 0.0f && tj + cw < P.j1);
+        const uint32_t b1 = __ballot_sync(FULL, invB[cw + 1] != 0.0f && tj + cw + 1 < P.j1);
+        const bool diag = P.upper && tj < ti + TILE;
+        const int dj = diag ? (int)((long long)tj - (long long)ti) : 0;
+        uint32_t ns;
+        float score;
+        if (rowbits == 0xfu && (b0 & b1) == FULL && !diag)
+            screen<true, HIST, MAX>(P, T, inv_i, invj, rowbits, b0, b1, diag, dj, wm, wn, gid, tid, hoff, &npairs, &ns,
+                                    &score);
+        else
+            screen<false, HIST, MAX>(P, T, inv_i, invj, rowbits, b0, b1, diag, dj, wm, wn, gid, tid, hoff, &npairs,
+                                     &ns, &score);
+        nsel += ns;
+
+        /* The few warps with a pair that needs a closer look (in the band
+         * between the certain drop and the certain keep; for MAX, any pair
+         * at or past pre), or with kept pairs to write, go over their pairs
+         * again. */
+        const bool closer = MAX ? score >= P.pre_lo : score <= P.half;
+        if (__any_sync(FULL, closer || (P.emit && ns != 0))) {
+            if (lane == 0) atomicAdd(&P.cnt[3], 1ull);
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const uint32_t rl = wm * 32 + (r >> 1) * 16 + gid + 8 * (r & 1);
                 const long long sii = siiA[rl];
 #pragma unroll
-                for (int ni = 0; ni < 8; ni++)
-#pragma unroll
-                    for (int e = 0; e < 2; e++) {
-                        const uint32_t cl = wn * 64 + ni * 8 + tid * 2 + e;
-                        const int slot = ((mi * 2 + h) * 8 + ni) * 2 + e;
-                        const int32_t s = acc[mi][ni][2 * h + e];
-                        bool want = false;
-                        uint32_t keep = 0;
-                        if ((sure >> slot) & 1u) {
+                for (int k = 0; k < 16; k++) {
+                    const uint32_t cl = wn * 64 + (k >> 1) * 8 + tid * 2 + (k & 1);
+                    const bool v = ((rowbits >> r) & 1u) && ((((k & 1) ? b1 : b0) >> ((k >> 1) * 4 + tid)) & 1u) &&
+                                   !(diag && (int)cl + dj <= (int)rl);
+                    const int32_t s = T.s(r, k);
+                    const float a = fabsf(__fmul_rn(__fmul_rn(int_to_float(s), inv_i[r]), invj[k]));
+                    bool want = false;
+                    uint32_t keep = 0;
+                    if (v && a >= P.post) {
+                        if (MAX) nsel++; /* not counted by the screen */
+                        keep = 1;
+                        want = P.emit != 0;
+                    } else if (v && a >= P.pre) {
+                        const int d = spearman_decide(P.mode, P.q, P.x_lo, P.x_hi, s, sii, siiB[cl]);
+                        if (d == SPEARMAN_KEEP && !P.host_all) {
+                            nsel++;
                             keep = 1;
                             want = P.emit != 0;
-                        } else if ((band >> slot) & 1u) {
-                            const int d = spearman_decide(P.mode, P.q, P.x_lo, P.x_hi, s, sii, siiB[cl]);
-                            if (d == SPEARMAN_KEEP && !P.host_all) {
-                                nsel++;
-                                keep = 1;
-                                want = P.emit != 0;
-                            } else if (d != SPEARMAN_DROP) {
-                                want = true;
-                            }
+                        } else if (d != SPEARMAN_DROP) {
+                            want = true;
                         }
-                        append(P, want, (uint32_t)(ti + rl), (uint32_t)(tj + cl), s, keep, lane);
                     }
+                    append(P, want, (uint32_t)(ti + rl), (uint32_t)(tj + cl), s, keep, lane);
+                }
             }
+        }
+        __syncthreads(); /* this buffer is the one the next tile but one loads into */
     }
 
     npairs = __reduce_add_sync(FULL, npairs);
@@ -270,19 +407,70 @@ __global__ void __launch_bounds__(THREADS) k_pairs(kparams P)
     __syncthreads();
     if (t < 2 && tally[t]) atomicAdd(&P.cnt[t], tally[t]);
     if (HIST)
-        for (uint32_t b = t; b < BINS; b += THREADS)
-            if (hist[b]) atomicAdd(&P.hist_out[b], (unsigned long long)hist[b]);
+        for (uint32_t b = t; b < BINS; b += THREADS) {
+            unsigned int n = hist[b + 1];
+            if (b == 0) n += hist[0];
+            if (b == BINS - 1) n += hist[BINS + 1];
+            if (n) atomicAdd(&P.hist_out[b], (unsigned long long)n);
+        }
 }
 
 /* ---------------- host side ---------------- */
 
 #define CK(call) CUDA_CHECK_GOTO(call, st, done)
 
+template <int KP, bool HIST, bool MAX> static cudaError_t launch_kp(spearman_gpu *g, dim3 grid, const kparams &P)
+{
+    k_pairs<KP, HIST, MAX><<<grid, THREADS, smem_layout<KP>::BYTES, g->stream>>>(P);
+    return cudaGetLastError();
+}
+
+template <bool HIST, bool MAX> static cudaError_t launch_hm(spearman_gpu *g, dim3 grid, const kparams &P)
+{
+    switch (g->kp) {
+    case 32: return launch_kp<32, HIST, MAX>(g, grid, P);
+    case 64: return launch_kp<64, HIST, MAX>(g, grid, P);
+    case 96: return launch_kp<96, HIST, MAX>(g, grid, P);
+    default: return launch_kp<128, HIST, MAX>(g, grid, P);
+    }
+}
+
+static cudaError_t launch(spearman_gpu *g, dim3 grid, const kparams &P, bool max)
+{
+    if (P.hist) return max ? launch_hm<true, true>(g, grid, P) : launch_hm<true, false>(g, grid, P);
+    return max ? launch_hm<false, true>(g, grid, P) : launch_hm<false, false>(g, grid, P);
+}
+
+/* Over 48 KB of shared memory (kp = 128) needs the opt-in. */
+template <int KP, bool HIST, bool MAX> static cudaError_t allow_smem1()
+{
+    return cudaFuncSetAttribute(k_pairs<KP, HIST, MAX>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                (int)smem_layout<KP>::BYTES);
+}
+
+template <int KP> static cudaError_t allow_smem()
+{
+    cudaError_t rc = allow_smem1<KP, true, true>();
+    if (rc == cudaSuccess) rc = allow_smem1<KP, true, false>();
+    if (rc == cudaSuccess) rc = allow_smem1<KP, false, true>();
+    if (rc == cudaSuccess) rc = allow_smem1<KP, false, false>();
+    return rc;
+}
+
+static cudaError_t allow_smem_kp(uint32_t kp)
+{
+    switch (kp) {
+    case 32: return allow_smem<32>();
+    case 64: return allow_smem<64>();
+    case 96: return allow_smem<96>();
+    default: return allow_smem<128>();
+    }
+}
+
 static void side_free(dside *s)
 {
     cudaFree(s->a);
     cudaFree(s->sii);
-    cudaFree(s->root);
     cudaFree(s->inv);
     memset(s, 0, sizeof *s);
 }
@@ -296,16 +484,13 @@ static fd_status side_upload(spearman_gpu *g, dside *s, const spearman_gpu_mat *
     s->rows = m->rows;
     FD_TRY(fd_cuda_alloc((void **)&s->a, pad * g->kp, "the rank matrix"));
     FD_TRY(fd_cuda_alloc((void **)&s->sii, pad * 8, "the rank matrix"));
-    FD_TRY(fd_cuda_alloc((void **)&s->root, pad * 4, "the rank matrix"));
     FD_TRY(fd_cuda_alloc((void **)&s->inv, pad * 4, "the rank matrix"));
     CK(cudaMemsetAsync(s->a, 0, pad * g->kp, g->stream));
     CK(cudaMemsetAsync(s->sii, 0, pad * 8, g->stream));
-    CK(cudaMemsetAsync(s->root, 0, pad * 4, g->stream));
     CK(cudaMemsetAsync(s->inv, 0, pad * 4, g->stream));
     if (m->rows) {
         CK(cudaMemcpyAsync(s->a, m->a, m->rows * g->kp, cudaMemcpyHostToDevice, g->stream));
         CK(cudaMemcpyAsync(s->sii, m->sii, m->rows * 8, cudaMemcpyHostToDevice, g->stream));
-        CK(cudaMemcpyAsync(s->root, m->root, m->rows * 4, cudaMemcpyHostToDevice, g->stream));
         CK(cudaMemcpyAsync(s->inv, m->inv_root, m->rows * 4, cudaMemcpyHostToDevice, g->stream));
     }
     CK(cudaStreamSynchronize(g->stream)); /* pageable sources */
@@ -332,26 +517,31 @@ extern "C" void spearman_gpu_destroy(spearman_gpu **pg)
     *pg = NULL;
 }
 
-extern "C" fd_status spearman_gpu_create(spearman_gpu **out, int device, uint32_t kp, const spearman_gpu_mat *x,
-                                         const spearman_gpu_mat *y)
+extern "C" fd_status spearman_gpu_create(spearman_gpu **out, int device, uint32_t kp, const spearman_gpu_tuning *tu,
+                                         const spearman_gpu_mat *x, const spearman_gpu_mat *y)
 {
     fd_status st = FD_OK;
     *out = NULL;
     if (kp == 0 || kp % 32 || kp > 128)
         return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_create: %u bytes per row, expected 32, 64, 96 or 128", kp);
+    if (tu->strip == 0) return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_create: a strip of 0 column tiles");
     if (x->rows >= (1ull << 32) || (y && y->rows >= (1ull << 32)))
         return fd_fail(FD_ERR_USAGE, "the GPU kernel takes fewer than 2^32 rows per input");
     spearman_gpu *g = (spearman_gpu *)calloc(1, sizeof *g);
     if (!g) return fd_fail(FD_ERR_NOMEM, "out of memory");
     g->device = device;
     g->kp = kp;
+    g->strip = tu->strip;
+    g->screen = tu->screen;
+    g->use_max = tu->screen == SPEARMAN_GPU_SCREEN_MAX;
     CK(cudaSetDevice(device));
+    CK(allow_smem_kp(kp));
     CK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
     FD_TRY_GOTO(side_upload(g, &g->x, x), st, done);
     if (y) FD_TRY_GOTO(side_upload(g, &g->y, y), st, done);
-    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->d_cnt, 3 * 8, "counters"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->d_cnt, 4 * 8, "counters"), st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->d_hist, BINS * 8, "the histogram"), st, done);
-    CK(cudaHostAlloc((void **)&g->h_cnt, 3 * 8, cudaHostAllocDefault));
+    CK(cudaHostAlloc((void **)&g->h_cnt, 4 * 8, cudaHostAllocDefault));
     CK(cudaHostAlloc((void **)&g->h_hist, BINS * 8, cudaHostAllocDefault));
     g->cap_d = 1u << 20;
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->d_rec, g->cap_d * sizeof(spearman_gpu_pair), "selected pairs"), st, done);
@@ -362,22 +552,39 @@ done:
     return st;
 }
 
-extern "C" void spearman_gpu_get_stats(const spearman_gpu *g, spearman_gpu_stats *s) { *s = g->stats; }
-
-template <bool HIST> static void launch_h(spearman_gpu *g, dim3 grid, const kparams &P)
+extern "C" void spearman_gpu_get_stats(const spearman_gpu *g, spearman_gpu_stats *s)
 {
-    switch (g->kp) {
-    case 32: k_pairs<32, HIST><<<grid, THREADS, 0, g->stream>>>(P); break;
-    case 64: k_pairs<64, HIST><<<grid, THREADS, 0, g->stream>>>(P); break;
-    case 96: k_pairs<96, HIST><<<grid, THREADS, 0, g->stream>>>(P); break;
-    default: k_pairs<128, HIST><<<grid, THREADS, 0, g->stream>>>(P); break;
-    }
+    *s = g->stats;
+    s->strip = g->strip;
 }
 
-static void launch(spearman_gpu *g, dim3 grid, const kparams &P)
+/* Which screen the next launch uses, from what this one saw (auto).  The
+ * max screen sends a warp's tile to the closer look whenever one of its
+ * 2,048 pairs reaches pre: worth it while that is rare.  After a band
+ * launch, kept plus undecided pairs bound the pairs at or past pre; after
+ * a max launch, the tiles that took the closer look are counted.  The
+ * results are the same either way; only the time differs. */
+static void choose_screen(spearman_gpu *g)
 {
-    if (P.hist) launch_h<true>(g, grid, P);
-    else launch_h<false>(g, grid, P);
+    if (g->screen != SPEARMAN_GPU_SCREEN_AUTO) return;
+    const double tiles = (double)g->h_cnt[0] / (32.0 * 64.0) + 1.0;
+    if (g->use_max) g->use_max = (double)g->h_cnt[3] / tiles < 0.1;
+    else g->use_max = (double)(g->h_cnt[1] + g->h_cnt[2]) / tiles < 0.02;
+}
+
+/* The float bounds of the kernel's common path.  The band [pre, post) is
+ * widened by 1e-6 of itself at both ends and half by 1e-6 more, so that
+ * the one-subtraction test |a - mid| <= half, rounded in float, catches
+ * every pair that is in it. */
+static void screen_bounds(const spearman_gpu_sel *sel, kparams *P)
+{
+    const int sure = spearman_post_usable(sel->mode, sel->q) && !sel->host_all;
+    P->pre = sel->pre;
+    P->post = sure ? spearman_post(sel->q) : INFINITY;
+    const double lo = (double)P->pre * (1 - 1e-6), hi = sure ? (double)P->post * (1 + 1e-6) : 2.0;
+    P->mid = (float)((lo + hi) / 2);
+    P->half = (float)((hi - lo) / 2 + 1e-6);
+    P->pre_lo = (float)lo;
 }
 
 extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,
@@ -386,12 +593,13 @@ extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1
     fd_status st = FD_OK;
     const dside &Y = g->y.a ? g->y : g->x;
     out->pairs = out->selected = out->nrec = 0;
+    out->emit_dropped = 0;
     out->rec = g->h_rec;
-    if (sel->hist) memset(out->hist, 0, sizeof out->hist);
+    out->hist = NULL;
     if (i1 > g->x.rows) i1 = g->x.rows;
     if (j1 > Y.rows) j1 = Y.rows;
     if (i0 >= i1 || j0 >= j1) return FD_OK;
-    const uint64_t gy = (i1 - i0 + TILE - 1) / TILE, gx = (j1 - j0 + TILE - 1) / TILE;
+    const uint64_t gy = (i1 - i0 + TILE - 1) / TILE, gx = ((j1 - j0 + TILE - 1) / TILE + g->strip - 1) / g->strip;
     if (gy > 65535 || gx > 0x7fffffffull)
         return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_rect: %llu x %llu rows is too large for one launch",
                        (unsigned long long)(i1 - i0), (unsigned long long)(j1 - j0));
@@ -399,8 +607,8 @@ extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1
     {
         const double t0 = fd_now();
         kparams P;
-        P.x = dmat{g->x.a, g->x.sii, g->x.root, g->x.inv};
-        P.y = dmat{Y.a, Y.sii, Y.root, Y.inv};
+        P.x = dmat{g->x.a, g->x.sii, g->x.inv};
+        P.y = dmat{Y.a, Y.sii, Y.inv};
         P.i0 = i0;
         P.i1 = i1;
         P.j0 = j0;
@@ -413,28 +621,37 @@ extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1
         P.q = sel->q;
         P.x_lo = sel->x_lo;
         P.x_hi = sel->x_hi;
-        P.pre = sel->pre;
-        P.sure = spearman_post_usable(sel->mode, sel->q) && !sel->host_all;
-        P.post = spearman_post(sel->q);
+        screen_bounds(sel, &P);
+        P.strip = g->strip;
         P.cnt = g->d_cnt;
         P.hist_out = g->d_hist;
         for (;;) {
             P.rec = g->d_rec;
             P.cap = g->cap_d;
-            CK(cudaMemsetAsync(g->d_cnt, 0, 3 * 8, g->stream));
+            CK(cudaMemsetAsync(g->d_cnt, 0, 4 * 8, g->stream));
             if (sel->hist) CK(cudaMemsetAsync(g->d_hist, 0, BINS * 8, g->stream));
-            launch(g, dim3((unsigned)gx, (unsigned)gy), P);
-            CK(cudaGetLastError());
-            CK(cudaMemcpyAsync(g->h_cnt, g->d_cnt, 3 * 8, cudaMemcpyDeviceToHost, g->stream));
+            CK(launch(g, dim3((unsigned)gx, (unsigned)gy), P, g->use_max));
+            CK(cudaMemcpyAsync(g->h_cnt, g->d_cnt, 4 * 8, cudaMemcpyDeviceToHost, g->stream));
             CK(cudaStreamSynchronize(g->stream));
             g->stats.launches++;
+            g->stats.launches_max += g->use_max;
+            g->stats.closer += g->h_cnt[3];
             if (g->h_cnt[2] <= g->cap_d) break;
+            if (P.emit && sel->emit_cap && g->h_cnt[2] > sel->emit_cap) {
+                /* More pairs than the caller keeps: the launch runs
+                 * again and returns the undecided pairs only. */
+                P.emit = 0;
+                out->emit_dropped = 1;
+                g->stats.reruns++;
+                continue;
+            }
             /* More pairs for the host than the buffer holds: grow it and
              * run the launch again (its counts start over). */
             FD_TRY(fd_cuda_grow((void **)&g->d_rec, &g->cap_d, g->h_cnt[2], sizeof(spearman_gpu_pair), "selected pairs"));
             g->stats.reruns++;
         }
         const uint64_t nrec = g->h_cnt[2];
+        choose_screen(g);
         if (nrec) {
             FD_TRY(fd_cuda_host_grow((void **)&g->h_rec, &g->cap_h, nrec, sizeof(spearman_gpu_pair)));
             CK(cudaMemcpyAsync(g->h_rec, g->d_rec, nrec * sizeof(spearman_gpu_pair), cudaMemcpyDeviceToHost,
@@ -446,7 +663,7 @@ extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1
         out->selected = g->h_cnt[1];
         out->rec = g->h_rec;
         out->nrec = nrec;
-        if (sel->hist) memcpy(out->hist, g->h_hist, sizeof out->hist);
+        if (sel->hist) out->hist = g->h_hist;
         g->stats.kernel_seconds += fd_now() - t0;
     }
 done:

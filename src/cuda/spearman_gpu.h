@@ -3,7 +3,7 @@
  *
  * The rank matrix lives on the device as int8 rows (a_k = 2 rank_k -
  * (n + 1), exact for n <= 128, zero-padded to kp bytes, a multiple of 32)
- * with S_ii, sqrt(S_ii) and 1/sqrt(S_ii) per row.  One call computes a
+ * with S_ii and 1/sqrt(S_ii) per row.  One call computes a
  * rectangle of pairs, S_ij = sum_k a_ik a_jk, on the int8 tensor cores
  * (mma.sync m16n8k32, exact int32 sums) and, in the same kernel while the
  * sums are in registers: counts the pairs both of whose rows vary, fills
@@ -27,13 +27,29 @@ extern "C" {
 /* Observations per row the int8 products hold exactly: |a| <= n - 1 <= 127. */
 #define SPEARMAN_GPU_MAX_N 128
 
+/* Column tiles a thread block takes in turn: enough to spread the
+ * block's fixed cost (its rows, zeroing and flushing its histogram) over
+ * 262,144 pairs. */
+#define SPEARMAN_GPU_STRIP 16
+
 typedef struct spearman_gpu spearman_gpu;
+
+/* How the kernel's common path screens the pairs: by the band around the
+ * threshold (counting certain keeps on the way), by the largest |rho|
+ * (nothing counted unless a pair reaches the threshold), or chosen per
+ * launch from the last one (docs/performance.md).  Same results. */
+enum { SPEARMAN_GPU_SCREEN_AUTO, SPEARMAN_GPU_SCREEN_BAND, SPEARMAN_GPU_SCREEN_MAX };
+
+typedef struct spearman_gpu_tuning {
+    uint32_t strip;              /* tiles of 128 columns per thread block: SPEARMAN_GPU_STRIP */
+    int screen;                  /* SPEARMAN_GPU_SCREEN_*: AUTO */
+} spearman_gpu_tuning;
 
 typedef struct spearman_gpu_mat {
     uint64_t rows;
     const int8_t *a;             /* rows x kp bytes */
     const int64_t *sii;          /* per row; 0 for a constant row */
-    const float *root, *inv_root;
+    const float *inv_root;
 } spearman_gpu_mat;
 
 typedef struct spearman_gpu_sel {
@@ -43,6 +59,7 @@ typedef struct spearman_gpu_sel {
     int hist;                    /* fill the rho histogram */
     int emit;                    /* pairs kept for certain come back too (they are written) */
     int host_all;                /* every pair that may be kept comes back undecided (the host bins its x) */
+    uint64_t emit_cap;           /* 0, or emit only while at most this many pairs come back (see emit_dropped) */
 } spearman_gpu_sel;
 
 typedef struct spearman_gpu_pair {
@@ -54,21 +71,26 @@ typedef struct spearman_gpu_pair {
 typedef struct spearman_gpu_out {
     uint64_t pairs;              /* pairs both of whose rows vary */
     uint64_t selected;           /* of which kept for certain */
-    uint64_t hist[SPEARMAN_GPU_HIST_BINS];
-    spearman_gpu_pair *rec;      /* pinned, owned by the engine, valid until the next call */
+    const unsigned long long *hist; /* SPEARMAN_GPU_HIST_BINS counts, or NULL (none asked, or no rows) */
+    spearman_gpu_pair *rec;      /* pinned, owned by the engine; both valid until the next call */
+    int emit_dropped;            /* over emit_cap: the launch ran again without emitting (only undecided
+                                    pairs came back; the counts are whole) */
     uint64_t nrec;
 } spearman_gpu_out;
 
 typedef struct spearman_gpu_stats {
     uint64_t launches, reruns;   /* reruns: a launch repeated after the pair buffer grew */
     double kernel_seconds;       /* launches to their results on the host */
+    uint64_t launches_max;       /* of which with the max screen */
+    uint64_t closer;             /* warp tiles that took the closer look */
+    uint32_t strip;              /* column tiles per thread block */
 } spearman_gpu_stats;
 
 /* x and, for two inputs, y (NULL: pairs within x).  kp: bytes per row,
  * a multiple of 32 up to 128.  The matrices are copied; the caller may
  * free them on return. */
-fd_status spearman_gpu_create(spearman_gpu **out, int device, uint32_t kp, const spearman_gpu_mat *x,
-                              const spearman_gpu_mat *y);
+fd_status spearman_gpu_create(spearman_gpu **out, int device, uint32_t kp, const spearman_gpu_tuning *tu,
+                              const spearman_gpu_mat *x, const spearman_gpu_mat *y);
 void spearman_gpu_destroy(spearman_gpu **g);
 
 /* Rows [i0, i1) of x against rows [j0, j1) of y; upper: pairs within x,

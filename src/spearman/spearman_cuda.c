@@ -17,7 +17,7 @@ _Static_assert(SPEARMAN_GPU_HIST_BINS == SPEARMAN_HIST_BINS, "one histogram layo
 
 typedef struct {
     spearman_gpu *g;
-    spearman_gpu_out out; /* 16 KB of histogram: kept, not on the stack */
+    spearman_gpu_out out;
 } cuda_state;
 
 static int cuda_devices(void) { return fd_cuda_device_count(); }
@@ -44,7 +44,31 @@ static fd_status to_int8_rows(const spearman_mat *m, uint32_t kp, int8_t **out, 
         }
     }
     *out = a;
-    *g = (spearman_gpu_mat){m->rows, a, m->sii, m->root, m->inv_root};
+    *g = (spearman_gpu_mat){m->rows, a, m->sii, m->inv_root};
+    return FD_OK;
+}
+
+/* The kernel's tuning knobs (docs/performance.md): FD_GPU_STRIP, column
+ * tiles per thread block, from 1 to 65536; FD_GPU_SCREEN, band, max or
+ * auto.  Anything else is refused. */
+static fd_status tuning_from_env(spearman_gpu_tuning *tu)
+{
+    const char *strip = getenv("FD_GPU_STRIP"), *screen = getenv("FD_GPU_SCREEN");
+    tu->strip = SPEARMAN_GPU_STRIP;
+    tu->screen = SPEARMAN_GPU_SCREEN_AUTO;
+    if (strip) {
+        char *end;
+        const unsigned long v = strtoul(strip, &end, 10);
+        if (end == strip || *end || v < 1 || v > 65536)
+            return fd_fail(FD_ERR_USAGE, "FD_GPU_STRIP=%s: expected a number of column tiles from 1 to 65536", strip);
+        tu->strip = (uint32_t)v;
+    }
+    if (screen) {
+        if (!strcmp(screen, "band")) tu->screen = SPEARMAN_GPU_SCREEN_BAND;
+        else if (!strcmp(screen, "max")) tu->screen = SPEARMAN_GPU_SCREEN_MAX;
+        else if (strcmp(screen, "auto"))
+            return fd_fail(FD_ERR_USAGE, "FD_GPU_SCREEN=%s: expected band, max or auto", screen);
+    }
     return FD_OK;
 }
 
@@ -55,8 +79,11 @@ static void cuda_close(void *state)
     if (c->g && getenv("FD_GPU_VERBOSE")) {
         spearman_gpu_stats s;
         spearman_gpu_get_stats(c->g, &s);
-        fprintf(stderr, "gpu: %llu launches (%llu repeated for a larger pair buffer), %.4f s from launch to results\n",
-                (unsigned long long)s.launches, (unsigned long long)s.reruns, s.kernel_seconds);
+        fprintf(stderr,
+                "gpu: %llu launches (%llu repeated for a larger pair buffer, %llu with the max screen), %.4f s from "
+                "launch to results, a strip of %u column tiles a block, %llu warp tiles took a closer look\n",
+                (unsigned long long)s.launches, (unsigned long long)s.reruns, (unsigned long long)s.launches_max,
+                s.kernel_seconds, s.strip, (unsigned long long)s.closer);
     }
     spearman_gpu_destroy(&c->g);
     free(c);
@@ -67,12 +94,14 @@ static fd_status cuda_open(void **state, const spearman_mat *x, const spearman_m
     fd_status st = FD_OK;
     const uint32_t kp = (x->n + 31) / 32 * 32;
     int8_t *ax = NULL, *ay = NULL;
+    spearman_gpu_tuning tu;
     spearman_gpu_mat gx, gy;
     cuda_state *c = calloc(1, sizeof *c);
     if (!c) return fd_fail(FD_ERR_NOMEM, "out of memory");
     FD_TRY_GOTO(to_int8_rows(x, kp, &ax, &gx), st, done);
     if (y != x) FD_TRY_GOTO(to_int8_rows(y, kp, &ay, &gy), st, done);
-    FD_TRY_GOTO(spearman_gpu_create(&c->g, device, kp ? kp : 32, &gx, y != x ? &gy : NULL), st, done);
+    FD_TRY_GOTO(tuning_from_env(&tu), st, done);
+    FD_TRY_GOTO(spearman_gpu_create(&c->g, device, kp ? kp : 32, &tu, &gx, y != x ? &gy : NULL), st, done);
 done:
     free(ax);
     free(ay);
@@ -89,12 +118,16 @@ static fd_status cuda_rect(void *state, const spearman_mat *x, const spearman_ma
 {
     cuda_state *c = state;
     spearman_gpu_out *o = &c->out;
-    const spearman_gpu_sel gs = {sel->mode, sel->q, sel->x_lo, sel->x_hi, sel->pre, acc->hist != NULL,
-                                 acc->out != NULL, acc->xhist != NULL};
+    /* Keeping pairs in pass 1, a launch emits no more than the room left. */
+    const uint64_t room = acc->keep_cap > acc->nout ? acc->keep_cap - acc->nout : 1;
+    const spearman_gpu_sel gs = {sel->mode,         sel->q,           sel->x_lo,           sel->x_hi,
+                                 sel->pre,          acc->hist != NULL, acc->out != NULL,   acc->xhist != NULL,
+                                 acc->keep_cap ? room : 0};
     FD_TRY(spearman_gpu_rect(c->g, i0, i1, j0, j1, upper, &gs, o));
+    if (o->emit_dropped) acc->keep_over = 1;
     acc->pairs += o->pairs;
     acc->selected += o->selected;
-    if (acc->hist)
+    if (acc->hist && o->hist)
         for (int b = 0; b < SPEARMAN_HIST_BINS; b++) acc->hist[b] += o->hist[b];
     for (uint64_t k = 0; k < o->nrec; k++) {
         const spearman_gpu_pair *q = &o->rec[k];

@@ -13,7 +13,9 @@
  *  - the float bounds of the common path, which never reach double:
  *    |S| < pre sqrt(S_ii) sqrt(S_jj) drops (tile.c's prefilter, pre =
  *    sqrt(q)(1 - 1e-5)), |S| >= post sqrt(S_ii) sqrt(S_jj) keeps (post =
- *    sqrt(q)(1 + 1e-5)); float rounding of the product is below 1e-6. */
+ *    sqrt(q)(1 + 1e-5)); float rounding of the product is below 1e-6.
+ *    The GPU compares |rho| = |S| (1/sqrt(S_ii)) (1/sqrt(S_jj)) in float,
+ *    within 3e-7 of the exact value, with pre and post: the same margins. */
 #ifndef FD_SPEARMAN_DECIDE_H
 #define FD_SPEARMAN_DECIDE_H
 

@@ -16,6 +16,7 @@
 #include "spearman_h5.h"
 #include "tile.h"
 
+#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -125,6 +126,34 @@ done:
     return st;
 }
 
+/* Pass 1 keeping pairs: past the thread's share of the budget (or
+ * another thread's, or when the backend had to stop emitting), keeping
+ * stops on every thread and pass 2 will write the pairs. */
+static void keep_check(job *jb, int t, spearman_acc *a)
+{
+    if (!a->keep_over && a->nout <= a->keep_cap && !atomic_load(&jb->kept_over)) return;
+    atomic_store(&jb->kept_over, 1);
+    jb->obuf[t] = a->out;
+    jb->obufcap[t] = a->capout;
+    a->out = NULL;
+    a->nout = 0;
+    a->keep_cap = 0;
+}
+
+/* Writes what pass 1 kept, FLUSH_PAIRS at a time. */
+static fd_status write_kept(job *jb)
+{
+    fd_status st = FD_OK;
+    for (int t = 0; t < jb->threads && st == FD_OK; t++)
+        for (size_t off = 0; off < jb->nkept[t] && st == FD_OK; off += FLUSH_PAIRS) {
+            spearman_acc part = jb->acc[t];
+            part.out = jb->obuf[t] + off;
+            part.nout = jb->nkept[t] - off < FLUSH_PAIRS ? jb->nkept[t] - off : FLUSH_PAIRS;
+            st = flush_pairs(jb, &part);
+        }
+    return st;
+}
+
 /* The thread's accumulator is copied to the stack for the record: the
  * array of them shares cache lines, and counters bumped for every 8 pairs
  * in shared lines cost more than the pairs (16 threads ran 5x faster than
@@ -152,7 +181,8 @@ static fd_status run_record(void *arg, int t, const uint64_t *rec, size_t len)
         int upper = !topk && jb->x == jb->y && j0 < i1;
         st = jb->ops->rect(jb->dev, jb->x, jb->y, i0, i1, j0, j1, upper, &jb->sel, a);
         if (st == FD_OK && a->failed) st = fd_fail(FD_ERR_NOMEM, "out of memory buffering selected pairs");
-        if (st == FD_OK && a->out && a->nout >= FLUSH_PAIRS) st = flush_pairs(jb, a);
+        if (st == FD_OK && a->keep_cap) keep_check(jb, t, a);
+        else if (st == FD_OK && a->out && a->nout >= FLUSH_PAIRS) st = flush_pairs(jb, a);
     }
     if (topk && st == FD_OK) {
         spearman_topk_emit(a->topk, jb->x, jb->y, a);
@@ -175,6 +205,8 @@ fd_status spearman_pass(job *jb, int emit)
     fd_status st = FD_OK;
     fd_pool *pool = NULL;
     seglist segs = {0};
+    const int keep = !emit && jb->keep_pairs;
+    if (keep) atomic_store(&jb->kept_over, 0);
     for (int t = 0; t < jb->threads; t++) {
         spearman_acc *a = &jb->acc[t];
         a->pairs = a->selected = 0;
@@ -185,13 +217,15 @@ fd_status spearman_pass(job *jb, int emit)
         a->xbins = FDR_BINS;
         a->xscale = jb->xscale;
         /* The kernels emit only into an existing buffer (out != NULL). */
-        if (emit && !jb->obuf[t]) {
+        if ((emit || keep) && !jb->obuf[t]) {
             jb->obuf[t] = malloc(2 * FLUSH_PAIRS * sizeof(spair));
             jb->obufcap[t] = jb->obuf[t] ? 2 * FLUSH_PAIRS : 0;
             if (!jb->obuf[t]) st = fd_fail(FD_ERR_NOMEM, "out of memory for the pair buffers");
         }
-        a->out = emit ? jb->obuf[t] : NULL;
-        a->capout = emit ? jb->obufcap[t] : 0;
+        a->out = emit || keep ? jb->obuf[t] : NULL;
+        a->capout = emit || keep ? jb->obufcap[t] : 0;
+        a->keep_cap = keep ? jb->keep_pairs / (uint64_t)jb->threads + 1 : 0;
+        a->keep_over = 0;
         if (a->hist) memset(a->hist, 0, SPEARMAN_HIST_BINS * sizeof *a->hist);
         if (a->xhist) memset(a->xhist, 0, FDR_BINS * sizeof *a->xhist);
     }
@@ -211,11 +245,13 @@ fd_status spearman_pass(job *jb, int emit)
         jb->selected += a->selected;
         for (int k = 0; a->hist && k < SPEARMAN_HIST_BINS; k++) jb->hist[k] += a->hist[k];
         for (uint32_t k = 0; a->xhist && k < FDR_BINS; k++) jb->xhist[k] += a->xhist[k];
-        if (emit) {
+        if ((emit || keep) && a->out) {
             jb->obuf[t] = a->out; /* emit() may have moved it */
             jb->obufcap[t] = a->capout;
         }
+        if (keep) jb->nkept[t] = a->out ? a->nout : 0;
         a->out = NULL;
+        a->keep_cap = 0;
     }
 done:
     fd_pool_destroy(&pool);
@@ -225,6 +261,26 @@ done:
 }
 
 /* ---------------- the stages ---------------- */
+
+/* How many selected pairs pass 1 may keep: only --pvalue and --rho
+ * write them without a later pass of their own (--fdr needs its cutoff
+ * first); FD_SPEARMAN_KEEP_PAIRS replaces KEEP_PAIRS (0: always two
+ * passes). */
+static fd_status keep_budget(const spearman_opts *o, uint64_t *keep)
+{
+    const char *env = getenv("FD_SPEARMAN_KEEP_PAIRS");
+    *keep = KEEP_PAIRS;
+    if (env) {
+        char *end;
+        errno = 0;
+        const unsigned long long v = strtoull(env, &end, 10);
+        if (end == env || *end || errno || env[0] == '-')
+            return fd_fail(FD_ERR_USAGE, "FD_SPEARMAN_KEEP_PAIRS=%s: expected a number of pairs (0: two passes)", env);
+        *keep = v;
+    }
+    if ((o->mode != 'p' && o->mode != 'r') || o->count_only || !o->outdir) *keep = 0;
+    return FD_OK;
+}
 
 static fd_status stage_setup(job *jb)
 {
@@ -280,8 +336,10 @@ static fd_status stage_setup(job *jb)
     jb->xbuf = calloc(T, sizeof *jb->xbuf);
     jb->obuf = calloc(T, sizeof *jb->obuf);
     jb->obufcap = calloc(T, sizeof *jb->obufcap);
-    if (!jb->acc || !jb->busy || !jb->records || !jb->hbuf || !jb->xbuf || !jb->obuf || !jb->obufcap)
+    jb->nkept = calloc(T, sizeof *jb->nkept);
+    if (!jb->acc || !jb->busy || !jb->records || !jb->hbuf || !jb->xbuf || !jb->obuf || !jb->obufcap || !jb->nkept)
         return fd_fail(FD_ERR_NOMEM, "out of memory");
+    FD_TRY(keep_budget(o, &jb->keep_pairs));
     if (o->mode == 'k') {
         FD_ALLOC_GOTO(jb->topk, T, st, fail);
         for (size_t k = 0; k < T; k++) FD_TRY_GOTO(spearman_topk_init(&jb->topk[k], (uint32_t)o->value, BLOCK), st, fail);
@@ -307,6 +365,10 @@ static fd_status reduce_counts(job *jb)
     MPI_CHECK_GOTO(MPI_Allreduce(MPI_IN_PLACE, c, 2, MPI_UINT64_T, MPI_SUM, MPI_COMM_WORLD), st, done);
     jb->pairs = c[0];
     jb->selected = c[1];
+    /* Kept pairs are written only when every rank kept all of its own. */
+    int over = atomic_load(&jb->kept_over);
+    MPI_CHECK_GOTO(MPI_Allreduce(MPI_IN_PLACE, &over, 1, MPI_INT, MPI_MAX, MPI_COMM_WORLD), st, done);
+    atomic_store(&jb->kept_over, over);
 done:
     return st;
 }
@@ -420,7 +482,9 @@ static void print_summary(const job *jb, const h5part_rank *reps)
                 (unsigned long long)(jb->x->constant + (jb->y != jb->x ? jb->y->constant : 0)),
                 jb->x->constant == 1 ? "" : "s");
     if (!o->stats) return;
-    fprintf(stderr, "load %.3f s, pass 1 (count) %.3f s, pass 2 (write) %.3f s\n", jb->load_s, jb->pass1_s, jb->pass2_s);
+    fprintf(stderr, "load %.3f s, pass 1 (count) %.3f s, %s %.3f s\n", jb->load_s, jb->pass1_s,
+            jb->keep_pairs && !atomic_load(&jb->kept_over) ? "write (pairs kept by pass 1)" : "pass 2 (write)",
+            jb->pass2_s);
     h5part_print_ranks(stderr, "pairs", "tiles", reps, jb->mpi.size);
 }
 
@@ -474,7 +538,9 @@ fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
             local = fd_fail(local, "%s: cannot write this rank's part (is %s on a file system every rank sees?)",
                             file, o->outdir);
         st = fd_mpi_agree(local, NULL);
-        if (st == FD_OK && !o->count_only) {
+        if (st == FD_OK && !o->count_only && jb.keep_pairs && !atomic_load(&jb.kept_over)) {
+            st = fd_mpi_agree(write_kept(&jb), NULL);
+        } else if (st == FD_OK && !o->count_only) {
             uint64_t pairs = jb.pairs, selected = jb.selected;
             fd_progress_start(&jb.prog, "pairs", o->quiet || mpi->rank != 0);
             if (o->mode == 'k') jb.pairs = jb.selected = 0;
@@ -512,6 +578,7 @@ done:
     free(jb.xbuf);
     free(jb.obuf);
     free(jb.obufcap);
+    free(jb.nkept);
     free(jb.xhist);
     free(jb.xs);
     for (int t = 0; jb.topk && t < jb.threads; t++) spearman_topk_free(&jb.topk[t]);

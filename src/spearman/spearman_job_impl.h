@@ -20,6 +20,10 @@
 #define BLOCK 256
 /* Pairs a thread buffers before writing them out. */
 #define FLUSH_PAIRS (1u << 16)
+/* Selected pairs a rank keeps in memory during the counting pass (24
+ * bytes each), so that a selective threshold needs no second pass: 16 Mi
+ * pairs, 384 MiB (FD_SPEARMAN_KEEP_PAIRS sets it; 0 turns it off). */
+#define KEEP_PAIRS (1u << 24)
 /* Bins of the FDR histogram of x = 1 - rho^2 over [0, x_crit(Q)]. */
 #define FDR_BINS (1u << 16)
 
@@ -39,6 +43,12 @@ typedef struct {
     uint64_t **hbuf, **xbuf;      /* per thread: histogram, FDR histogram */
     spair **obuf;                 /* per thread: selected pairs */
     size_t *obufcap;
+    /* Pass 1 keeps the selected pairs (obuf, nkept per thread) while the
+     * rank holds at most keep_pairs of them; kept_over: it went past that
+     * on some thread, and pass 2 writes them instead. */
+    uint64_t keep_pairs;
+    size_t *nkept;
+    atomic_int kept_over;
     double xscale;
     spearman_topk *topk;          /* per thread, --top-k */
     double *busy;                 /* one per thread */
@@ -56,8 +66,9 @@ typedef struct {
     double t0, load_s, pass1_s, pass2_s;
 } job;
 
-/* One pass over all tiles: emit = 0 counts and fills the histograms,
- * emit = 1 writes the selected pairs (or, with jb->collect, keeps their x). */
+/* One pass over all tiles: emit = 0 counts and fills the histograms (and
+ * keeps the selected pairs when jb->keep_pairs), emit = 1 writes the
+ * selected pairs (or, with jb->collect, keeps their x). */
 fd_status spearman_pass(job *jb, int emit);
 
 /* --fdr: the exact Benjamini-Hochberg cutoff after pass 1 (spearman_fdr.c). */

@@ -76,6 +76,8 @@ typedef struct spearman_acc {
     spair *out;           /* selected pairs are appended here when not NULL */
     size_t nout, capout;
     int failed;           /* out of memory growing out */
+    size_t keep_cap;      /* 0, or the most pairs out may hold (pass 1 keeping pairs) */
+    int keep_over;        /* a backend emitted nothing more: out would have gone past keep_cap */
     spearman_topk *topk;  /* --top-k: pairs go to the heaps instead */
 } spearman_acc;
 
