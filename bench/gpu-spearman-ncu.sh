@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# Nsight Compute on the Spearman kernel: one launch of the counting pass
+# (histogram on) and one of the write pass (histogram off) on a 400,000 x 30
+# zero-inflated count matrix, --pvalue 1e-12: duration, issue slots, the
+# busiest pipe, warp states, and the shared-memory atomics of the
+# histogram with their bank conflicts.  Summary to stdout, full reports in
+# DIR.  Results: bench/results/spearman-gpu-ncu.txt.
+#
+#   bench/gpu-spearman-ncu.sh [--bin PATH] [--out DIR]
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+BIN=$here/../build/fcbo-dist; OUT=${TMPDIR:-/tmp}/fd-ncu-spearman
+while [ $# -gt 0 ]; do
+  case $1 in
+    --bin) BIN=$2; shift 2;; --out) OUT=$2; shift 2;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0;;
+    *) echo "bench/gpu-spearman-ncu.sh: unknown option $1" >&2; exit 2;;
+  esac
+done
+mkdir -p "$OUT"
+"$BIN" gen counts --rows 400000 --cols 30 --groups 50 --seed 1 -o "$OUT/m.npy"
+M=smsp__inst_executed.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum
+M=$M,l1tex__data_pipe_lsu_wavefronts_mem_shared_op_atom.sum,smsp__sass_inst_executed_op_shared_atom.sum
+# Template arguments in the mangled names: Lb1E... is the histogram on.
+for k in "Lb1E count-only --count-only --pvalue 1e-12" "Lb0E write --pvalue 1e-12 -o $OUT/o --force"; do
+  set -- $k; re=$1; name=$2; shift 2
+  timeout 300 ncu --clock-control none --kernel-name-base mangled -k "regex:_Z7k_pairsILi32E$re" --launch-skip 3 \
+    --launch-count 1 --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats \
+    --section SchedulerStats --section Occupancy --metrics "$M" \
+    "$BIN" spearman "$OUT/m.npy" "$@" --backend cuda -q > "$OUT/ncu-$name.txt" 2>&1
+  echo "### $name pass ($*)"
+  grep -E "k_pairs|Duration|Issue Slots Busy|Executed Ipc Active|highest-utilized|No Eligible|Achieved Occupancy|inst_executed.sum|bank_conflicts|wavefronts|shared_atom" \
+    "$OUT/ncu-$name.txt" | sed 's/  */ /g'
+done
