@@ -287,6 +287,7 @@ static fd_status stage_setup(job *jb)
     const spearman_opts *o = jb->o;
     double t = fd_now();
     fd_status st = spearman_backend_get(o->backend, &jb->ops);
+    if (st == FD_OK) st = keep_budget(o, &jb->keep_pairs);
     if (st == FD_OK) st = spearman_read(&jb->x, o->input, o->drop_nan);
     if (st == FD_OK && o->y_input) st = spearman_read(&jb->y, o->y_input, o->drop_nan);
     if (jb->mpi.size > 1) {
@@ -339,7 +340,6 @@ static fd_status stage_setup(job *jb)
     jb->nkept = calloc(T, sizeof *jb->nkept);
     if (!jb->acc || !jb->busy || !jb->records || !jb->hbuf || !jb->xbuf || !jb->obuf || !jb->obufcap || !jb->nkept)
         return fd_fail(FD_ERR_NOMEM, "out of memory");
-    FD_TRY(keep_budget(o, &jb->keep_pairs));
     if (o->mode == 'k') {
         FD_ALLOC_GOTO(jb->topk, T, st, fail);
         for (size_t k = 0; k < T; k++) FD_TRY_GOTO(spearman_topk_init(&jb->topk[k], (uint32_t)o->value, BLOCK), st, fail);
