@@ -10,7 +10,7 @@
 #include "../io/h5part.h"
 #include "../mpi/placement.h"
 #include "../mpi/taskpool.h"
-#include "matrix_read.h"
+#include "spearman_read.h"
 #include "pvalue.h"
 #include "spearman_backend.h"
 #include "spearman_h5.h"

@@ -3,7 +3,7 @@
 #include "matrix_read.h"
 
 #include "../common/sha256.h"
-#include "../io/h5util.h"
+#include "h5util.h"
 
 #include <errno.h>
 #include <math.h>
@@ -37,23 +37,53 @@ static size_t hashed_read(void *buf, size_t n, FILE *f, sha256_ctx *sha)
     return got;
 }
 
-/* Adds a row given as doubles, dropping or refusing non-finite values. */
-static fd_status push_checked(spearman_mat *m, const double *x, uint64_t r, int drop_nan, const char *where)
+/* A binary reader's rows on their way to the sink: the transform's
+ * output and scratch, and how many rows went in. */
+typedef struct {
+    const fd_matrix_sink *sink;
+    uint32_t n;
+    void *out;
+    double *scratch;
+    uint64_t pushed;
+} row_feed;
+
+static fd_status feed_begin(row_feed *f, const fd_matrix_sink *sink, uint32_t n, uint64_t rows)
 {
-    for (uint32_t k = 0; k < m->n; k++)
+    f->sink = sink;
+    f->n = n;
+    f->pushed = 0;
+    f->out = malloc(sink->row_bytes(n) + 1);
+    f->scratch = malloc(((size_t)n + 1) * sizeof *f->scratch);
+    if (!f->out || !f->scratch) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    return sink->begin(sink->ctx, n, rows);
+}
+
+static void feed_free(row_feed *f)
+{
+    free(f->out);
+    free(f->scratch);
+    f->out = f->scratch = NULL;
+}
+
+/* Adds a row given as doubles, dropping or refusing non-finite values. */
+static fd_status push_checked(row_feed *f, const double *x, uint64_t r, int drop_nan, const char *where)
+{
+    for (uint32_t k = 0; k < f->n; k++)
         if (!isfinite(x[k])) {
             if (!drop_nan)
                 return fd_fail(FD_ERR_INPUT, "%s: row %llu, column %u is NaN or infinite (--drop-nan-rows skips such rows)",
                                where, (unsigned long long)r, k + 1);
-            return smat_drop(m);
+            return f->sink->drop(f->sink->ctx);
         }
-    return smat_push(m, x, r);
+    f->sink->transform(x, NULL, f->n, f->out, f->scratch);
+    f->pushed++;
+    return f->sink->push(f->sink->ctx, f->out, r);
 }
 
-static fd_status read_npy(spearman_mat **out, const char *path, int drop_nan)
+static fd_status read_npy(const char *path, int drop_nan, const fd_matrix_sink *sink)
 {
     fd_status st = FD_OK;
-    spearman_mat *m = NULL;
+    row_feed feed = {0};
     unsigned char *raw = NULL;
     double *row = NULL;
     char hdr[4096];
@@ -100,7 +130,7 @@ static fd_status read_npy(spearman_mat **out, const char *path, int drop_nan)
     }
     if (rows == 0) { st = fd_fail(FD_ERR_INPUT, "%s: no data rows", path); goto done; }
     if (cols > 32767) { st = fd_fail(FD_ERR_INPUT, "%s: %llu columns is too many", path, cols); goto done; }
-    FD_TRY_GOTO(smat_create(&m, (uint32_t)cols), st, done);
+    FD_TRY_GOTO(feed_begin(&feed, sink, (uint32_t)cols, rows), st, done);
     size_t es = (size_t)types[ti].size, rb = es * cols;
     FD_ALLOC_GOTO(raw, rb, st, done);
     FD_ALLOC_GOTO(row, cols, st, done);
@@ -124,28 +154,28 @@ static fd_status read_npy(spearman_mat **out, const char *path, int drop_nan)
             default: row[k] = p[0]; break;
             }
         }
-        FD_TRY_GOTO(push_checked(m, row, r, drop_nan, path), st, done);
+        FD_TRY_GOTO(push_checked(&feed, row, r, drop_nan, path), st, done);
     }
+    if (feed.pushed == 0) { st = fd_fail(FD_ERR_INPUT, "%s: no data rows", path); goto done; }
     /* Bytes after the array (there should be none) are part of the file. */
-    char tail[4096];
+    char tail[4096], hex[65];
     while (hashed_read(tail, sizeof tail, f, &sha) > 0) {}
-    sha256_final_hex(&sha, m->sha256);
-    *out = m;
-    m = NULL;
+    sha256_final_hex(&sha, hex);
+    sink->finish(sink->ctx, hex);
 done:
     if (f) fclose(f);
     free(raw);
     free(row);
-    smat_destroy(&m);
+    feed_free(&feed);
     return st;
 }
 
 /* ---------------- HDF5: FILE.h5:/dataset ---------------- */
 
-static fd_status read_h5(spearman_mat **out, const char *spec, int drop_nan)
+static fd_status read_h5(const char *spec, int drop_nan, const fd_matrix_sink *sink)
 {
     fd_status st = FD_OK;
-    spearman_mat *m = NULL;
+    row_feed feed = {0};
     double *buf = NULL;
     hid_t f = -1, ds = -1, fs = -1, ms = -1;
     const char *colon = strstr(spec, ".h5:");
@@ -168,7 +198,7 @@ static fd_status read_h5(spearman_mat **out, const char *spec, int drop_nan)
     H5_CHECK_GOTO(H5Sget_simple_extent_dims(fs, dims, NULL), st, done);
     if (dims[0] == 0) { st = fd_fail(FD_ERR_INPUT, "%s:%s: no rows", path, dset); goto done; }
     if (dims[1] > 32767) { st = fd_fail(FD_ERR_INPUT, "%s:%s: too many columns", path, dset); goto done; }
-    FD_TRY_GOTO(smat_create(&m, (uint32_t)dims[1]), st, done);
+    FD_TRY_GOTO(feed_begin(&feed, sink, (uint32_t)dims[1], dims[0]), st, done);
     /* In slabs of rows, so memory stays bounded. */
     hsize_t slab = (hsize_t)1 << 16, cnt[2] = {0, dims[1]}, start[2] = {0, 0};
     if (slab > dims[0]) slab = dims[0];
@@ -183,11 +213,13 @@ static fd_status read_h5(spearman_mat **out, const char *spec, int drop_nan)
             st = fd_fail(FD_ERR_INPUT, "%s:%s: cannot be read as numbers", path, dset);
             goto done;
         }
-        for (hsize_t i = 0; i < cnt[0]; i++) FD_TRY_GOTO(push_checked(m, buf + i * dims[1], r + i, drop_nan, spec), st, done);
+        for (hsize_t i = 0; i < cnt[0]; i++)
+            FD_TRY_GOTO(push_checked(&feed, buf + i * dims[1], r + i, drop_nan, spec), st, done);
     }
-    FD_TRY_GOTO(sha_file(path, m->sha256), st, done);
-    *out = m;
-    m = NULL;
+    if (feed.pushed == 0) { st = fd_fail(FD_ERR_INPUT, "%s: no data rows", spec); goto done; }
+    char hex[65];
+    FD_TRY_GOTO(sha_file(path, hex), st, done);
+    sink->finish(sink->ctx, hex);
 done:
     if (ms >= 0) H5Sclose(ms);
     if (fs >= 0) H5Sclose(fs);
@@ -195,7 +227,7 @@ done:
     if (f >= 0) H5Fclose(f);
     free(path);
     free(buf);
-    smat_destroy(&m);
+    feed_free(&feed);
     return st;
 }
 
@@ -205,20 +237,12 @@ static int ends_with(const char *s, const char *suf)
     return a >= b && !strcasecmp(s + a - b, suf);
 }
 
-fd_status spearman_read(spearman_mat **out, const char *spec, int drop_nan)
+fd_status fd_matrix_read(const char *spec, int drop_nan, const fd_matrix_sink *sink)
 {
-    fd_status st;
-    *out = NULL;
     if (strstr(spec, ".h5:") || strstr(spec, ".hdf5:")) {
         if (!strstr(spec, ".h5:")) return fd_fail(FD_ERR_USAGE, "%s: name HDF5 inputs FILE.h5:/dataset", spec);
-        st = read_h5(out, spec, drop_nan);
-    } else if (ends_with(spec, ".npy")) {
-        st = read_npy(out, spec, drop_nan);
-    } else {
-        st = spearman_read_text(out, spec, ends_with(spec, ".csv"), drop_nan);
+        return read_h5(spec, drop_nan, sink);
     }
-    if (st == FD_OK) st = smat_finish(*out);
-    if (st == FD_OK && !((*out)->source = strdup(spec))) st = fd_fail(FD_ERR_NOMEM, "out of memory");
-    if (st != FD_OK) smat_destroy(out);
-    return st;
+    if (ends_with(spec, ".npy")) return read_npy(spec, drop_nan, sink);
+    return fd_matrix_read_text(spec, ends_with(spec, ".csv"), drop_nan, sink);
 }

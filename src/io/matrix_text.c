@@ -1,5 +1,6 @@
-/* Text and CSV matrices: read in chunks of whole lines, parsed and ranked
- * by threads, appended in input order (see spearman_read_text below). */
+/* Text and CSV matrices: read in chunks of whole lines, parsed and
+ * transformed by threads, handed to the sink in input order (see
+ * fd_matrix_read_text below). */
 #include "matrix_read.h"
 
 #include "../common/sha256.h"
@@ -127,9 +128,9 @@ static uint32_t split(int csv, double *row, char *line, uint32_t cap, uint32_t *
     return k;
 }
 
-/* Text is read in chunks of whole lines that worker threads parse and rank
- * in parallel; the main thread reads (hashing on the way), hands out a
- * batch of chunks, and appends the ranked rows in input order.  Line
+/* Text is read in chunks of whole lines that worker threads parse and
+ * transform in parallel; the main thread reads (hashing on the way), hands
+ * out a batch of chunks, and gives the rows to the sink in input order.  Line
  * numbers of errors are the chunk's first line plus the line within it,
  * so messages are the same as a serial reader's. */
 #define CHUNK_BYTES (8u << 20)
@@ -138,7 +139,7 @@ typedef struct {
     char *buf;                 /* whole lines, NUL-terminated */
     size_t len;
     /* results */
-    int32_t *a;                /* rows x n */
+    unsigned char *a;          /* rows x the sink's row bytes */
     uint8_t *dropped;          /* per row: NaN/inf, dropped */
     size_t rows, cap;
     size_t lines;              /* lines in the chunk */
@@ -152,6 +153,7 @@ typedef struct {
     chunk *c;
     uint32_t n;
     int csv, drop_nan, header;  /* header: the chunk's first non-blank line is a header */
+    const fd_matrix_sink *sink;
 } chunk_job;
 
 static void *parse_chunk(void *arg)
@@ -159,7 +161,7 @@ static void *parse_chunk(void *arg)
     chunk_job *j = arg;
     chunk *c = j->c;
     uint32_t cap = j->n + 1;
-    double *row = malloc(cap * sizeof *row);
+    double *row = malloc(2 * (size_t)cap * sizeof *row); /* the row, then the transform's scratch */
     uint64_t *ints = malloc(cap * sizeof *ints);
     c->rows = c->lines = 0;
     c->err = 0;
@@ -188,9 +190,10 @@ static void *parse_chunk(void *arg)
             snprintf(c->err_tok, sizeof c->err_tok, "%.*s", bad ? token_width(tok) : 0, bad ? tok : "");
             break;
         }
+        const size_t rb = j->sink->row_bytes(j->n);
         if (c->rows == c->cap) {
             size_t ncap = c->cap ? c->cap * 2 : 4096;
-            int32_t *na = realloc(c->a, ncap * j->n * sizeof *na);
+            unsigned char *na = realloc(c->a, ncap * rb);
             uint8_t *nd = realloc(c->dropped, ncap);
             if (na) c->a = na;
             if (nd) c->dropped = nd;
@@ -198,8 +201,8 @@ static void *parse_chunk(void *arg)
             c->cap = ncap;
         }
         c->dropped[c->rows] = nonfinite != 0;
-        if (fast >= 0) spearman_rank_uint(ints, j->n, c->a + c->rows * j->n, row);
-        else if (!nonfinite) spearman_rank(row, j->n, c->a + c->rows * j->n);
+        if (fast >= 0) j->sink->transform(NULL, ints, j->n, c->a + c->rows * rb, row);
+        else if (!nonfinite) j->sink->transform(row, NULL, j->n, c->a + c->rows * rb, row + j->n);
         c->rows++;
         line = next;
     }
@@ -267,7 +270,8 @@ typedef struct {
     size_t ncarry;
     int eof, first, header, csv, drop_nan;
     uint32_t n;
-    spearman_mat *m;
+    const fd_matrix_sink *sink;
+    uint64_t pushed;
 } text_reader;
 
 /* Reads up to T chunks of whole lines into cs[0..); sets *nc. */
@@ -302,16 +306,17 @@ static fd_status read_batch(text_reader *r, chunk *cs, chunk_job *jobs, int T, i
             FD_TRY(first_row_shape(r->path, c->buf, c->len, r->csv, &r->n, &r->header));
             if (r->n == 0)
                 return fd_fail(FD_ERR_INPUT, r->eof ? "%s: no data rows" : "%s: no data row in its first 8 MB", r->path);
-            FD_TRY(smat_create(&r->m, r->n));
-            /* Size the matrix from the file size and the first chunk's
-             * line length, so that it is not copied while it grows. */
+            /* Estimate the rows from the file size and the first chunk's
+             * line length, so that the sink can size its storage once. */
             struct stat sb;
             size_t lines = 0;
+            uint64_t hint = 0;
             for (const char *q = c->buf; (q = memchr(q, '\n', (size_t)(c->buf + c->len - q))) != NULL; q++) lines++;
             if (lines > 0 && fstat(fileno(r->f), &sb) == 0 && sb.st_size > 0)
-                FD_TRY(smat_reserve(r->m, (uint64_t)((double)sb.st_size / ((double)c->len / (double)lines) * 1.02) + 8));
+                hint = (uint64_t)((double)sb.st_size / ((double)c->len / (double)lines) * 1.02) + 8;
+            FD_TRY(r->sink->begin(r->sink->ctx, r->n, hint));
         }
-        jobs[*nc] = (chunk_job){c, r->n, r->csv, r->drop_nan, r->first && r->header};
+        jobs[*nc] = (chunk_job){c, r->n, r->csv, r->drop_nan, r->first && r->header, r->sink};
         r->first = 0;
     }
     return FD_OK;
@@ -321,8 +326,11 @@ static fd_status read_batch(text_reader *r, chunk *cs, chunk_job *jobs, int T, i
 static fd_status append_chunk(text_reader *r, const chunk *c, uint64_t *line_base, uint64_t *input_row)
 {
     fd_status st = FD_OK;
-    for (size_t k = 0; k < c->rows && st == FD_OK; k++, (*input_row)++)
-        st = c->dropped[k] ? smat_drop(r->m) : smat_push_ranked(r->m, c->a + k * r->n, *input_row);
+    const size_t rb = r->sink->row_bytes(r->n);
+    for (size_t k = 0; k < c->rows && st == FD_OK; k++, (*input_row)++) {
+        st = c->dropped[k] ? r->sink->drop(r->sink->ctx) : r->sink->push(r->sink->ctx, c->a + k * rb, *input_row);
+        r->pushed += !c->dropped[k];
+    }
     FD_TRY(st);
     unsigned long long line = *line_base + c->err_line + 1;
     if (c->err == 1)
@@ -340,7 +348,7 @@ static fd_status append_chunk(text_reader *r, const chunk *c, uint64_t *line_bas
 /* Three sets of chunks in rotation: while the workers parse set k+1, the
  * main thread appends set k (in input order) and reads and hashes set
  * k+2, so reading, parsing and appending all overlap. */
-fd_status spearman_read_text(spearman_mat **out, const char *path, int csv, int drop_nan)
+fd_status fd_matrix_read_text(const char *path, int csv, int drop_nan, const fd_matrix_sink *sink)
 {
     fd_status st = FD_OK, rst = FD_OK;
     long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
@@ -355,6 +363,7 @@ fd_status spearman_read_text(spearman_mat **out, const char *path, int csv, int 
     r.first = 1;
     r.csv = csv;
     r.drop_nan = drop_nan;
+    r.sink = sink;
     if (!(r.f = fopen(path, "rb"))) {
         st = fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
         goto done;
@@ -379,13 +388,13 @@ fd_status spearman_read_text(spearman_mat **out, const char *path, int csv, int 
         if (st == FD_OK) st = rst;
         if (st != FD_OK) goto done;
     }
-    if (!r.m || r.m->rows == 0) {
+    if (r.pushed == 0) {
         st = fd_fail(FD_ERR_INPUT, "%s: no data rows", path);
         goto done;
     }
-    sha256_final_hex(&r.sha, r.m->sha256);
-    *out = r.m;
-    r.m = NULL;
+    char hex[65];
+    sha256_final_hex(&r.sha, hex);
+    sink->finish(sink->ctx, hex);
 done:
     if (r.f) fclose(r.f);
     for (int k = 0; cs && k < 3 * T; k++) {
@@ -397,7 +406,6 @@ done:
     free(jobs);
     free(th);
     free(r.carry);
-    smat_destroy(&r.m);
     return st;
 }
 

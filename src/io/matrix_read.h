@@ -1,0 +1,44 @@
+/* Reading a numeric matrix, one row at a time, for any workload that takes
+ * one (spearman's variables, dpc's points).  Formats (docs/formats.md):
+ * whitespace-separated text, CSV with an optional header row, NumPy .npy
+ * (2-D, C order), and HDF5 as FILE.h5:/dataset.  Bad input is
+ * FD_ERR_INPUT with FILE:LINE (text) or the row and column (binary).
+ *
+ * The rows go to a sink.  Text is parsed by worker threads, which also
+ * apply the sink's transform (spearman ranks there, so that only the
+ * ranked rows are ever held); the sink then receives the transformed rows
+ * in input order, from the calling thread only. */
+#ifndef FD_IO_MATRIX_READ_H
+#define FD_IO_MATRIX_READ_H
+
+#include "../common/status.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct fd_matrix_sink {
+    void *ctx;
+    /* Bytes of one transformed row of n values. */
+    size_t (*row_bytes)(uint32_t n);
+    /* Any thread: row x of n finite values into out (row_bytes(n) bytes).
+     * ints: the same row as non-negative integers when it was written as
+     * such (x is then NULL); scratch: n doubles of room. */
+    void (*transform)(const double *x, const uint64_t *ints, uint32_t n, void *out, double *scratch);
+    /* The calling thread only, in this order: begin once the row length is
+     * known (rows_hint: an estimate of the rows, 0 when none), then push
+     * or drop per row (input_row counts dropped rows too), then finish
+     * with the SHA-256 of the input file(s). */
+    fd_status (*begin)(void *ctx, uint32_t n, uint64_t rows_hint);
+    fd_status (*push)(void *ctx, const void *row, uint64_t input_row);
+    fd_status (*drop)(void *ctx);
+    void (*finish)(void *ctx, const char sha256[65]);
+} fd_matrix_sink;
+
+/* drop_nan: a row with a NaN or infinite value is dropped (the sink's drop)
+ * instead of refused.  Fails with "no data rows" when nothing was pushed. */
+fd_status fd_matrix_read(const char *spec, int drop_nan, const fd_matrix_sink *sink);
+
+/* The text and CSV reader alone (csv: commas, optional header). */
+fd_status fd_matrix_read_text(const char *path, int csv, int drop_nan, const fd_matrix_sink *sink);
+
+#endif

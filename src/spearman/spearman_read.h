@@ -1,0 +1,14 @@
+/* Reading the matrix of `spearman`: one row per variable, one column per
+ * observation, in any format of src/io/matrix_read.h.  Rows are ranked as
+ * they stream in (by the text reader's threads), so only the rank matrix
+ * is ever held. */
+#ifndef FD_SPEARMAN_READ_H
+#define FD_SPEARMAN_READ_H
+
+#include "rankmat.h"
+
+/* drop_nan: skip rows with NaN or infinite values (counted) instead of
+ * refusing the file. */
+fd_status spearman_read(spearman_mat **out, const char *spec, int drop_nan);
+
+#endif
