@@ -21,6 +21,7 @@ typedef struct {
 static const fd_cmd commands[] = {
     {"lattice", cmd_lattice, 1, "all formal concepts of a binary context (FCbO)"},
     {"spearman", cmd_spearman, 1, "all-pairs Spearman correlation with p-values, exact"},
+    {"dpc", cmd_dpc, 1, "density peak clustering, exact"},
     {"gen", cmd_gen, 0, "synthetic inputs for tests and benchmarks"},
     {"info", cmd_info, 0, "summarise a result file, or print its contents as text"},
 };

@@ -1,7 +1,8 @@
 /* Synthetic inputs.  `gen context`: a random binary context in which
  * attribute m occurs with probability p_m; uniform (p_m = D) or Zipf-skewed
  * (p_m proportional to 1/(m+1)^A, scaled so that the mean is D).
- * `gen counts`: a zero-inflated count matrix for `spearman`. */
+ * `gen counts`: a zero-inflated count matrix for `spearman`.
+ * `gen blobs`: labelled Gaussian clusters for `dpc`. */
 #include "../common/atomicfile.h"
 #include "../common/clock.h"
 #include "../lattice/context.h"
@@ -33,7 +34,14 @@ static const char *help =
     "mean M (default 10).  With --groups G, row r belongs to group r mod G and\n"
     "the rows of a group share a random profile of column means, so they\n"
     "correlate; without it rows are independent.  .txt is whitespace\n"
-    "separated, .csv comma separated, .npy a little-endian int32 array.\n";
+    "separated, .csv comma separated, .npy a little-endian int32 array.\n\n"
+    "usage: fcbo-dist gen blobs --n N --dims D --clusters K [--spread S]\n"
+    "                           [--seed S] -o FILE.txt|.csv\n\n"
+    "Writes N points in D dimensions around K centres drawn uniformly in\n"
+    "[0, 100]^D, each point Gaussian around its centre with standard deviation\n"
+    "S (default 1.5) per coordinate, the centre taken in turn (point i of\n"
+    "cluster i mod K); the last column is the true cluster, 1..K\n"
+    "(`dpc --label-column D+1` scores against it).\n";
 
 static fd_status gen_context(int argc, char **argv)
 {
@@ -193,13 +201,70 @@ static fd_status gen_counts(int argc, char **argv)
     return st;
 }
 
+static fd_status write_blobs(fd_afile *af, int csv, uint64_t n, uint32_t d, uint32_t k, double spread, uint64_t seed)
+{
+    fd_rng rng = {seed};
+    double *centre = malloc((size_t)k * d * sizeof *centre);
+    if (!centre) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    for (size_t q = 0; q < (size_t)k * d; q++) centre[q] = 100 * fd_rng_unif(&rng);
+    for (uint64_t i = 0; i < n; i++) {
+        const uint32_t c = (uint32_t)(i % k);
+        for (uint32_t q = 0; q < d; q++) {
+            /* Box-Muller: one normal from two uniforms */
+            const double u = 1 - fd_rng_unif(&rng), v = fd_rng_unif(&rng);
+            const double z = sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+            fprintf(af->f, q ? (csv ? ",%.6f" : " %.6f") : "%.6f", centre[(size_t)c * d + q] + spread * z);
+        }
+        fprintf(af->f, csv ? ",%u\n" : " %u\n", c + 1);
+    }
+    free(centre);
+    return FD_OK;
+}
+
+static fd_status gen_blobs(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"n", required_argument, 0, 'n'},      {"dims", required_argument, 0, 'd'},
+        {"clusters", required_argument, 0, 'k'}, {"spread", required_argument, 0, 'S'},
+        {"seed", required_argument, 0, 's'},   {"output", required_argument, 0, 'o'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    uint64_t n = 0, seed = 1;
+    uint32_t d = 0, k = 0;
+    double spread = 1.5;
+    const char *out = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'n': FD_TRY(opt_u64("--n", optarg, &n)); break;
+        case 'd': FD_TRY(opt_u32("--dims", optarg, 1, 1024, &d)); break;
+        case 'k': FD_TRY(opt_u32("--clusters", optarg, 1, 1u << 20, &k)); break;
+        case 'S': FD_TRY(opt_f64("--spread", optarg, 0, 1e9, &spread)); break;
+        case 's': FD_TRY(opt_u64("--seed", optarg, &seed)); break;
+        case 'o': out = optarg; break;
+        case 'h': fputs(help, stdout); return FD_OK;
+        default: return opt_bad("gen blobs");
+        }
+    }
+    if (!n || !d || !k || !out)
+        return fd_fail(FD_ERR_USAGE, "gen blobs needs --n, --dims, --clusters and -o; see 'fcbo-dist gen --help'");
+    size_t len = strlen(out);
+    fd_afile af;
+    FD_TRY(fd_afile_open(&af, out));
+    fd_status st = write_blobs(&af, len > 4 && !strcmp(out + len - 4, ".csv"), n, d, k, spread, seed);
+    if (st == FD_OK) return fd_afile_commit(&af);
+    fd_afile_abort(&af);
+    return st;
+}
+
 fd_status cmd_gen(int argc, char **argv)
 {
     if (argc >= 2 && !strcmp(argv[1], "context")) return gen_context(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "counts")) return gen_counts(argc - 1, argv + 1);
+    if (argc >= 2 && !strcmp(argv[1], "blobs")) return gen_blobs(argc - 1, argv + 1);
     if (argc >= 2 && (!strcmp(argv[1], "-h") || !strcmp(argv[1], "--help"))) {
         fputs(help, stdout);
         return FD_OK;
     }
-    return fd_fail(FD_ERR_USAGE, "gen needs a kind of input: 'fcbo-dist gen context|counts ...'; see 'fcbo-dist gen --help'");
+    return fd_fail(FD_ERR_USAGE, "gen needs a kind of input: 'fcbo-dist gen context|counts|blobs ...'; see 'fcbo-dist gen --help'");
 }

@@ -10,6 +10,7 @@
 
 fd_status cmd_lattice(int argc, char **argv);
 fd_status cmd_spearman(int argc, char **argv);
+fd_status cmd_dpc(int argc, char **argv);
 fd_status cmd_gen(int argc, char **argv);
 fd_status cmd_info(int argc, char **argv);
 

@@ -1,0 +1,555 @@
+/* Density peaks on the CPU: every pass is a loop over rows i against all
+ * points j, the coordinates held column by column so that the j loop
+ * vectorises; nothing of size N x N is stored (see dpc.h). */
+#include "dpc.h"
+
+#include "../common/clock.h"
+
+#include <math.h>
+#include <pthread.h>
+#include <stdatomic.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* ---------------- rows on threads ---------------- */
+
+typedef fd_status (*row_fn)(void *ctx, uint64_t i0, uint64_t i1, int thread);
+
+typedef struct {
+    row_fn fn;
+    void *ctx;
+    uint64_t end;
+    _Atomic uint64_t next;
+    atomic_int failed;
+    fd_status st;
+    int thread;
+} row_run;
+
+/* Rows go out in chunks of 64, so that threads even out. */
+#define ROW_CHUNK 64
+
+static void *row_worker(void *arg)
+{
+    row_run *r = arg;
+    const int t = r->thread;
+    for (;;) {
+        const uint64_t i0 = atomic_fetch_add(&r[-t].next, ROW_CHUNK);
+        if (i0 >= r[-t].end || atomic_load(&r[-t].failed)) break;
+        const uint64_t i1 = i0 + ROW_CHUNK < r[-t].end ? i0 + ROW_CHUNK : r[-t].end;
+        fd_status st = r[-t].fn(r[-t].ctx, i0, i1, t);
+        if (st != FD_OK) {
+            r->st = st;
+            atomic_store(&r[-t].failed, 1);
+            break;
+        }
+    }
+    return NULL;
+}
+
+/* fn over [i0, i1) on T threads (thread 0 is the caller). */
+static fd_status par_rows(int T, uint64_t i0, uint64_t i1, row_fn fn, void *ctx)
+{
+    if (T < 1) T = 1;
+    row_run *r = calloc((size_t)T, sizeof *r);
+    pthread_t *th = calloc((size_t)T, sizeof *th);
+    int *started = calloc((size_t)T, sizeof *started);
+    fd_status st = FD_OK;
+    if (!r || !th || !started) {
+        st = fd_fail(FD_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    r[0].fn = fn;
+    r[0].ctx = ctx;
+    r[0].end = i1;
+    atomic_init(&r[0].next, i0);
+    atomic_init(&r[0].failed, 0);
+    for (int t = 0; t < T; t++) r[t].thread = t;
+    for (int t = 1; t < T; t++) started[t] = pthread_create(&th[t], NULL, row_worker, &r[t]) == 0;
+    row_worker(&r[0]);
+    for (int t = 1; t < T; t++)
+        if (started[t]) pthread_join(th[t], NULL);
+    for (int t = 0; t < T && st == FD_OK; t++) st = r[t].st;
+done:
+    free(r);
+    free(th);
+    free(started);
+    return st;
+}
+
+/* ---------------- coordinates by column ---------------- */
+
+/* c[k][j] = x_jk: the j loops read one array per coordinate. */
+static fd_status by_column(const dpc_points *p, double ***out)
+{
+    double **c = calloc(p->d, sizeof *c);
+    if (!c) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    for (uint32_t k = 0; k < p->d; k++) {
+        if (!(c[k] = malloc(p->n * sizeof **c))) {
+            for (uint32_t q = 0; q < k; q++) free(c[q]);
+            free(c);
+            return fd_fail(FD_ERR_NOMEM, "out of memory for the points by column");
+        }
+        for (uint64_t j = 0; j < p->n; j++) c[k][j] = p->x[j * p->d + k];
+    }
+    *out = c;
+    return FD_OK;
+}
+
+static void free_columns(double **c, uint32_t d)
+{
+    for (uint32_t k = 0; c && k < d; k++) free(c[k]);
+    free(c);
+}
+
+/* Squared distances from point i to points [j0, j1) into d2 (the same
+ * operations, in the same order, in every pass and every test oracle:
+ * the sum over k of (x_ik - x_jk)^2). */
+static void dist2(const dpc_points *p, double *const *c, uint64_t i, uint64_t j0, uint64_t j1, double *d2)
+{
+    const uint64_t m = j1 - j0;
+    for (uint64_t j = 0; j < m; j++) d2[j] = 0;
+    for (uint32_t k = 0; k < p->d; k++) {
+        const double xi = p->x[i * p->d + k], *xk = c[k] + j0;
+        for (uint64_t j = 0; j < m; j++) {
+            const double t = xi - xk[j];
+            d2[j] += t * t;
+        }
+    }
+}
+
+/* Points j are taken in blocks that stay in L1 with their distances. */
+#define JBLOCK 2048
+
+/* ---------------- d_c ---------------- */
+
+/* The r-th smallest (1-based) of v[0..n), reordering v. */
+static double select_rth(double *v, uint64_t n, uint64_t r)
+{
+    uint64_t lo = 0, hi = n - 1, k = r - 1;
+    while (lo < hi) {
+        const double pivot = v[lo + (hi - lo) / 2];
+        uint64_t i = lo, j = hi;
+        while (i <= j) {
+            while (v[i] < pivot) i++;
+            while (v[j] > pivot) j--;
+            if (i <= j) {
+                const double t = v[i];
+                v[i] = v[j];
+                v[j] = t;
+                i++;
+                if (j == 0) break;
+                j--;
+            }
+        }
+        if (k <= j) hi = j;
+        else if (k >= i) lo = i;
+        else return v[k];
+    }
+    return v[k];
+}
+
+static double pair_d2(const dpc_points *p, uint64_t i, uint64_t j)
+{
+    double s = 0;
+    for (uint32_t k = 0; k < p->d; k++) {
+        const double t = p->x[i * p->d + k] - p->x[j * p->d + k];
+        s += t * t;
+    }
+    return s;
+}
+
+fd_status dpc_dc_percent(const dpc_points *p, double percent, uint64_t seed, double *dc)
+{
+    const uint64_t n = p->n, all = n * (n - 1) / 2, m = all <= DPC_EXACT_PAIRS ? all : DPC_EXACT_PAIRS;
+    double *v = malloc(m * sizeof *v);
+    if (!v) return fd_fail(FD_ERR_NOMEM, "out of memory for %llu distances", (unsigned long long)m);
+    uint64_t q = 0;
+    if (m == all) {
+        for (uint64_t i = 0; i < n; i++)
+            for (uint64_t j = i + 1; j < n; j++) v[q++] = pair_d2(p, i, j);
+    } else {
+        fd_rng g = {seed};
+        while (q < m) {
+            const uint64_t i = fd_rng_next(&g) % n, j = fd_rng_next(&g) % n;
+            if (i != j) v[q++] = pair_d2(p, i, j);
+        }
+    }
+    uint64_t r = (uint64_t)ceil(percent / 100.0 * (double)m);
+    if (r < 1) r = 1;
+    if (r > m) r = m;
+    *dc = sqrt(select_rth(v, m, r));
+    free(v);
+    if (!(*dc > 0))
+        return fd_fail(FD_ERR_INPUT, "--dc-percent %g gives d_c = 0 (many equal points): give --dc or a larger percentile",
+                       percent);
+    return FD_OK;
+}
+
+/* Max-heap of the m smallest values seen. */
+static void heap_offer(double *h, uint64_t *len, uint64_t m, double x)
+{
+    if (*len < m) {
+        uint64_t c = (*len)++;
+        h[c] = x;
+        while (c && h[(c - 1) / 2] < h[c]) {
+            const double t = h[c];
+            h[c] = h[(c - 1) / 2];
+            h[(c - 1) / 2] = t;
+            c = (c - 1) / 2;
+        }
+        return;
+    }
+    if (!(x < h[0])) return;
+    h[0] = x;
+    for (uint64_t c = 0;;) {
+        uint64_t l = 2 * c + 1, r = l + 1, b = c;
+        if (l < m && h[l] > h[b]) b = l;
+        if (r < m && h[r] > h[b]) b = r;
+        if (b == c) break;
+        const double t = h[c];
+        h[c] = h[b];
+        h[b] = t;
+        c = b;
+    }
+}
+
+fd_status dpc_dc_neighbors(const dpc_points *p, double k, uint64_t seed, double *dc)
+{
+    fd_status st = FD_OK;
+    const uint64_t n = p->n, s = n <= DPC_NEIGHBOR_ROWS ? n : DPC_NEIGHBOR_ROWS;
+    uint64_t m = (uint64_t)llround(k * (double)s), len = 0;
+    if (m < 1) m = 1;
+    if (m > s * (n - 1))
+        return fd_fail(FD_ERR_USAGE, "--neighbors %g: more than the %llu other points", k, (unsigned long long)(n - 1));
+    uint64_t *rows = malloc(s * sizeof *rows);
+    double *h = malloc(m * sizeof *h), *d2 = malloc(JBLOCK * sizeof *d2), **c = NULL;
+    if (!rows || !h || !d2) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    FD_TRY_GOTO(by_column(p, &c), st, done);
+    if (s == n) {
+        for (uint64_t i = 0; i < n; i++) rows[i] = i;
+    } else {
+        /* s distinct rows (Floyd's sampling). */
+        fd_rng g = {seed};
+        uint64_t got = 0;
+        for (uint64_t j = n - s; j < n; j++) {
+            uint64_t t = fd_rng_next(&g) % (j + 1), dup = 0;
+            for (uint64_t q = 0; q < got && !dup; q++) dup = rows[q] == t;
+            rows[got++] = dup ? j : t;
+        }
+    }
+    for (uint64_t q = 0; q < s; q++)
+        for (uint64_t j0 = 0; j0 < n; j0 += JBLOCK) {
+            const uint64_t j1 = j0 + JBLOCK < n ? j0 + JBLOCK : n;
+            dist2(p, c, rows[q], j0, j1, d2);
+            for (uint64_t j = j0; j < j1; j++)
+                if (j != rows[q]) heap_offer(h, &len, m, d2[j - j0]);
+        }
+    *dc = sqrt(h[0]);
+    if (!(*dc > 0))
+        st = fd_fail(FD_ERR_INPUT, "--neighbors %g gives d_c = 0 (many equal points): give --dc or more neighbours", k);
+done:
+    free(rows);
+    free(h);
+    free(d2);
+    free_columns(c, p->d);
+    return st;
+}
+
+/* ---------------- rho ---------------- */
+
+typedef struct {
+    const dpc_points *p;
+    double *const *c;
+    double dc2, *rho;
+    int kernel;
+    uint64_t base;        /* rho[i - base] */
+} rho_ctx;
+
+static fd_status rho_range(void *arg, uint64_t i0, uint64_t i1, int thread)
+{
+    const rho_ctx *r = arg;
+    const uint64_t n = r->p->n;
+    double d2[JBLOCK];
+    (void)thread;
+    for (uint64_t i = i0; i < i1; i++) {
+        double sum = 0;
+        uint64_t cnt = 0;
+        for (uint64_t j0 = 0; j0 < n; j0 += JBLOCK) {
+            const uint64_t j1 = j0 + JBLOCK < n ? j0 + JBLOCK : n;
+            dist2(r->p, r->c, i, j0, j1, d2);
+            if (i >= j0 && i < j1) d2[i - j0] = INFINITY; /* not its own neighbour */
+            if (r->kernel == DPC_CUTOFF) {
+                for (uint64_t j = 0; j < j1 - j0; j++) cnt += d2[j] < r->dc2;
+            } else {
+                for (uint64_t j = 0; j < j1 - j0; j++) sum += exp(-d2[j] / r->dc2);
+            }
+        }
+        r->rho[i - r->base] = r->kernel == DPC_CUTOFF ? (double)cnt : sum;
+    }
+    return FD_OK;
+}
+
+fd_status dpc_rho_rows(const dpc_points *p, double dc, int kernel, uint64_t i0, uint64_t i1, int threads, double *rho)
+{
+    double **c = NULL;
+    FD_TRY(by_column(p, &c));
+    rho_ctx r = {p, c, dc * dc, rho, kernel, i0};
+    fd_status st = par_rows(threads, i0, i1, rho_range, &r);
+    free_columns(c, p->d);
+    return st;
+}
+
+/* ---------------- delta ---------------- */
+
+typedef struct {
+    const dpc_points *p;
+    double *const *c;
+    const double *rho;
+    double *delta;
+    int64_t *parent;
+    uint64_t base;
+} delta_ctx;
+
+static fd_status delta_range(void *arg, uint64_t i0, uint64_t i1, int thread)
+{
+    const delta_ctx *r = arg;
+    const uint64_t n = r->p->n;
+    double d2[JBLOCK];
+    (void)thread;
+    for (uint64_t i = i0; i < i1; i++) {
+        const double ri = r->rho[i];
+        double best = INFINITY, far = 0;
+        int64_t bj = -1;
+        for (uint64_t j0 = 0; j0 < n; j0 += JBLOCK) {
+            const uint64_t j1 = j0 + JBLOCK < n ? j0 + JBLOCK : n;
+            dist2(r->p, r->c, i, j0, j1, d2);
+            for (uint64_t j = j0; j < j1; j++) {
+                const double rj = r->rho[j], t = d2[j - j0];
+                const int denser = rj > ri || (rj == ri && j < i);
+                /* j ascending and a strict <: ties go to the smaller j */
+                if (denser && t < best) {
+                    best = t;
+                    bj = (int64_t)j;
+                }
+                if (t > far) far = t;
+            }
+        }
+        r->delta[i - r->base] = sqrt(bj < 0 ? far : best);
+        r->parent[i - r->base] = bj;
+    }
+    return FD_OK;
+}
+
+fd_status dpc_delta_rows(const dpc_points *p, const double *rho, uint64_t i0, uint64_t i1, int threads, double *delta,
+                         int64_t *parent)
+{
+    double **c = NULL;
+    FD_TRY(by_column(p, &c));
+    delta_ctx r = {p, c, rho, delta, parent, i0};
+    fd_status st = par_rows(threads, i0, i1, delta_range, &r);
+    free_columns(c, p->d);
+    return st;
+}
+
+/* ---------------- centres and labels ---------------- */
+
+/* Decreasing key, then increasing index: the total order of dpc.h when
+ * the key is rho. */
+static int key_cmp(const double *key, int64_t i, int64_t j)
+{
+    if (key[i] != key[j]) return key[i] > key[j] ? -1 : 1;
+    return i < j ? -1 : i > j;
+}
+
+static int by_key_desc(const void *a, const void *b, void *key)
+{
+    return key_cmp(key, *(const int64_t *)a, *(const int64_t *)b);
+}
+
+fd_status dpc_assign(const dpc_points *p, const double *rho, const double *delta, const int64_t *parent,
+                     const dpc_centers_rule *rule, double *gamma, int32_t *labels, int64_t **centers, uint32_t *k)
+{
+    const uint64_t n = p->n;
+    int64_t *order = malloc(n * sizeof *order), *cs = NULL;
+    uint64_t nc = 0, top = 0;
+    if (!order) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    for (uint64_t i = 0; i < n; i++) {
+        gamma[i] = rho[i] * delta[i];
+        order[i] = (int64_t)i;
+        if (parent[i] < 0) top = i;
+    }
+    qsort_r(order, n, sizeof *order, by_key_desc, gamma);
+    if (!(cs = malloc((n < 65536 ? n : 65536) * sizeof *cs))) {
+        free(order);
+        return fd_fail(FD_ERR_NOMEM, "out of memory");
+    }
+    const uint64_t cap = n < 65536 ? n : 65536;
+    /* Automatic: the largest ratio between consecutive gammas in
+     * decreasing order, among the first DPC_AUTO_MAX, ends the centres. */
+    uint64_t kauto = 1;
+    if (!rule->k && !(rule->delta_min > 0)) {
+        /* The densest point's delta is its largest distance, by
+         * convention; for the gaps it counts with the largest other delta,
+         * or it would always stand alone. */
+        double dmax = 0, best = 0;
+        for (uint64_t i = 0; i < n; i++)
+            if (i != top && delta[i] > dmax) dmax = delta[i];
+        for (uint64_t q = 1; q < n && q <= DPC_AUTO_MAX; q++) {
+            const int64_t a = order[q - 1], b = order[q];
+            const double hi = a == (int64_t)top ? rho[a] * dmax : gamma[a], lo = b == (int64_t)top ? rho[b] * dmax : gamma[b];
+            const double ratio = lo > 0 ? hi / lo : hi > 0 ? INFINITY : 1;
+            if (ratio > best) {
+                best = ratio;
+                kauto = q;
+            }
+        }
+    }
+    for (uint64_t q = 0; q < n && nc < cap; q++) {
+        const int64_t i = order[q];
+        int take;
+        if (rule->k) take = q < rule->k;
+        else if (rule->delta_min > 0) take = rho[i] > rule->rho_min && delta[i] > rule->delta_min;
+        else take = q < kauto;
+        if (take) cs[nc++] = i;
+        else if (rule->k || !(rule->delta_min > 0)) break;
+    }
+    /* The densest point has no denser parent: it is always a centre, in
+     * the place its gamma gives it (replacing the last when k is fixed). */
+    int has_top = 0;
+    for (uint64_t q = 0; q < nc; q++) has_top |= cs[q] == (int64_t)top;
+    if (!has_top) {
+        if (rule->k && nc == rule->k) nc--;
+        uint64_t q = nc;
+        while (q > 0 && key_cmp(gamma, cs[q - 1], (int64_t)top) > 0) {
+            cs[q] = cs[q - 1];
+            q--;
+        }
+        cs[q] = (int64_t)top;
+        nc++;
+    }
+    for (uint64_t i = 0; i < n; i++) labels[i] = 0;
+    for (uint64_t q = 0; q < nc; q++) labels[cs[q]] = (int32_t)(q + 1);
+    /* In density order every parent comes before its children. */
+    qsort_r(order, n, sizeof *order, by_key_desc, (void *)rho);
+    for (uint64_t q = 0; q < n; q++) {
+        const int64_t i = order[q];
+        if (labels[i] == 0) labels[i] = labels[parent[i]];
+    }
+    free(order);
+    *centers = cs;
+    *k = (uint32_t)nc;
+    return FD_OK;
+}
+
+/* ---------------- halo ---------------- */
+
+typedef struct {
+    const dpc_points *p;
+    double *const *c;
+    double dc2;
+    const double *rho;
+    const int32_t *labels;
+    uint32_t k;
+    double *border;       /* per thread: k + 1 values */
+} halo_ctx;
+
+static fd_status halo_range(void *arg, uint64_t i0, uint64_t i1, int thread)
+{
+    const halo_ctx *h = arg;
+    const uint64_t n = h->p->n;
+    double d2[JBLOCK], *b = h->border + (size_t)thread * (h->k + 1);
+    for (uint64_t i = i0; i < i1; i++)
+        for (uint64_t j0 = 0; j0 < n; j0 += JBLOCK) {
+            const uint64_t j1 = j0 + JBLOCK < n ? j0 + JBLOCK : n;
+            dist2(h->p, h->c, i, j0, j1, d2);
+            for (uint64_t j = j0; j < j1; j++)
+                if (d2[j - j0] < h->dc2 && h->labels[j] != h->labels[i]) {
+                    const double avg = (h->rho[i] + h->rho[j]) / 2;
+                    if (avg > b[h->labels[i]]) b[h->labels[i]] = avg;
+                }
+        }
+    return FD_OK;
+}
+
+fd_status dpc_halo_border(const dpc_points *p, double dc, const double *rho, const int32_t *labels, uint32_t k,
+                          uint64_t i0, uint64_t i1, int threads, double *border)
+{
+    double **c = NULL;
+    if (threads < 1) threads = 1;
+    double *b = calloc((size_t)threads * (k + 1), sizeof *b);
+    if (!b) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    fd_status st = by_column(p, &c);
+    halo_ctx h = {p, c, dc * dc, rho, labels, k, b};
+    if (st == FD_OK) st = par_rows(threads, i0, i1, halo_range, &h);
+    for (int t = 0; st == FD_OK && t < threads; t++)
+        for (uint32_t q = 0; q <= k; q++)
+            if (b[(size_t)t * (k + 1) + q] > border[q]) border[q] = b[(size_t)t * (k + 1) + q];
+    free(b);
+    free_columns(c, p->d);
+    return st;
+}
+
+void dpc_halo_core(uint64_t n, const double *rho, const int32_t *labels, const double *border, int32_t *core)
+{
+    for (uint64_t i = 0; i < n; i++) core[i] = rho[i] < border[labels[i]] ? 0 : labels[i];
+}
+
+/* ---------------- adjusted Rand index ---------------- */
+
+typedef struct {
+    int64_t a, b;
+} label_pair;
+
+static int by_pair(const void *x, const void *y)
+{
+    const label_pair *p = x, *q = y;
+    if (p->a != q->a) return p->a < q->a ? -1 : 1;
+    return p->b < q->b ? -1 : p->b > q->b;
+}
+
+static int by_i64(const void *x, const void *y)
+{
+    const int64_t a = *(const int64_t *)x, b = *(const int64_t *)y;
+    return a < b ? -1 : a > b;
+}
+
+static double choose2(double x) { return x * (x - 1) / 2; }
+
+/* Sum over runs of equal values (sorted) of C(run, 2). */
+static double runs_i64(int64_t *v, uint64_t n)
+{
+    double s = 0;
+    qsort(v, n, sizeof *v, by_i64);
+    for (uint64_t i = 0, j; i < n; i = j) {
+        for (j = i; j < n && v[j] == v[i]; j++) {}
+        s += choose2((double)(j - i));
+    }
+    return s;
+}
+
+double dpc_ari(const int32_t *a, const int64_t *b, uint64_t n)
+{
+    label_pair *pr = malloc(n * sizeof *pr);
+    int64_t *va = malloc(n * sizeof *va), *vb = malloc(n * sizeof *vb);
+    double ari = NAN;
+    if (!pr || !va || !vb || n < 2) goto done;
+    for (uint64_t i = 0; i < n; i++) {
+        pr[i] = (label_pair){a[i], b[i]};
+        va[i] = a[i];
+        vb[i] = b[i];
+    }
+    qsort(pr, n, sizeof *pr, by_pair);
+    double sij = 0;
+    for (uint64_t i = 0, j; i < n; i = j) {
+        for (j = i; j < n && pr[j].a == pr[i].a && pr[j].b == pr[i].b; j++) {}
+        sij += choose2((double)(j - i));
+    }
+    const double sa = runs_i64(va, n), sb = runs_i64(vb, n), expect = sa * sb / choose2((double)n),
+                 maxi = (sa + sb) / 2;
+    ari = maxi == expect ? 1.0 : (sij - expect) / (maxi - expect);
+done:
+    free(pr);
+    free(va);
+    free(vb);
+    return ari;
+}

@@ -1,0 +1,70 @@
+/* Density peak clustering (Rodriguez & Laio, Science 344, 2014), exact,
+ * without the N x N distance matrix: every quantity is computed row by
+ * row over all points (docs/algorithms.md, "Density peaks").
+ *
+ * Order: point j is denser than point i when rho_j > rho_i, or rho_j =
+ * rho_i and j < i.  This total order is used everywhere, so that results
+ * never depend on ranks, threads or the backend. */
+#ifndef FD_DPC_H
+#define FD_DPC_H
+
+#include "points.h"
+
+#include <stdint.h>
+
+enum { DPC_CUTOFF = 0, DPC_GAUSSIAN = 1 };
+
+/* d_c from a rule, the same on every rank (seeded):
+ *  percent P: the P-th percentile (nearest rank) of the pairwise
+ *    distances, over every pair when there are at most DPC_EXACT_PAIRS,
+ *    else over that many pairs drawn with the seed;
+ *  neighbors K: the distance that K neighbours lie within on average:
+ *    the (K s)-th smallest distance from s points (all points up to
+ *    DPC_NEIGHBOR_ROWS, else a seeded sample) to every other point. */
+#define DPC_EXACT_PAIRS 10000000ull
+#define DPC_NEIGHBOR_ROWS 2048u
+fd_status dpc_dc_percent(const dpc_points *p, double percent, uint64_t seed, double *dc);
+fd_status dpc_dc_neighbors(const dpc_points *p, double k, uint64_t seed, double *dc);
+
+/* Points [i0, i1): rho (cutoff: points j != i closer than d_c; Gaussian:
+ * sum over j != i of exp(-(d_ij / d_c)^2)), T threads. */
+fd_status dpc_rho_rows(const dpc_points *p, double dc, int kernel, uint64_t i0, uint64_t i1, int threads,
+                       double *rho);
+
+/* Points [i0, i1), given every rho: delta (distance to the nearest denser
+ * point; ties: the smaller index) and parent; the densest point gets its
+ * largest distance to any point and parent -1. */
+fd_status dpc_delta_rows(const dpc_points *p, const double *rho, uint64_t i0, uint64_t i1, int threads,
+                         double *delta, int64_t *parent);
+
+/* Centres and labels, from rho, delta and parent of every point. */
+typedef struct dpc_centers_rule {
+    uint32_t k;           /* > 0: the k of largest gamma = rho delta */
+    double rho_min, delta_min; /* k = 0 and delta_min > 0: rho > rho_min and delta > delta_min */
+    /* otherwise automatic: gamma sorted in decreasing order, the centres
+     * end at the largest ratio gamma_(q) / gamma_(q+1) for q up to
+     * DPC_AUTO_MAX (a gap in the decision graph; a heuristic) */
+} dpc_centers_rule;
+#define DPC_AUTO_MAX 1000
+
+/* labels: 1..K for the centres in decreasing gamma (ties: smaller index),
+ * every other point its parent's label (in density order); gamma and the
+ * centre indices (caller frees) out. The densest point is always a
+ * centre. */
+fd_status dpc_assign(const dpc_points *p, const double *rho, const double *delta, const int64_t *parent,
+                     const dpc_centers_rule *rule, double *gamma, int32_t *labels, int64_t **centers, uint32_t *k);
+
+/* The halo (Rodriguez & Laio): the border density of cluster c is the
+ * largest (rho_i + rho_j) / 2 over pairs i in c, j in another cluster,
+ * closer than d_c.  dpc_halo_border raises border[0..k] with the pairs
+ * of rows [i0, i1) (every rank its own rows, then the maximum over
+ * ranks); dpc_halo_core: points less dense than their cluster's border
+ * are halo, core[i] = 0, else core[i] = labels[i]. */
+fd_status dpc_halo_border(const dpc_points *p, double dc, const double *rho, const int32_t *labels, uint32_t k,
+                          uint64_t i0, uint64_t i1, int threads, double *border);
+void dpc_halo_core(uint64_t n, const double *rho, const int32_t *labels, const double *border, int32_t *core);
+
+/* The adjusted Rand index of two labellings of n points. */
+double dpc_ari(const int32_t *a, const int64_t *b, uint64_t n);
+
+#endif

@@ -1,0 +1,24 @@
+/* DIR/dpc.h5: per point labels, rho, delta, parent, gamma (and the core
+ * labels with --halo); the centres; d_c, the parameters and the timings as
+ * attributes (docs/formats.md).  Written under a temporary name and
+ * renamed, so a dpc.h5 is always whole. */
+#ifndef FD_DPC_H5_H
+#define FD_DPC_H5_H
+
+#include "dpc_job.h"
+
+typedef struct dpc_result {
+    const dpc_points *p;
+    double dc;
+    const double *rho, *delta, *gamma;
+    const int64_t *parent, *centers;
+    const int32_t *labels, *core; /* core: NULL without --halo */
+    uint32_t k;
+    double ari;                   /* NaN without a label column */
+    double t_load, t_dc, t_rho, t_delta, t_assign;
+    int ranks, threads;
+} dpc_result;
+
+fd_status dpc_h5_write(const char *path, const dpc_opts *o, const dpc_result *r);
+
+#endif

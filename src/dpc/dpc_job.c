@@ -1,0 +1,162 @@
+/* The dpc run (see dpc_job.h).  Every rank computes rho and then delta
+ * for its contiguous share of the points against all points; the shares
+ * are all-gathered, so that each rank holds every value and the rest
+ * (centres, labels, the halo's border densities) comes out the same
+ * everywhere.  Rows are whole on one rank, so no sum depends on P. */
+#include "dpc_job.h"
+
+#include "../common/backend.h"
+#include "../common/clock.h"
+#include "../io/h5part.h"
+#include "../mpi/placement.h"
+#include "dpc_backend.h"
+#include "dpc_h5.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* This rank's points: [n r / P, n (r + 1) / P). */
+static void share(uint64_t n, int r, int P, uint64_t *i0, uint64_t *i1)
+{
+    *i0 = n * (uint64_t)r / (uint64_t)P;
+    *i1 = n * (uint64_t)(r + 1) / (uint64_t)P;
+}
+
+/* Every rank's share of v (one value per point) into v everywhere. */
+static fd_status gather_shares(void *v, MPI_Datatype type, uint64_t n, const fd_mpi *mpi)
+{
+    fd_status st = FD_OK;
+    if (mpi->size == 1 || !fd_mpi_active()) return FD_OK;
+    int *cnt = malloc((size_t)mpi->size * sizeof *cnt), *dsp = malloc((size_t)mpi->size * sizeof *dsp);
+    if (!cnt || !dsp) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    for (int r = 0; r < mpi->size; r++) {
+        uint64_t a, b;
+        share(n, r, mpi->size, &a, &b);
+        cnt[r] = (int)(b - a);
+        dsp[r] = (int)a;
+    }
+    MPI_CHECK_GOTO(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, v, cnt, dsp, type, MPI_COMM_WORLD), st, done);
+done:
+    free(cnt);
+    free(dsp);
+    return st;
+}
+
+typedef struct {
+    dpc_points *p;
+    double *rho, *delta, *gamma, *border;
+    int64_t *parent, *centers;
+    int32_t *labels, *core;
+    uint32_t k;
+} dpc_state;
+
+static void state_free(dpc_state *s)
+{
+    dpc_points_destroy(&s->p);
+    free(s->rho);
+    free(s->delta);
+    free(s->gamma);
+    free(s->border);
+    free(s->parent);
+    free(s->centers);
+    free(s->labels);
+    free(s->core);
+}
+
+static fd_status choose_dc(const dpc_opts *o, const dpc_points *p, double *dc)
+{
+    if (o->dc_rule == 'x') *dc = o->dc;
+    else if (o->dc_rule == 'k') FD_TRY(dpc_dc_neighbors(p, o->neighbors, o->seed, dc));
+    else FD_TRY(dpc_dc_percent(p, o->dc_percent, o->seed, dc));
+    return FD_OK;
+}
+
+fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
+{
+    fd_status st = FD_OK;
+    dpc_state s;
+    h5part_set out;
+    const struct dpc_ops *ops = NULL;
+    double t0 = fd_now(), t, dc = 0, ari = NAN, tl = 0, tdc = 0, trho = 0, tdelta = 0, tassign = 0;
+    memset(&s, 0, sizeof s);
+    /* Rank 0 writes the one result file; the others only compute. */
+    st = fd_mpi_agree(h5part_set_open(&out, o->outdir, "dpc.h5", o->force, mpi->rank, 1), NULL);
+    if (st != FD_OK) goto done;
+    st = dpc_backend_get(o->backend, &ops);
+    if (st == FD_OK) st = dpc_points_read(&s.p, o->input, &o->cols);
+    if (st == FD_OK && s.p->n >= (1ull << 31))
+        st = fd_fail(FD_ERR_INPUT, "%s: %llu points; dpc takes fewer than 2^31", o->input, (unsigned long long)s.p->n);
+    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
+    if ((st = fd_mpi_same_hash(s.p->sha256, o->input)) != FD_OK) goto done;
+    const uint64_t n = s.p->n;
+    const int T = o->threads > 0 ? o->threads : fd_place_threads(mpi);
+    tl = fd_now() - t0;
+
+    t = fd_now();
+    st = fd_mpi_agree(choose_dc(o, s.p, &dc), NULL);
+    if (st != FD_OK) goto done;
+    tdc = fd_now() - t;
+
+    uint64_t i0, i1;
+    share(n, mpi->rank, mpi->size, &i0, &i1);
+    s.rho = malloc(n * sizeof *s.rho);
+    s.delta = malloc(n * sizeof *s.delta);
+    s.gamma = malloc(n * sizeof *s.gamma);
+    s.parent = malloc(n * sizeof *s.parent);
+    s.labels = malloc(n * sizeof *s.labels);
+    st = s.rho && s.delta && s.gamma && s.parent && s.labels ? FD_OK : fd_fail(FD_ERR_NOMEM, "out of memory");
+    t = fd_now();
+    if (st == FD_OK) st = ops->rho_rows(s.p, dc, o->kernel, i0, i1, T, s.rho + i0);
+    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
+    if ((st = gather_shares(s.rho, MPI_DOUBLE, n, mpi)) != FD_OK) goto done;
+    trho = fd_now() - t;
+
+    t = fd_now();
+    st = ops->delta_rows(s.p, s.rho, i0, i1, T, s.delta + i0, s.parent + i0);
+    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
+    if ((st = gather_shares(s.delta, MPI_DOUBLE, n, mpi)) != FD_OK) goto done;
+    if ((st = gather_shares(s.parent, MPI_INT64_T, n, mpi)) != FD_OK) goto done;
+    tdelta = fd_now() - t;
+
+    t = fd_now();
+    st = fd_mpi_agree(dpc_assign(s.p, s.rho, s.delta, s.parent, &o->centers, s.gamma, s.labels, &s.centers, &s.k), NULL);
+    if (st != FD_OK) goto done;
+    if (o->halo) {
+        s.border = calloc(s.k + 1, sizeof *s.border);
+        s.core = malloc(n * sizeof *s.core);
+        st = s.border && s.core ? FD_OK : fd_fail(FD_ERR_NOMEM, "out of memory");
+        if (st == FD_OK) st = dpc_halo_border(s.p, dc, s.rho, s.labels, s.k, i0, i1, T, s.border);
+        if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
+        if (mpi->size > 1 && fd_mpi_active())
+            MPI_CHECK_GOTO(MPI_Allreduce(MPI_IN_PLACE, s.border, (int)s.k + 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), st,
+                           done);
+        dpc_halo_core(n, s.rho, s.labels, s.border, s.core);
+    }
+    if (s.p->truth) ari = dpc_ari(s.core ? s.core : s.labels, s.p->truth, n);
+    tassign = fd_now() - t;
+
+    if (o->outdir && mpi->rank == 0) {
+        const dpc_result r = {s.p,     dc,    s.rho,  s.delta, s.gamma, s.parent, s.centers, s.labels, s.core, s.k,
+                              ari,     tl,    tdc,    trho,    tdelta,  tassign,  mpi->size, T};
+        st = dpc_h5_write(out.master, o, &r);
+    }
+    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
+    if (!o->quiet && mpi->rank == 0) {
+        fprintf(stderr, "%u clusters in %llu points (d = %u, %s kernel, d_c = %.6g) in %.3f s", s.k,
+                (unsigned long long)n, s.p->d, o->kernel == DPC_CUTOFF ? "cutoff" : "Gaussian", dc, fd_now() - t0);
+        if (mpi->size > 1) fprintf(stderr, ", %d ranks x %d threads", mpi->size, T);
+        else fprintf(stderr, ", %d thread%s", T, T == 1 ? "" : "s");
+        if (!isnan(ari)) fprintf(stderr, "; ARI %.4f against column %u", ari, o->cols.label);
+        if (o->outdir) fprintf(stderr, "; wrote %s", out.master);
+        fputc('\n', stderr);
+        if (o->stats)
+            fprintf(stderr, "load %.3f s, d_c %.3f s, rho %.3f s, delta %.3f s, centres and labels %.3f s\n", tl, tdc,
+                    trho, tdelta, tassign);
+    }
+done:
+    h5part_set_close(&out, st);
+    state_free(&s);
+    return st;
+}

@@ -1,0 +1,160 @@
+/* The points as the sink of the matrix readers: rows kept as doubles,
+ * then the coordinate columns picked out. */
+#include "points.h"
+
+#include "../io/matrix_read.h"
+
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+typedef struct {
+    uint32_t n;           /* values per row */
+    double *all;          /* rows x n */
+    uint64_t rows, cap;
+    char sha256[65];
+} raw_rows;
+
+static size_t raw_row_bytes(uint32_t n) { return (size_t)n * sizeof(double); }
+
+static void raw_row(const double *x, const uint64_t *ints, uint32_t n, void *out, double *scratch)
+{
+    double *o = out;
+    (void)scratch;
+    for (uint32_t k = 0; k < n; k++) o[k] = ints ? (double)ints[k] : x[k];
+}
+
+static fd_status raw_begin(void *ctx, uint32_t n, uint64_t hint)
+{
+    raw_rows *r = ctx;
+    r->n = n;
+    r->cap = hint > 16 ? hint : 16;
+    if (!(r->all = malloc(r->cap * n * sizeof *r->all)))
+        return fd_fail(FD_ERR_NOMEM, "out of memory for %llu points", (unsigned long long)r->cap);
+    return FD_OK;
+}
+
+static fd_status raw_push(void *ctx, const void *row, uint64_t input_row)
+{
+    raw_rows *r = ctx;
+    (void)input_row;
+    if (r->rows == r->cap) {
+        double *p = realloc(r->all, r->cap * 2 * r->n * sizeof *p);
+        if (!p) return fd_fail(FD_ERR_NOMEM, "out of memory for %llu points", (unsigned long long)r->cap * 2);
+        r->all = p;
+        r->cap *= 2;
+    }
+    memcpy(r->all + r->rows * r->n, row, r->n * sizeof *r->all);
+    r->rows++;
+    return FD_OK;
+}
+
+/* Points with NaN are refused (drop_nan is never set), so no row drops. */
+static fd_status raw_drop(void *ctx)
+{
+    (void)ctx;
+    return fd_fail(FD_ERR_INTERNAL, "dpc: a dropped row");
+}
+
+static void raw_finish(void *ctx, const char sha256[65]) { memcpy(((raw_rows *)ctx)->sha256, sha256, 65); }
+
+/* "1,2" or "1-3,5" into 0-based column numbers; each at most ncols. */
+static fd_status parse_columns(const char *spec, uint32_t ncols, uint32_t **out, uint32_t *count)
+{
+    uint32_t *c = NULL, n = 0, cap = 0;
+    const char *p = spec;
+    for (;;) {
+        char *end;
+        unsigned long a = strtoul(p, &end, 10), b = a;
+        if (end == p) goto bad;
+        p = end;
+        if (*p == '-') {
+            b = strtoul(p + 1, &end, 10);
+            if (end == p + 1) goto bad;
+            p = end;
+        }
+        if (a < 1 || b < a) goto bad;
+        if (b > ncols) {
+            free(c);
+            return fd_fail(FD_ERR_INPUT, "--columns %s: column %lu, but the rows have %u values", spec, b, ncols);
+        }
+        for (unsigned long k = a; k <= b; k++) {
+            if (n == cap) {
+                uint32_t *q = realloc(c, (cap = cap ? 2 * cap : 8) * sizeof *q);
+                if (!q) { free(c); return fd_fail(FD_ERR_NOMEM, "out of memory"); }
+                c = q;
+            }
+            c[n++] = (uint32_t)(k - 1);
+        }
+        if (!*p) break;
+        if (*p++ != ',') goto bad;
+    }
+    *out = c;
+    *count = n;
+    return FD_OK;
+bad:
+    free(c);
+    return fd_fail(FD_ERR_USAGE, "--columns %s: expected 1-based columns like 1,2 or 1-3", spec);
+}
+
+fd_status dpc_points_read(dpc_points **out, const char *spec, const dpc_columns *cols)
+{
+    fd_status st = FD_OK;
+    raw_rows r = {0};
+    uint32_t *pick = NULL, npick = 0;
+    dpc_points *p = calloc(1, sizeof *p);
+    *out = NULL;
+    if (!p) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    const fd_matrix_sink sink = {&r, raw_row_bytes, raw_row, raw_begin, raw_push, raw_drop, raw_finish};
+    FD_TRY_GOTO(fd_matrix_read(spec, 0, &sink), st, done);
+    if (cols->label > r.n) {
+        st = fd_fail(FD_ERR_INPUT, "--label-column %u, but the rows of %s have %u values", cols->label, spec, r.n);
+        goto done;
+    }
+    if (cols->coords) {
+        FD_TRY_GOTO(parse_columns(cols->coords, r.n, &pick, &npick), st, done);
+    } else {
+        FD_ALLOC_GOTO(pick, r.n, st, done);
+        for (uint32_t k = 0; k < r.n; k++)
+            if (k + 1 != cols->label) pick[npick++] = k;
+    }
+    if (npick == 0) { st = fd_fail(FD_ERR_INPUT, "%s: no coordinate columns", spec); goto done; }
+    if (r.rows < 2) { st = fd_fail(FD_ERR_INPUT, "%s: %llu point; dpc needs at least 2", spec, (unsigned long long)r.rows); goto done; }
+    p->n = r.rows;
+    p->d = npick;
+    p->columns = r.n;
+    FD_ALLOC_GOTO(p->x, p->n * p->d, st, done);
+    for (uint64_t i = 0; i < p->n; i++)
+        for (uint32_t k = 0; k < npick; k++) p->x[i * p->d + k] = r.all[i * r.n + pick[k]];
+    if (cols->label) {
+        FD_ALLOC_GOTO(p->truth, p->n, st, done);
+        for (uint64_t i = 0; i < p->n; i++) {
+            double v = r.all[i * r.n + cols->label - 1];
+            if (v != floor(v) || fabs(v) > 9e15) {
+                st = fd_fail(FD_ERR_INPUT, "%s: row %llu: label %g is not an integer", spec, (unsigned long long)i + 1, v);
+                goto done;
+            }
+            p->truth[i] = (int64_t)v;
+        }
+    }
+    memcpy(p->sha256, r.sha256, 65);
+    if (!(p->source = strdup(spec))) st = fd_fail(FD_ERR_NOMEM, "out of memory");
+done:
+    free(r.all);
+    free(pick);
+    if (st != FD_OK) dpc_points_destroy(&p);
+    *out = p;
+    return st;
+}
+
+void dpc_points_destroy(dpc_points **pp)
+{
+    dpc_points *p = *pp;
+    if (!p) return;
+    free(p->x);
+    free(p->truth);
+    free(p->source);
+    free(p);
+    *pp = NULL;
+}

@@ -1,0 +1,31 @@
+/* The points of `dpc`: one row per point, one column per coordinate, in
+ * any format of src/io/matrix_read.h; --columns picks the coordinates and
+ * --label-column a ground truth to score against. */
+#ifndef FD_DPC_POINTS_H
+#define FD_DPC_POINTS_H
+
+#include "../common/status.h"
+
+#include <stdint.h>
+
+typedef struct dpc_points {
+    uint64_t n;           /* points */
+    uint32_t d;           /* coordinates per point */
+    double *x;            /* n x d, row-major */
+    int64_t *truth;       /* the label column per point, or NULL */
+    uint32_t columns;     /* values per input row */
+    char sha256[65];
+    char *source;
+} dpc_points;
+
+typedef struct dpc_columns {
+    const char *coords;   /* "1,2" or "1-3,5" (1-based), or NULL: every column but the label */
+    uint32_t label;       /* 1-based label column, 0: none */
+} dpc_columns;
+
+/* Bad input (ragged rows, NaN, non-numeric, a column past the end, fewer
+ * than 2 points) is FD_ERR_INPUT with FILE:LINE or the row and column. */
+fd_status dpc_points_read(dpc_points **out, const char *spec, const dpc_columns *cols);
+void dpc_points_destroy(dpc_points **p);
+
+#endif

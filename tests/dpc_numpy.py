@@ -1,0 +1,249 @@
+"""fcbo-dist dpc against a brute-force NumPy reference written from the
+definitions (Rodriguez & Laio 2014, with the total order rho descending,
+index ascending): random sets of several sizes in d = 2, 3 and 8, with
+integer coordinates (ties everywhere) and with real ones, both kernels.
+The cutoff kernel's rho, delta and parent must be identical; the Gaussian
+kernel's rho within 1e-5 relative, and delta, parent, centres and labels
+identical given the program's rho.  d_c from --dc-percent and --neighbors
+is checked exactly on sets small enough for the exact rule, the halo
+against its definition, the ARI against a contingency table, 1 to 4
+ranks give identical files, and the shared benchmarks reach the ARI of
+docs/algorithms.md.  Bad input: exit 2, FILE:LINE, nothing written.
+usage: dpc_numpy.py FCBO_DIST WORKDIR SHARED"""
+import gzip
+import math
+import os
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+
+BIN, WORK, SHARED = sys.argv[1], sys.argv[2], sys.argv[3]
+ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", FD_BACKEND="cpu")
+os.makedirs(WORK, exist_ok=True)
+checks = {"n": 0, "bad": 0}
+
+
+def check(cond, what):
+    checks["n"] += 1
+    if not cond:
+        checks["bad"] += 1
+        print("FAIL:", what, file=sys.stderr)
+
+
+def run(args, np_=1, expect=0):
+    cmd = [BIN, "dpc"] + args
+    if np_ > 1:
+        cmd = ["mpirun", "--oversubscribe", "-np", str(np_)] + cmd
+    r = subprocess.run(cmd, env=ENV, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    check(r.returncode == expect, "%s: exit %d (expected %d): %s" % (" ".join(args), r.returncode, expect,
+                                                                    r.stderr.strip()))
+    return r
+
+
+def load(d):
+    with h5py.File(os.path.join(d, "dpc.h5"), "r") as f:
+        out = {k: f[k][:] for k in ("labels", "rho", "delta", "parent", "gamma", "centers")}
+        if "core_labels" in f:
+            out["core"] = f["core_labels"][:]
+        out["attrs"] = dict(f.attrs)
+        return out
+
+
+def dist2(X):
+    """Squared distances, summed over coordinates in order, as the program does."""
+    D = np.zeros((len(X), len(X)))
+    for k in range(X.shape[1]):
+        t = X[:, None, k] - X[None, :, k]
+        D += t * t
+    return D
+
+
+def ref_rho(D2, dc, kernel):
+    A = D2.copy()
+    np.fill_diagonal(A, np.inf)
+    if kernel == "cutoff":
+        return (A < dc * dc).sum(1).astype(float)
+    return np.exp(-A / (dc * dc)).sum(1)
+
+
+def ref_delta(D2, rho):
+    n = len(rho)
+    idx = np.arange(n)
+    delta, parent = np.empty(n), np.empty(n, dtype=np.int64)
+    for i in range(n):
+        denser = (rho > rho[i]) | ((rho == rho[i]) & (idx < i))
+        if denser.any():
+            cand = np.where(denser, D2[i], np.inf)
+            j = int(np.argmin(cand))
+            delta[i], parent[i] = math.sqrt(D2[i, j]), j
+        else:
+            delta[i], parent[i] = math.sqrt(D2[i].max()), -1
+    return delta, parent
+
+
+def ref_labels(rho, delta, parent, k):
+    n = len(rho)
+    gamma = rho * delta
+    order = sorted(range(n), key=lambda i: (-gamma[i], i))
+    cs = order[:k]
+    top = int(np.nonzero(parent < 0)[0][0])
+    if top not in cs:
+        cs = sorted(cs[:k - 1] + [top], key=lambda i: (-gamma[i], i))
+    labels = np.zeros(n, dtype=np.int32)
+    for q, c in enumerate(cs):
+        labels[c] = q + 1
+    for i in sorted(range(n), key=lambda i: (-rho[i], i)):
+        if labels[i] == 0:
+            labels[i] = labels[parent[i]]
+    return np.array(cs), labels
+
+
+def ref_halo(D2, dc, rho, labels):
+    border = np.zeros(labels.max() + 1)
+    close = (D2 < dc * dc) & (labels[:, None] != labels[None, :])
+    for i, j in zip(*np.nonzero(close)):
+        border[labels[i]] = max(border[labels[i]], (rho[i] + rho[j]) / 2)
+    return np.where(rho < border[labels], 0, labels)
+
+
+def ari(a, b):
+    _, ai = np.unique(a, return_inverse=True)
+    _, bi = np.unique(b, return_inverse=True)
+    C = np.zeros((ai.max() + 1, bi.max() + 1))
+    np.add.at(C, (ai, bi), 1)
+    c2 = lambda x: (x * (x - 1) / 2).sum()
+    sij, sa, sb, n2 = c2(C), c2(C.sum(1)), c2(C.sum(0)), len(a) * (len(a) - 1) / 2
+    e = sa * sb / n2
+    return 1.0 if (sa + sb) / 2 == e else (sij - e) / ((sa + sb) / 2 - e)
+
+
+def write(X, path, labels=None):
+    M = X if labels is None else np.column_stack([X, labels])
+    np.savetxt(path, M, fmt="%.17g")
+
+
+rng = np.random.default_rng(7)
+cases = []
+for n, d, integer in [(40, 2, True), (300, 2, False), (250, 3, True), (500, 8, False), (1200, 2, False)]:
+    X = rng.integers(0, 6, size=(n, d)).astype(float) if integer else rng.normal(size=(n, d)) * [1 + k for k in range(d)]
+    if not integer:
+        X[: n // 3] += 6  # two groups
+    truth = rng.integers(1, 4, size=n)
+    path = os.path.join(WORK, "p%d_%d.txt" % (n, d))
+    write(X, path, truth)
+    cases.append((n, d, X, path, truth))
+
+for n, d, X, path, truth in cases:
+    D2 = dist2(X)
+    iu = np.triu_indices(n, 1)
+    pairs = np.sort(D2[iu])
+    for kernel in ("cutoff", "gaussian"):
+        name = "n=%d d=%d %s" % (n, d, kernel)
+        # --dc-percent: exact below 10^7 pairs, the nearest rank.
+        P = 2.5
+        dc = math.sqrt(pairs[max(1, math.ceil(P / 100.0 * len(pairs))) - 1])
+        if dc == 0:
+            dc = math.sqrt(pairs[pairs > 0][0])
+            args = ["--dc", repr(dc)]
+        else:
+            args = ["--dc-percent", str(P)]
+        out = os.path.join(WORK, "o")
+        K = 3
+        r = run([path, "--columns", "1-%d" % d, "--label-column", str(d + 1), "--kernel", kernel, "--centers", str(K),
+                 "--halo", "-o", out, "--force", "-q"] + args)
+        if r.returncode:
+            continue
+        g = load(out)
+        check(g["attrs"]["dc"] == dc, "%s: d_c %r, expected %r" % (name, g["attrs"]["dc"], dc))
+        rho = ref_rho(D2, dc, kernel)
+        if kernel == "cutoff":
+            check((g["rho"] == rho).all(), "%s: rho differs at %d points" % (name, (g["rho"] != rho).sum()))
+        else:
+            rel = np.abs(g["rho"] - rho) / np.maximum(np.abs(rho), 1e-300)
+            check(rel.max() <= 1e-5, "%s: rho off by %g relative" % (name, rel.max()))
+        delta, parent = ref_delta(D2, g["rho"])
+        check((g["delta"] == delta).all(), "%s: delta differs at %d points" % (name, (g["delta"] != delta).sum()))
+        check((g["parent"] == parent).all(), "%s: parent differs at %d points" % (name, (g["parent"] != parent).sum()))
+        cs, labels = ref_labels(g["rho"], delta, parent, K)
+        check(list(g["centers"]) == list(cs), "%s: centres %s, expected %s" % (name, list(g["centers"]), list(cs)))
+        check((g["labels"] == labels).all(), "%s: labels differ at %d points" % (name, (g["labels"] != labels).sum()))
+        check((g["gamma"] == g["rho"] * delta).all(), "%s: gamma is not rho x delta" % name)
+        core = ref_halo(D2, dc, g["rho"], labels)
+        check((g["core"] == core).all(), "%s: halo differs at %d points" % (name, (g["core"] != core).sum()))
+        a = ari(core, truth)
+        check(abs(g["attrs"]["ari"] - a) < 1e-9, "%s: ARI %r, expected %r" % (name, g["attrs"]["ari"], a))
+        # The same files from 2, 3 and 4 ranks.
+        if n in (300, 1200):
+            for np_ in (2, 3, 4):
+                o2 = os.path.join(WORK, "np%d" % np_)
+                run([path, "--label-column", str(d + 1), "--kernel", kernel, "--centers", str(K), "--halo", "-o", o2,
+                     "--force", "-q", "-t", "1"] + args, np_=np_)
+                h = load(o2)
+                for k in ("labels", "rho", "delta", "parent", "gamma", "centers", "core"):
+                    check(np.array_equal(g[k], h[k]), "%s np=%d: %s differs from one rank" % (name, np_, k))
+    # --neighbors: exact up to 2,048 points, the (K n)-th smallest distance
+    # over ordered pairs.
+    Kn = 7.3
+    off = D2[~np.eye(n, dtype=bool)]
+    m = int(math.floor(Kn * n + 0.5))
+    want = math.sqrt(np.sort(off)[m - 1])
+    out = os.path.join(WORK, "nb")
+    r = run([path, "--label-column", str(d + 1), "--neighbors", str(Kn), "-o", out, "--force", "-q"])
+    if r.returncode == 0 and want > 0:
+        check(load(out)["attrs"]["dc"] == want, "n=%d d=%d --neighbors: d_c %r, expected %r" %
+              (n, d, load(out)["attrs"]["dc"], want))
+
+# The shared benchmarks (2-D, label 0 in *.labels0.gz is noise), with the
+# parameters docs/algorithms.md gives: Gaussian kernel, d_c at 2%, the
+# true number of clusters.
+bench = [("aggregation", 7, 0.99), ("spiral", 3, 1.0), ("s1", 15, 0.98)]
+for name, k, need in bench:
+    dpath = os.path.join(SHARED, "data", "dpc", name + ".data.gz")
+    if not os.path.exists(dpath):
+        print("skipped %s: %s is absent" % (name, dpath))
+        continue
+    X = np.loadtxt(gzip.open(dpath, "rt"))
+    y = np.loadtxt(gzip.open(os.path.join(SHARED, "data", "dpc", name + ".labels0.gz"), "rt"))
+    path = os.path.join(WORK, name + ".txt")
+    write(X, path, y)
+    out = os.path.join(WORK, "b_" + name)
+    r = run([path, "--label-column", "3", "--kernel", "gaussian", "--centers", str(k), "-o", out, "--force", "-q"])
+    if r.returncode == 0:
+        g = load(out)
+        a = ari(g["labels"], y)
+        check(a >= need, "%s: ARI %.4f, needs %.2f" % (name, a, need))
+        check(abs(g["attrs"]["ari"] - a) < 1e-9, "%s: ARI attribute %r, expected %r" % (name, g["attrs"]["ari"], a))
+
+# The automatic rule on well separated blobs finds their number.
+blobs = os.path.join(WORK, "blobs.txt")
+subprocess.run([BIN, "gen", "blobs", "--n", "3000", "--dims", "2", "--clusters", "6", "--seed", "5", "--spread", "1",
+                "-o", blobs], check=True, env=ENV)
+out = os.path.join(WORK, "auto")
+if run([blobs, "--label-column", "3", "--kernel", "gaussian", "-o", out, "--force", "-q"]).returncode == 0:
+    g = load(out)
+    y = np.loadtxt(blobs)[:, 2]
+    check(g["attrs"]["n_clusters"] == 6 and ari(g["labels"], y) > 0.99,
+          "blobs: %d clusters, ARI %.4f" % (g["attrs"]["n_clusters"], ari(g["labels"], y)))
+
+# Bad input: FILE:LINE, exit 2, no output directory left behind.
+bad = {"ragged.txt": "1 2\n3 4\n5\n", "nan.txt": "1 2\n3 nan\n", "one.txt": "1 2\n", "word.csv": "x,y\n1,2\n3,abc\n",
+       "empty.txt": "\n"}
+for fname, text in bad.items():
+    path = os.path.join(WORK, fname)
+    with open(path, "w") as f:
+        f.write(text)
+    out = os.path.join(WORK, "bad_" + fname)
+    r = run([path, "-o", out], expect=2)
+    check(not os.path.exists(out), "%s: %s was left behind" % (fname, out))
+    check(fname in r.stderr, "%s: the message does not name the file: %s" % (fname, r.stderr.strip()))
+for fname, want in (("ragged.txt", ":3:"), ("nan.txt", ":2:"), ("word.csv", ":3:")):
+    r = run([os.path.join(WORK, fname), "-q"], expect=2)
+    check(want in r.stderr, "%s: no line number %s in: %s" % (fname, want, r.stderr.strip()))
+for args in (["--dc", "0"], ["--dc", "1", "--neighbors", "3"], ["--rho-min", "1"], ["--kernel", "box"],
+             ["--columns", "3"], ["--columns", "2-1"], ["--label-column", "9"], ["--backend", "tpu"]):
+    run([cases[0][3]] + args + ["-q"], expect=2)
+
+print("%d checks, %d failed" % (checks["n"], checks["bad"]))
+sys.exit(1 if checks["bad"] else 0)
