@@ -174,6 +174,16 @@ for n, d, X, path, truth in cases:
         check((g["core"] == core).all(), "%s: halo differs at %d points" % (name, (g["core"] != core).sum()))
         a = ari(core, truth)
         check(abs(g["attrs"]["ari"] - a) < 1e-9, "%s: ARI %r, expected %r" % (name, g["attrs"]["ari"], a))
+        # The grid (points of up to 3 coordinates) against every pair.
+        if d <= 3:
+            o2 = os.path.join(WORK, "nogrid")
+            ENV["FD_DPC_GRID"] = "off"
+            run([path, "--label-column", str(d + 1), "--kernel", kernel, "--centers", str(K), "--halo", "-o", o2,
+                 "--force", "-q"] + args)
+            del ENV["FD_DPC_GRID"]
+            h = load(o2)
+            for k in ("labels", "rho", "delta", "parent", "core"):
+                check(np.array_equal(g[k], h[k]), "%s: %s differs without the grid" % (name, k))
         # The same files from 2, 3 and 4 ranks.
         if n in (300, 1200):
             for np_ in (2, 3, 4):

@@ -4,6 +4,8 @@
 #include "dpc.h"
 
 #include "../common/clock.h"
+#include "../common/dispatch.h"
+#include "grid.h"
 
 #include <math.h>
 #include <pthread.h>
@@ -265,7 +267,7 @@ typedef struct {
     uint64_t base;        /* rho[i - base] */
 } rho_ctx;
 
-static fd_status rho_range(void *arg, uint64_t i0, uint64_t i1, int thread)
+FD_HOT static fd_status rho_range(void *arg, uint64_t i0, uint64_t i1, int thread)
 {
     const rho_ctx *r = arg;
     const uint64_t n = r->p->n;
@@ -289,12 +291,83 @@ static fd_status rho_range(void *arg, uint64_t i0, uint64_t i1, int thread)
     return FD_OK;
 }
 
+/* Whether the passes may use the grid: points of up to 3 coordinates,
+ * unless FD_DPC_GRID=off (the tests run both ways). */
+static int use_grid(const dpc_points *p)
+{
+    const char *env = getenv("FD_DPC_GRID");
+    return p->d <= DPC_GRID_MAX_D && !(env && !strcmp(env, "off"));
+}
+
+/* The cells around cell c within r in every coordinate (clipped to the
+ * grid), one at a time: *it starts at 0; returns 0 when done.  ring: only
+ * the cells at exactly r in some coordinate. */
+static int next_cell(const dpc_grid *g, const int64_t *c, int64_t r, int ring, uint64_t *it, uint64_t *cell)
+{
+    const uint64_t side = (uint64_t)(2 * r + 1);
+    uint64_t total = 1;
+    for (uint32_t k = 0; k < g->d; k++) total *= side;
+    for (; *it < total; (*it)++) {
+        uint64_t v = *it;
+        int64_t q[DPC_GRID_MAX_D];
+        int inside = 1, edge = 0;
+        for (uint32_t k = 0; k < g->d; k++) {
+            const int64_t off = (int64_t)(v % side) - r;
+            v /= side;
+            q[k] = c[k] + off;
+            inside &= q[k] >= 0 && q[k] < g->dim[k];
+            edge |= off == r || off == -r;
+        }
+        if (!inside || (ring && !edge)) continue;
+        *cell = dpc_grid_cell(g, q);
+        (*it)++;
+        return 1;
+    }
+    return 0;
+}
+
+typedef struct {
+    const dpc_points *p;
+    const dpc_grid *g;
+    double dc2, *rho;
+    uint64_t base;
+} grho_ctx;
+
+/* Cutoff rho from the cells next to a point's own: cells are wider than
+ * d_c, so every point closer than d_c is in one of them. */
+FD_HOT static fd_status grho_range(void *arg, uint64_t i0, uint64_t i1, int thread)
+{
+    const grho_ctx *r = arg;
+    (void)thread;
+    for (uint64_t i = i0; i < i1; i++) {
+        int64_t c[DPC_GRID_MAX_D];
+        uint64_t it = 0, cell, cnt = 0;
+        dpc_grid_coords(r->g, i, c);
+        while (next_cell(r->g, c, 1, 0, &it, &cell))
+            for (uint64_t q = r->g->start[cell]; q < r->g->start[cell + 1]; q++) {
+                const uint64_t j = r->g->idx[q];
+                cnt += j != i && pair_d2(r->p, i, j) < r->dc2;
+            }
+        r->rho[i - r->base] = (double)cnt;
+    }
+    return FD_OK;
+}
+
 fd_status dpc_rho_rows(const dpc_points *p, double dc, int kernel, uint64_t i0, uint64_t i1, int threads, double *rho)
 {
+    fd_status st;
+    if (kernel == DPC_CUTOFF && use_grid(p)) {
+        dpc_grid g;
+        FD_TRY(dpc_grid_build(&g, p, dc));
+        grho_ctx r = {p, &g, dc * dc, rho, i0};
+        st = par_rows(threads, i0, i1, grho_range, &r);
+        dpc_grid_free(&g);
+        return st;
+    }
     double **c = NULL;
     FD_TRY(by_column(p, &c));
     rho_ctx r = {p, c, dc * dc, rho, kernel, i0};
-    fd_status st = par_rows(threads, i0, i1, rho_range, &r);
+    st = par_rows(threads, i0, i1, rho_range, &r);
     free_columns(c, p->d);
     return st;
 }
@@ -310,7 +383,12 @@ typedef struct {
     uint64_t base;
 } delta_ctx;
 
-static fd_status delta_range(void *arg, uint64_t i0, uint64_t i1, int thread)
+/* Per block: the distances to denser points (others masked to
+ * infinity), their minimum and the largest distance, in loops without
+ * branches that vectorise; the index is looked for only in a block that
+ * improves the minimum, as its first point at that distance, so ties go
+ * to the smaller j. */
+FD_HOT static fd_status delta_range(void *arg, uint64_t i0, uint64_t i1, int thread)
 {
     const delta_ctx *r = arg;
     const uint64_t n = r->p->n;
@@ -321,17 +399,27 @@ static fd_status delta_range(void *arg, uint64_t i0, uint64_t i1, int thread)
         double best = INFINITY, far = 0;
         int64_t bj = -1;
         for (uint64_t j0 = 0; j0 < n; j0 += JBLOCK) {
-            const uint64_t j1 = j0 + JBLOCK < n ? j0 + JBLOCK : n;
+            const uint64_t j1 = j0 + JBLOCK < n ? j0 + JBLOCK : n, m = j1 - j0;
+            const double *rj = r->rho + j0;
             dist2(r->p, r->c, i, j0, j1, d2);
-            for (uint64_t j = j0; j < j1; j++) {
-                const double rj = r->rho[j], t = d2[j - j0];
-                const int denser = rj > ri || (rj == ri && j < i);
-                /* j ascending and a strict <: ties go to the smaller j */
-                if (denser && t < best) {
-                    best = t;
-                    bj = (int64_t)j;
-                }
-                if (t > far) far = t;
+            /* Before i an equal rho is denser, from i on it is not. */
+            const uint64_t lim = i <= j0 ? 0 : i - j0 < m ? i - j0 : m;
+            double bmin = INFINITY;
+            for (uint64_t j = 0; j < lim; j++) {
+                far = d2[j] > far ? d2[j] : far;
+                d2[j] = rj[j] >= ri ? d2[j] : INFINITY;
+                bmin = d2[j] < bmin ? d2[j] : bmin;
+            }
+            for (uint64_t j = lim; j < m; j++) {
+                far = d2[j] > far ? d2[j] : far;
+                d2[j] = rj[j] > ri ? d2[j] : INFINITY;
+                bmin = d2[j] < bmin ? d2[j] : bmin;
+            }
+            if (bmin < best) {
+                uint64_t j = 0;
+                while (d2[j] != bmin) j++;
+                best = bmin;
+                bj = (int64_t)(j0 + j);
             }
         }
         r->delta[i - r->base] = sqrt(bj < 0 ? far : best);
@@ -340,13 +428,96 @@ static fd_status delta_range(void *arg, uint64_t i0, uint64_t i1, int thread)
     return FD_OK;
 }
 
+/* The rings of cells a point searches before it scans every point. */
+#define RING_CELLS 1024
+
+typedef struct {
+    const dpc_points *p;
+    const dpc_grid *g;
+    double *const *c;
+    const double *rho;
+    double *delta;
+    int64_t *parent;
+    uint64_t base;
+} gdelta_ctx;
+
+/* The nearest denser point by rings of cells around the point's own:
+ * after ring r, every point not yet seen is at least r h away (less a
+ * rounding margin), so a nearest one closer than that is final.  Points
+ * whose rings would pass RING_CELLS cells (local density peaks, the
+ * densest point) scan every point as delta_range does. */
+FD_HOT static fd_status gdelta_range(void *arg, uint64_t i0, uint64_t i1, int thread)
+{
+    const gdelta_ctx *r = arg;
+    const dpc_grid *g = r->g;
+    for (uint64_t i = i0; i < i1; i++) {
+        const double ri = r->rho[i];
+        int64_t c[DPC_GRID_MAX_D], maxr = 0;
+        dpc_grid_coords(g, i, c);
+        for (uint32_t k = 0; k < g->d; k++) maxr = g->dim[k] > maxr ? g->dim[k] : maxr;
+        double best = INFINITY;
+        int64_t bj = -1, rr;
+        int done = 0;
+        for (rr = 0; !done; rr++) {
+            uint64_t side = 1;
+            for (uint32_t k = 0; k < g->d; k++) side *= (uint64_t)(2 * rr + 1);
+            if (side > RING_CELLS || rr > maxr) break;
+            uint64_t it = 0, cell;
+            while (next_cell(g, c, rr, 1, &it, &cell))
+                for (uint64_t q = g->start[cell]; q < g->start[cell + 1]; q++) {
+                    const uint64_t j = g->idx[q];
+                    const double rj = r->rho[j];
+                    if (!(rj > ri || (rj == ri && j < i))) continue;
+                    const double t = pair_d2(r->p, i, j);
+                    if (t < best || (t == best && (int64_t)j < bj)) {
+                        best = t;
+                        bj = (int64_t)j;
+                    }
+                }
+            const double reach = (double)rr * g->h * (1 - 1e-9);
+            done = bj >= 0 && best < reach * reach;
+        }
+        if (done) {
+            r->delta[i - r->base] = sqrt(best);
+            r->parent[i - r->base] = bj;
+        } else {
+            const delta_ctx one = {r->p, r->c, r->rho, r->delta, r->parent, r->base};
+            delta_range((void *)&one, i, i + 1, thread);
+        }
+    }
+    return FD_OK;
+}
+
 fd_status dpc_delta_rows(const dpc_points *p, const double *rho, uint64_t i0, uint64_t i1, int threads, double *delta,
                          int64_t *parent)
 {
     double **c = NULL;
+    fd_status st;
     FD_TRY(by_column(p, &c));
-    delta_ctx r = {p, c, rho, delta, parent, i0};
-    fd_status st = par_rows(threads, i0, i1, delta_range, &r);
+    if (use_grid(p)) {
+        /* Cells of about one expected nearest-neighbour distance: the
+         * extent over the cube root (square root) of the points. */
+        dpc_grid g;
+        double ext = 0;
+        for (uint32_t k = 0; k < p->d; k++) {
+            double lo = p->x[k], hi = p->x[k];
+            for (uint64_t i = 1; i < p->n; i++) {
+                const double v = p->x[i * p->d + k];
+                lo = v < lo ? v : lo;
+                hi = v > hi ? v : hi;
+            }
+            ext = hi - lo > ext ? hi - lo : ext;
+        }
+        st = dpc_grid_build(&g, p, ext > 0 ? ext / pow((double)p->n, 1.0 / p->d) : 1.0);
+        if (st == FD_OK) {
+            gdelta_ctx r = {p, &g, c, rho, delta, parent, i0};
+            st = par_rows(threads, i0, i1, gdelta_range, &r);
+            dpc_grid_free(&g);
+        }
+    } else {
+        delta_ctx r = {p, c, rho, delta, parent, i0};
+        st = par_rows(threads, i0, i1, delta_range, &r);
+    }
     free_columns(c, p->d);
     return st;
 }
@@ -453,7 +624,7 @@ typedef struct {
     double *border;       /* per thread: k + 1 values */
 } halo_ctx;
 
-static fd_status halo_range(void *arg, uint64_t i0, uint64_t i1, int thread)
+FD_HOT static fd_status halo_range(void *arg, uint64_t i0, uint64_t i1, int thread)
 {
     const halo_ctx *h = arg;
     const uint64_t n = h->p->n;

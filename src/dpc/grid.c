@@ -1,0 +1,95 @@
+/* The uniform grid of dpc (see grid.h). */
+#include "grid.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+static int64_t coord(const dpc_grid *g, double x, uint32_t k)
+{
+    double q = floor((x - g->lo[k]) / g->h);
+    if (q < 0) q = 0;
+    if (q > (double)(g->dim[k] - 1)) q = (double)(g->dim[k] - 1);
+    return (int64_t)q;
+}
+
+void dpc_grid_coords(const dpc_grid *g, uint64_t i, int64_t c[DPC_GRID_MAX_D])
+{
+    int64_t v = g->cell[i];
+    for (uint32_t k = 0; k < g->d; k++) {
+        c[k] = v % g->dim[k];
+        v /= g->dim[k];
+    }
+}
+
+uint64_t dpc_grid_cell(const dpc_grid *g, const int64_t c[DPC_GRID_MAX_D])
+{
+    uint64_t v = 0;
+    for (uint32_t k = g->d; k-- > 0;) v = v * (uint64_t)g->dim[k] + (uint64_t)c[k];
+    return v;
+}
+
+fd_status dpc_grid_build(dpc_grid *g, const dpc_points *p, double h)
+{
+    memset(g, 0, sizeof *g);
+    if (p->d > DPC_GRID_MAX_D) return fd_fail(FD_ERR_INTERNAL, "dpc_grid_build: %u coordinates", p->d);
+    g->d = p->d;
+    double hi[DPC_GRID_MAX_D];
+    for (uint32_t k = 0; k < p->d; k++) {
+        g->lo[k] = hi[k] = p->x[k];
+        for (uint64_t i = 1; i < p->n; i++) {
+            const double v = p->x[i * p->d + k];
+            if (v < g->lo[k]) g->lo[k] = v;
+            if (v > hi[k]) hi[k] = v;
+        }
+    }
+    /* A little over h, so that rounding in (x - lo) / h never puts two
+     * points closer than h two cells apart; then grown until there are at
+     * most max(4 n, 4096) cells. */
+    g->h = h * (1 + 1e-6);
+    const double limit = fmax(4.0 * (double)p->n, 4096.0);
+    for (;;) {
+        double cells = 1;
+        for (uint32_t k = 0; k < p->d; k++) cells *= floor((hi[k] - g->lo[k]) / g->h) + 1;
+        if (cells <= limit) break;
+        g->h *= 1.5;
+    }
+    g->ncells = 1;
+    for (uint32_t k = 0; k < p->d; k++) {
+        g->dim[k] = (int64_t)floor((hi[k] - g->lo[k]) / g->h) + 1;
+        g->ncells *= (uint64_t)g->dim[k];
+    }
+    g->start = calloc(g->ncells + 1, sizeof *g->start);
+    g->idx = malloc(p->n * sizeof *g->idx);
+    g->cell = malloc(p->n * sizeof *g->cell);
+    if (!g->start || !g->idx || !g->cell) {
+        dpc_grid_free(g);
+        return fd_fail(FD_ERR_NOMEM, "out of memory for the grid");
+    }
+    for (uint64_t i = 0; i < p->n; i++) {
+        int64_t c[DPC_GRID_MAX_D];
+        for (uint32_t k = 0; k < p->d; k++) c[k] = coord(g, p->x[i * p->d + k], k);
+        const uint64_t cell = dpc_grid_cell(g, c);
+        g->cell[i] = (int64_t)cell;
+        g->start[cell + 1]++;
+    }
+    for (uint64_t c = 0; c < g->ncells; c++) g->start[c + 1] += g->start[c];
+    uint64_t *fill = malloc(g->ncells * sizeof *fill);
+    if (!fill) {
+        dpc_grid_free(g);
+        return fd_fail(FD_ERR_NOMEM, "out of memory for the grid");
+    }
+    memcpy(fill, g->start, g->ncells * sizeof *fill);
+    /* Within a cell, points keep their order: index ascending. */
+    for (uint64_t i = 0; i < p->n; i++) g->idx[fill[g->cell[i]]++] = (uint32_t)i;
+    free(fill);
+    return FD_OK;
+}
+
+void dpc_grid_free(dpc_grid *g)
+{
+    free(g->start);
+    free(g->idx);
+    free(g->cell);
+    memset(g, 0, sizeof *g);
+}

@@ -1,0 +1,33 @@
+/* A uniform grid over points of 1 to 3 coordinates, so that dpc's passes
+ * look only at nearby cells: exact, since every distance is still
+ * computed as in dpc.c and only points that cannot matter are skipped.
+ * Cells are at least the size asked for (grown so that there are at most
+ * about 4 cells a point); points are listed cell by cell. */
+#ifndef FD_DPC_GRID_H
+#define FD_DPC_GRID_H
+
+#include "points.h"
+
+#define DPC_GRID_MAX_D 3
+
+typedef struct dpc_grid {
+    uint32_t d;
+    double h, lo[DPC_GRID_MAX_D];
+    int64_t dim[DPC_GRID_MAX_D];
+    uint64_t ncells;
+    uint64_t *start;      /* ncells + 1: points of cell c are idx[start[c] .. start[c+1]) */
+    uint32_t *idx;
+    int64_t *cell;        /* per point: its cell's coordinates, packed (see grid.c) */
+} dpc_grid;
+
+/* h: the smallest cell side (it is made a little larger, so that two
+ * points closer than h are never more than one cell apart after rounding). */
+fd_status dpc_grid_build(dpc_grid *g, const dpc_points *p, double h);
+void dpc_grid_free(dpc_grid *g);
+
+/* The cell coordinates of point i. */
+void dpc_grid_coords(const dpc_grid *g, uint64_t i, int64_t c[DPC_GRID_MAX_D]);
+/* The cell at coordinates c (all inside the grid). */
+uint64_t dpc_grid_cell(const dpc_grid *g, const int64_t c[DPC_GRID_MAX_D]);
+
+#endif
