@@ -226,6 +226,18 @@ for name, k, need in bench:
         check(a >= need, "%s: ARI %.4f, needs %.2f" % (name, a, need))
         check(abs(g["attrs"]["ari"] - a) < 1e-9, "%s: ARI attribute %r, expected %r" % (name, g["attrs"]["ari"], a))
 
+# `info` summarises the file and --text prints every point.
+last = os.path.join(WORK, "o")
+r = subprocess.run([BIN, "info", os.path.join(last, "dpc.h5")], capture_output=True, text=True, env=ENV)
+check(r.returncode == 0 and "fcbo-dist dpc result" in r.stdout and "clusters  3" in r.stdout, "info: %s %s" %
+      (r.stdout, r.stderr))
+r = subprocess.run([BIN, "info", "--text", os.path.join(last, "dpc.h5")], capture_output=True, text=True, env=ENV)
+g = load(last)
+rows = [l.split() for l in r.stdout.splitlines() if not l.startswith("#")]
+check(r.returncode == 0 and len(rows) == len(g["labels"]) and
+      all(int(a[1]) == g["labels"][i] and float(a[2]) == g["rho"][i] and float(a[3]) == g["delta"][i] and
+          int(a[4]) == g["parent"][i] for i, a in enumerate(rows)), "info --text does not match the file")
+
 # The automatic rule on well separated blobs finds their number.
 blobs = os.path.join(WORK, "blobs.txt")
 subprocess.run([BIN, "gen", "blobs", "--n", "3000", "--dims", "2", "--clusters", "6", "--seed", "5", "--spread", "1",

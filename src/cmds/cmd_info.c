@@ -1,3 +1,4 @@
+#include "../dpc/dpc_h5.h"
 #include "../io/h5util.h"
 #include "../lattice/lattice_h5.h"
 #include "../spearman/spearman_h5.h"
@@ -10,12 +11,13 @@
 
 static const char *help =
     "usage: fcbo-dist info FILE.h5 [--text]\n\n"
-    "Prints the metadata of a result file (lattice or spearman, single or a\n"
+    "Prints the metadata of a result file (lattice, spearman or dpc; single or a\n"
     "master over parts): what was run, on which input (with its SHA-256),\n"
     "how many results, and whether it is complete.  A master file is\n"
     "refused when one of its parts is missing or incomplete.\n\n"
     "  --text      print the results instead: for a lattice the intents, one\n"
-    "              per line (as `lattice --text`); for spearman \"i j rho p\"\n"
+    "              per line (as `lattice --text`); for spearman \"i j rho p\";\n"
+    "              for dpc \"point label rho delta parent\"\n"
     "  -h, --help  this text\n";
 
 fd_status cmd_info(int argc, char **argv)
@@ -37,6 +39,11 @@ fd_status cmd_info(int argc, char **argv)
     h5u_read_attr_str(f, "format", fmt, sizeof fmt);
     fd_errclear();
     fd_status st;
+    if (!strcmp(fmt, "fcbo-dist dpc")) {
+        st = text ? dpc_h5_text(f, stdout) : dpc_h5_info(f, path, stdout);
+        H5Fclose(f);
+        return st;
+    }
     if (!strcmp(fmt, "fcbo-dist spearman")) {
         st = text ? spearman_h5_text(f, path, stdout) : spearman_h5_info(f, path, stdout);
         H5Fclose(f);

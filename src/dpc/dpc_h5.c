@@ -7,6 +7,7 @@
 
 #include <hdf5.h>
 #include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
 
@@ -19,7 +20,7 @@ fd_status dpc_h5_write(const char *path, const dpc_opts *o, const dpc_result *r)
     if (!tmp) return fd_fail(FD_ERR_NOMEM, "out of memory");
     f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (f < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file", tmp); goto done; }
-    FD_TRY_GOTO(h5u_attr_str(f, "format", "fcbo-dist dpc 1"), st, done);
+    FD_TRY_GOTO(h5u_attr_str(f, "format", "fcbo-dist dpc"), st, done);
     FD_TRY_GOTO(h5u_attr_str(f, "version", FD_VERSION), st, done);
     FD_TRY_GOTO(h5u_attr_str(f, "command", o->command ? o->command : ""), st, done);
     FD_TRY_GOTO(h5u_attr_str(f, "input", r->p->source), st, done);
@@ -58,5 +59,62 @@ done:
     if (f >= 0) H5Fclose(f);
     if (st != FD_OK) unlink(tmp);
     free(tmp);
+    return st;
+}
+
+fd_status dpc_h5_info(hid_t f, const char *path, FILE *out)
+{
+    char input[4096] = "", sha[72] = "", kernel[16] = "", rule[16] = "", centers[16] = "", cmd[4096] = "";
+    uint64_t n = 0, d = 0, k = 0, complete = 0, halo = 0;
+    double dc = NAN, ari = NAN;
+    FD_TRY(h5u_read_attr_u64(f, "n_points", &n));
+    FD_TRY(h5u_read_attr_u64(f, "dims", &d));
+    FD_TRY(h5u_read_attr_u64(f, "n_clusters", &k));
+    FD_TRY(h5u_read_attr_f64(f, "dc", &dc));
+    FD_TRY(h5u_read_attr_str(f, "kernel", kernel, sizeof kernel));
+    FD_TRY(h5u_read_attr_str(f, "dc_rule", rule, sizeof rule));
+    FD_TRY(h5u_read_attr_str(f, "centers_rule", centers, sizeof centers));
+    FD_TRY(h5u_read_attr_str(f, "input", input, sizeof input));
+    FD_TRY(h5u_read_attr_str(f, "input_sha256", sha, sizeof sha));
+    h5u_read_attr_str(f, "command", cmd, sizeof cmd);
+    h5u_read_attr_u64(f, "complete", &complete);
+    h5u_read_attr_u64(f, "halo", &halo);
+    h5u_read_attr_f64(f, "ari", &ari);
+    fd_errclear();
+    fprintf(out, "%s: fcbo-dist dpc result%s\n", path, complete ? "" : " (INCOMPLETE)");
+    fprintf(out, "  command   %s\n  input     %s (SHA-256 %s)\n", cmd, input, sha);
+    fprintf(out, "  points    %llu in %llu dimensions\n", (unsigned long long)n, (unsigned long long)d);
+    fprintf(out, "  density   %s kernel, d_c = %.9g (%s)\n", kernel, dc, rule);
+    fprintf(out, "  clusters  %llu (%s)%s\n", (unsigned long long)k, centers, halo ? ", halo in /core_labels" : "");
+    if (!isnan(ari)) fprintf(out, "  ARI       %.6f against the label column\n", ari);
+    return FD_OK;
+}
+
+fd_status dpc_h5_text(hid_t f, FILE *out)
+{
+    fd_status st = FD_OK;
+    uint64_t n = 0;
+    FD_TRY(h5u_len(f, "labels", &n));
+    const uint64_t slab = 1u << 16;
+    int32_t *lab = malloc(slab * sizeof *lab);
+    double *rho = malloc(slab * sizeof *rho), *delta = malloc(slab * sizeof *delta);
+    int64_t *par = malloc(slab * sizeof *par);
+    if (!lab || !rho || !delta || !par) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    fprintf(out, "# point label rho delta parent\n");
+    for (uint64_t a = 0; a < n && st == FD_OK; a += slab) {
+        const uint64_t m = n - a < slab ? n - a : slab;
+        FD_TRY_GOTO(h5u_read_range(f, "labels", H5T_NATIVE_INT32, a, m, lab), st, done);
+        FD_TRY_GOTO(h5u_read_range(f, "rho", H5T_NATIVE_DOUBLE, a, m, rho), st, done);
+        FD_TRY_GOTO(h5u_read_range(f, "delta", H5T_NATIVE_DOUBLE, a, m, delta), st, done);
+        FD_TRY_GOTO(h5u_read_range(f, "parent", H5T_NATIVE_INT64, a, m, par), st, done);
+        for (uint64_t i = 0; i < m; i++)
+            fprintf(out, "%llu %d %.17g %.17g %lld\n", (unsigned long long)(a + i), lab[i], rho[i], delta[i],
+                    (long long)par[i]);
+    }
+done:
+    free(lab);
+    free(rho);
+    free(delta);
+    free(par);
     return st;
 }
