@@ -238,6 +238,31 @@ check(r.returncode == 0 and len(rows) == len(g["labels"]) and
       all(int(a[1]) == g["labels"][i] and float(a[2]) == g["rho"][i] and float(a[3]) == g["delta"][i] and
           int(a[4]) == g["parent"][i] for i, a in enumerate(rows)), "info --text does not match the file")
 
+# --plot: a PNG of the decision graph, and of the clusters for 2-D points
+# (twice as wide); a plot that cannot be written fails the run and leaves
+# no dpc.h5.
+def png_size(path):
+    if not os.path.exists(path):
+        return None
+    with open(path, "rb") as f:
+        head = f.read(24)
+    return (int.from_bytes(head[16:20], "big"), int.from_bytes(head[20:24], "big")) \
+        if head[:8] == b"\x89PNG\r\n\x1a\n" else None
+
+
+probe = subprocess.run([BIN, "dpc", cases[0][3], "--plot", os.path.join(WORK, "probe.png"), "-q"], env=ENV,
+                       capture_output=True, text=True)
+if probe.returncode == 2 and "without cairo" in probe.stderr:
+    print("skipped --plot: built without cairo")
+else:
+    for n, d, X, path, truth in (cases[1], cases[3]):
+        png = os.path.join(WORK, "plot%d.png" % d)
+        run([path, "--label-column", str(d + 1), "--dc", "1", "--centers", "3", "--halo", "--plot", png, "-q"])
+        check(png_size(png) == ((1600 if d == 2 else 800), 800), "--plot d=%d: %s" % (d, png_size(png)))
+    out = os.path.join(WORK, "plotfail")
+    r = run([cases[1][3], "-o", out, "--plot", os.path.join(WORK, "no", "such", "dir", "p.png"), "-q"], expect=1)
+    check(not os.path.exists(os.path.join(out, "dpc.h5")), "--plot failed but dpc.h5 was left")
+
 # The automatic rule on well separated blobs finds their number.
 blobs = os.path.join(WORK, "blobs.txt")
 subprocess.run([BIN, "gen", "blobs", "--n", "3000", "--dims", "2", "--clusters", "6", "--seed", "5", "--spread", "1",

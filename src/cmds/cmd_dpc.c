@@ -2,6 +2,7 @@
  * dpc_job_run (src/dpc/dpc_job.c). */
 #include "../common/backend.h"
 #include "../dpc/dpc_job.h"
+#include "../dpc/dpc_plot.h"
 #include "cmds.h"
 
 #include <getopt.h>
@@ -47,6 +48,8 @@ static const char *help =
     "                        border density) as noise: /core_labels, label 0\n"
     "output and execution:\n"
     "  -o, --output DIR      write DIR/dpc.h5; DIR must not exist unless --force\n"
+    "  --plot FILE.png       the decision graph (rho against delta, centres marked)\n"
+    "                        and, for 2-D points, the clusters (needs cairo)\n"
     "  --force               write into an existing DIR\n"
     "  -t, --threads T       worker threads per rank (default: as for lattice)\n"
     "  --backend B           cpu | auto (default $FD_BACKEND, else auto)\n"
@@ -68,6 +71,7 @@ static fd_status parse_args(int argc, char **argv, dpc_opts *a, int *done)
         {"force", no_argument, 0, 'F'},          {"threads", required_argument, 0, 't'},
         {"backend", required_argument, 0, 'b'},  {"stats", no_argument, 0, 'S'},
         {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
+        {"plot", required_argument, 0, 'P'},
         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->kernel = DPC_CUTOFF;
@@ -96,6 +100,7 @@ static fd_status parse_args(int argc, char **argv, dpc_opts *a, int *done)
         case 'R': FD_TRY(opt_f64("--rho-min", optarg, -INFINITY, INFINITY, &a->centers.rho_min)); rho_min = 1; break;
         case 'D': FD_TRY(opt_f64("--delta-min", optarg, 0, INFINITY, &a->centers.delta_min)); delta_min = 1; break;
         case 'H': a->halo = 1; break;
+        case 'P': a->plot = optarg; break;
         case 'F': a->force = 1; break;
         case 't': FD_TRY(opt_u32("--threads", optarg, 1, 4096, &t)); a->threads = (int)t; break;
         case 'b': a->backend = optarg; break;
@@ -112,6 +117,9 @@ static fd_status parse_args(int argc, char **argv, dpc_opts *a, int *done)
     if (rho_min != delta_min) return fd_fail(FD_ERR_USAGE, "--rho-min and --delta-min go together");
     if (delta_min && !(a->centers.delta_min > 0)) return fd_fail(FD_ERR_USAGE, "--delta-min must be above 0");
     if (a->centers.k && delta_min) return fd_fail(FD_ERR_USAGE, "--centers and --rho-min/--delta-min exclude each other");
+    if (a->plot && !dpc_plot_available())
+        return fd_fail(FD_ERR_UNAVAILABLE, "--plot: this fcbo-dist was built without cairo; install libcairo2-dev and "
+                                           "rebuild");
     if (optind != argc - 1) return fd_fail(FD_ERR_USAGE, "dpc needs exactly one POINTS file; see 'fcbo-dist dpc --help'");
     a->input = argv[optind];
     a->command = fd_command_line;

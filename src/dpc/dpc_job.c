@@ -11,11 +11,13 @@
 #include "../mpi/placement.h"
 #include "dpc_backend.h"
 #include "dpc_h5.h"
+#include "dpc_plot.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 /* This rank's points: [n r / P, n (r + 1) / P). */
 static void share(uint64_t n, int r, int P, uint64_t *i0, uint64_t *i1)
@@ -142,6 +144,11 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
                               ari,     tl,    tdc,    trho,    tdelta,  tassign,  mpi->size, T};
         st = dpc_h5_write(out.master, o, &r);
     }
+    if (st == FD_OK && o->plot && mpi->rank == 0) {
+        st = dpc_plot_write(o->plot, s.p, s.rho, s.delta, s.labels, s.core, s.centers, s.k);
+        /* A run that fails leaves no result that looks complete. */
+        if (st != FD_OK && o->outdir) unlink(out.master);
+    }
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     if (!o->quiet && mpi->rank == 0) {
         fprintf(stderr, "%u clusters in %llu points (d = %u, %s kernel, d_c = %.6g) in %.3f s", s.k,
@@ -150,6 +157,7 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
         else fprintf(stderr, ", %d thread%s", T, T == 1 ? "" : "s");
         if (!isnan(ari)) fprintf(stderr, "; ARI %.4f against column %u", ari, o->cols.label);
         if (o->outdir) fprintf(stderr, "; wrote %s", out.master);
+        if (o->plot) fprintf(stderr, "%s %s", o->outdir ? " and" : "; wrote", o->plot);
         fputc('\n', stderr);
         if (o->stats)
             fprintf(stderr, "load %.3f s, d_c %.3f s, rho %.3f s, delta %.3f s, centres and labels %.3f s\n", tl, tdc,

@@ -9,7 +9,7 @@
 #include "dpc.h"
 
 typedef struct dpc_opts {
-    const char *input, *outdir, *backend, *command;
+    const char *input, *outdir, *backend, *command, *plot;
     dpc_columns cols;
     int kernel;           /* DPC_CUTOFF or DPC_GAUSSIAN */
     int dc_rule;          /* 'x' --dc, 'p' --dc-percent, 'k' --neighbors */

@@ -1,0 +1,18 @@
+/* --plot FILE.png: the decision graph (rho against delta, centres in
+ * their clusters' colours) and, for 2-D points, the points coloured by
+ * cluster (halo points grey), side by side.  Drawn with cairo where the
+ * build found it (dpc_plot_cairo.c); otherwise dpc_plot_available() is 0
+ * and --plot is refused before anything runs (dpc_plot_none.c). */
+#ifndef FD_DPC_PLOT_H
+#define FD_DPC_PLOT_H
+
+#include "points.h"
+
+int dpc_plot_available(void);
+
+/* core: the labels with halo points 0, or NULL.  Written under a
+ * temporary name and renamed. */
+fd_status dpc_plot_write(const char *path, const dpc_points *p, const double *rho, const double *delta,
+                         const int32_t *labels, const int32_t *core, const int64_t *centers, uint32_t k);
+
+#endif

@@ -1,0 +1,177 @@
+/* The decision graph and the clusters as a PNG, with cairo (see
+ * dpc_plot.h).  Points are set as pixels in the image buffer (millions of
+ * cairo circles would take longer than the clustering); cairo draws the
+ * frames, the centres and the text. */
+#include "dpc_plot.h"
+
+#include "../common/atomicfile.h"
+
+#include <cairo.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+
+#define PANEL 800
+#define MARGIN 60
+
+int dpc_plot_available(void) { return 1; }
+
+/* A colour per cluster: hues spread by the golden angle. */
+static void colour(int32_t label, double rgb[3])
+{
+    if (label <= 0) {
+        rgb[0] = rgb[1] = rgb[2] = 0.75;
+        return;
+    }
+    const double h = fmod((double)label * 0.618033988749895, 1.0) * 6, s = 0.75, v = 0.85;
+    const int i = (int)h;
+    const double f = h - i, p = v * (1 - s), q = v * (1 - s * f), t = v * (1 - s * (1 - f));
+    const double tab[6][3] = {{v, t, p}, {q, v, p}, {p, v, t}, {p, q, v}, {t, p, v}, {v, p, q}};
+    for (int c = 0; c < 3; c++) rgb[c] = tab[i % 6][c];
+}
+
+typedef struct {
+    double x0, x1, y0, y1; /* data ranges */
+    int left;              /* the panel's left edge in the image */
+} panel;
+
+static void to_px(const panel *pn, double x, double y, double *px, double *py)
+{
+    const double w = PANEL - 2 * MARGIN;
+    *px = pn->left + MARGIN + (pn->x1 > pn->x0 ? (x - pn->x0) / (pn->x1 - pn->x0) : 0.5) * w;
+    *py = PANEL - MARGIN - (pn->y1 > pn->y0 ? (y - pn->y0) / (pn->y1 - pn->y0) : 0.5) * w;
+}
+
+static void put(unsigned char *data, int stride, int width, double px, double py, const double rgb[3])
+{
+    const int x = (int)px, y = (int)py;
+    for (int dy = 0; dy < 2; dy++)
+        for (int dx = 0; dx < 2; dx++) {
+            const int xx = x + dx, yy = y + dy;
+            if (xx < 0 || yy < 0 || xx >= width || yy >= PANEL) continue;
+            uint32_t *pix = (uint32_t *)(data + (size_t)yy * stride) + xx;
+            *pix = 0xff000000u | (uint32_t)(rgb[0] * 255) << 16 | (uint32_t)(rgb[1] * 255) << 8 | (uint32_t)(rgb[2] * 255);
+        }
+}
+
+static void frame(cairo_t *cr, const panel *pn, const char *title, const char *xl, const char *yl)
+{
+    char buf[64];
+    cairo_set_source_rgb(cr, 0, 0, 0);
+    cairo_set_line_width(cr, 1);
+    cairo_rectangle(cr, pn->left + MARGIN - 4, MARGIN - 4, PANEL - 2 * MARGIN + 8, PANEL - 2 * MARGIN + 8);
+    cairo_stroke(cr);
+    cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    cairo_set_font_size(cr, 16);
+    cairo_move_to(cr, pn->left + MARGIN, MARGIN - 16);
+    cairo_show_text(cr, title);
+    cairo_set_font_size(cr, 12);
+    cairo_move_to(cr, pn->left + PANEL / 2 - 20, PANEL - 20);
+    cairo_show_text(cr, xl);
+    snprintf(buf, sizeof buf, "%.4g", pn->x0);
+    cairo_move_to(cr, pn->left + MARGIN, PANEL - MARGIN + 18);
+    cairo_show_text(cr, buf);
+    snprintf(buf, sizeof buf, "%.4g", pn->x1);
+    cairo_move_to(cr, pn->left + PANEL - MARGIN - 40, PANEL - MARGIN + 18);
+    cairo_show_text(cr, buf);
+    snprintf(buf, sizeof buf, "%.4g", pn->y0);
+    cairo_move_to(cr, pn->left + 4, PANEL - MARGIN);
+    cairo_show_text(cr, buf);
+    snprintf(buf, sizeof buf, "%.4g", pn->y1);
+    cairo_move_to(cr, pn->left + 4, MARGIN + 8);
+    cairo_show_text(cr, buf);
+    cairo_move_to(cr, pn->left + 8, PANEL / 2);
+    cairo_show_text(cr, yl);
+}
+
+static void ranges(const double *x, uint64_t n, size_t step, double *lo, double *hi)
+{
+    *lo = INFINITY;
+    *hi = -INFINITY;
+    for (uint64_t i = 0; i < n; i++) {
+        const double v = x[i * step];
+        if (v < *lo) *lo = v;
+        if (v > *hi) *hi = v;
+    }
+}
+
+fd_status dpc_plot_write(const char *path, const dpc_points *p, const double *rho, const double *delta,
+                         const int32_t *labels, const int32_t *core, const int64_t *centers, uint32_t k)
+{
+    fd_status st = FD_OK;
+    const int two = p->d == 2, width = two ? 2 * PANEL : PANEL;
+    char *tmp = fd_tmp_name(path);
+    if (!tmp) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, PANEL);
+    cairo_t *cr = cairo_create(s);
+    if (cairo_status(cr) != CAIRO_STATUS_SUCCESS) {
+        st = fd_fail(FD_ERR_NOMEM, "%s: cairo: %s", path, cairo_status_to_string(cairo_status(cr)));
+        goto done;
+    }
+    cairo_set_source_rgb(cr, 1, 1, 1);
+    cairo_paint(cr);
+    cairo_surface_flush(s);
+    unsigned char *data = cairo_image_surface_get_data(s);
+    const int stride = cairo_image_surface_get_stride(s);
+    /* The decision graph: every point grey, the centres on top. */
+    panel dg = {0, 0, 0, 0, 0};
+    ranges(rho, p->n, 1, &dg.x0, &dg.x1);
+    ranges(delta, p->n, 1, &dg.y0, &dg.y1);
+    const double grey[3] = {0.55, 0.55, 0.55};
+    for (uint64_t i = 0; i < p->n; i++) {
+        double px, py;
+        to_px(&dg, rho[i], delta[i], &px, &py);
+        put(data, stride, width, px, py, grey);
+    }
+    panel sc = {0, 0, 0, 0, PANEL};
+    if (two) {
+        ranges(p->x, p->n, 2, &sc.x0, &sc.x1);
+        ranges(p->x + 1, p->n, 2, &sc.y0, &sc.y1);
+        for (uint64_t i = 0; i < p->n; i++) {
+            double px, py, rgb[3];
+            colour(core ? core[i] : labels[i], rgb);
+            to_px(&sc, p->x[2 * i], p->x[2 * i + 1], &px, &py);
+            put(data, stride, width, px, py, rgb);
+        }
+    }
+    cairo_surface_mark_dirty(s);
+    for (uint32_t q = 0; q < k; q++) {
+        const int64_t i = centers[q];
+        double px, py, rgb[3];
+        colour((int32_t)(q + 1), rgb);
+        to_px(&dg, rho[i], delta[i], &px, &py);
+        cairo_arc(cr, px, py, 5, 0, 2 * M_PI);
+        cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+        cairo_fill_preserve(cr);
+        cairo_set_source_rgb(cr, 0, 0, 0);
+        cairo_stroke(cr);
+        if (two) {
+            to_px(&sc, p->x[2 * i], p->x[2 * i + 1], &px, &py);
+            cairo_arc(cr, px, py, 5, 0, 2 * M_PI);
+            cairo_set_source_rgb(cr, 0, 0, 0);
+            cairo_stroke(cr);
+        }
+    }
+    char title[96];
+    snprintf(title, sizeof title, "decision graph: %u centres", k);
+    frame(cr, &dg, title, "rho", "delta");
+    if (two) {
+        snprintf(title, sizeof title, "%llu points, %u clusters%s", (unsigned long long)p->n, k,
+                 core ? " (halo grey)" : "");
+        frame(cr, &sc, title, "x1", "x2");
+    }
+    cairo_surface_flush(s);
+    cairo_status_t cs = cairo_surface_write_to_png(s, tmp);
+    if (cs != CAIRO_STATUS_SUCCESS) {
+        st = fd_fail(FD_ERR_IO, "%s: cannot write the PNG: %s", tmp, cairo_status_to_string(cs));
+        goto done;
+    }
+    if (rename(tmp, path) != 0) st = fd_fail(FD_ERR_IO, "%s: cannot rename %s into place", path, tmp);
+done:
+    if (st != FD_OK) unlink(tmp);
+    cairo_destroy(cr);
+    cairo_surface_destroy(s);
+    free(tmp);
+    return st;
+}
