@@ -20,6 +20,7 @@ typedef fd_status (*row_fn)(void *ctx, uint64_t i0, uint64_t i1, int thread);
 typedef struct {
     row_fn fn;
     void *ctx;
+    fd_progress *prog;
     uint64_t end;
     _Atomic uint64_t next;
     atomic_int failed;
@@ -39,6 +40,7 @@ static void *row_worker(void *arg)
         if (i0 >= r[-t].end || atomic_load(&r[-t].failed)) break;
         const uint64_t i1 = i0 + ROW_CHUNK < r[-t].end ? i0 + ROW_CHUNK : r[-t].end;
         fd_status st = r[-t].fn(r[-t].ctx, i0, i1, t);
+        if (r[-t].prog) fd_progress_add(r[-t].prog, i1 - i0);
         if (st != FD_OK) {
             r->st = st;
             atomic_store(&r[-t].failed, 1);
@@ -48,8 +50,9 @@ static void *row_worker(void *arg)
     return NULL;
 }
 
-/* fn over [i0, i1) on T threads (thread 0 is the caller). */
-static fd_status par_rows(int T, uint64_t i0, uint64_t i1, row_fn fn, void *ctx)
+/* fn over [i0, i1) on T threads (thread 0 is the caller), counting the
+ * rows done in prog (or not, when NULL). */
+static fd_status par_rows(int T, uint64_t i0, uint64_t i1, row_fn fn, void *ctx, fd_progress *prog)
 {
     if (T < 1) T = 1;
     row_run *r = calloc((size_t)T, sizeof *r);
@@ -62,6 +65,7 @@ static fd_status par_rows(int T, uint64_t i0, uint64_t i1, row_fn fn, void *ctx)
     }
     r[0].fn = fn;
     r[0].ctx = ctx;
+    r[0].prog = prog;
     r[0].end = i1;
     atomic_init(&r[0].next, i0);
     atomic_init(&r[0].failed, 0);
@@ -353,21 +357,22 @@ FD_HOT static fd_status grho_range(void *arg, uint64_t i0, uint64_t i1, int thre
     return FD_OK;
 }
 
-fd_status dpc_rho_rows(const dpc_points *p, double dc, int kernel, uint64_t i0, uint64_t i1, int threads, double *rho)
+fd_status dpc_rho_rows(const dpc_points *p, double dc, int kernel, uint64_t i0, uint64_t i1, int threads, double *rho,
+                       fd_progress *prog)
 {
     fd_status st;
     if (kernel == DPC_CUTOFF && use_grid(p)) {
         dpc_grid g;
         FD_TRY(dpc_grid_build(&g, p, dc));
         grho_ctx r = {p, &g, dc * dc, rho, i0};
-        st = par_rows(threads, i0, i1, grho_range, &r);
+        st = par_rows(threads, i0, i1, grho_range, &r, prog);
         dpc_grid_free(&g);
         return st;
     }
     double **c = NULL;
     FD_TRY(by_column(p, &c));
     rho_ctx r = {p, c, dc * dc, rho, kernel, i0};
-    st = par_rows(threads, i0, i1, rho_range, &r);
+    st = par_rows(threads, i0, i1, rho_range, &r, prog);
     free_columns(c, p->d);
     return st;
 }
@@ -489,7 +494,7 @@ FD_HOT static fd_status gdelta_range(void *arg, uint64_t i0, uint64_t i1, int th
 }
 
 fd_status dpc_delta_rows(const dpc_points *p, const double *rho, uint64_t i0, uint64_t i1, int threads, double *delta,
-                         int64_t *parent)
+                         int64_t *parent, fd_progress *prog)
 {
     double **c = NULL;
     fd_status st;
@@ -511,12 +516,12 @@ fd_status dpc_delta_rows(const dpc_points *p, const double *rho, uint64_t i0, ui
         st = dpc_grid_build(&g, p, ext > 0 ? ext / pow((double)p->n, 1.0 / p->d) : 1.0);
         if (st == FD_OK) {
             gdelta_ctx r = {p, &g, c, rho, delta, parent, i0};
-            st = par_rows(threads, i0, i1, gdelta_range, &r);
+            st = par_rows(threads, i0, i1, gdelta_range, &r, prog);
             dpc_grid_free(&g);
         }
     } else {
         delta_ctx r = {p, c, rho, delta, parent, i0};
-        st = par_rows(threads, i0, i1, delta_range, &r);
+        st = par_rows(threads, i0, i1, delta_range, &r, prog);
     }
     free_columns(c, p->d);
     return st;
@@ -643,7 +648,7 @@ FD_HOT static fd_status halo_range(void *arg, uint64_t i0, uint64_t i1, int thre
 }
 
 fd_status dpc_halo_border(const dpc_points *p, double dc, const double *rho, const int32_t *labels, uint32_t k,
-                          uint64_t i0, uint64_t i1, int threads, double *border)
+                          uint64_t i0, uint64_t i1, int threads, double *border, fd_progress *prog)
 {
     double **c = NULL;
     if (threads < 1) threads = 1;
@@ -651,7 +656,7 @@ fd_status dpc_halo_border(const dpc_points *p, double dc, const double *rho, con
     if (!b) return fd_fail(FD_ERR_NOMEM, "out of memory");
     fd_status st = by_column(p, &c);
     halo_ctx h = {p, c, dc * dc, rho, labels, k, b};
-    if (st == FD_OK) st = par_rows(threads, i0, i1, halo_range, &h);
+    if (st == FD_OK) st = par_rows(threads, i0, i1, halo_range, &h, prog);
     for (int t = 0; st == FD_OK && t < threads; t++)
         for (uint32_t q = 0; q <= k; q++)
             if (b[(size_t)t * (k + 1) + q] > border[q]) border[q] = b[(size_t)t * (k + 1) + q];

@@ -8,6 +8,7 @@
 #ifndef FD_DPC_H
 #define FD_DPC_H
 
+#include "../common/progress.h"
 #include "points.h"
 
 #include <stdint.h>
@@ -27,15 +28,16 @@ fd_status dpc_dc_percent(const dpc_points *p, double percent, uint64_t seed, dou
 fd_status dpc_dc_neighbors(const dpc_points *p, double k, uint64_t seed, double *dc);
 
 /* Points [i0, i1): rho (cutoff: points j != i closer than d_c; Gaussian:
- * sum over j != i of exp(-(d_ij / d_c)^2)), T threads. */
+ * sum over j != i of exp(-(d_ij / d_c)^2)), T threads.  The passes count
+ * the rows they finish in prog (NULL: none). */
 fd_status dpc_rho_rows(const dpc_points *p, double dc, int kernel, uint64_t i0, uint64_t i1, int threads,
-                       double *rho);
+                       double *rho, fd_progress *prog);
 
 /* Points [i0, i1), given every rho: delta (distance to the nearest denser
  * point; ties: the smaller index) and parent; the densest point gets its
  * largest distance to any point and parent -1. */
 fd_status dpc_delta_rows(const dpc_points *p, const double *rho, uint64_t i0, uint64_t i1, int threads,
-                         double *delta, int64_t *parent);
+                         double *delta, int64_t *parent, fd_progress *prog);
 
 /* Centres and labels, from rho, delta and parent of every point. */
 typedef struct dpc_centers_rule {
@@ -61,7 +63,7 @@ fd_status dpc_assign(const dpc_points *p, const double *rho, const double *delta
  * ranks); dpc_halo_core: points less dense than their cluster's border
  * are halo, core[i] = 0, else core[i] = labels[i]. */
 fd_status dpc_halo_border(const dpc_points *p, double dc, const double *rho, const int32_t *labels, uint32_t k,
-                          uint64_t i0, uint64_t i1, int threads, double *border);
+                          uint64_t i0, uint64_t i1, int threads, double *border, fd_progress *prog);
 void dpc_halo_core(uint64_t n, const double *rho, const int32_t *labels, const double *border, int32_t *core);
 
 /* The adjusted Rand index of two labellings of n points. */

@@ -9,9 +9,9 @@
 struct dpc_ops {
     const char *name;
     fd_status (*rho_rows)(const dpc_points *p, double dc, int kernel, uint64_t i0, uint64_t i1, int threads,
-                          double *rho);
+                          double *rho, fd_progress *prog);
     fd_status (*delta_rows)(const dpc_points *p, const double *rho, uint64_t i0, uint64_t i1, int threads,
-                            double *delta, int64_t *parent);
+                            double *delta, int64_t *parent, fd_progress *prog);
 };
 
 fd_status dpc_backend_get(const char *name, const struct dpc_ops **ops);

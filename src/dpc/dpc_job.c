@@ -110,13 +110,18 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
     s.labels = malloc(n * sizeof *s.labels);
     st = s.rho && s.delta && s.gamma && s.parent && s.labels ? FD_OK : fd_fail(FD_ERR_NOMEM, "out of memory");
     t = fd_now();
-    if (st == FD_OK) st = ops->rho_rows(s.p, dc, o->kernel, i0, i1, T, s.rho + i0);
+    fd_progress prog = {0};
+    fd_progress_start(&prog, "points (rho)", o->quiet || mpi->rank != 0);
+    if (st == FD_OK) st = ops->rho_rows(s.p, dc, o->kernel, i0, i1, T, s.rho + i0, &prog);
+    fd_progress_stop(&prog);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     if ((st = gather_shares(s.rho, MPI_DOUBLE, n, mpi)) != FD_OK) goto done;
     trho = fd_now() - t;
 
     t = fd_now();
-    st = ops->delta_rows(s.p, s.rho, i0, i1, T, s.delta + i0, s.parent + i0);
+    fd_progress_start(&prog, "points (delta)", o->quiet || mpi->rank != 0);
+    st = ops->delta_rows(s.p, s.rho, i0, i1, T, s.delta + i0, s.parent + i0, &prog);
+    fd_progress_stop(&prog);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     if ((st = gather_shares(s.delta, MPI_DOUBLE, n, mpi)) != FD_OK) goto done;
     if ((st = gather_shares(s.parent, MPI_INT64_T, n, mpi)) != FD_OK) goto done;
@@ -129,7 +134,9 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
         s.border = calloc(s.k + 1, sizeof *s.border);
         s.core = malloc(n * sizeof *s.core);
         st = s.border && s.core ? FD_OK : fd_fail(FD_ERR_NOMEM, "out of memory");
-        if (st == FD_OK) st = dpc_halo_border(s.p, dc, s.rho, s.labels, s.k, i0, i1, T, s.border);
+        fd_progress_start(&prog, "points (halo)", o->quiet || mpi->rank != 0);
+        if (st == FD_OK) st = dpc_halo_border(s.p, dc, s.rho, s.labels, s.k, i0, i1, T, s.border, &prog);
+        fd_progress_stop(&prog);
         if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
         if (mpi->size > 1 && fd_mpi_active())
             MPI_CHECK_GOTO(MPI_Allreduce(MPI_IN_PLACE, s.border, (int)s.k + 1, MPI_DOUBLE, MPI_MAX, MPI_COMM_WORLD), st,
