@@ -333,25 +333,55 @@ static int next_cell(const dpc_grid *g, const int64_t *c, int64_t r, int ring, u
 typedef struct {
     const dpc_points *p;
     const dpc_grid *g;
-    double dc2, *rho;
+    double dc, margin, *rho;
     uint64_t base;
 } grho_ctx;
 
-/* Cutoff rho from the cells next to a point's own: cells are wider than
- * d_c, so every point closer than d_c is in one of them. */
+/* Cutoff rho from the cells within d_c of a point, cells a quarter of d_c
+ * wide: a cell that lies wholly inside the ball counts all its points at
+ * once, one wholly outside none, and only the points of the cells the
+ * sphere cuts are tested one by one.  "Wholly" keeps a margin (1e-9 of
+ * the coordinates' scale) for the rounding of cell bounds, so that every
+ * point near the sphere is tested exactly. */
 FD_HOT static fd_status grho_range(void *arg, uint64_t i0, uint64_t i1, int thread)
 {
     const grho_ctx *r = arg;
+    const dpc_grid *g = r->g;
+    const double dc2 = r->dc * r->dc, in2 = (r->dc - r->margin) * (r->dc - r->margin),
+                 out2 = (r->dc + r->margin) * (r->dc + r->margin);
+    const int64_t R = (int64_t)ceil(r->dc / g->h) + 1;
     (void)thread;
     for (uint64_t i = i0; i < i1; i++) {
         int64_t c[DPC_GRID_MAX_D];
         uint64_t it = 0, cell, cnt = 0;
-        dpc_grid_coords(r->g, i, c);
-        while (next_cell(r->g, c, 1, 0, &it, &cell))
-            for (uint64_t q = r->g->start[cell]; q < r->g->start[cell + 1]; q++) {
-                const uint64_t j = r->g->idx[q];
-                cnt += j != i && pair_d2(r->p, i, j) < r->dc2;
+        const double *xi = r->p->x + i * r->p->d;
+        dpc_grid_coords(g, i, c);
+        const uint64_t own = (uint64_t)g->cell[i];
+        while (next_cell(g, c, R, 0, &it, &cell)) {
+            const uint64_t a = g->start[cell], b = g->start[cell + 1];
+            if (a == b) continue;
+            int64_t q[DPC_GRID_MAX_D];
+            uint64_t v = cell;
+            double mind2 = 0, maxd2 = 0;
+            for (uint32_t k = 0; k < g->d; k++) {
+                q[k] = (int64_t)(v % (uint64_t)g->dim[k]);
+                v /= (uint64_t)g->dim[k];
+                const double lo = g->lo[k] + (double)q[k] * g->h, hi = lo + g->h;
+                const double near = xi[k] < lo ? lo - xi[k] : xi[k] > hi ? xi[k] - hi : 0;
+                const double far = fmax(fabs(xi[k] - lo), fabs(xi[k] - hi));
+                mind2 += near * near;
+                maxd2 += far * far;
             }
+            if (mind2 > out2) continue;
+            if (maxd2 < in2) {
+                cnt += b - a - (cell == own);
+                continue;
+            }
+            for (uint64_t s = a; s < b; s++) {
+                const uint64_t j = g->idx[s];
+                cnt += j != i && pair_d2(r->p, i, j) < dc2;
+            }
+        }
         r->rho[i - r->base] = (double)cnt;
     }
     return FD_OK;
@@ -363,8 +393,10 @@ fd_status dpc_rho_rows(const dpc_points *p, double dc, int kernel, uint64_t i0, 
     fd_status st;
     if (kernel == DPC_CUTOFF && use_grid(p)) {
         dpc_grid g;
-        FD_TRY(dpc_grid_build(&g, p, dc));
-        grho_ctx r = {p, &g, dc * dc, rho, i0};
+        FD_TRY(dpc_grid_build(&g, p, dc / 4));
+        double scale = dc;
+        for (uint32_t k = 0; k < p->d; k++) scale = fmax(scale, fmax(fabs(g.lo[k]), fabs(g.lo[k] + (double)g.dim[k] * g.h)));
+        grho_ctx r = {p, &g, dc, 1e-9 * scale, rho, i0};
         st = par_rows(threads, i0, i1, grho_range, &r, prog);
         dpc_grid_free(&g);
         return st;
