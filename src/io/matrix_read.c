@@ -71,8 +71,8 @@ static fd_status push_checked(row_feed *f, const double *x, uint64_t r, int drop
     for (uint32_t k = 0; k < f->n; k++)
         if (!isfinite(x[k])) {
             if (!drop_nan)
-                return fd_fail(FD_ERR_INPUT, "%s: row %llu, column %u is NaN or infinite (--drop-nan-rows skips such rows)",
-                               where, (unsigned long long)r, k + 1);
+                return fd_fail(FD_ERR_INPUT, "%s: row %llu, column %u is NaN or infinite%s", where, (unsigned long long)r,
+                               k + 1, f->sink->nan_hint ? f->sink->nan_hint : "");
             return f->sink->drop(f->sink->ctx);
         }
     f->sink->transform(x, NULL, f->n, f->out, f->scratch);

@@ -32,6 +32,9 @@ typedef struct fd_matrix_sink {
     fd_status (*push)(void *ctx, const void *row, uint64_t input_row);
     fd_status (*drop)(void *ctx);
     void (*finish)(void *ctx, const char sha256[65]);
+    /* Appended to the message that refuses a NaN or infinite value, e.g.
+     * " (--drop-nan-rows skips such rows)"; NULL: nothing. */
+    const char *nan_hint;
 } fd_matrix_sink;
 
 /* drop_nan: a row with a NaN or infinite value is dropped (the sink's drop)

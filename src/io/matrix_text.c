@@ -338,8 +338,8 @@ static fd_status append_chunk(text_reader *r, const chunk *c, uint64_t *line_bas
     if (c->err == 2)
         return fd_fail(FD_ERR_INPUT, "%s:%llu: %u values, but the first row has %u", r->path, line, c->err_k, r->n);
     if (c->err == 3)
-        return fd_fail(FD_ERR_INPUT, "%s:%llu: column %u is NaN or infinite (--drop-nan-rows skips such rows)", r->path,
-                       line, c->err_col);
+        return fd_fail(FD_ERR_INPUT, "%s:%llu: column %u is NaN or infinite%s", r->path, line, c->err_col,
+                       r->sink->nan_hint ? r->sink->nan_hint : "");
     if (c->err == 4) return fd_fail(FD_ERR_NOMEM, "%s: out of memory parsing", r->path);
     *line_base += c->lines;
     return FD_OK;

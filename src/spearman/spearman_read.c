@@ -34,7 +34,8 @@ static void rank_finish(void *ctx, const char sha256[65]) { memcpy((*(spearman_m
 fd_status spearman_read(spearman_mat **out, const char *spec, int drop_nan)
 {
     spearman_mat *m = NULL;
-    const fd_matrix_sink sink = {&m, rank_row_bytes, rank_row, rank_begin, rank_push, rank_drop, rank_finish};
+    const fd_matrix_sink sink = {&m,        rank_row_bytes, rank_row,   rank_begin, rank_push, rank_drop, rank_finish,
+                                 " (--drop-nan-rows skips such rows)"};
     fd_status st = fd_matrix_read(spec, drop_nan, &sink);
     if (st == FD_OK) st = smat_finish(m);
     if (st == FD_OK && !(m->source = strdup(spec))) st = fd_fail(FD_ERR_NOMEM, "out of memory");
