@@ -288,6 +288,13 @@ for fname, text in bad.items():
 for fname, want in (("ragged.txt", ":3:"), ("nan.txt", ":2:"), ("word.csv", ":3:")):
     r = run([os.path.join(WORK, fname), "-q"], expect=2)
     check(want in r.stderr, "%s: no line number %s in: %s" % (fname, want, r.stderr.strip()))
+r = subprocess.run([BIN, "gen", "blobs", "--n", "10", "--dims", "2", "--clusters", "2", "-o",
+                    os.path.join(WORK, "b.npy")], capture_output=True, text=True, env=ENV)
+check(r.returncode == 2 and not os.path.exists(os.path.join(WORK, "b.npy")), "gen blobs -o b.npy: %d" % r.returncode)
+many = os.path.join(WORK, "many.txt")  # every point in the rectangle: more centres than allowed
+subprocess.run([BIN, "gen", "blobs", "--n", "70000", "--dims", "2", "--clusters", "9", "-o", many], check=True, env=ENV)
+r = run([many, "--dc", "1", "--rho-min", "-1", "--delta-min", "1e-300", "-q"], expect=2)
+check("more than 65536 centres" in r.stderr, "rectangle of every point: %s" % r.stderr.strip())
 for args in (["--dc", "0"], ["--dc", "1", "--neighbors", "3"], ["--rho-min", "1"], ["--kernel", "box"],
              ["--columns", "3"], ["--columns", "2-1"], ["--label-column", "9"], ["--backend", "tpu"]):
     run([cases[0][3]] + args + ["-q"], expect=2)

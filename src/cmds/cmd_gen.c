@@ -249,9 +249,12 @@ static fd_status gen_blobs(int argc, char **argv)
     if (!n || !d || !k || !out)
         return fd_fail(FD_ERR_USAGE, "gen blobs needs --n, --dims, --clusters and -o; see 'fcbo-dist gen --help'");
     size_t len = strlen(out);
+    const int csv = len > 4 && !strcmp(out + len - 4, ".csv");
+    if (!csv && !(len > 4 && !strcmp(out + len - 4, ".txt")))
+        return fd_fail(FD_ERR_USAGE, "gen blobs -o %s: writes text (.txt) or CSV (.csv)", out);
     fd_afile af;
     FD_TRY(fd_afile_open(&af, out));
-    fd_status st = write_blobs(&af, len > 4 && !strcmp(out + len - 4, ".csv"), n, d, k, spread, seed);
+    fd_status st = write_blobs(&af, csv, n, d, k, spread, seed);
     if (st == FD_OK) return fd_afile_commit(&af);
     fd_afile_abort(&af);
     return st;

@@ -612,12 +612,18 @@ fd_status dpc_assign(const dpc_points *p, const double *rho, const double *delta
             }
         }
     }
-    for (uint64_t q = 0; q < n && nc < cap; q++) {
+    for (uint64_t q = 0; q < n; q++) {
         const int64_t i = order[q];
         int take;
         if (rule->k) take = q < rule->k;
         else if (rule->delta_min > 0) take = rho[i] > rule->rho_min && delta[i] > rule->delta_min;
         else take = q < kauto;
+        if (take && nc == cap) {
+            free(order);
+            free(cs);
+            return fd_fail(FD_ERR_USAGE, "--rho-min %g --delta-min %g: more than %llu centres; narrow the rectangle",
+                           rule->rho_min, rule->delta_min, (unsigned long long)cap);
+        }
         if (take) cs[nc++] = i;
         else if (rule->k || !(rule->delta_min > 0)) break;
     }
