@@ -219,17 +219,52 @@ static void heap_offer(double *h, uint64_t *len, uint64_t m, double x)
     }
 }
 
-fd_status dpc_dc_neighbors(const dpc_points *p, double k, uint64_t seed, double *dc)
+typedef struct {
+    const dpc_points *p;
+    double *const *c;
+    const uint64_t *rows;
+    uint64_t m;
+    double *heaps;        /* per thread: the m smallest distances it has seen */
+    uint64_t *len;
+} nb_ctx;
+
+/* Sampled rows [q0, q1) against every point into this thread's heap; a
+ * block's distances are first compacted to those below the heap's top
+ * (a loop without branches), so that the heap sees few of them. */
+FD_HOT static fd_status nb_range(void *arg, uint64_t q0, uint64_t q1, int thread)
+{
+    const nb_ctx *r = arg;
+    const uint64_t n = r->p->n;
+    double d2[JBLOCK], keep[JBLOCK], *h = r->heaps + (size_t)thread * r->m;
+    uint64_t *len = r->len + thread;
+    for (uint64_t q = q0; q < q1; q++)
+        for (uint64_t j0 = 0; j0 < n; j0 += JBLOCK) {
+            const uint64_t j1 = j0 + JBLOCK < n ? j0 + JBLOCK : n, i = r->rows[q];
+            dist2(r->p, r->c, i, j0, j1, d2);
+            if (i >= j0 && i < j1) d2[i - j0] = INFINITY; /* not its own neighbour */
+            const double top = *len < r->m ? INFINITY : h[0];
+            uint64_t nk = 0;
+            for (uint64_t j = 0; j < j1 - j0; j++) {
+                keep[nk] = d2[j];
+                nk += d2[j] < top;
+            }
+            for (uint64_t t = 0; t < nk; t++) heap_offer(h, len, r->m, keep[t]);
+        }
+    return FD_OK;
+}
+
+fd_status dpc_dc_neighbors(const dpc_points *p, double k, uint64_t seed, int threads, double *dc)
 {
     fd_status st = FD_OK;
     const uint64_t n = p->n, s = n <= DPC_NEIGHBOR_ROWS ? n : DPC_NEIGHBOR_ROWS;
-    uint64_t m = (uint64_t)llround(k * (double)s), len = 0;
+    uint64_t m = (uint64_t)llround(k * (double)s);
     if (m < 1) m = 1;
     if (m > s * (n - 1))
         return fd_fail(FD_ERR_USAGE, "--neighbors %g: more than the %llu other points", k, (unsigned long long)(n - 1));
-    uint64_t *rows = malloc(s * sizeof *rows);
-    double *h = malloc(m * sizeof *h), *d2 = malloc(JBLOCK * sizeof *d2), **c = NULL;
-    if (!rows || !h || !d2) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    if (threads < 1) threads = 1;
+    uint64_t *rows = malloc(s * sizeof *rows), *len = calloc((size_t)threads, sizeof *len);
+    double *heaps = malloc((size_t)threads * m * sizeof *heaps), **c = NULL;
+    if (!rows || !len || !heaps) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
     FD_TRY_GOTO(by_column(p, &c), st, done);
     if (s == n) {
         for (uint64_t i = 0; i < n; i++) rows[i] = i;
@@ -243,20 +278,22 @@ fd_status dpc_dc_neighbors(const dpc_points *p, double k, uint64_t seed, double 
             rows[got++] = dup ? j : t;
         }
     }
-    for (uint64_t q = 0; q < s; q++)
-        for (uint64_t j0 = 0; j0 < n; j0 += JBLOCK) {
-            const uint64_t j1 = j0 + JBLOCK < n ? j0 + JBLOCK : n;
-            dist2(p, c, rows[q], j0, j1, d2);
-            for (uint64_t j = j0; j < j1; j++)
-                if (j != rows[q]) heap_offer(h, &len, m, d2[j - j0]);
-        }
-    *dc = sqrt(h[0]);
+    nb_ctx r = {p, c, rows, m, heaps, len};
+    FD_TRY_GOTO(par_rows(threads, 0, s, nb_range, &r, NULL), st, done);
+    /* The m smallest of all lie among the threads' m smallest each: the
+     * m-th of their union, whatever the threads did. */
+    uint64_t all = 0;
+    for (int t = 0; t < threads; t++) {
+        memmove(heaps + all, heaps + (size_t)t * m, len[t] * sizeof *heaps);
+        all += len[t];
+    }
+    *dc = sqrt(select_rth(heaps, all, m));
     if (!(*dc > 0))
         st = fd_fail(FD_ERR_INPUT, "--neighbors %g gives d_c = 0 (many equal points): give --dc or more neighbours", k);
 done:
     free(rows);
-    free(h);
-    free(d2);
+    free(len);
+    free(heaps);
     free_columns(c, p->d);
     return st;
 }

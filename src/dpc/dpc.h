@@ -25,7 +25,7 @@ enum { DPC_CUTOFF = 0, DPC_GAUSSIAN = 1 };
 #define DPC_EXACT_PAIRS 10000000ull
 #define DPC_NEIGHBOR_ROWS 2048u
 fd_status dpc_dc_percent(const dpc_points *p, double percent, uint64_t seed, double *dc);
-fd_status dpc_dc_neighbors(const dpc_points *p, double k, uint64_t seed, double *dc);
+fd_status dpc_dc_neighbors(const dpc_points *p, double k, uint64_t seed, int threads, double *dc);
 
 /* Points [i0, i1): rho (cutoff: points j != i closer than d_c; Gaussian:
  * sum over j != i of exp(-(d_ij / d_c)^2)), T threads.  The passes count
