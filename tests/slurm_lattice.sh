@@ -1,4 +1,4 @@
-# jobs/lattice.sbatch on a real SLURM: a private one-node cluster started
+# jobs/fcbo.sbatch on a real SLURM: a private one-node cluster started
 # here (tools/slurm-local.sh, 2 stand-in GPUs), the script submitted with
 # sbatch as a user would, once through srun --mpi=pmix and once through
 # mpirun; each job must succeed and its result must equal a direct run.
@@ -31,7 +31,7 @@ for launch in srun mpirun; do
   out=$W/out-$launch
   id=$(sbatch --parsable --export=ALL,INPUT="$W/ctx.cxt",OUTDIR="$out",FCBO_DIST="$BIN",LAUNCH=$launch \
          --nodes=1 --ntasks-per-node=2 --cpus-per-task=1 --time=00:05:00 --output="$W/job-$launch.log" \
-         "$ROOT/jobs/lattice.sbatch")
+         "$ROOT/jobs/fcbo.sbatch")
   check '[ -n "$id" ]' "$launch: sbatch refused the job"
   check 'wait_job "$id"' "$launch: job $id did not finish within 2 minutes"
   check 'grep -q "finished with exit status 0" "$W/job-$launch.log"' "$launch: job failed: $(cat "$W/job-$launch.log")"
@@ -40,9 +40,18 @@ for launch in srun mpirun; do
   check 'same_set "$W/got" "$W/want"' "$launch: the job's concepts differ from a direct run: $(cat "$W/err")"
   check '[ -e "$out/part-00001.h5" ]' "$launch: no part of rank 1"
 done
+# COMMAND=dpc: the same clusters as a direct run.
+"$BIN" gen blobs --n 400 --dims 2 --clusters 3 --seed 2 -o "$W/pts.txt"
+"$BIN" dpc "$W/pts.txt" --label-column 3 --centers 3 -o "$W/dpc-direct" -q
+id=$(sbatch --parsable --export=ALL,COMMAND=dpc,INPUT="$W/pts.txt",OUTDIR="$W/out-dpc",FCBO_DIST="$BIN",FCBO_ARGS="--label-column 3 --centers 3" \
+       --nodes=1 --ntasks-per-node=2 --cpus-per-task=1 --time=00:05:00 --output="$W/job-dpc.log" "$ROOT/jobs/fcbo.sbatch")
+wait_job "$id"
+"$BIN" info --text "$W/out-dpc/dpc.h5" > "$W/dpc-got" 2> /dev/null
+"$BIN" info --text "$W/dpc-direct/dpc.h5" > "$W/dpc-want" 2> /dev/null
+check 'grep -q "2 ranks x 1 thread" "$W/job-dpc.log" && cmp -s "$W/dpc-got" "$W/dpc-want"' "dpc job: $(cat "$W/job-dpc.log")"
 # A failing job reports failure: an input that does not exist.
 id=$(sbatch --parsable --export=ALL,INPUT="$W/missing.cxt",OUTDIR="$W/out-bad",FCBO_DIST="$BIN" \
-       --nodes=1 --ntasks-per-node=2 --cpus-per-task=1 --time=00:05:00 --output="$W/job-bad.log" "$ROOT/jobs/lattice.sbatch")
+       --nodes=1 --ntasks-per-node=2 --cpus-per-task=1 --time=00:05:00 --output="$W/job-bad.log" "$ROOT/jobs/fcbo.sbatch")
 wait_job "$id"
 check 'grep -q "finished with exit status 2" "$W/job-bad.log" && [ ! -e "$W/out-bad" ]' "failing job: $(cat "$W/job-bad.log")"
 # jobs/scaling.sbatch: one CSV row per rank count, each with every concept.

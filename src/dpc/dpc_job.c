@@ -160,7 +160,7 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
     if (!o->quiet && mpi->rank == 0) {
         fprintf(stderr, "%u clusters in %llu points (d = %u, %s kernel, d_c = %.6g) in %.3f s", s.k,
                 (unsigned long long)n, s.p->d, o->kernel == DPC_CUTOFF ? "cutoff" : "Gaussian", dc, fd_now() - t0);
-        if (mpi->size > 1) fprintf(stderr, ", %d ranks x %d threads", mpi->size, T);
+        if (mpi->size > 1) fprintf(stderr, ", %d ranks x %d thread%s", mpi->size, T, T == 1 ? "" : "s");
         else fprintf(stderr, ", %d thread%s", T, T == 1 ? "" : "s");
         if (!isnan(ari)) fprintf(stderr, "; ARI %.4f against column %u", ari, o->cols.label);
         if (o->outdir) fprintf(stderr, "; wrote %s", out.master);
