@@ -17,6 +17,7 @@
 
 typedef fd_status (*row_fn)(void *ctx, uint64_t i0, uint64_t i1, int thread);
 
+/* The rows of one pass, shared by its threads. */
 typedef struct {
     row_fn fn;
     void *ctx;
@@ -24,26 +25,30 @@ typedef struct {
     uint64_t end;
     _Atomic uint64_t next;
     atomic_int failed;
-    fd_status st;
+} row_pool;
+
+typedef struct {
+    row_pool *pool;
     int thread;
-} row_run;
+    fd_status st;
+} row_worker_arg;
 
 /* Rows go out in chunks of 64, so that threads even out. */
 #define ROW_CHUNK 64
 
 static void *row_worker(void *arg)
 {
-    row_run *r = arg;
-    const int t = r->thread;
+    row_worker_arg *w = arg;
+    row_pool *pl = w->pool;
     for (;;) {
-        const uint64_t i0 = atomic_fetch_add(&r[-t].next, ROW_CHUNK);
-        if (i0 >= r[-t].end || atomic_load(&r[-t].failed)) break;
-        const uint64_t i1 = i0 + ROW_CHUNK < r[-t].end ? i0 + ROW_CHUNK : r[-t].end;
-        fd_status st = r[-t].fn(r[-t].ctx, i0, i1, t);
-        if (r[-t].prog) fd_progress_add(r[-t].prog, i1 - i0);
+        const uint64_t i0 = atomic_fetch_add(&pl->next, ROW_CHUNK);
+        if (i0 >= pl->end || atomic_load(&pl->failed)) break;
+        const uint64_t i1 = i0 + ROW_CHUNK < pl->end ? i0 + ROW_CHUNK : pl->end;
+        fd_status st = pl->fn(pl->ctx, i0, i1, w->thread);
+        if (pl->prog) fd_progress_add(pl->prog, i1 - i0);
         if (st != FD_OK) {
-            r->st = st;
-            atomic_store(&r[-t].failed, 1);
+            w->st = st;
+            atomic_store(&pl->failed, 1);
             break;
         }
     }
@@ -51,32 +56,28 @@ static void *row_worker(void *arg)
 }
 
 /* fn over [i0, i1) on T threads (thread 0 is the caller), counting the
- * rows done in prog (or not, when NULL). */
+ * rows done in prog (or not, when NULL).  A thread that cannot start
+ * leaves its rows to the others. */
 static fd_status par_rows(int T, uint64_t i0, uint64_t i1, row_fn fn, void *ctx, fd_progress *prog)
 {
     if (T < 1) T = 1;
-    row_run *r = calloc((size_t)T, sizeof *r);
+    row_pool pool = {fn, ctx, prog, i1, i0, 0};
+    row_worker_arg *w = calloc((size_t)T, sizeof *w);
     pthread_t *th = calloc((size_t)T, sizeof *th);
     int *started = calloc((size_t)T, sizeof *started);
     fd_status st = FD_OK;
-    if (!r || !th || !started) {
+    if (!w || !th || !started) {
         st = fd_fail(FD_ERR_NOMEM, "out of memory");
         goto done;
     }
-    r[0].fn = fn;
-    r[0].ctx = ctx;
-    r[0].prog = prog;
-    r[0].end = i1;
-    atomic_init(&r[0].next, i0);
-    atomic_init(&r[0].failed, 0);
-    for (int t = 0; t < T; t++) r[t].thread = t;
-    for (int t = 1; t < T; t++) started[t] = pthread_create(&th[t], NULL, row_worker, &r[t]) == 0;
-    row_worker(&r[0]);
+    for (int t = 0; t < T; t++) w[t] = (row_worker_arg){&pool, t, FD_OK};
+    for (int t = 1; t < T; t++) started[t] = pthread_create(&th[t], NULL, row_worker, &w[t]) == 0;
+    row_worker(&w[0]);
     for (int t = 1; t < T; t++)
         if (started[t]) pthread_join(th[t], NULL);
-    for (int t = 0; t < T && st == FD_OK; t++) st = r[t].st;
+    for (int t = 0; t < T && st == FD_OK; t++) st = w[t].st;
 done:
-    free(r);
+    free(w);
     free(th);
     free(started);
     return st;
