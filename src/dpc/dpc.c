@@ -368,26 +368,66 @@ static int next_cell(const dpc_grid *g, const int64_t *c, int64_t r, int ring, u
     return 0;
 }
 
+/* The cells a ball of radius d_c around a point can reach, with a test of
+ * each cell's box against the ball: out (no point of the cell is closer
+ * than d_c), whole (every point is), or cut.  The margin (1e-9 of the
+ * coordinates' scale) covers the rounding of cell bounds, so that every
+ * point near the sphere lands in a cut cell and is tested exactly. */
+typedef struct {
+    const dpc_grid *g;
+    double in2, out2;     /* (d_c -+ margin)^2 */
+    int64_t reach;        /* cells, in every coordinate */
+} ball;
+
+enum { CELL_OUT, CELL_CUT, CELL_WHOLE };
+
+static void ball_init(ball *b, const dpc_grid *g, double dc, double margin)
+{
+    b->g = g;
+    b->in2 = (dc - margin) * (dc - margin);
+    b->out2 = (dc + margin) * (dc + margin);
+    b->reach = (int64_t)ceil(dc / g->h) + 1;
+}
+
+/* The margin for points p on grid g with cutoff dc. */
+static double ball_margin(const dpc_points *p, const dpc_grid *g, double dc)
+{
+    double scale = dc;
+    for (uint32_t k = 0; k < p->d; k++) scale = fmax(scale, fmax(fabs(g->lo[k]), fabs(g->lo[k] + (double)g->dim[k] * g->h)));
+    return 1e-9 * scale;
+}
+
+static int ball_test(const ball *b, const double *xi, uint64_t cell)
+{
+    const dpc_grid *g = b->g;
+    uint64_t v = cell;
+    double mind2 = 0, maxd2 = 0;
+    for (uint32_t k = 0; k < g->d; k++) {
+        const int64_t q = (int64_t)(v % (uint64_t)g->dim[k]);
+        v /= (uint64_t)g->dim[k];
+        const double lo = g->lo[k] + (double)q * g->h, hi = lo + g->h;
+        const double near = xi[k] < lo ? lo - xi[k] : xi[k] > hi ? xi[k] - hi : 0;
+        const double far = fmax(fabs(xi[k] - lo), fabs(xi[k] - hi));
+        mind2 += near * near;
+        maxd2 += far * far;
+    }
+    return mind2 > b->out2 ? CELL_OUT : maxd2 < b->in2 ? CELL_WHOLE : CELL_CUT;
+}
+
 typedef struct {
     const dpc_points *p;
-    const dpc_grid *g;
-    double dc, margin, *rho;
+    ball b;
+    double dc2, *rho;
     uint64_t base;
 } grho_ctx;
 
 /* Cutoff rho from the cells within d_c of a point, cells a quarter of d_c
- * wide: a cell that lies wholly inside the ball counts all its points at
- * once, one wholly outside none, and only the points of the cells the
- * sphere cuts are tested one by one.  "Wholly" keeps a margin (1e-9 of
- * the coordinates' scale) for the rounding of cell bounds, so that every
- * point near the sphere is tested exactly. */
+ * wide: a cell wholly inside the ball counts all its points at once, and
+ * only the points of the cells the sphere cuts are tested one by one. */
 FD_HOT static fd_status grho_range(void *arg, uint64_t i0, uint64_t i1, int thread)
 {
     const grho_ctx *r = arg;
-    const dpc_grid *g = r->g;
-    const double dc2 = r->dc * r->dc, in2 = (r->dc - r->margin) * (r->dc - r->margin),
-                 out2 = (r->dc + r->margin) * (r->dc + r->margin);
-    const int64_t R = (int64_t)ceil(r->dc / g->h) + 1;
+    const dpc_grid *g = r->b.g;
     (void)thread;
     for (uint64_t i = i0; i < i1; i++) {
         int64_t c[DPC_GRID_MAX_D];
@@ -395,30 +435,16 @@ FD_HOT static fd_status grho_range(void *arg, uint64_t i0, uint64_t i1, int thre
         const double *xi = r->p->x + i * r->p->d;
         dpc_grid_coords(g, i, c);
         const uint64_t own = (uint64_t)g->cell[i];
-        while (next_cell(g, c, R, 0, &it, &cell)) {
+        while (next_cell(g, c, r->b.reach, 0, &it, &cell)) {
             const uint64_t a = g->start[cell], b = g->start[cell + 1];
             if (a == b) continue;
-            int64_t q[DPC_GRID_MAX_D];
-            uint64_t v = cell;
-            double mind2 = 0, maxd2 = 0;
-            for (uint32_t k = 0; k < g->d; k++) {
-                q[k] = (int64_t)(v % (uint64_t)g->dim[k]);
-                v /= (uint64_t)g->dim[k];
-                const double lo = g->lo[k] + (double)q[k] * g->h, hi = lo + g->h;
-                const double near = xi[k] < lo ? lo - xi[k] : xi[k] > hi ? xi[k] - hi : 0;
-                const double far = fmax(fabs(xi[k] - lo), fabs(xi[k] - hi));
-                mind2 += near * near;
-                maxd2 += far * far;
-            }
-            if (mind2 > out2) continue;
-            if (maxd2 < in2) {
-                cnt += b - a - (cell == own);
-                continue;
-            }
-            for (uint64_t s = a; s < b; s++) {
-                const uint64_t j = g->idx[s];
-                cnt += j != i && pair_d2(r->p, i, j) < dc2;
-            }
+            const int t = ball_test(&r->b, xi, cell);
+            if (t == CELL_WHOLE) cnt += b - a - (cell == own);
+            else if (t == CELL_CUT)
+                for (uint64_t s = a; s < b; s++) {
+                    const uint64_t j = g->idx[s];
+                    cnt += j != i && pair_d2(r->p, i, j) < r->dc2;
+                }
         }
         r->rho[i - r->base] = (double)cnt;
     }
@@ -432,9 +458,8 @@ fd_status dpc_rho_rows(const dpc_points *p, double dc, int kernel, uint64_t i0, 
     if (kernel == DPC_CUTOFF && use_grid(p)) {
         dpc_grid g;
         FD_TRY(dpc_grid_build(&g, p, dc / 4));
-        double scale = dc;
-        for (uint32_t k = 0; k < p->d; k++) scale = fmax(scale, fmax(fabs(g.lo[k]), fabs(g.lo[k] + (double)g.dim[k] * g.h)));
-        grho_ctx r = {p, &g, dc, 1e-9 * scale, rho, i0};
+        grho_ctx r = {p, {0}, dc * dc, rho, i0};
+        ball_init(&r.b, &g, dc, ball_margin(p, &g, dc));
         st = par_rows(threads, i0, i1, grho_range, &r, prog);
         dpc_grid_free(&g);
         return st;
@@ -703,7 +728,37 @@ typedef struct {
     const int32_t *labels;
     uint32_t k;
     double *border;       /* per thread: k + 1 values */
+    const ball *b;        /* the grid's cells, or NULL: every point */
 } halo_ctx;
+
+static void halo_pair(const halo_ctx *h, double *b, uint64_t i, uint64_t j)
+{
+    if (h->labels[j] == h->labels[i]) return;
+    const double avg = (h->rho[i] + h->rho[j]) / 2;
+    if (avg > b[h->labels[i]]) b[h->labels[i]] = avg;
+}
+
+/* The pairs closer than d_c from the cells within reach (the grid). */
+FD_HOT static fd_status ghalo_range(void *arg, uint64_t i0, uint64_t i1, int thread)
+{
+    const halo_ctx *h = arg;
+    const dpc_grid *g = h->b->g;
+    double *b = h->border + (size_t)thread * (h->k + 1);
+    for (uint64_t i = i0; i < i1; i++) {
+        int64_t c[DPC_GRID_MAX_D];
+        uint64_t it = 0, cell;
+        const double *xi = h->p->x + i * h->p->d;
+        dpc_grid_coords(g, i, c);
+        while (next_cell(g, c, h->b->reach, 0, &it, &cell)) {
+            if (g->start[cell] == g->start[cell + 1] || ball_test(h->b, xi, cell) == CELL_OUT) continue;
+            for (uint64_t s = g->start[cell]; s < g->start[cell + 1]; s++) {
+                const uint64_t j = g->idx[s];
+                if (j != i && pair_d2(h->p, i, j) < h->dc2) halo_pair(h, b, i, j);
+            }
+        }
+    }
+    return FD_OK;
+}
 
 FD_HOT static fd_status halo_range(void *arg, uint64_t i0, uint64_t i1, int thread)
 {
@@ -715,10 +770,7 @@ FD_HOT static fd_status halo_range(void *arg, uint64_t i0, uint64_t i1, int thre
             const uint64_t j1 = j0 + JBLOCK < n ? j0 + JBLOCK : n;
             dist2(h->p, h->c, i, j0, j1, d2);
             for (uint64_t j = j0; j < j1; j++)
-                if (d2[j - j0] < h->dc2 && h->labels[j] != h->labels[i]) {
-                    const double avg = (h->rho[i] + h->rho[j]) / 2;
-                    if (avg > b[h->labels[i]]) b[h->labels[i]] = avg;
-                }
+                if (d2[j - j0] < h->dc2) halo_pair(h, b, i, j);
         }
     return FD_OK;
 }
@@ -730,9 +782,22 @@ fd_status dpc_halo_border(const dpc_points *p, double dc, const double *rho, con
     if (threads < 1) threads = 1;
     double *b = calloc((size_t)threads * (k + 1), sizeof *b);
     if (!b) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    fd_status st = by_column(p, &c);
-    halo_ctx h = {p, c, dc * dc, rho, labels, k, b};
-    if (st == FD_OK) st = par_rows(threads, i0, i1, halo_range, &h, prog);
+    fd_status st = FD_OK;
+    if (use_grid(p)) {
+        dpc_grid g;
+        ball bl;
+        st = dpc_grid_build(&g, p, dc / 4);
+        if (st == FD_OK) {
+            ball_init(&bl, &g, dc, ball_margin(p, &g, dc));
+            halo_ctx h = {p, NULL, dc * dc, rho, labels, k, b, &bl};
+            st = par_rows(threads, i0, i1, ghalo_range, &h, prog);
+            dpc_grid_free(&g);
+        }
+    } else {
+        st = by_column(p, &c);
+        halo_ctx h = {p, c, dc * dc, rho, labels, k, b, NULL};
+        if (st == FD_OK) st = par_rows(threads, i0, i1, halo_range, &h, prog);
+    }
     for (int t = 0; st == FD_OK && t < threads; t++)
         for (uint32_t q = 0; q <= k; q++)
             if (b[(size_t)t * (k + 1) + q] > border[q]) border[q] = b[(size_t)t * (k + 1) + q];
