@@ -97,9 +97,9 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
         unsigned maj, min, rel;
         H5get_libversion(&maj, &min, &rel);
-        printf("fcbo-dist %s\nCUDA backend: %s\nNCCL: %s\nHDF5: %u.%u.%u (serial)\nMPI: %d.%d\n", FD_VERSION,
-               FD_HAVE_CUDA ? "built" : "not built", FD_HAVE_NCCL ? "built" : "not built", maj, min, rel,
-               MPI_VERSION, MPI_SUBVERSION);
+        printf("fcbo-dist %s\nCUDA backend: %s\nNCCL: %s\nHDF5: %u.%u.%u (serial)\nMPI: %d.%d\ncairo (dpc --plot): %s\n",
+               FD_VERSION, FD_HAVE_CUDA ? "built" : "not built", FD_HAVE_NCCL ? "built" : "not built", maj, min, rel,
+               MPI_VERSION, MPI_SUBVERSION, FD_HAVE_CAIRO ? "built" : "not built");
         return 0;
     }
     const fd_cmd *cmd = NULL;
