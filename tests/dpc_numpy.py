@@ -18,18 +18,12 @@ import sys
 
 import h5py
 import numpy as np
+import testlib
+from testlib import check
 
 BIN, WORK, SHARED = sys.argv[1], sys.argv[2], sys.argv[3]
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1", FD_BACKEND="cpu")
+ENV = dict(testlib.ENV, FD_BACKEND="cpu")
 os.makedirs(WORK, exist_ok=True)
-checks = {"n": 0, "bad": 0}
-
-
-def check(cond, what):
-    checks["n"] += 1
-    if not cond:
-        checks["bad"] += 1
-        print("FAIL:", what, file=sys.stderr)
 
 
 def run(args, np_=1, expect=0):
@@ -295,9 +289,22 @@ many = os.path.join(WORK, "many.txt")  # every point in the rectangle: more cent
 subprocess.run([BIN, "gen", "blobs", "--n", "70000", "--dims", "2", "--clusters", "9", "-o", many], check=True, env=ENV)
 r = run([many, "--dc", "1", "--rho-min", "-1", "--delta-min", "1e-300", "-q"], expect=2)
 check("more than 65536 centres" in r.stderr, "rectangle of every point: %s" % r.stderr.strip())
+# Inputs that read fine but cannot be clustered as asked: a label that is
+# not an integer, points all equal (d_c would be 0), more neighbours than
+# points.
+cases_bad = {"label.txt": ("1 2 1\n3 4 2.5\n5 6 1\n", ["--label-column", "3"], "row 2: label 2.5 is not an integer"),
+             "same.txt": ("1 1\n1 1\n1 1\n1 1\n", [], "d_c = 0"),
+             "same2.txt": ("1 1\n1 1\n1 1\n1 1\n", ["--neighbors", "2"], "d_c = 0"),
+             "few.txt": ("1 1\n2 2\n3 3\n", ["--neighbors", "5"], "more than the 2 other points")}
+for fname, (text, args, want) in cases_bad.items():
+    path = os.path.join(WORK, fname)
+    with open(path, "w") as f:
+        f.write(text)
+    out = os.path.join(WORK, "bad_" + fname)
+    r = run([path, "-o", out] + args, expect=2)
+    check(want in r.stderr and not os.path.exists(out), "%s: %s" % (fname, r.stderr.strip()))
 for args in (["--dc", "0"], ["--dc", "1", "--neighbors", "3"], ["--rho-min", "1"], ["--kernel", "box"],
              ["--columns", "3"], ["--columns", "2-1"], ["--label-column", "9"], ["--backend", "tpu"]):
     run([cases[0][3]] + args + ["-q"], expect=2)
 
-print("%d checks, %d failed" % (checks["n"], checks["bad"]))
-sys.exit(1 if checks["bad"] else 0)
+testlib.finish()

@@ -1,26 +1,8 @@
 """Shared by the Python spearman tests (spearman_scipy.py, gpu_spearman.py):
-the environment for mpirun as root, a counting check, and the random
-zero-inflated count matrices with heavy ties and the awkward rows."""
-import os
-import sys
-
+the random zero-inflated count matrices with heavy ties and the awkward
+rows, and testlib's environment and check."""
 import numpy as np
-
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-counts = {"checks": 0, "failures": 0}
-
-
-def check(cond, what):
-    counts["checks"] += 1
-    if not cond:
-        counts["failures"] += 1
-        print("FAIL:", what, file=sys.stderr)
-
-
-def finish(fmt="%d checks, %d failed"):
-    """Prints the counts and exits non-zero on any failure."""
-    print(fmt % (counts["checks"], counts["failures"]))
-    sys.exit(1 if counts["failures"] else 0)
+from testlib import ENV, check, counts, finish  # noqa: F401  (the tests import them from here)
 
 
 def matrix(rows, n, seed, far_equal=False):

@@ -1,6 +1,7 @@
 /* Density peaks on the CPU: every pass is a loop over rows i against all
- * points j, the coordinates held column by column so that the j loop
- * vectorises; nothing of size N x N is stored (see dpc.h). */
+ * points j, reading the coordinates column by column (dpc_points.xt) so
+ * that the j loop vectorises; nothing of size N x N is stored (see
+ * dpc.h). */
 #include "dpc.h"
 
 #include "../common/clock.h"
@@ -83,40 +84,15 @@ done:
     return st;
 }
 
-/* ---------------- coordinates by column ---------------- */
-
-/* c[k][j] = x_jk: the j loops read one array per coordinate. */
-static fd_status by_column(const dpc_points *p, double ***out)
-{
-    double **c = calloc(p->d, sizeof *c);
-    if (!c) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    for (uint32_t k = 0; k < p->d; k++) {
-        if (!(c[k] = malloc(p->n * sizeof **c))) {
-            for (uint32_t q = 0; q < k; q++) free(c[q]);
-            free(c);
-            return fd_fail(FD_ERR_NOMEM, "out of memory for the points by column");
-        }
-        for (uint64_t j = 0; j < p->n; j++) c[k][j] = p->x[j * p->d + k];
-    }
-    *out = c;
-    return FD_OK;
-}
-
-static void free_columns(double **c, uint32_t d)
-{
-    for (uint32_t k = 0; c && k < d; k++) free(c[k]);
-    free(c);
-}
-
 /* Squared distances from point i to points [j0, j1) into d2 (the same
  * operations, in the same order, in every pass and every test oracle:
  * the sum over k of (x_ik - x_jk)^2). */
-static void dist2(const dpc_points *p, double *const *c, uint64_t i, uint64_t j0, uint64_t j1, double *d2)
+static void dist2(const dpc_points *p, uint64_t i, uint64_t j0, uint64_t j1, double *d2)
 {
     const uint64_t m = j1 - j0;
     for (uint64_t j = 0; j < m; j++) d2[j] = 0;
     for (uint32_t k = 0; k < p->d; k++) {
-        const double xi = p->x[i * p->d + k], *xk = c[k] + j0;
+        const double xi = p->x[i * p->d + k], *xk = p->xt + (size_t)k * p->n + j0;
         for (uint64_t j = 0; j < m; j++) {
             const double t = xi - xk[j];
             d2[j] += t * t;
@@ -222,7 +198,6 @@ static void heap_offer(double *h, uint64_t *len, uint64_t m, double x)
 
 typedef struct {
     const dpc_points *p;
-    double *const *c;
     const uint64_t *rows;
     uint64_t m;
     double *heaps;        /* per thread: the m smallest distances it has seen */
@@ -241,7 +216,7 @@ FD_HOT static fd_status nb_range(void *arg, uint64_t q0, uint64_t q1, int thread
     for (uint64_t q = q0; q < q1; q++)
         for (uint64_t j0 = 0; j0 < n; j0 += JBLOCK) {
             const uint64_t j1 = j0 + JBLOCK < n ? j0 + JBLOCK : n, i = r->rows[q];
-            dist2(r->p, r->c, i, j0, j1, d2);
+            dist2(r->p, i, j0, j1, d2);
             if (i >= j0 && i < j1) d2[i - j0] = INFINITY; /* not its own neighbour */
             const double top = *len < r->m ? INFINITY : h[0];
             uint64_t nk = 0;
@@ -264,9 +239,8 @@ fd_status dpc_dc_neighbors(const dpc_points *p, double k, uint64_t seed, int thr
         return fd_fail(FD_ERR_USAGE, "--neighbors %g: more than the %llu other points", k, (unsigned long long)(n - 1));
     if (threads < 1) threads = 1;
     uint64_t *rows = malloc(s * sizeof *rows), *len = calloc((size_t)threads, sizeof *len);
-    double *heaps = malloc((size_t)threads * m * sizeof *heaps), **c = NULL;
+    double *heaps = malloc((size_t)threads * m * sizeof *heaps);
     if (!rows || !len || !heaps) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
-    FD_TRY_GOTO(by_column(p, &c), st, done);
     if (s == n) {
         for (uint64_t i = 0; i < n; i++) rows[i] = i;
     } else {
@@ -279,7 +253,7 @@ fd_status dpc_dc_neighbors(const dpc_points *p, double k, uint64_t seed, int thr
             rows[got++] = dup ? j : t;
         }
     }
-    nb_ctx r = {p, c, rows, m, heaps, len};
+    nb_ctx r = {p, rows, m, heaps, len};
     FD_TRY_GOTO(par_rows(threads, 0, s, nb_range, &r, NULL), st, done);
     /* The m smallest of all lie among the threads' m smallest each: the
      * m-th of their union, whatever the threads did. */
@@ -295,7 +269,6 @@ done:
     free(rows);
     free(len);
     free(heaps);
-    free_columns(c, p->d);
     return st;
 }
 
@@ -303,7 +276,6 @@ done:
 
 typedef struct {
     const dpc_points *p;
-    double *const *c;
     double dc2, *rho;
     int kernel;
     uint64_t base;        /* rho[i - base] */
@@ -320,7 +292,7 @@ FD_HOT static fd_status rho_range(void *arg, uint64_t i0, uint64_t i1, int threa
         uint64_t cnt = 0;
         for (uint64_t j0 = 0; j0 < n; j0 += JBLOCK) {
             const uint64_t j1 = j0 + JBLOCK < n ? j0 + JBLOCK : n;
-            dist2(r->p, r->c, i, j0, j1, d2);
+            dist2(r->p, i, j0, j1, d2);
             if (i >= j0 && i < j1) d2[i - j0] = INFINITY; /* not its own neighbour */
             if (r->kernel == DPC_CUTOFF) {
                 for (uint64_t j = 0; j < j1 - j0; j++) cnt += d2[j] < r->dc2;
@@ -464,19 +436,14 @@ fd_status dpc_rho_rows(const dpc_points *p, double dc, int kernel, uint64_t i0, 
         dpc_grid_free(&g);
         return st;
     }
-    double **c = NULL;
-    FD_TRY(by_column(p, &c));
-    rho_ctx r = {p, c, dc * dc, rho, kernel, i0};
-    st = par_rows(threads, i0, i1, rho_range, &r, prog);
-    free_columns(c, p->d);
-    return st;
+    rho_ctx r = {p, dc * dc, rho, kernel, i0};
+    return par_rows(threads, i0, i1, rho_range, &r, prog);
 }
 
 /* ---------------- delta ---------------- */
 
 typedef struct {
     const dpc_points *p;
-    double *const *c;
     const double *rho;
     double *delta;
     int64_t *parent;
@@ -501,7 +468,7 @@ FD_HOT static fd_status delta_range(void *arg, uint64_t i0, uint64_t i1, int thr
         for (uint64_t j0 = 0; j0 < n; j0 += JBLOCK) {
             const uint64_t j1 = j0 + JBLOCK < n ? j0 + JBLOCK : n, m = j1 - j0;
             const double *rj = r->rho + j0;
-            dist2(r->p, r->c, i, j0, j1, d2);
+            dist2(r->p, i, j0, j1, d2);
             /* Before i an equal rho is denser, from i on it is not. */
             const uint64_t lim = i <= j0 ? 0 : i - j0 < m ? i - j0 : m;
             double bmin = INFINITY;
@@ -532,13 +499,8 @@ FD_HOT static fd_status delta_range(void *arg, uint64_t i0, uint64_t i1, int thr
 #define RING_CELLS 1024
 
 typedef struct {
-    const dpc_points *p;
+    delta_ctx rows; /* the rows and their results, as delta_range takes them */
     const dpc_grid *g;
-    double *const *c;
-    const double *rho;
-    double *delta;
-    int64_t *parent;
-    uint64_t base;
 } gdelta_ctx;
 
 /* The nearest denser point by rings of cells around the point's own:
@@ -548,8 +510,9 @@ typedef struct {
  * densest point) scan every point as delta_range does. */
 FD_HOT static fd_status gdelta_range(void *arg, uint64_t i0, uint64_t i1, int thread)
 {
-    const gdelta_ctx *r = arg;
-    const dpc_grid *g = r->g;
+    const gdelta_ctx *gr = arg;
+    const delta_ctx *r = &gr->rows;
+    const dpc_grid *g = gr->g;
     for (uint64_t i = i0; i < i1; i++) {
         const double ri = r->rho[i];
         int64_t c[DPC_GRID_MAX_D], maxr = 0;
@@ -581,8 +544,7 @@ FD_HOT static fd_status gdelta_range(void *arg, uint64_t i0, uint64_t i1, int th
             r->delta[i - r->base] = sqrt(best);
             r->parent[i - r->base] = bj;
         } else {
-            const delta_ctx one = {r->p, r->c, r->rho, r->delta, r->parent, r->base};
-            delta_range((void *)&one, i, i + 1, thread);
+            delta_range((void *)r, i, i + 1, thread);
         }
     }
     return FD_OK;
@@ -591,9 +553,7 @@ FD_HOT static fd_status gdelta_range(void *arg, uint64_t i0, uint64_t i1, int th
 fd_status dpc_delta_rows(const dpc_points *p, const double *rho, uint64_t i0, uint64_t i1, int threads, double *delta,
                          int64_t *parent, fd_progress *prog)
 {
-    double **c = NULL;
     fd_status st;
-    FD_TRY(by_column(p, &c));
     if (use_grid(p)) {
         /* Cells of about one expected nearest-neighbour distance: the
          * extent over the cube root (square root) of the points. */
@@ -610,15 +570,14 @@ fd_status dpc_delta_rows(const dpc_points *p, const double *rho, uint64_t i0, ui
         }
         st = dpc_grid_build(&g, p, ext > 0 ? ext / pow((double)p->n, 1.0 / p->d) : 1.0);
         if (st == FD_OK) {
-            gdelta_ctx r = {p, &g, c, rho, delta, parent, i0};
+            gdelta_ctx r = {{p, rho, delta, parent, i0}, &g};
             st = par_rows(threads, i0, i1, gdelta_range, &r, prog);
             dpc_grid_free(&g);
         }
     } else {
-        delta_ctx r = {p, c, rho, delta, parent, i0};
+        delta_ctx r = {p, rho, delta, parent, i0};
         st = par_rows(threads, i0, i1, delta_range, &r, prog);
     }
-    free_columns(c, p->d);
     return st;
 }
 
@@ -722,7 +681,6 @@ fd_status dpc_assign(const dpc_points *p, const double *rho, const double *delta
 
 typedef struct {
     const dpc_points *p;
-    double *const *c;
     double dc2;
     const double *rho;
     const int32_t *labels;
@@ -768,7 +726,7 @@ FD_HOT static fd_status halo_range(void *arg, uint64_t i0, uint64_t i1, int thre
     for (uint64_t i = i0; i < i1; i++)
         for (uint64_t j0 = 0; j0 < n; j0 += JBLOCK) {
             const uint64_t j1 = j0 + JBLOCK < n ? j0 + JBLOCK : n;
-            dist2(h->p, h->c, i, j0, j1, d2);
+            dist2(h->p, i, j0, j1, d2);
             for (uint64_t j = j0; j < j1; j++)
                 if (d2[j - j0] < h->dc2) halo_pair(h, b, i, j);
         }
@@ -778,7 +736,6 @@ FD_HOT static fd_status halo_range(void *arg, uint64_t i0, uint64_t i1, int thre
 fd_status dpc_halo_border(const dpc_points *p, double dc, const double *rho, const int32_t *labels, uint32_t k,
                           uint64_t i0, uint64_t i1, int threads, double *border, fd_progress *prog)
 {
-    double **c = NULL;
     if (threads < 1) threads = 1;
     double *b = calloc((size_t)threads * (k + 1), sizeof *b);
     if (!b) return fd_fail(FD_ERR_NOMEM, "out of memory");
@@ -789,20 +746,18 @@ fd_status dpc_halo_border(const dpc_points *p, double dc, const double *rho, con
         st = dpc_grid_build(&g, p, dc / 4);
         if (st == FD_OK) {
             ball_init(&bl, &g, dc, ball_margin(p, &g, dc));
-            halo_ctx h = {p, NULL, dc * dc, rho, labels, k, b, &bl};
+            halo_ctx h = {p, dc * dc, rho, labels, k, b, &bl};
             st = par_rows(threads, i0, i1, ghalo_range, &h, prog);
             dpc_grid_free(&g);
         }
     } else {
-        st = by_column(p, &c);
-        halo_ctx h = {p, c, dc * dc, rho, labels, k, b, NULL};
-        if (st == FD_OK) st = par_rows(threads, i0, i1, halo_range, &h, prog);
+        halo_ctx h = {p, dc * dc, rho, labels, k, b, NULL};
+        st = par_rows(threads, i0, i1, halo_range, &h, prog);
     }
     for (int t = 0; st == FD_OK && t < threads; t++)
         for (uint32_t q = 0; q <= k; q++)
             if (b[(size_t)t * (k + 1) + q] > border[q]) border[q] = b[(size_t)t * (k + 1) + q];
     free(b);
-    free_columns(c, p->d);
     return st;
 }
 

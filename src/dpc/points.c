@@ -125,8 +125,12 @@ fd_status dpc_points_read(dpc_points **out, const char *spec, const dpc_columns 
     p->d = npick;
     p->columns = r.n;
     FD_ALLOC_GOTO(p->x, p->n * p->d, st, done);
+    FD_ALLOC_GOTO(p->xt, p->n * p->d, st, done);
     for (uint64_t i = 0; i < p->n; i++)
-        for (uint32_t k = 0; k < npick; k++) p->x[i * p->d + k] = r.all[i * r.n + pick[k]];
+        for (uint32_t k = 0; k < npick; k++) {
+            p->x[i * p->d + k] = r.all[i * r.n + pick[k]];
+            p->xt[k * p->n + i] = r.all[i * r.n + pick[k]];
+        }
     if (cols->label) {
         FD_ALLOC_GOTO(p->truth, p->n, st, done);
         for (uint64_t i = 0; i < p->n; i++) {
@@ -153,6 +157,7 @@ void dpc_points_destroy(dpc_points **pp)
     dpc_points *p = *pp;
     if (!p) return;
     free(p->x);
+    free(p->xt);
     free(p->truth);
     free(p->source);
     free(p);

@@ -12,6 +12,7 @@ typedef struct dpc_points {
     uint64_t n;           /* points */
     uint32_t d;           /* coordinates per point */
     double *x;            /* n x d, row-major */
+    double *xt;           /* d x n, coordinate k of point j at xt[k n + j]: the passes' j loops read it */
     int64_t *truth;       /* the label column per point, or NULL */
     uint32_t columns;     /* values per input row */
     char sha256[65];
