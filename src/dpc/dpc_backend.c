@@ -1,14 +1,38 @@
-/* The registry of dpc backends: the one place that knows which are built. */
+/* The registry of dpc backends, and the CPU backend's table: the one place
+ * that knows which are built. */
+#include "version.h" /* FD_HAVE_CUDA */
+
 #include "dpc_backend.h"
 
 #include "../common/backend.h"
 
 static int cpu_available(void) { return 1; }
 
-static const struct dpc_ops dpc_cpu_ops = {"cpu", dpc_rho_rows, dpc_delta_rows};
+static fd_status cpu_rho(void *state, const dpc_points *p, double dc, int kernel, uint64_t i0, uint64_t i1,
+                         int threads, double *rho, fd_progress *prog)
+{
+    (void)state;
+    return dpc_rho_rows(p, dc, kernel, i0, i1, threads, rho, prog);
+}
+
+static fd_status cpu_delta(void *state, const dpc_points *p, const double *rho, uint64_t i0, uint64_t i1, int threads,
+                           double *delta, int64_t *parent, fd_progress *prog)
+{
+    (void)state;
+    return dpc_delta_rows(p, rho, i0, i1, threads, delta, parent, prog);
+}
+
+const struct dpc_ops dpc_cpu_ops = {"cpu", NULL, NULL, NULL, NULL, NULL, cpu_rho, cpu_delta};
+
+#if FD_HAVE_CUDA
+static int cuda_available(void) { return dpc_cuda_ops.devices() > 0; }
+#endif
 
 static const fd_backend backends[] = {
     {"cpu", cpu_available, &dpc_cpu_ops},
+#if FD_HAVE_CUDA
+    {"cuda", cuda_available, &dpc_cuda_ops},
+#endif
 };
 
 fd_status dpc_backend_get(const char *name, const struct dpc_ops **ops)

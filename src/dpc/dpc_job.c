@@ -9,6 +9,7 @@
 #include "../common/clock.h"
 #include "../io/h5part.h"
 #include "../mpi/placement.h"
+#include "../cuda/dpc_gpu.h"
 #include "dpc_backend.h"
 #include "dpc_h5.h"
 #include "dpc_plot.h"
@@ -81,6 +82,8 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
     dpc_state s;
     h5part_set out;
     const struct dpc_ops *ops = NULL;
+    void *dev = NULL; /* the backend's state */
+    int device = -1;
     double t0 = fd_now(), t, dc = 0, ari = NAN, tl = 0, tdc = 0, trho = 0, tdelta = 0, tassign = 0;
     memset(&s, 0, sizeof s);
     /* Rank 0 writes the one result file; the others only compute. */
@@ -93,7 +96,22 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     if ((st = fd_mpi_same_hash(s.p->sha256, o->input)) != FD_OK) goto done;
     const uint64_t n = s.p->n;
-    const int T = o->threads > 0 ? o->threads : fd_place_threads(mpi);
+    int T = o->threads > 0 ? o->threads : fd_place_threads(mpi);
+    /* The same points on every rank: every rank falls back, or none. */
+    if (ops->supports && !ops->supports(s.p)) {
+        if (!o->quiet && mpi->rank == 0)
+            fprintf(stderr, "fcbo-dist dpc: points of %u coordinates run on the CPU backend (%s takes up to %d)\n",
+                    s.p->d, ops->name, DPC_GPU_MAX_D);
+        ops = &dpc_cpu_ops;
+    }
+    /* A GPU rank is one host thread driving its device. */
+    if (ops->devices) {
+        st = fd_place_device(mpi, ops->devices(), &device);
+        if (st == FD_OK && ops->open_device) st = ops->open_device(device);
+        T = 1;
+    }
+    if (st == FD_OK && ops->open) st = ops->open(&dev, s.p, device);
+    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     tl = fd_now() - t0;
 
     t = fd_now();
@@ -112,7 +130,7 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
     t = fd_now();
     fd_progress prog = {0};
     fd_progress_start(&prog, "points (rho)", o->quiet || mpi->rank != 0);
-    if (st == FD_OK) st = ops->rho_rows(s.p, dc, o->kernel, i0, i1, T, s.rho + i0, &prog);
+    if (st == FD_OK) st = ops->rho_rows(dev, s.p, dc, o->kernel, i0, i1, T, s.rho + i0, &prog);
     fd_progress_stop(&prog);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     if ((st = gather_shares(s.rho, MPI_DOUBLE, n, mpi)) != FD_OK) goto done;
@@ -120,7 +138,7 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
 
     t = fd_now();
     fd_progress_start(&prog, "points (delta)", o->quiet || mpi->rank != 0);
-    st = ops->delta_rows(s.p, s.rho, i0, i1, T, s.delta + i0, s.parent + i0, &prog);
+    st = ops->delta_rows(dev, s.p, s.rho, i0, i1, T, s.delta + i0, s.parent + i0, &prog);
     fd_progress_stop(&prog);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     if ((st = gather_shares(s.delta, MPI_DOUBLE, n, mpi)) != FD_OK) goto done;
@@ -160,8 +178,10 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
     if (!o->quiet && mpi->rank == 0) {
         fprintf(stderr, "%u clusters in %llu points (d = %u, %s kernel, d_c = %.6g) in %.3f s", s.k,
                 (unsigned long long)n, s.p->d, o->kernel == DPC_CUTOFF ? "cutoff" : "Gaussian", dc, fd_now() - t0);
-        if (mpi->size > 1) fprintf(stderr, ", %d ranks x %d thread%s", mpi->size, T, T == 1 ? "" : "s");
-        else fprintf(stderr, ", %d thread%s", T, T == 1 ? "" : "s");
+        if (mpi->size > 1) fprintf(stderr, ", %d ranks x ", mpi->size);
+        else fprintf(stderr, ", ");
+        if (ops->devices) fprintf(stderr, "1 GPU a rank (rank 0: GPU %d)", device);
+        else fprintf(stderr, "%d thread%s", T, T == 1 ? "" : "s");
         if (!isnan(ari)) fprintf(stderr, "; ARI %.4f against column %u", ari, o->cols.label);
         if (o->outdir) fprintf(stderr, "; wrote %s", out.master);
         if (o->plot) fprintf(stderr, "%s %s", o->outdir ? " and" : "; wrote", o->plot);
@@ -171,6 +191,7 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
                     trho, tdelta, tassign);
     }
 done:
+    if (dev) ops->close(dev);
     h5part_set_close(&out, st);
     state_free(&s);
     return st;
