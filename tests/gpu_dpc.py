@@ -11,17 +11,9 @@ import sys
 
 import h5py
 import numpy as np
+from testlib import ENV, check, finish
 
 BIN, WORK, GB, GPUS = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1")
-counts = {"n": 0, "bad": 0}
-
-
-def check(cond, what):
-    counts["n"] += 1
-    if not cond:
-        counts["bad"] += 1
-        print("FAIL:", what, file=sys.stderr)
 
 
 def run(args, backend, np_=1):
@@ -69,5 +61,4 @@ for n, d, integer in [(77, 2, True), (1000, 2, False), (3001, 3, False), (700, 8
             for k in ("labels", "rho", "delta", "parent"):
                 check(np.array_equal(b[k], c[k]), "%s: 2 ranks: %s differs" % (name, k))
 
-print("%d checks, %d failed" % (counts["n"], counts["bad"]))
-sys.exit(1 if counts["bad"] else 0)
+finish()

@@ -139,10 +139,9 @@ extern "C" void dpc_gpu_destroy(dpc_gpu **pg)
     *pg = NULL;
 }
 
-extern "C" fd_status dpc_gpu_create(dpc_gpu **out, int device, const double *x, uint64_t n, uint32_t d)
+extern "C" fd_status dpc_gpu_create(dpc_gpu **out, int device, const double *xt, uint64_t n, uint32_t d)
 {
     fd_status st = FD_OK;
-    double *cols = NULL;
     *out = NULL;
     if (d == 0 || d > DPC_GPU_MAX_D)
         return fd_fail(FD_ERR_INTERNAL, "dpc_gpu_create: %u coordinates (the GPU takes 1 to %d)", d, DPC_GPU_MAX_D);
@@ -153,17 +152,12 @@ extern "C" fd_status dpc_gpu_create(dpc_gpu **out, int device, const double *x, 
     g->d = d;
     CK(cudaSetDevice(device));
     CK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
-    cols = (double *)malloc(n * d * sizeof *cols);
-    if (!cols) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
-    for (uint64_t j = 0; j < n; j++)
-        for (uint32_t k = 0; k < d; k++) cols[k * n + j] = x[j * d + k];
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->x, n * d * sizeof(double), "the points"), st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->rho, n * sizeof(double), "rho"), st, done);
-    CK(cudaMemcpy(g->x, cols, n * d * sizeof(double), cudaMemcpyHostToDevice));
+    CK(cudaMemcpy(g->x, xt, n * d * sizeof(double), cudaMemcpyHostToDevice));
     *out = g;
     g = NULL;
 done:
-    free(cols);
     dpc_gpu_destroy(&g);
     return st;
 }

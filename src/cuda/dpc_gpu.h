@@ -22,8 +22,8 @@ extern "C" {
 
 typedef struct dpc_gpu dpc_gpu;
 
-/* x: n x d, row-major. */
-fd_status dpc_gpu_create(dpc_gpu **out, int device, const double *x, uint64_t n, uint32_t d);
+/* xt: d x n, coordinate k of point j at xt[k n + j] (dpc_points.xt). */
+fd_status dpc_gpu_create(dpc_gpu **out, int device, const double *xt, uint64_t n, uint32_t d);
 void dpc_gpu_destroy(dpc_gpu **g);
 
 /* kernel: 0 cutoff, 1 Gaussian (as DPC_CUTOFF, DPC_GAUSSIAN). */

@@ -12,7 +12,7 @@ static int cuda_supports(const dpc_points *p) { return p->d <= DPC_GPU_MAX_D; }
 static fd_status cuda_open(void **state, const dpc_points *p, int device)
 {
     dpc_gpu *g = NULL;
-    FD_TRY(dpc_gpu_create(&g, device, p->x, p->n, p->d));
+    FD_TRY(dpc_gpu_create(&g, device, p->xt, p->n, p->d));
     *state = g;
     return FD_OK;
 }
