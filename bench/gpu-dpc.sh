@@ -4,7 +4,10 @@
 # on 1 GPU and, where the machine has two, on 2 ranks; side by side in the
 # same call, the CPU backend on every core at the first size and the torch
 # peer (bench/dpc_torch_peer.py: cdist by tiles, count, masked minimum) at
-# --torch-max points or fewer.  rho_s and delta_s are from --stats.
+# --torch-max points or fewer.  The phases (load_s to assign_s) are from
+# --stats: rho_s and delta_s include building the grids and gathering the
+# ranks' shares; compute_s is rho_s + delta_s (for the torch peer, its
+# rho and delta); wall_s is the whole command (mpirun included).
 # Appends to bench/results/dpc-gpu.csv.
 #
 #   bench/gpu-dpc.sh [--sizes "1000000 10000000"] [--torch-max 1000000] [--bin PATH] [--csv FILE]
@@ -26,8 +29,8 @@ done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 version=$("$BIN" version | head -1 | cut -d' ' -f2)
-[ -f "$CSV" ] || echo "tool,points,backend,ranks,rho_s,delta_s,wall_s,dc,clusters,machine,date,version" > "$CSV"
-row() { echo "$1,$2,$3,$4,$5,$6,$7,$8,$9,\"$MACHINE\",$(date -u +%F),$version" | tee -a "$CSV"; }
+[ -f "$CSV" ] || echo "tool,points,backend,ranks,load_s,dc_s,rho_s,delta_s,assign_s,compute_s,wall_s,dc,clusters,machine,date,version" > "$CSV"
+row() { echo "$1,\"$MACHINE\",$(date -u +%F),$version" | tee -a "$CSV"; }
 
 one() {  # N backend ranks
   local N=$1 be=$2 np=$3 launch=()
@@ -36,12 +39,13 @@ one() {  # N backend ranks
   "${launch[@]}" "$BIN" dpc "$tmp/b$N.txt" --label-column 3 --neighbors 30 --centers 50 --backend "$be" --stats \
     2> "$tmp/err" < /dev/null || { echo "failed: $be np=$np: $(tail -3 "$tmp/err")" >&2; return; }
   t1=$(date +%s.%N)
-  local rho delta dc k
-  rho=$(sed -n 's/.*rho \([0-9.]*\) s, delta.*/\1/p' "$tmp/err")
-  delta=$(sed -n 's/.*delta \([0-9.]*\) s, centres.*/\1/p' "$tmp/err")
+  local phases dc k
+  # "load A s, d_c B s, rho C s, delta D s, centres and labels E s" -> A,B,C,D,E
+  phases=$(sed -n 's/^load \([0-9.]*\) s, d_c \([0-9.]*\) s, rho \([0-9.]*\) s, delta \([0-9.]*\) s, centres and labels \([0-9.]*\) s$/\1,\2,\3,\4,\5/p' "$tmp/err")
   dc=$(sed -n 's/.*d_c = \([0-9.e+-]*\)).*/\1/p' "$tmp/err")
   k=$(sed -n 's/^\([0-9]*\) clusters in.*/\1/p' "$tmp/err")
-  row fcbo-dist "$N" "$be" "$np" "$rho" "$delta" "$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b - a}')" "$dc" "$k"
+  local compute; compute=$(echo "${phases:-,,,,}" | awk -F, '$3 != "" {printf "%.3f", $3 + $4}')
+  row "fcbo-dist,$N,$be,$np,${phases:-,,,,},$compute,$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b - a}'),$dc,$k"
   DC=$dc
 }
 
@@ -54,7 +58,8 @@ for N in $SIZES; do
   if [ "$N" -le "$TORCHMAX" ] && python3 -c "import torch" 2> /dev/null; then
     s=$(python3 "$here/dpc_torch_peer.py" "$tmp/b$N.txt" "$DC" 2> "$tmp/terr") ||
       echo "torch peer failed: $(tail -3 "$tmp/terr")" >&2
-    [ -n "${s:-}" ] && row torch "$N" torch-cuda 1 "" "" "$s" "$DC" ""
+    # The peer times rho and delta only (its reading excluded).
+    [ -n "${s:-}" ] && row "torch,$N,torch-cuda,1,,,,,,$s,,$DC,"
   fi
   first=0
 done

@@ -1,11 +1,23 @@
-/* Density peaks on the GPU (see dpc_gpu.h).  One thread per row i; the
- * block walks through all points in tiles of TJ, staged in shared memory
- * by column, so every thread reads each point's coordinates from shared
- * memory once.  The order of j within a thread is ascending, which gives
- * the CPU's tie rule (the smaller j) with a strict comparison. */
+/* Density peaks on the GPU (see dpc_gpu.h).
+ *
+ * Brute force: one thread per row i; the block walks through the points in
+ * tiles of TJ staged in shared memory by column, so that every thread
+ * reads each point's coordinates from shared memory.  Within a thread j
+ * ascends, which gives the CPU's tie rule (the smaller j) with a strict
+ * comparison; delta may split the points among blocks (blockIdx.y), and
+ * the merge takes the splits in order with the same strict comparison.
+ *
+ * Grid: the points are copied into cell order (coordinates by column), a
+ * thread takes one row, and the rows are handed out in cell order too, so
+ * that a warp's threads read the same cells.  The cells of one row of the
+ * grid along the first coordinate are consecutive in cell order, so a
+ * thread scans them as one run of points. */
 #include "check.cuh"
 #include "dpc_gpu.h"
+#include "../dpc/dpc_exp.h"
 
+#include <cub/device/device_radix_sort.cuh>
+#include <cub/device/device_select.cuh>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,31 +25,56 @@
 #define THREADS 256
 #define TJ 256
 
+typedef struct {
+    void *p;
+    uint64_t cap;
+} dbuf;
+
 struct dpc_gpu {
-    int device;
+    int device, sms;
     cudaStream_t stream;
     uint64_t n;
     uint32_t d;
     double *x;      /* d x n: coordinate k of point j at x[k n + j] */
     double *rho;    /* n: every rho (for delta) */
-    double *out_a;  /* rows of one call: rho or delta */
-    int64_t *out_b; /* rows of one call: parent */
-    uint64_t cap;   /* rows out_a and out_b hold */
+    dbuf out_a;     /* rows of one call: rho or delta */
+    dbuf out_b;     /* rows of one call: parent */
+    /* The grid of one call (see grid_build). */
+    dbuf xs, rhos, start, rows, list;
+    dbuf keys[2], vals[2], flags, temp; /* building the grid */
+    dbuf pbest, pfar, pbj; /* brute-force delta: one value per split and row */
+    unsigned long long *count;
+    uint64_t brute_rows;
 };
 
-/* The squared distance from the thread's point (xi) to point jj of the
- * tile, in the CPU's order and rounding.  MAXD, a compile-time bound on d,
- * keeps xi in registers. */
+/* ---------------- device: distances ---------------- */
+
+/* The squared distance of the CPU: (xi_k - xj_k)^2 summed over k in order,
+ * each operation rounded on its own. */
+#define D2_STEP(s, a, b)                                                                                               \
+    do {                                                                                                               \
+        const double t_ = __dsub_rn(a, b);                                                                             \
+        s = __dadd_rn(s, __dmul_rn(t_, t_));                                                                           \
+    } while (0)
+
+/* From the thread's point (xi, MAXD a compile-time bound on d that keeps it
+ * in registers) to point jj of a shared-memory tile. */
 template <int MAXD>
 __device__ __forceinline__ double tile_d2(const double (&xi)[MAXD], const double *tile, uint32_t d, uint32_t jj)
 {
     double s = 0;
 #pragma unroll
     for (int k = 0; k < MAXD; k++)
-        if (k < (int)d) {
-            const double t = __dsub_rn(xi[k], tile[k * TJ + jj]);
-            s = __dadd_rn(s, __dmul_rn(t, t));
-        }
+        if (k < (int)d) D2_STEP(s, xi[k], tile[k * TJ + jj]);
+    return s;
+}
+
+/* From the thread's point to slot u of the points in cell order. */
+template <int D> __device__ __forceinline__ double slot_d2(const double (&xi)[D], const double *xs, uint64_t n, uint32_t u)
+{
+    double s = 0;
+#pragma unroll
+    for (int k = 0; k < D; k++) D2_STEP(s, xi[k], xs[k * n + u]);
     return s;
 }
 
@@ -47,18 +84,21 @@ template <int MAXD> __device__ __forceinline__ void load_point(double (&xi)[MAXD
     for (int k = 0; k < MAXD; k++) xi[k] = live && k < (int)d ? x[k * n + i] : 0;
 }
 
-/* Points [j0, j0 + TJ) into shared memory by column (and their rho). */
+/* Points [j0, min(j0 + TJ, jend)) into shared memory by column (and their
+ * rho when trho is given). */
 __device__ __forceinline__ void load_tile(double *tile, double *trho, const double *x, const double *rho, uint64_t n,
-                                          uint32_t d, uint64_t j0)
+                                          uint32_t d, uint64_t j0, uint64_t jend)
 {
     for (uint32_t v = threadIdx.x; v < d * TJ; v += blockDim.x) {
         const uint32_t k = v / TJ, jj = v % TJ;
         const uint64_t j = j0 + jj;
-        tile[v] = j < n ? x[k * n + j] : 0;
+        tile[v] = j < jend ? x[k * n + j] : 0;
     }
     if (trho)
-        for (uint32_t jj = threadIdx.x; jj < TJ; jj += blockDim.x) trho[jj] = j0 + jj < n ? rho[j0 + jj] : 0;
+        for (uint32_t jj = threadIdx.x; jj < TJ; jj += blockDim.x) trho[jj] = j0 + jj < jend ? rho[j0 + jj] : 0;
 }
+
+/* ---------------- device: brute force ---------------- */
 
 template <int MAXD, int KERNEL>
 __global__ void __launch_bounds__(THREADS) k_rho(const double *x, uint64_t n, uint32_t d, double dc2, uint64_t i0,
@@ -73,37 +113,44 @@ __global__ void __launch_bounds__(THREADS) k_rho(const double *x, uint64_t n, ui
     double sum = 0;
     for (uint64_t j0 = 0; j0 < n; j0 += TJ) {
         __syncthreads();
-        load_tile(tile, NULL, x, NULL, n, d, j0);
+        load_tile(tile, NULL, x, NULL, n, d, j0, n);
         __syncthreads();
         const uint32_t m = n - j0 < TJ ? (uint32_t)(n - j0) : TJ;
         for (uint32_t jj = 0; jj < m; jj++) {
             const double s = tile_d2<MAXD>(xi, tile, d, jj);
             const bool other = j0 + jj != i;
             if (KERNEL == 0) cnt += other && s < dc2;
-            else if (other) sum = __dadd_rn(sum, exp(-__ddiv_rn(s, dc2)));
+            else if (other) sum = __dadd_rn(sum, dpc_exp_neg(-__ddiv_rn(s, dc2)));
         }
     }
     if (live) out[i - i0] = KERNEL == 0 ? (double)cnt : sum;
 }
 
+/* Row t is list[t] (or i0 + t without a list); blockIdx.y takes points
+ * [y jspan, (y + 1) jspan).  Out per split and row: the nearest denser
+ * point's squared distance and index, and the largest squared distance
+ * (for the densest point, which has no denser one). */
 template <int MAXD>
-__global__ void __launch_bounds__(THREADS) k_delta(const double *x, const double *rho, uint64_t n, uint32_t d,
-                                                    uint64_t i0, uint64_t i1, double *delta, int64_t *parent)
+__global__ void __launch_bounds__(THREADS) k_delta_part(const double *x, const double *rho, uint64_t n, uint32_t d,
+                                                         const uint32_t *list, uint64_t nrows, uint64_t i0,
+                                                         uint64_t jspan, double *pbest, double *pfar, int64_t *pbj)
 {
     extern __shared__ double tile[];
     double *trho = tile + (size_t)d * TJ;
-    const uint64_t i = i0 + (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    const bool live = i < i1;
+    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const bool live = t < nrows;
+    const uint64_t i = live ? (list ? list[t] : i0 + t) : 0;
     double xi[MAXD];
     load_point<MAXD>(xi, x, n, d, i, live);
     const double ri = live ? rho[i] : 0;
     double best = INFINITY, far = 0;
     int64_t bj = -1;
-    for (uint64_t j0 = 0; j0 < n; j0 += TJ) {
+    const uint64_t ja = (uint64_t)blockIdx.y * jspan, jb = ja + jspan < n ? ja + jspan : n;
+    for (uint64_t j0 = ja; j0 < jb; j0 += TJ) {
         __syncthreads();
-        load_tile(tile, trho, x, rho, n, d, j0);
+        load_tile(tile, trho, x, rho, n, d, j0, jb);
         __syncthreads();
-        const uint32_t m = n - j0 < TJ ? (uint32_t)(n - j0) : TJ;
+        const uint32_t m = jb - j0 < TJ ? (uint32_t)(jb - j0) : TJ;
         for (uint32_t jj = 0; jj < m; jj++) {
             const double s = tile_d2<MAXD>(xi, tile, d, jj), rj = trho[jj];
             const uint64_t j = j0 + jj;
@@ -115,8 +162,225 @@ __global__ void __launch_bounds__(THREADS) k_delta(const double *x, const double
         }
     }
     if (live) {
-        delta[i - i0] = __dsqrt_rn(bj < 0 ? far : best);
+        const uint64_t o = (uint64_t)blockIdx.y * nrows + t;
+        pbest[o] = best;
+        pfar[o] = far;
+        pbj[o] = bj;
+    }
+}
+
+__global__ void k_delta_merge(uint64_t nrows, uint32_t splits, const uint32_t *list, uint64_t i0, const double *pbest,
+                              const double *pfar, const int64_t *pbj, double *delta, int64_t *parent)
+{
+    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nrows) return;
+    double best = INFINITY, far = 0;
+    int64_t bj = -1;
+    for (uint32_t y = 0; y < splits; y++) {
+        const uint64_t o = (uint64_t)y * nrows + t;
+        if (pbest[o] < best) {
+            best = pbest[o];
+            bj = pbj[o];
+        }
+        far = pfar[o] > far ? pfar[o] : far;
+    }
+    const uint64_t r = (list ? list[t] : i0 + t) - i0;
+    delta[r] = __dsqrt_rn(bj < 0 ? far : best);
+    parent[r] = bj;
+}
+
+/* ---------------- device: grid ---------------- */
+
+typedef struct {
+    double h;
+    int64_t dim[3]; /* 1 past the grid's coordinates */
+    uint64_t ncells;
+    const uint32_t *start; /* ncells + 1 */
+    const uint32_t *idx;   /* slot -> point */
+    const double *xs;      /* d x n: the points in cell order */
+    const double *rhos;    /* rho in cell order (delta) */
+} gdev;
+
+/* Point i's cell, as grid.c computes it (correctly rounded (x - lo) / h,
+ * floored, clamped to the grid), and i itself: the radix sort's pairs. */
+__global__ void k_cells(const double *x, uint64_t n, uint32_t d, double3 lo, double h, longlong3 dim,
+                        unsigned long long *keys, uint32_t *vals)
+{
+    const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n) return;
+    const double l[3] = {lo.x, lo.y, lo.z};
+    const long long m[3] = {dim.x, dim.y, dim.z};
+    unsigned long long cell = 0;
+    for (int k = (int)d - 1; k >= 0; k--) {
+        double q = floor(__ddiv_rn(__dsub_rn(x[k * n + i], l[k]), h));
+        q = q < 0 ? 0 : q > (double)(m[k] - 1) ? (double)(m[k] - 1) : q;
+        cell = cell * (unsigned long long)m[k] + (unsigned long long)q;
+    }
+    keys[i] = cell;
+    vals[i] = (uint32_t)i;
+}
+
+/* start[c]: the first slot whose cell is c or later (keys sorted). */
+__global__ void k_starts(const unsigned long long *keys, uint64_t n, uint64_t ncells, uint32_t *start)
+{
+    const uint64_t c = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (c > ncells) return;
+    uint64_t lo = 0, hi = n;
+    while (lo < hi) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        if (keys[mid] < c) lo = mid + 1;
+        else hi = mid;
+    }
+    start[c] = (uint32_t)lo;
+}
+
+/* Every slot, and whether its point is one of rows [i0, i1). */
+__global__ void k_row_flags(const uint32_t *idx, uint64_t n, uint64_t i0, uint64_t i1, uint32_t *slots, uint8_t *flags)
+{
+    const uint64_t s = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= n) return;
+    slots[s] = (uint32_t)s;
+    flags[s] = idx[s] >= i0 && idx[s] < i1;
+}
+
+/* Points and rho into cell order. */
+__global__ void k_gather(const double *x, const double *rho, uint64_t n, uint32_t d, const uint32_t *idx, double *xs,
+                         double *rhos)
+{
+    const uint64_t s = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (s >= n) return;
+    const uint32_t i = idx[s];
+    for (uint32_t k = 0; k < d; k++) xs[k * n + s] = x[k * n + i];
+    if (rho) rhos[s] = rho[i];
+}
+
+/* The coordinates of the cell of slot s: the cell c with start[c] <= s <
+ * start[c + 1], by bisection (no cell is kept per point). */
+__device__ __forceinline__ void slot_cell(const gdev &G, uint32_t s, int64_t c[3])
+{
+    uint64_t lo = 0, hi = G.ncells; /* start[lo] <= s < start[hi] */
+    while (hi - lo > 1) {
+        const uint64_t mid = lo + (hi - lo) / 2;
+        if (G.start[mid] <= s) lo = mid;
+        else hi = mid;
+    }
+    c[0] = (int64_t)(lo % (uint64_t)G.dim[0]);
+    lo /= (uint64_t)G.dim[0];
+    c[1] = (int64_t)(lo % (uint64_t)G.dim[1]);
+    c[2] = (int64_t)(lo / (uint64_t)G.dim[1]);
+}
+
+/* The slots of cells (q0a .. q0b, q1, q2), consecutive in cell order. */
+__device__ __forceinline__ void cell_run(const gdev &G, int64_t q0a, int64_t q0b, int64_t q1, int64_t q2, uint32_t *a,
+                                         uint32_t *b)
+{
+    const uint64_t base = ((uint64_t)q2 * (uint64_t)G.dim[1] + (uint64_t)q1) * (uint64_t)G.dim[0];
+    *a = G.start[base + (uint64_t)q0a];
+    *b = G.start[base + (uint64_t)q0b + 1];
+}
+
+__device__ __forceinline__ int64_t clip(int64_t v, int64_t lo, int64_t hi) { return v < lo ? lo : v > hi ? hi : v; }
+
+/* Cutoff rho of the row at slot rows[t]: the points of every cell within
+ * reach cells in each coordinate. */
+template <int D>
+__global__ void __launch_bounds__(THREADS) k_rho_grid(gdev G, uint64_t n, int reach, const uint32_t *rows,
+                                                       uint64_t nrows, double dc2, uint64_t i0, double *out)
+{
+    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nrows) return;
+    const uint32_t s = rows[t];
+    double xi[D];
+#pragma unroll
+    for (int k = 0; k < D; k++) xi[k] = G.xs[k * n + s];
+    int64_t c[3], lo[3], hi[3];
+    slot_cell(G, s, c);
+    for (int k = 0; k < 3; k++) {
+        lo[k] = clip(c[k] - reach, 0, G.dim[k] - 1);
+        hi[k] = clip(c[k] + reach, 0, G.dim[k] - 1);
+    }
+    uint64_t cnt = 0;
+    for (int64_t q2 = lo[2]; q2 <= hi[2]; q2++)
+        for (int64_t q1 = lo[1]; q1 <= hi[1]; q1++) {
+            uint32_t a, b;
+            cell_run(G, lo[0], hi[0], q1, q2, &a, &b);
+            for (uint32_t u = a; u < b; u++) cnt += (u != s) & (slot_d2<D>(xi, G.xs, n, u) < dc2);
+        }
+    out[G.idx[s] - i0] = (double)cnt;
+}
+
+/* The nearer of the denser points of slots [a, b) to the row (i, ri). */
+template <int D>
+__device__ __forceinline__ void nearest_denser(const gdev &G, uint64_t n, const double (&xi)[D], uint32_t i, double ri,
+                                               uint32_t a, uint32_t b, double *best, int64_t *bj)
+{
+    for (uint32_t u = a; u < b; u++) {
+        const uint32_t j = G.idx[u];
+        const double rj = G.rhos[u];
+        if (!(rj > ri || (rj == ri && j < i))) continue;
+        const double s = slot_d2<D>(xi, G.xs, n, u);
+        if (s < *best || (s == *best && (int64_t)j < *bj)) {
+            *best = s;
+            *bj = j;
+        }
+    }
+}
+
+/* delta of the row at slot rows[t] by rings of cells around its own, as
+ * dpc.c's gdelta_range: after ring r every point not yet seen is at least
+ * (r - slack) h away, so a nearest denser point closer than that is
+ * final.  A row whose rings run out goes to list (the brute-force pass). */
+template <int D>
+__global__ void __launch_bounds__(THREADS) k_delta_grid(gdev G, uint64_t n, int rings, double slack,
+                                                         const uint32_t *rows, uint64_t nrows, uint64_t i0,
+                                                         double *delta, int64_t *parent, uint32_t *list,
+                                                         unsigned long long *nlist)
+{
+    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (t >= nrows) return;
+    const uint32_t s = rows[t], i = G.idx[s];
+    const double ri = G.rhos[s];
+    double xi[D];
+#pragma unroll
+    for (int k = 0; k < D; k++) xi[k] = G.xs[k * n + s];
+    int64_t c[3];
+    slot_cell(G, s, c);
+    double best = INFINITY;
+    int64_t bj = -1;
+    bool done = false;
+    for (int r = 0; r <= rings && !done; r++) {
+        const int64_t lo1 = clip(c[1] - r, 0, G.dim[1] - 1), hi1 = clip(c[1] + r, 0, G.dim[1] - 1);
+        const int64_t lo2 = clip(c[2] - r, 0, G.dim[2] - 1), hi2 = clip(c[2] + r, 0, G.dim[2] - 1);
+        const int64_t lo0 = clip(c[0] - r, 0, G.dim[0] - 1), hi0 = clip(c[0] + r, 0, G.dim[0] - 1);
+        for (int64_t q2 = lo2; q2 <= hi2; q2++)
+            for (int64_t q1 = lo1; q1 <= hi1; q1++) {
+                const bool edge = r == 0 || (D > 1 && (q1 == c[1] - r || q1 == c[1] + r)) ||
+                                  (D > 2 && (q2 == c[2] - r || q2 == c[2] + r));
+                uint32_t a, b;
+                if (edge) {
+                    cell_run(G, lo0, hi0, q1, q2, &a, &b);
+                    nearest_denser<D>(G, n, xi, i, ri, a, b, &best, &bj);
+                    continue;
+                }
+                /* Inside the ring in the other coordinates: only its two
+                 * ends along the first. */
+                if (c[0] - r >= 0) {
+                    cell_run(G, c[0] - r, c[0] - r, q1, q2, &a, &b);
+                    nearest_denser<D>(G, n, xi, i, ri, a, b, &best, &bj);
+                }
+                if (c[0] + r < G.dim[0]) {
+                    cell_run(G, c[0] + r, c[0] + r, q1, q2, &a, &b);
+                    nearest_denser<D>(G, n, xi, i, ri, a, b, &best, &bj);
+                }
+            }
+        const double reach = ((double)r - slack) * G.h;
+        done = bj >= 0 && reach > 0 && best < reach * reach;
+    }
+    if (done) {
+        delta[i - i0] = __dsqrt_rn(best);
         parent[i - i0] = bj;
+    } else {
+        list[atomicAdd(nlist, 1ull)] = i;
     }
 }
 
@@ -124,16 +388,24 @@ __global__ void __launch_bounds__(THREADS) k_delta(const double *x, const double
 
 #define CK(call) CUDA_CHECK_GOTO(call, st, done)
 
+static fd_status grow(dbuf *b, uint64_t n, size_t elem, const char *what)
+{
+    return fd_cuda_grow(&b->p, &b->cap, n, elem, what);
+}
+
 extern "C" void dpc_gpu_destroy(dpc_gpu **pg)
 {
     dpc_gpu *g = *pg;
     if (!g) return;
     cudaSetDevice(g->device);
     if (g->stream) cudaStreamSynchronize(g->stream);
+    dbuf *bufs[] = {&g->out_a,   &g->out_b,   &g->xs,      &g->rhos,  &g->start, &g->rows, &g->list,
+                    &g->keys[0], &g->keys[1], &g->vals[0], &g->vals[1], &g->flags, &g->temp, &g->pbest,
+                    &g->pfar,    &g->pbj};
+    for (size_t k = 0; k < sizeof bufs / sizeof *bufs; k++) cudaFree(bufs[k]->p);
     cudaFree(g->x);
     cudaFree(g->rho);
-    cudaFree(g->out_a);
-    cudaFree(g->out_b);
+    cudaFree(g->count);
     if (g->stream) cudaStreamDestroy(g->stream);
     free(g);
     *pg = NULL;
@@ -151,9 +423,11 @@ extern "C" fd_status dpc_gpu_create(dpc_gpu **out, int device, const double *xt,
     g->n = n;
     g->d = d;
     CK(cudaSetDevice(device));
+    CK(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, device));
     CK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->x, n * d * sizeof(double), "the points"), st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->rho, n * sizeof(double), "rho"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->count, sizeof *g->count, "a counter"), st, done);
     CK(cudaMemcpy(g->x, xt, n * d * sizeof(double), cudaMemcpyHostToDevice));
     *out = g;
     g = NULL;
@@ -162,75 +436,216 @@ done:
     return st;
 }
 
-/* The kernels for the smallest bound of 2, 4, 8 and 16 that holds d. */
-template <int MAXD> static void rho_d(dpc_gpu *g, unsigned blocks, size_t smem, double dc2, int kernel, uint64_t i0, uint64_t i1)
-{
-    if (kernel == 0) k_rho<MAXD, 0><<<blocks, THREADS, smem, g->stream>>>(g->x, g->n, g->d, dc2, i0, i1, g->out_a);
-    else k_rho<MAXD, 1><<<blocks, THREADS, smem, g->stream>>>(g->x, g->n, g->d, dc2, i0, i1, g->out_a);
-}
-
-static void launch_rho(dpc_gpu *g, unsigned blocks, size_t smem, double dc2, int kernel, uint64_t i0, uint64_t i1)
-{
-    if (g->d <= 2) rho_d<2>(g, blocks, smem, dc2, kernel, i0, i1);
-    else if (g->d <= 4) rho_d<4>(g, blocks, smem, dc2, kernel, i0, i1);
-    else if (g->d <= 8) rho_d<8>(g, blocks, smem, dc2, kernel, i0, i1);
-    else rho_d<16>(g, blocks, smem, dc2, kernel, i0, i1);
-}
-
-static void launch_delta(dpc_gpu *g, unsigned blocks, size_t smem, uint64_t i0, uint64_t i1)
-{
-    if (g->d <= 2) k_delta<2><<<blocks, THREADS, smem, g->stream>>>(g->x, g->rho, g->n, g->d, i0, i1, g->out_a, g->out_b);
-    else if (g->d <= 4) k_delta<4><<<blocks, THREADS, smem, g->stream>>>(g->x, g->rho, g->n, g->d, i0, i1, g->out_a, g->out_b);
-    else if (g->d <= 8) k_delta<8><<<blocks, THREADS, smem, g->stream>>>(g->x, g->rho, g->n, g->d, i0, i1, g->out_a, g->out_b);
-    else k_delta<16><<<blocks, THREADS, smem, g->stream>>>(g->x, g->rho, g->n, g->d, i0, i1, g->out_a, g->out_b);
-}
-
-/* Room for the rows of one call. */
+/* Room for the results of rows rows. */
 static fd_status rows_room(dpc_gpu *g, uint64_t rows)
 {
-    if (rows <= g->cap) return FD_OK;
-    cudaFree(g->out_a);
-    cudaFree(g->out_b);
-    g->out_a = NULL;
-    g->out_b = NULL;
-    g->cap = 0;
-    FD_TRY(fd_cuda_alloc((void **)&g->out_a, rows * sizeof(double), "the rows' results"));
-    FD_TRY(fd_cuda_alloc((void **)&g->out_b, rows * sizeof(int64_t), "the rows' results"));
-    g->cap = rows;
-    return FD_OK;
+    FD_TRY(grow(&g->out_a, rows, sizeof(double), "the rows' results"));
+    return grow(&g->out_b, rows, sizeof(int64_t), "the rows' results");
 }
 
-extern "C" fd_status dpc_gpu_rho(dpc_gpu *g, double dc, int kernel, uint64_t i0, uint64_t i1, double *rho)
+static unsigned blocks_for(uint64_t rows);
+
+/* CUB's scratch space: asked for, grown, then the call made. */
+#define CUB_CALL(...)                                                                                                  \
+    do {                                                                                                               \
+        size_t bytes_ = 0;                                                                                             \
+        void *tmp_ = NULL;                                                                                             \
+        CK(__VA_ARGS__);                                                                                               \
+        FD_TRY_GOTO(grow(&g->temp, bytes_, 1, "scratch space"), st, done);                                             \
+        tmp_ = g->temp.p;                                                                                              \
+        CK(__VA_ARGS__);                                                                                               \
+    } while (0)
+
+/* The grid on the device: every point's cell, a radix sort of the points
+ * by cell (stable: within a cell by index, as grid.c lists them), each
+ * cell's first slot; the points (and rho, when given) into cell order;
+ * and the slots of rows [i0, i1), in cell order. */
+static fd_status grid_build(dpc_gpu *g, const dpc_gpu_grid *grid, const double *rho, uint64_t i0, uint64_t i1,
+                            gdev *G, uint64_t *nrows)
+{
+    fd_status st = FD_OK;
+    const uint64_t n = g->n;
+    int bits = 1;
+    while (bits < 64 && (grid->ncells - 1) >> bits) bits++;
+    for (int b = 0; b < 2; b++) {
+        FD_TRY(grow(&g->keys[b], n, sizeof(unsigned long long), "the grid"));
+        FD_TRY(grow(&g->vals[b], n, sizeof(uint32_t), "the grid"));
+    }
+    FD_TRY(grow(&g->start, grid->ncells + 1, sizeof(uint32_t), "the grid"));
+    FD_TRY(grow(&g->xs, n * g->d, sizeof(double), "the points in cell order"));
+    FD_TRY(grow(&g->rows, n, sizeof(uint32_t), "the rows"));
+    FD_TRY(grow(&g->flags, n, 1, "the rows"));
+    if (rho) FD_TRY(grow(&g->rhos, n, sizeof(double), "rho in cell order"));
+    {
+        const double3 lo = make_double3(grid->lo[0], grid->lo[1], grid->lo[2]);
+        const longlong3 dim = make_longlong3(grid->dim[0], grid->d > 1 ? grid->dim[1] : 1, grid->d > 2 ? grid->dim[2] : 1);
+        k_cells<<<blocks_for(n), THREADS, 0, g->stream>>>(g->x, n, g->d, lo, grid->h, dim,
+                                                          (unsigned long long *)g->keys[0].p, (uint32_t *)g->vals[0].p);
+        CK(cudaGetLastError());
+    }
+    {
+        cub::DoubleBuffer<unsigned long long> keys((unsigned long long *)g->keys[0].p,
+                                                   (unsigned long long *)g->keys[1].p);
+        cub::DoubleBuffer<uint32_t> vals((uint32_t *)g->vals[0].p, (uint32_t *)g->vals[1].p);
+        CUB_CALL(cub::DeviceRadixSort::SortPairs(tmp_, bytes_, keys, vals, (int64_t)n, 0, bits, g->stream));
+        k_starts<<<blocks_for(grid->ncells + 1), THREADS, 0, g->stream>>>(keys.Current(), n, grid->ncells,
+                                                                            (uint32_t *)g->start.p);
+        CK(cudaGetLastError());
+        G->idx = vals.Current();
+    }
+    if (rho) CK(cudaMemcpyAsync(g->rho, rho, n * sizeof(double), cudaMemcpyHostToDevice, g->stream));
+    k_gather<<<blocks_for(n), THREADS, 0, g->stream>>>(g->x, rho ? g->rho : NULL, n, g->d, G->idx, (double *)g->xs.p,
+                                                       (double *)g->rhos.p);
+    CK(cudaGetLastError());
+    k_row_flags<<<blocks_for(n), THREADS, 0, g->stream>>>(G->idx, n, i0, i1, (uint32_t *)g->rows.p,
+                                                          (uint8_t *)g->flags.p);
+    CK(cudaGetLastError());
+    CUB_CALL(cub::DeviceSelect::Flagged(tmp_, bytes_, (uint32_t *)g->rows.p, (const uint8_t *)g->flags.p, g->count,
+                                        (int64_t)n, g->stream));
+    {
+        unsigned long long m = 0;
+        CK(cudaMemcpyAsync(&m, g->count, sizeof m, cudaMemcpyDeviceToHost, g->stream));
+        CK(cudaStreamSynchronize(g->stream));
+        *nrows = m;
+    }
+    G->h = grid->h;
+    for (int k = 0; k < 3; k++) G->dim[k] = k < (int)grid->d ? grid->dim[k] : 1;
+    G->ncells = grid->ncells;
+    G->start = (const uint32_t *)g->start.p;
+    G->xs = (const double *)g->xs.p;
+    G->rhos = (const double *)g->rhos.p;
+done:
+    return st;
+}
+
+static unsigned blocks_for(uint64_t rows) { return (unsigned)((rows + THREADS - 1) / THREADS); }
+
+/* The kernels for the smallest bound of 2, 4, 8 and 16 that holds d. */
+template <int MAXD> static void rho_d(dpc_gpu *g, size_t smem, double dc2, int kernel, uint64_t i0, uint64_t i1)
+{
+    double *out = (double *)g->out_a.p;
+    if (kernel == 0) k_rho<MAXD, 0><<<blocks_for(i1 - i0), THREADS, smem, g->stream>>>(g->x, g->n, g->d, dc2, i0, i1, out);
+    else k_rho<MAXD, 1><<<blocks_for(i1 - i0), THREADS, smem, g->stream>>>(g->x, g->n, g->d, dc2, i0, i1, out);
+}
+
+template <int D> static void rho_grid_d(dpc_gpu *g, const gdev &G, int reach, uint64_t nrows, double dc2, uint64_t i0)
+{
+    k_rho_grid<D><<<blocks_for(nrows), THREADS, 0, g->stream>>>(G, g->n, reach, (const uint32_t *)g->rows.p, nrows,
+                                                               dc2, i0, (double *)g->out_a.p);
+}
+
+extern "C" fd_status dpc_gpu_rho(dpc_gpu *g, const dpc_gpu_grid *grid, double dc, int kernel, uint64_t i0,
+                                 uint64_t i1, double *rho)
 {
     fd_status st = FD_OK;
     if (i1 <= i0) return FD_OK;
-    const uint64_t rows = i1 - i0, blocks = (rows + THREADS - 1) / THREADS;
-    const size_t smem = (size_t)g->d * TJ * sizeof(double);
+    const uint64_t rows = i1 - i0;
     CK(cudaSetDevice(g->device));
     FD_TRY(rows_room(g, rows));
-    launch_rho(g, (unsigned)blocks, smem, dc * dc, kernel, i0, i1);
+    if (grid) {
+        gdev G;
+        uint64_t nrows;
+        FD_TRY(grid_build(g, grid, NULL, i0, i1, &G, &nrows));
+        /* Two points closer than d_c are less than d_c / h cells apart,
+         * and each computed cell coordinate is off by at most the slack. */
+        const int reach = (int)ceil(dc / grid->h + 2 * grid->slack);
+        if (grid->d == 1) rho_grid_d<1>(g, G, reach, nrows, dc * dc, i0);
+        else if (grid->d == 2) rho_grid_d<2>(g, G, reach, nrows, dc * dc, i0);
+        else rho_grid_d<3>(g, G, reach, nrows, dc * dc, i0);
+    } else {
+        const size_t smem = (size_t)g->d * TJ * sizeof(double);
+        if (g->d <= 2) rho_d<2>(g, smem, dc * dc, kernel, i0, i1);
+        else if (g->d <= 4) rho_d<4>(g, smem, dc * dc, kernel, i0, i1);
+        else if (g->d <= 8) rho_d<8>(g, smem, dc * dc, kernel, i0, i1);
+        else rho_d<16>(g, smem, dc * dc, kernel, i0, i1);
+    }
     CK(cudaGetLastError());
-    CK(cudaMemcpyAsync(rho, g->out_a, rows * sizeof(double), cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaMemcpyAsync(rho, g->out_a.p, rows * sizeof(double), cudaMemcpyDeviceToHost, g->stream));
     CK(cudaStreamSynchronize(g->stream));
 done:
     return st;
 }
 
-extern "C" fd_status dpc_gpu_delta(dpc_gpu *g, const double *rho, uint64_t i0, uint64_t i1, double *delta,
-                                   int64_t *parent)
+template <int MAXD>
+static void delta_part_d(dpc_gpu *g, dim3 grid, size_t smem, const uint32_t *list, uint64_t nrows, uint64_t i0,
+                         uint64_t jspan)
+{
+    k_delta_part<MAXD><<<grid, THREADS, smem, g->stream>>>(g->x, g->rho, g->n, g->d, list, nrows, i0, jspan,
+                                                           (double *)g->pbest.p, (double *)g->pfar.p,
+                                                           (int64_t *)g->pbj.p);
+}
+
+/* Brute-force delta of rows list[0 .. nrows) (or i0 .. i0 + nrows without
+ * a list) into out_a and out_b; g->rho holds every rho.  Few rows split
+ * the points among more blocks, so that every SM has work. */
+static fd_status delta_brute(dpc_gpu *g, const uint32_t *list, uint64_t nrows, uint64_t i0)
 {
     fd_status st = FD_OK;
-    if (i1 <= i0) return FD_OK;
-    const uint64_t rows = i1 - i0, blocks = (rows + THREADS - 1) / THREADS;
+    const uint64_t n = g->n, bx = blocks_for(nrows), tiles = (n + TJ - 1) / TJ;
+    uint64_t splits = ((uint64_t)4 * g->sms + bx - 1) / bx;
+    splits = splits < 1 ? 1 : splits > tiles ? tiles : splits > 65535 ? 65535 : splits;
+    const uint64_t jspan = (tiles + splits - 1) / splits * TJ;
+    splits = (n + jspan - 1) / jspan;
+    FD_TRY(grow(&g->pbest, splits * nrows, sizeof(double), "delta's partial results"));
+    FD_TRY(grow(&g->pfar, splits * nrows, sizeof(double), "delta's partial results"));
+    FD_TRY(grow(&g->pbj, splits * nrows, sizeof(int64_t), "delta's partial results"));
+    const dim3 grid((unsigned)bx, (unsigned)splits);
     const size_t smem = ((size_t)g->d + 1) * TJ * sizeof(double);
+    if (g->d <= 2) delta_part_d<2>(g, grid, smem, list, nrows, i0, jspan);
+    else if (g->d <= 4) delta_part_d<4>(g, grid, smem, list, nrows, i0, jspan);
+    else if (g->d <= 8) delta_part_d<8>(g, grid, smem, list, nrows, i0, jspan);
+    else delta_part_d<16>(g, grid, smem, list, nrows, i0, jspan);
+    CK(cudaGetLastError());
+    k_delta_merge<<<(unsigned)bx, THREADS, 0, g->stream>>>(nrows, (uint32_t)splits, list, i0,
+                                                           (const double *)g->pbest.p, (const double *)g->pfar.p,
+                                                           (const int64_t *)g->pbj.p, (double *)g->out_a.p,
+                                                           (int64_t *)g->out_b.p);
+    CK(cudaGetLastError());
+done:
+    return st;
+}
+
+template <int D>
+static void delta_grid_d(dpc_gpu *g, const gdev &G, const dpc_gpu_grid *grid, uint64_t nrows, uint64_t i0)
+{
+    k_delta_grid<D><<<blocks_for(nrows), THREADS, 0, g->stream>>>(
+        G, g->n, grid->rings, grid->slack, (const uint32_t *)g->rows.p, nrows, i0, (double *)g->out_a.p,
+        (int64_t *)g->out_b.p, (uint32_t *)g->list.p, g->count);
+}
+
+extern "C" fd_status dpc_gpu_delta(dpc_gpu *g, const dpc_gpu_grid *grid, const double *rho, uint64_t i0, uint64_t i1,
+                                   double *delta, int64_t *parent)
+{
+    fd_status st = FD_OK;
+    if (i1 <= i0) return FD_OK;
+    const uint64_t rows = i1 - i0;
     CK(cudaSetDevice(g->device));
     FD_TRY(rows_room(g, rows));
-    CK(cudaMemcpyAsync(g->rho, rho, g->n * sizeof(double), cudaMemcpyHostToDevice, g->stream));
-    launch_delta(g, (unsigned)blocks, smem, i0, i1);
-    CK(cudaGetLastError());
-    CK(cudaMemcpyAsync(delta, g->out_a, rows * sizeof(double), cudaMemcpyDeviceToHost, g->stream));
-    CK(cudaMemcpyAsync(parent, g->out_b, rows * sizeof(int64_t), cudaMemcpyDeviceToHost, g->stream));
+    g->brute_rows = rows;
+    if (grid) {
+        gdev G;
+        uint64_t nrows;
+        unsigned long long left = 0;
+        FD_TRY(grid_build(g, grid, rho, i0, i1, &G, &nrows));
+        FD_TRY(grow(&g->list, nrows, sizeof(uint32_t), "the rows left to brute force"));
+        CK(cudaMemsetAsync(g->count, 0, sizeof *g->count, g->stream));
+        if (grid->d == 1) delta_grid_d<1>(g, G, grid, nrows, i0);
+        else if (grid->d == 2) delta_grid_d<2>(g, G, grid, nrows, i0);
+        else delta_grid_d<3>(g, G, grid, nrows, i0);
+        CK(cudaGetLastError());
+        CK(cudaMemcpyAsync(&left, g->count, sizeof left, cudaMemcpyDeviceToHost, g->stream));
+        CK(cudaStreamSynchronize(g->stream));
+        g->brute_rows = left;
+        if (left) FD_TRY(delta_brute(g, (const uint32_t *)g->list.p, left, i0));
+    } else {
+        CK(cudaMemcpyAsync(g->rho, rho, g->n * sizeof(double), cudaMemcpyHostToDevice, g->stream));
+        FD_TRY(delta_brute(g, NULL, rows, i0));
+    }
+    CK(cudaMemcpyAsync(delta, g->out_a.p, rows * sizeof(double), cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaMemcpyAsync(parent, g->out_b.p, rows * sizeof(int64_t), cudaMemcpyDeviceToHost, g->stream));
     CK(cudaStreamSynchronize(g->stream));
 done:
     return st;
 }
+
+extern "C" uint64_t dpc_gpu_delta_brute_rows(const dpc_gpu *g) { return g->brute_rows; }

@@ -3,9 +3,17 @@
  * column, as doubles); each call computes rho, or delta and parent, for a
  * range of rows against every point.  Every distance is the CPU's: the
  * sum over coordinates in order of (x_ik - x_jk)^2 in double with
- * correctly rounded operations and no fused multiply-add, so the cutoff
- * kernel's results are bit-identical to the CPU backend's (the Gaussian
- * kernel's exp is CUDA's, within 2 ulp of glibc's). */
+ * correctly rounded operations and no fused multiply-add, and the
+ * Gaussian kernel's exp is dpc_exp.h's on both sides, so the results are
+ * bit-identical to the CPU backend's for both kernels.
+ *
+ * Two ways through the pairs:
+ *  - brute force: every row against every point, in shared-memory tiles;
+ *    delta splits the points among blocks when there are few rows;
+ *  - grid (points of 1 to 3 coordinates, shaped by grid.c, filled here):
+ *    rho looks only at the cells within d_c, delta searches rings of
+ *    cells and hands the rows whose rings run out (local density peaks)
+ *    to the brute-force kernel. */
 #ifndef FD_DPC_GPU_H
 #define FD_DPC_GPU_H
 
@@ -19,17 +27,35 @@ extern "C" {
 
 /* Coordinates a point may have on the GPU (shared-memory tiles). */
 #define DPC_GPU_MAX_D 16
+/* Coordinates a grid may have. */
+#define DPC_GPU_GRID_D 3
 
 typedef struct dpc_gpu dpc_gpu;
+
+/* A grid's shape as grid.c's dpc_grid_shape gives it; the device lists
+ * the points cell by cell itself (a radix sort by cell). */
+typedef struct {
+    uint32_t d;
+    double h, lo[DPC_GPU_GRID_D];
+    int64_t dim[DPC_GPU_GRID_D];
+    uint64_t ncells;
+    double slack;          /* dpc_grid_slack, in cells */
+    int rings;             /* delta: the last ring searched before every point is */
+} dpc_gpu_grid;
 
 /* xt: d x n, coordinate k of point j at xt[k n + j] (dpc_points.xt). */
 fd_status dpc_gpu_create(dpc_gpu **out, int device, const double *xt, uint64_t n, uint32_t d);
 void dpc_gpu_destroy(dpc_gpu **g);
 
-/* kernel: 0 cutoff, 1 Gaussian (as DPC_CUTOFF, DPC_GAUSSIAN). */
-fd_status dpc_gpu_rho(dpc_gpu *g, double dc, int kernel, uint64_t i0, uint64_t i1, double *rho);
+/* kernel: 0 cutoff, 1 Gaussian (as DPC_CUTOFF, DPC_GAUSSIAN).  grid:
+ * NULL for brute force; only with the cutoff kernel. */
+fd_status dpc_gpu_rho(dpc_gpu *g, const dpc_gpu_grid *grid, double dc, int kernel, uint64_t i0, uint64_t i1,
+                      double *rho);
 /* rho of every point in; delta and parent of rows [i0, i1) out. */
-fd_status dpc_gpu_delta(dpc_gpu *g, const double *rho, uint64_t i0, uint64_t i1, double *delta, int64_t *parent);
+fd_status dpc_gpu_delta(dpc_gpu *g, const dpc_gpu_grid *grid, const double *rho, uint64_t i0, uint64_t i1,
+                        double *delta, int64_t *parent);
+/* Rows of the last grid delta call that searched every point. */
+uint64_t dpc_gpu_delta_brute_rows(const dpc_gpu *g);
 
 #ifdef __cplusplus
 }

@@ -6,6 +6,7 @@
 
 #include "../common/clock.h"
 #include "../common/dispatch.h"
+#include "dpc_exp.h"
 #include "grid.h"
 
 #include <math.h>
@@ -297,20 +298,12 @@ FD_HOT static fd_status rho_range(void *arg, uint64_t i0, uint64_t i1, int threa
             if (r->kernel == DPC_CUTOFF) {
                 for (uint64_t j = 0; j < j1 - j0; j++) cnt += d2[j] < r->dc2;
             } else {
-                for (uint64_t j = 0; j < j1 - j0; j++) sum += exp(-d2[j] / r->dc2);
+                for (uint64_t j = 0; j < j1 - j0; j++) sum += dpc_exp_neg(-d2[j] / r->dc2);
             }
         }
         r->rho[i - r->base] = r->kernel == DPC_CUTOFF ? (double)cnt : sum;
     }
     return FD_OK;
-}
-
-/* Whether the passes may use the grid: points of up to 3 coordinates,
- * unless FD_DPC_GRID=off (the tests run both ways). */
-static int use_grid(const dpc_points *p)
-{
-    const char *env = getenv("FD_DPC_GRID");
-    return p->d <= DPC_GRID_MAX_D && !(env && !strcmp(env, "off"));
 }
 
 /* The cells around cell c within r in every coordinate (clipped to the
@@ -427,7 +420,7 @@ fd_status dpc_rho_rows(const dpc_points *p, double dc, int kernel, uint64_t i0, 
                        fd_progress *prog)
 {
     fd_status st;
-    if (kernel == DPC_CUTOFF && use_grid(p)) {
+    if (kernel == DPC_CUTOFF && dpc_grid_usable(p)) {
         dpc_grid g;
         FD_TRY(dpc_grid_build(&g, p, dc / 4));
         grho_ctx r = {p, {0}, dc * dc, rho, i0};
@@ -495,18 +488,16 @@ FD_HOT static fd_status delta_range(void *arg, uint64_t i0, uint64_t i1, int thr
     return FD_OK;
 }
 
-/* The rings of cells a point searches before it scans every point. */
-#define RING_CELLS 1024
-
 typedef struct {
     delta_ctx rows; /* the rows and their results, as delta_range takes them */
     const dpc_grid *g;
+    double slack;   /* dpc_grid_slack */
 } gdelta_ctx;
 
 /* The nearest denser point by rings of cells around the point's own:
  * after ring r, every point not yet seen is at least r h away (less a
  * rounding margin), so a nearest one closer than that is final.  Points
- * whose rings would pass RING_CELLS cells (local density peaks, the
+ * whose rings would pass DPC_RING_CELLS cells (local density peaks, the
  * densest point) scan every point as delta_range does. */
 FD_HOT static fd_status gdelta_range(void *arg, uint64_t i0, uint64_t i1, int thread)
 {
@@ -524,7 +515,7 @@ FD_HOT static fd_status gdelta_range(void *arg, uint64_t i0, uint64_t i1, int th
         for (rr = 0; !done; rr++) {
             uint64_t side = 1;
             for (uint32_t k = 0; k < g->d; k++) side *= (uint64_t)(2 * rr + 1);
-            if (side > RING_CELLS || rr > maxr) break;
+            if (side > DPC_RING_CELLS || rr > maxr) break;
             uint64_t it = 0, cell;
             while (next_cell(g, c, rr, 1, &it, &cell))
                 for (uint64_t q = g->start[cell]; q < g->start[cell + 1]; q++) {
@@ -537,8 +528,8 @@ FD_HOT static fd_status gdelta_range(void *arg, uint64_t i0, uint64_t i1, int th
                         bj = (int64_t)j;
                     }
                 }
-            const double reach = (double)rr * g->h * (1 - 1e-9);
-            done = bj >= 0 && best < reach * reach;
+            const double reach = ((double)rr - gr->slack) * g->h;
+            done = bj >= 0 && reach > 0 && best < reach * reach;
         }
         if (done) {
             r->delta[i - r->base] = sqrt(best);
@@ -554,23 +545,11 @@ fd_status dpc_delta_rows(const dpc_points *p, const double *rho, uint64_t i0, ui
                          int64_t *parent, fd_progress *prog)
 {
     fd_status st;
-    if (use_grid(p)) {
-        /* Cells of about one expected nearest-neighbour distance: the
-         * extent over the cube root (square root) of the points. */
+    if (dpc_grid_usable(p)) {
         dpc_grid g;
-        double ext = 0;
-        for (uint32_t k = 0; k < p->d; k++) {
-            double lo = p->x[k], hi = p->x[k];
-            for (uint64_t i = 1; i < p->n; i++) {
-                const double v = p->x[i * p->d + k];
-                lo = v < lo ? v : lo;
-                hi = v > hi ? v : hi;
-            }
-            ext = hi - lo > ext ? hi - lo : ext;
-        }
-        st = dpc_grid_build(&g, p, ext > 0 ? ext / pow((double)p->n, 1.0 / p->d) : 1.0);
+        st = dpc_grid_build(&g, p, dpc_grid_delta_side(p));
         if (st == FD_OK) {
-            gdelta_ctx r = {{p, rho, delta, parent, i0}, &g};
+            gdelta_ctx r = {{p, rho, delta, parent, i0}, &g, dpc_grid_slack(&g)};
             st = par_rows(threads, i0, i1, gdelta_range, &r, prog);
             dpc_grid_free(&g);
         }
@@ -596,58 +575,98 @@ static int by_key_desc(const void *a, const void *b, void *key)
     return key_cmp(key, *(const int64_t *)a, *(const int64_t *)b);
 }
 
+/* The m points first by key (decreasing, then index), in that order,
+ * into top: a heap of the m best seen, its worst at the root, so that
+ * most points cost one comparison; then one sort of m. */
+static void top_by_key(const double *key, uint64_t n, uint64_t m, int64_t *top)
+{
+    uint64_t len = 0;
+    for (uint64_t i = 0; i < n; i++) {
+        if (len == m && key_cmp(key, (int64_t)i, top[0]) > 0) continue;
+        uint64_t c;
+        if (len < m) {
+            /* Sift up: the worst of the heap rises to the root. */
+            c = len++;
+            while (c && key_cmp(key, top[(c - 1) / 2], (int64_t)i) < 0) {
+                top[c] = top[(c - 1) / 2];
+                c = (c - 1) / 2;
+            }
+            top[c] = (int64_t)i;
+            continue;
+        }
+        /* Replace the root, sift down. */
+        c = 0;
+        for (;;) {
+            uint64_t l = 2 * c + 1, r = l + 1, w = c;
+            int64_t wv = (int64_t)i;
+            if (l < m && key_cmp(key, top[l], wv) > 0) w = l, wv = top[l];
+            if (r < m && key_cmp(key, top[r], wv) > 0) w = r, wv = top[r];
+            if (w == c) break;
+            top[c] = top[w];
+            c = w;
+        }
+        top[c] = (int64_t)i;
+    }
+    qsort_r(top, len, sizeof *top, by_key_desc, (void *)key);
+}
+
+/* The automatic rule: the largest ratio between consecutive gammas in
+ * decreasing order (order: the first m points by gamma) ends the
+ * centres.  The densest point's delta is its largest distance, by
+ * convention; for the gaps it counts with the largest other delta, or it
+ * would always stand alone. */
+static uint64_t auto_centers(uint64_t n, const double *rho, const double *delta, const double *gamma,
+                             const int64_t *order, uint64_t m, uint64_t top)
+{
+    double dmax = 0, best = 0;
+    uint64_t k = 1;
+    for (uint64_t i = 0; i < n; i++)
+        if (i != top && delta[i] > dmax) dmax = delta[i];
+    for (uint64_t q = 1; q < m; q++) {
+        const int64_t a = order[q - 1], b = order[q];
+        const double hi = a == (int64_t)top ? rho[a] * dmax : gamma[a], lo = b == (int64_t)top ? rho[b] * dmax : gamma[b];
+        const double ratio = lo > 0 ? hi / lo : hi > 0 ? INFINITY : 1;
+        if (ratio > best) {
+            best = ratio;
+            k = q;
+        }
+    }
+    return k;
+}
+
+/* The most centres the rectangle rule takes. */
+#define RECT_MAX 65536
+
 fd_status dpc_assign(const dpc_points *p, const double *rho, const double *delta, const int64_t *parent,
                      const dpc_centers_rule *rule, double *gamma, int32_t *labels, int64_t **centers, uint32_t *k)
 {
     const uint64_t n = p->n;
-    int64_t *order = malloc(n * sizeof *order), *cs = NULL;
     uint64_t nc = 0, top = 0;
-    if (!order) return fd_fail(FD_ERR_NOMEM, "out of memory");
     for (uint64_t i = 0; i < n; i++) {
         gamma[i] = rho[i] * delta[i];
-        order[i] = (int64_t)i;
         if (parent[i] < 0) top = i;
     }
-    qsort_r(order, n, sizeof *order, by_key_desc, gamma);
-    if (!(cs = malloc((n < 65536 ? n : 65536) * sizeof *cs))) {
-        free(order);
-        return fd_fail(FD_ERR_NOMEM, "out of memory");
+    const int rect = !rule->k && rule->delta_min > 0;
+    /* The centres, in decreasing gamma, with one place to spare for the
+     * densest point. */
+    uint64_t m = rule->k ? rule->k : DPC_AUTO_MAX + 1;
+    if (rect) {
+        m = 0;
+        for (uint64_t i = 0; i < n; i++) m += rho[i] > rule->rho_min && delta[i] > rule->delta_min;
+        if (m > RECT_MAX)
+            return fd_fail(FD_ERR_USAGE, "--rho-min %g --delta-min %g: more than %d centres; narrow the rectangle",
+                           rule->rho_min, rule->delta_min, RECT_MAX);
     }
-    const uint64_t cap = n < 65536 ? n : 65536;
-    /* Automatic: the largest ratio between consecutive gammas in
-     * decreasing order, among the first DPC_AUTO_MAX, ends the centres. */
-    uint64_t kauto = 1;
-    if (!rule->k && !(rule->delta_min > 0)) {
-        /* The densest point's delta is its largest distance, by
-         * convention; for the gaps it counts with the largest other delta,
-         * or it would always stand alone. */
-        double dmax = 0, best = 0;
+    m = m < n ? m : n;
+    int64_t *cs = malloc((m + 1) * sizeof *cs);
+    if (!cs) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    if (rect) {
         for (uint64_t i = 0; i < n; i++)
-            if (i != top && delta[i] > dmax) dmax = delta[i];
-        for (uint64_t q = 1; q < n && q <= DPC_AUTO_MAX; q++) {
-            const int64_t a = order[q - 1], b = order[q];
-            const double hi = a == (int64_t)top ? rho[a] * dmax : gamma[a], lo = b == (int64_t)top ? rho[b] * dmax : gamma[b];
-            const double ratio = lo > 0 ? hi / lo : hi > 0 ? INFINITY : 1;
-            if (ratio > best) {
-                best = ratio;
-                kauto = q;
-            }
-        }
-    }
-    for (uint64_t q = 0; q < n; q++) {
-        const int64_t i = order[q];
-        int take;
-        if (rule->k) take = q < rule->k;
-        else if (rule->delta_min > 0) take = rho[i] > rule->rho_min && delta[i] > rule->delta_min;
-        else take = q < kauto;
-        if (take && nc == cap) {
-            free(order);
-            free(cs);
-            return fd_fail(FD_ERR_USAGE, "--rho-min %g --delta-min %g: more than %llu centres; narrow the rectangle",
-                           rule->rho_min, rule->delta_min, (unsigned long long)cap);
-        }
-        if (take) cs[nc++] = i;
-        else if (rule->k || !(rule->delta_min > 0)) break;
+            if (rho[i] > rule->rho_min && delta[i] > rule->delta_min) cs[nc++] = (int64_t)i;
+        qsort_r(cs, nc, sizeof *cs, by_key_desc, gamma);
+    } else {
+        top_by_key(gamma, n, m, cs);
+        nc = rule->k ? m : auto_centers(n, rho, delta, gamma, cs, m, top);
     }
     /* The densest point has no denser parent: it is always a centre, in
      * the place its gamma gives it (replacing the last when k is fixed). */
@@ -665,13 +684,17 @@ fd_status dpc_assign(const dpc_points *p, const double *rho, const double *delta
     }
     for (uint64_t i = 0; i < n; i++) labels[i] = 0;
     for (uint64_t q = 0; q < nc; q++) labels[cs[q]] = (int32_t)(q + 1);
-    /* In density order every parent comes before its children. */
-    qsort_r(order, n, sizeof *order, by_key_desc, (void *)rho);
-    for (uint64_t q = 0; q < n; q++) {
-        const int64_t i = order[q];
-        if (labels[i] == 0) labels[i] = labels[parent[i]];
+    /* Every point takes the label of the first centre up its chain of
+     * parents (what assigning in density order gives, since a parent is
+     * always denser): walk up to a labelled point, then label the walk.
+     * Each point is walked over at most twice.  The chain ends, since the
+     * densest point, the only one without a parent, is a centre. */
+    for (uint64_t i = 0; i < n; i++) {
+        int64_t j = (int64_t)i;
+        while (labels[j] == 0) j = parent[j];
+        const int32_t l = labels[j];
+        for (j = (int64_t)i; labels[j] == 0; j = parent[j]) labels[j] = l;
     }
-    free(order);
     *centers = cs;
     *k = (uint32_t)nc;
     return FD_OK;
@@ -740,7 +763,7 @@ fd_status dpc_halo_border(const dpc_points *p, double dc, const double *rho, con
     double *b = calloc((size_t)threads * (k + 1), sizeof *b);
     if (!b) return fd_fail(FD_ERR_NOMEM, "out of memory");
     fd_status st = FD_OK;
-    if (use_grid(p)) {
+    if (dpc_grid_usable(p)) {
         dpc_grid g;
         ball bl;
         st = dpc_grid_build(&g, p, dc / 4);

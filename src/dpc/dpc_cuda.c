@@ -1,9 +1,16 @@
 /* CUDA backend of dpc: the points go to the rank's GPU once; each pass is
- * one launch over the rank's rows (src/cuda/dpc_gpu.cu). */
+ * one launch over the rank's rows (src/cuda/dpc_gpu.cu).  Points of up to
+ * 3 coordinates go through grids of the CPU backend's shape (grid.c),
+ * which the device fills; the others, and the Gaussian kernel's rho,
+ * through brute force. */
 #include "dpc_backend.h"
+#include "grid.h"
 
 #include "../cuda/dpc_gpu.h"
 #include "../cuda/fdcuda.h"
+
+#include <stdio.h>
+#include <stdlib.h>
 
 static int cuda_devices(void) { return fd_cuda_device_count(); }
 
@@ -23,11 +30,41 @@ static void cuda_close(void *state)
     dpc_gpu_destroy(&g);
 }
 
+/* The device's view of grid g. */
+static dpc_gpu_grid gpu_grid(const dpc_grid *g)
+{
+    dpc_gpu_grid v = {g->d, g->h, {0}, {0}, g->ncells, dpc_grid_slack(g), 0};
+    int64_t maxdim = 0;
+    for (uint32_t k = 0; k < g->d; k++) {
+        v.lo[k] = g->lo[k];
+        v.dim[k] = g->dim[k];
+        maxdim = g->dim[k] > maxdim ? g->dim[k] : maxdim;
+    }
+    /* The rings dpc.c's gdelta_range searches: (2 r + 1)^d cells at most
+     * DPC_RING_CELLS, and no further than the grid reaches. */
+    for (;;) {
+        const int r = v.rings + 1;
+        uint64_t side = 1;
+        for (uint32_t k = 0; k < g->d; k++) side *= (uint64_t)(2 * r + 1);
+        if (side > DPC_RING_CELLS || r > maxdim) break;
+        v.rings = r;
+    }
+    return v;
+}
+
 static fd_status cuda_rho(void *state, const dpc_points *p, double dc, int kernel, uint64_t i0, uint64_t i1,
                           int threads, double *rho, fd_progress *prog)
 {
-    (void)p, (void)threads;
-    FD_TRY(dpc_gpu_rho(state, dc, kernel, i0, i1, rho));
+    (void)threads;
+    if (kernel == DPC_CUTOFF && dpc_grid_usable(p)) {
+        /* Cells of d_c / 2: 5^d cells around a point hold the ball. */
+        dpc_grid grid;
+        FD_TRY(dpc_grid_shape(&grid, p, dc / 2));
+        const dpc_gpu_grid v = gpu_grid(&grid);
+        FD_TRY(dpc_gpu_rho(state, &v, dc, kernel, i0, i1, rho));
+    } else {
+        FD_TRY(dpc_gpu_rho(state, NULL, dc, kernel, i0, i1, rho));
+    }
     if (prog) fd_progress_add(prog, i1 - i0);
     return FD_OK;
 }
@@ -35,8 +72,18 @@ static fd_status cuda_rho(void *state, const dpc_points *p, double dc, int kerne
 static fd_status cuda_delta(void *state, const dpc_points *p, const double *rho, uint64_t i0, uint64_t i1, int threads,
                             double *delta, int64_t *parent, fd_progress *prog)
 {
-    (void)p, (void)threads;
-    FD_TRY(dpc_gpu_delta(state, rho, i0, i1, delta, parent));
+    (void)threads;
+    if (dpc_grid_usable(p)) {
+        dpc_grid grid;
+        FD_TRY(dpc_grid_shape(&grid, p, dpc_grid_delta_side(p)));
+        const dpc_gpu_grid v = gpu_grid(&grid);
+        FD_TRY(dpc_gpu_delta(state, &v, rho, i0, i1, delta, parent));
+    } else {
+        FD_TRY(dpc_gpu_delta(state, NULL, rho, i0, i1, delta, parent));
+    }
+    if (getenv("FD_GPU_VERBOSE"))
+        fprintf(stderr, "gpu dpc: delta of %llu rows, %llu of them by brute force\n", (unsigned long long)(i1 - i0),
+                (unsigned long long)dpc_gpu_delta_brute_rows(state));
     if (prog) fd_progress_add(prog, i1 - i0);
     return FD_OK;
 }

@@ -104,11 +104,11 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
                     s.p->d, ops->name, DPC_GPU_MAX_D);
         ops = &dpc_cpu_ops;
     }
-    /* A GPU rank is one host thread driving its device. */
+    /* A GPU rank drives its device from one thread; the host's passes
+     * (d_c, the halo) keep the rank's cores. */
     if (ops->devices) {
         st = fd_place_device(mpi, ops->devices(), &device);
         if (st == FD_OK && ops->open_device) st = ops->open_device(device);
-        T = 1;
     }
     if (st == FD_OK && ops->open) st = ops->open(&dev, s.p, device);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
@@ -180,8 +180,9 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
                 (unsigned long long)n, s.p->d, o->kernel == DPC_CUTOFF ? "cutoff" : "Gaussian", dc, fd_now() - t0);
         if (mpi->size > 1) fprintf(stderr, ", %d ranks x ", mpi->size);
         else fprintf(stderr, ", ");
-        if (ops->devices) fprintf(stderr, "1 GPU a rank (rank 0: GPU %d)", device);
-        else fprintf(stderr, "%d thread%s", T, T == 1 ? "" : "s");
+        if (ops->devices) fprintf(stderr, "1 GPU (rank 0: GPU %d) and ", device);
+        fprintf(stderr, "%d thread%s", T, T == 1 ? "" : "s");
+        if (ops->devices) fprintf(stderr, " a rank");
         if (!isnan(ari)) fprintf(stderr, "; ARI %.4f against column %u", ari, o->cols.label);
         if (o->outdir) fprintf(stderr, "; wrote %s", out.master);
         if (o->plot) fprintf(stderr, "%s %s", o->outdir ? " and" : "; wrote", o->plot);

@@ -13,6 +13,36 @@ static int64_t coord(const dpc_grid *g, double x, uint32_t k)
     return (int64_t)q;
 }
 
+int dpc_grid_usable(const dpc_points *p)
+{
+    const char *env = getenv("FD_DPC_GRID");
+    return p->d <= DPC_GRID_MAX_D && !(env && !strcmp(env, "off"));
+}
+
+double dpc_grid_delta_side(const dpc_points *p)
+{
+    double ext = 0;
+    for (uint32_t k = 0; k < p->d; k++) {
+        double lo = p->x[k], hi = p->x[k];
+        for (uint64_t i = 1; i < p->n; i++) {
+            const double v = p->x[i * p->d + k];
+            lo = v < lo ? v : lo;
+            hi = v > hi ? v : hi;
+        }
+        ext = hi - lo > ext ? hi - lo : ext;
+    }
+    return ext > 0 ? ext / pow((double)p->n, 1.0 / p->d) : 1.0;
+}
+
+double dpc_grid_slack(const dpc_grid *g)
+{
+    int64_t m = 1;
+    for (uint32_t k = 0; k < g->d; k++) m = g->dim[k] > m ? g->dim[k] : m;
+    /* Three roundings of at most half an ulp of values up to m + 1, with
+     * room to spare, plus the relative 1e-9 the passes always allowed. */
+    return ((double)m + 1) * 0x1p-49 + 1e-9;
+}
+
 void dpc_grid_coords(const dpc_grid *g, uint64_t i, int64_t c[DPC_GRID_MAX_D])
 {
     int64_t v = g->cell[i];
@@ -29,10 +59,10 @@ uint64_t dpc_grid_cell(const dpc_grid *g, const int64_t c[DPC_GRID_MAX_D])
     return v;
 }
 
-fd_status dpc_grid_build(dpc_grid *g, const dpc_points *p, double h)
+fd_status dpc_grid_shape(dpc_grid *g, const dpc_points *p, double h)
 {
     memset(g, 0, sizeof *g);
-    if (p->d > DPC_GRID_MAX_D) return fd_fail(FD_ERR_INTERNAL, "dpc_grid_build: %u coordinates", p->d);
+    if (p->d > DPC_GRID_MAX_D) return fd_fail(FD_ERR_INTERNAL, "dpc_grid_shape: %u coordinates", p->d);
     g->d = p->d;
     double hi[DPC_GRID_MAX_D];
     for (uint32_t k = 0; k < p->d; k++) {
@@ -59,6 +89,12 @@ fd_status dpc_grid_build(dpc_grid *g, const dpc_points *p, double h)
         g->dim[k] = (int64_t)floor((hi[k] - g->lo[k]) / g->h) + 1;
         g->ncells *= (uint64_t)g->dim[k];
     }
+    return FD_OK;
+}
+
+fd_status dpc_grid_build(dpc_grid *g, const dpc_points *p, double h)
+{
+    FD_TRY(dpc_grid_shape(g, p, h));
     g->start = calloc(g->ncells + 1, sizeof *g->start);
     g->idx = malloc(p->n * sizeof *g->idx);
     g->cell = malloc(p->n * sizeof *g->cell);

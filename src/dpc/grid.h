@@ -9,6 +9,9 @@
 #include "points.h"
 
 #define DPC_GRID_MAX_D 3
+/* The cells of the rings a point searches for its nearest denser point
+ * before it scans every point (both backends). */
+#define DPC_RING_CELLS 1024
 
 typedef struct dpc_grid {
     uint32_t d;
@@ -23,7 +26,22 @@ typedef struct dpc_grid {
 /* h: the smallest cell side (it is made a little larger, so that two
  * points closer than h are never more than one cell apart after rounding). */
 fd_status dpc_grid_build(dpc_grid *g, const dpc_points *p, double h);
+/* Only the grid's shape (d, h, lo, dim, ncells; no lists): the GPU fills
+ * its own. */
+fd_status dpc_grid_shape(dpc_grid *g, const dpc_points *p, double h);
 void dpc_grid_free(dpc_grid *g);
+
+/* Whether dpc's passes may use a grid for these points: up to 3
+ * coordinates, unless FD_DPC_GRID=off (the tests run both ways). */
+int dpc_grid_usable(const dpc_points *p);
+/* The cell side for the delta pass: about one expected nearest-neighbour
+ * distance (the largest extent over the d-th root of n). */
+double dpc_grid_delta_side(const dpc_points *p);
+/* How far, in cells, rounding may move a point's computed cell
+ * coordinate from the true one (its (x - lo) / h is off by a few ulp of
+ * the largest cell coordinate): the passes widen their reach by it, so
+ * that no point that matters is ever skipped. */
+double dpc_grid_slack(const dpc_grid *g);
 
 /* The cell coordinates of point i. */
 void dpc_grid_coords(const dpc_grid *g, uint64_t i, int64_t c[DPC_GRID_MAX_D]);
