@@ -15,6 +15,7 @@ import numpy as np
 from testlib import ENV, check, finish
 
 BIN, WORK, GB, GPUS = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4])
+HAVE_NCCL = "NCCL: built" in subprocess.run([BIN, "version"], capture_output=True, text=True).stdout
 
 
 def run(args, backend, np_=1, env=None):
@@ -74,8 +75,13 @@ for extra, grid in [(["--neighbors", "20"], "on"), (["--dc", "0.05"], "on"), (["
     run(args + ["-o", gpu, "-q"], GB, env=env)
     compare(name, load(cpu), load(gpu))
     if GPUS >= 2:
+        # The all-gathers by NCCL on the devices (the default) and by MPI.
         g2 = os.path.join(WORK, "gpu2")
-        run(args + ["-o", g2, "-q"], GB, np_=2, env=env)
-        compare(name + " 2 ranks", load(cpu), load(g2))
+        for nccl, by in (("on", "NCCL"), ("off", "MPI")):
+            r = run(args + ["-o", g2], GB, np_=2, env=dict(env, FD_NCCL=nccl))
+            if GB != "cpu":
+                by = by if HAVE_NCCL else "MPI"
+                check("all-gathers by %s" % by in r.stderr, "%s: FD_NCCL=%s: %s" % (name, nccl, r.stderr.strip()))
+            compare("%s 2 ranks FD_NCCL=%s" % (name, nccl), load(cpu), load(g2))
 
 finish()

@@ -36,9 +36,10 @@ struct dpc_gpu {
     uint64_t n;
     uint32_t d;
     double *x;      /* d x n: coordinate k of point j at x[k n + j] */
-    double *rho;    /* n: every rho (for delta) */
-    dbuf out_a;     /* rows of one call: rho or delta */
-    dbuf out_b;     /* rows of one call: parent */
+    /* Every point's results, by index: a pass writes its rows; the
+     * all-gather (or the host's copy of rho) fills the rest. */
+    double *rho, *delta;
+    int64_t *parent;
     /* The grid of one call (see grid_build). */
     dbuf xs, rhos, start, rows, list;
     dbuf keys[2], vals[2], flags, temp; /* building the grid */
@@ -399,12 +400,13 @@ extern "C" void dpc_gpu_destroy(dpc_gpu **pg)
     if (!g) return;
     cudaSetDevice(g->device);
     if (g->stream) cudaStreamSynchronize(g->stream);
-    dbuf *bufs[] = {&g->out_a,   &g->out_b,   &g->xs,      &g->rhos,  &g->start, &g->rows, &g->list,
-                    &g->keys[0], &g->keys[1], &g->vals[0], &g->vals[1], &g->flags, &g->temp, &g->pbest,
-                    &g->pfar,    &g->pbj};
+    dbuf *bufs[] = {&g->xs,      &g->rhos,    &g->start, &g->rows, &g->list, &g->keys[0], &g->keys[1],
+                    &g->vals[0], &g->vals[1], &g->flags, &g->temp, &g->pbest, &g->pfar,    &g->pbj};
     for (size_t k = 0; k < sizeof bufs / sizeof *bufs; k++) cudaFree(bufs[k]->p);
     cudaFree(g->x);
     cudaFree(g->rho);
+    cudaFree(g->delta);
+    cudaFree(g->parent);
     cudaFree(g->count);
     if (g->stream) cudaStreamDestroy(g->stream);
     free(g);
@@ -427,6 +429,8 @@ extern "C" fd_status dpc_gpu_create(dpc_gpu **out, int device, const double *xt,
     CK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->x, n * d * sizeof(double), "the points"), st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->rho, n * sizeof(double), "rho"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->delta, n * sizeof(double), "delta"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->parent, n * sizeof(int64_t), "the parents"), st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->count, sizeof *g->count, "a counter"), st, done);
     CK(cudaMemcpy(g->x, xt, n * d * sizeof(double), cudaMemcpyHostToDevice));
     *out = g;
@@ -434,13 +438,6 @@ extern "C" fd_status dpc_gpu_create(dpc_gpu **out, int device, const double *xt,
 done:
     dpc_gpu_destroy(&g);
     return st;
-}
-
-/* Room for the results of rows rows. */
-static fd_status rows_room(dpc_gpu *g, uint64_t rows)
-{
-    FD_TRY(grow(&g->out_a, rows, sizeof(double), "the rows' results"));
-    return grow(&g->out_b, rows, sizeof(int64_t), "the rows' results");
 }
 
 static unsigned blocks_for(uint64_t rows);
@@ -458,10 +455,10 @@ static unsigned blocks_for(uint64_t rows);
 
 /* The grid on the device: every point's cell, a radix sort of the points
  * by cell (stable: within a cell by index, as grid.c lists them), each
- * cell's first slot; the points (and rho, when given) into cell order;
+ * cell's first slot; the points (and g->rho, with_rho) into cell order;
  * and the slots of rows [i0, i1), in cell order. */
-static fd_status grid_build(dpc_gpu *g, const dpc_gpu_grid *grid, const double *rho, uint64_t i0, uint64_t i1,
-                            gdev *G, uint64_t *nrows)
+static fd_status grid_build(dpc_gpu *g, const dpc_gpu_grid *grid, int with_rho, uint64_t i0, uint64_t i1, gdev *G,
+                            uint64_t *nrows)
 {
     fd_status st = FD_OK;
     const uint64_t n = g->n;
@@ -475,7 +472,7 @@ static fd_status grid_build(dpc_gpu *g, const dpc_gpu_grid *grid, const double *
     FD_TRY(grow(&g->xs, n * g->d, sizeof(double), "the points in cell order"));
     FD_TRY(grow(&g->rows, n, sizeof(uint32_t), "the rows"));
     FD_TRY(grow(&g->flags, n, 1, "the rows"));
-    if (rho) FD_TRY(grow(&g->rhos, n, sizeof(double), "rho in cell order"));
+    if (with_rho) FD_TRY(grow(&g->rhos, n, sizeof(double), "rho in cell order"));
     {
         const double3 lo = make_double3(grid->lo[0], grid->lo[1], grid->lo[2]);
         const longlong3 dim = make_longlong3(grid->dim[0], grid->d > 1 ? grid->dim[1] : 1, grid->d > 2 ? grid->dim[2] : 1);
@@ -493,8 +490,7 @@ static fd_status grid_build(dpc_gpu *g, const dpc_gpu_grid *grid, const double *
         CK(cudaGetLastError());
         G->idx = vals.Current();
     }
-    if (rho) CK(cudaMemcpyAsync(g->rho, rho, n * sizeof(double), cudaMemcpyHostToDevice, g->stream));
-    k_gather<<<blocks_for(n), THREADS, 0, g->stream>>>(g->x, rho ? g->rho : NULL, n, g->d, G->idx, (double *)g->xs.p,
+    k_gather<<<blocks_for(n), THREADS, 0, g->stream>>>(g->x, with_rho ? g->rho : NULL, n, g->d, G->idx, (double *)g->xs.p,
                                                        (double *)g->rhos.p);
     CK(cudaGetLastError());
     k_row_flags<<<blocks_for(n), THREADS, 0, g->stream>>>(G->idx, n, i0, i1, (uint32_t *)g->rows.p,
@@ -523,7 +519,7 @@ static unsigned blocks_for(uint64_t rows) { return (unsigned)((rows + THREADS - 
 /* The kernels for the smallest bound of 2, 4, 8 and 16 that holds d. */
 template <int MAXD> static void rho_d(dpc_gpu *g, size_t smem, double dc2, int kernel, uint64_t i0, uint64_t i1)
 {
-    double *out = (double *)g->out_a.p;
+    double *out = g->rho + i0;
     if (kernel == 0) k_rho<MAXD, 0><<<blocks_for(i1 - i0), THREADS, smem, g->stream>>>(g->x, g->n, g->d, dc2, i0, i1, out);
     else k_rho<MAXD, 1><<<blocks_for(i1 - i0), THREADS, smem, g->stream>>>(g->x, g->n, g->d, dc2, i0, i1, out);
 }
@@ -531,7 +527,7 @@ template <int MAXD> static void rho_d(dpc_gpu *g, size_t smem, double dc2, int k
 template <int D> static void rho_grid_d(dpc_gpu *g, const gdev &G, int reach, uint64_t nrows, double dc2, uint64_t i0)
 {
     k_rho_grid<D><<<blocks_for(nrows), THREADS, 0, g->stream>>>(G, g->n, reach, (const uint32_t *)g->rows.p, nrows,
-                                                               dc2, i0, (double *)g->out_a.p);
+                                                               dc2, i0, g->rho + i0);
 }
 
 extern "C" fd_status dpc_gpu_rho(dpc_gpu *g, const dpc_gpu_grid *grid, double dc, int kernel, uint64_t i0,
@@ -541,11 +537,10 @@ extern "C" fd_status dpc_gpu_rho(dpc_gpu *g, const dpc_gpu_grid *grid, double dc
     if (i1 <= i0) return FD_OK;
     const uint64_t rows = i1 - i0;
     CK(cudaSetDevice(g->device));
-    FD_TRY(rows_room(g, rows));
     if (grid) {
         gdev G;
         uint64_t nrows;
-        FD_TRY(grid_build(g, grid, NULL, i0, i1, &G, &nrows));
+        FD_TRY(grid_build(g, grid, 0, i0, i1, &G, &nrows));
         /* Two points closer than d_c are less than d_c / h cells apart,
          * and each computed cell coordinate is off by at most the slack. */
         const int reach = (int)ceil(dc / grid->h + 2 * grid->slack);
@@ -560,7 +555,7 @@ extern "C" fd_status dpc_gpu_rho(dpc_gpu *g, const dpc_gpu_grid *grid, double dc
         else rho_d<16>(g, smem, dc * dc, kernel, i0, i1);
     }
     CK(cudaGetLastError());
-    CK(cudaMemcpyAsync(rho, g->out_a.p, rows * sizeof(double), cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaMemcpyAsync(rho, g->rho + i0, rows * sizeof(double), cudaMemcpyDeviceToHost, g->stream));
     CK(cudaStreamSynchronize(g->stream));
 done:
     return st;
@@ -576,7 +571,7 @@ static void delta_part_d(dpc_gpu *g, dim3 grid, size_t smem, const uint32_t *lis
 }
 
 /* Brute-force delta of rows list[0 .. nrows) (or i0 .. i0 + nrows without
- * a list) into out_a and out_b; g->rho holds every rho.  Few rows split
+ * a list) into g->delta and g->parent; g->rho holds every rho.  Few rows split
  * the points among more blocks, so that every SM has work. */
 static fd_status delta_brute(dpc_gpu *g, const uint32_t *list, uint64_t nrows, uint64_t i0)
 {
@@ -598,8 +593,8 @@ static fd_status delta_brute(dpc_gpu *g, const uint32_t *list, uint64_t nrows, u
     CK(cudaGetLastError());
     k_delta_merge<<<(unsigned)bx, THREADS, 0, g->stream>>>(nrows, (uint32_t)splits, list, i0,
                                                            (const double *)g->pbest.p, (const double *)g->pfar.p,
-                                                           (const int64_t *)g->pbj.p, (double *)g->out_a.p,
-                                                           (int64_t *)g->out_b.p);
+                                                           (const int64_t *)g->pbj.p, g->delta + i0,
+                                                           g->parent + i0);
     CK(cudaGetLastError());
 done:
     return st;
@@ -609,8 +604,8 @@ template <int D>
 static void delta_grid_d(dpc_gpu *g, const gdev &G, const dpc_gpu_grid *grid, uint64_t nrows, uint64_t i0)
 {
     k_delta_grid<D><<<blocks_for(nrows), THREADS, 0, g->stream>>>(
-        G, g->n, grid->rings, grid->slack, (const uint32_t *)g->rows.p, nrows, i0, (double *)g->out_a.p,
-        (int64_t *)g->out_b.p, (uint32_t *)g->list.p, g->count);
+        G, g->n, grid->rings, grid->slack, (const uint32_t *)g->rows.p, nrows, i0, g->delta + i0, g->parent + i0,
+        (uint32_t *)g->list.p, g->count);
 }
 
 extern "C" fd_status dpc_gpu_delta(dpc_gpu *g, const dpc_gpu_grid *grid, const double *rho, uint64_t i0, uint64_t i1,
@@ -620,13 +615,13 @@ extern "C" fd_status dpc_gpu_delta(dpc_gpu *g, const dpc_gpu_grid *grid, const d
     if (i1 <= i0) return FD_OK;
     const uint64_t rows = i1 - i0;
     CK(cudaSetDevice(g->device));
-    FD_TRY(rows_room(g, rows));
+    if (rho) CK(cudaMemcpyAsync(g->rho, rho, g->n * sizeof(double), cudaMemcpyHostToDevice, g->stream));
     g->brute_rows = rows;
     if (grid) {
         gdev G;
         uint64_t nrows;
         unsigned long long left = 0;
-        FD_TRY(grid_build(g, grid, rho, i0, i1, &G, &nrows));
+        FD_TRY(grid_build(g, grid, 1, i0, i1, &G, &nrows));
         FD_TRY(grow(&g->list, nrows, sizeof(uint32_t), "the rows left to brute force"));
         CK(cudaMemsetAsync(g->count, 0, sizeof *g->count, g->stream));
         if (grid->d == 1) delta_grid_d<1>(g, G, grid, nrows, i0);
@@ -638,14 +633,34 @@ extern "C" fd_status dpc_gpu_delta(dpc_gpu *g, const dpc_gpu_grid *grid, const d
         g->brute_rows = left;
         if (left) FD_TRY(delta_brute(g, (const uint32_t *)g->list.p, left, i0));
     } else {
-        CK(cudaMemcpyAsync(g->rho, rho, g->n * sizeof(double), cudaMemcpyHostToDevice, g->stream));
         FD_TRY(delta_brute(g, NULL, rows, i0));
     }
-    CK(cudaMemcpyAsync(delta, g->out_a.p, rows * sizeof(double), cudaMemcpyDeviceToHost, g->stream));
-    CK(cudaMemcpyAsync(parent, g->out_b.p, rows * sizeof(int64_t), cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaMemcpyAsync(delta, g->delta + i0, rows * sizeof(double), cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaMemcpyAsync(parent, g->parent + i0, rows * sizeof(int64_t), cudaMemcpyDeviceToHost, g->stream));
     CK(cudaStreamSynchronize(g->stream));
 done:
     return st;
 }
 
 extern "C" uint64_t dpc_gpu_delta_brute_rows(const dpc_gpu *g) { return g->brute_rows; }
+
+extern "C" void dpc_gpu_arrays(dpc_gpu *g, void **rho, void **delta, void **parent, void **stream)
+{
+    *rho = g->rho;
+    *delta = g->delta;
+    *parent = g->parent;
+    *stream = g->stream;
+}
+
+extern "C" fd_status dpc_gpu_fetch(dpc_gpu *g, double *rho, double *delta, int64_t *parent)
+{
+    fd_status st = FD_OK;
+    const uint64_t n = g->n;
+    CK(cudaSetDevice(g->device));
+    if (rho) CK(cudaMemcpyAsync(rho, g->rho, n * sizeof(double), cudaMemcpyDeviceToHost, g->stream));
+    if (delta) CK(cudaMemcpyAsync(delta, g->delta, n * sizeof(double), cudaMemcpyDeviceToHost, g->stream));
+    if (parent) CK(cudaMemcpyAsync(parent, g->parent, n * sizeof(int64_t), cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaStreamSynchronize(g->stream));
+done:
+    return st;
+}

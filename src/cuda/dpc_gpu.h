@@ -51,11 +51,19 @@ void dpc_gpu_destroy(dpc_gpu **g);
  * NULL for brute force; only with the cutoff kernel. */
 fd_status dpc_gpu_rho(dpc_gpu *g, const dpc_gpu_grid *grid, double dc, int kernel, uint64_t i0, uint64_t i1,
                       double *rho);
-/* rho of every point in; delta and parent of rows [i0, i1) out. */
+/* rho of every point in (NULL: the device's copy is complete already,
+ * gathered there); delta and parent of rows [i0, i1) out. */
 fd_status dpc_gpu_delta(dpc_gpu *g, const dpc_gpu_grid *grid, const double *rho, uint64_t i0, uint64_t i1,
                         double *delta, int64_t *parent);
 /* Rows of the last grid delta call that searched every point. */
 uint64_t dpc_gpu_delta_brute_rows(const dpc_gpu *g);
+
+/* The device's arrays of every point's rho, delta and parent (the passes
+ * write their rows there) and the stream that writes them, for an
+ * all-gather on the device (src/mpi/nccl_comm.h). */
+void dpc_gpu_arrays(dpc_gpu *g, void **rho, void **delta, void **parent, void **stream);
+/* Those arrays, whole, to the host (NULL: not that one). */
+fd_status dpc_gpu_fetch(dpc_gpu *g, double *rho, double *delta, int64_t *parent);
 
 #ifdef __cplusplus
 }

@@ -22,7 +22,7 @@ static fd_status cpu_delta(void *state, const dpc_points *p, const double *rho, 
     return dpc_delta_rows(p, rho, i0, i1, threads, delta, parent, prog);
 }
 
-const struct dpc_ops dpc_cpu_ops = {"cpu", NULL, NULL, NULL, NULL, NULL, cpu_rho, cpu_delta};
+const struct dpc_ops dpc_cpu_ops = {"cpu", NULL, NULL, NULL, NULL, NULL, cpu_rho, cpu_delta, NULL, NULL};
 
 #if FD_HAVE_CUDA
 static int cuda_available(void) { return dpc_cuda_ops.devices() > 0; }

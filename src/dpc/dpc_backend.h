@@ -4,6 +4,10 @@
 #define FD_DPC_BACKEND_H
 
 #include "dpc.h"
+#include "../mpi/fdmpi.h"
+
+/* The passes whose rows the ranks all-gather. */
+enum { DPC_PASS_RHO, DPC_PASS_DELTA };
 
 struct dpc_ops {
     const char *name;
@@ -18,6 +22,15 @@ struct dpc_ops {
                           int threads, double *rho, fd_progress *prog);
     fd_status (*delta_rows)(void *state, const dpc_points *p, const double *rho, uint64_t i0, uint64_t i1,
                             int threads, double *delta, int64_t *parent, fd_progress *prog);
+    /* Optional, for results that live on a device.  connect: joins the
+     * ranks' devices (collective, after every rank's open succeeded);
+     * *on_device = 1 when gather will do the all-gathers there (NCCL),
+     * 0 when the job must do them with MPI on the host. */
+    fd_status (*connect)(void *state, const fd_mpi *mpi, int *on_device);
+    /* Every rank's rows of a pass (rank r: [off[r], off[r + 1])) onto
+     * every rank's device, then whole to the host: rho into a (b NULL), or
+     * delta into a and parent into b. */
+    fd_status (*gather)(void *state, int pass, const uint64_t *off, double *a, int64_t *b);
 };
 
 extern const struct dpc_ops dpc_cpu_ops;

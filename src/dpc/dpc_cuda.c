@@ -8,6 +8,7 @@
 
 #include "../cuda/dpc_gpu.h"
 #include "../cuda/fdcuda.h"
+#include "../mpi/nccl_comm.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -16,18 +17,54 @@ static int cuda_devices(void) { return fd_cuda_device_count(); }
 
 static int cuda_supports(const dpc_points *p) { return p->d <= DPC_GPU_MAX_D; }
 
+/* A rank's device, and the communicator between the ranks' devices
+ * (NULL: the job all-gathers with MPI). */
+typedef struct {
+    dpc_gpu *g;
+    fd_nccl *nccl;
+} cuda_state;
+
 static fd_status cuda_open(void **state, const dpc_points *p, int device)
 {
-    dpc_gpu *g = NULL;
-    FD_TRY(dpc_gpu_create(&g, device, p->xt, p->n, p->d));
-    *state = g;
+    cuda_state *s = calloc(1, sizeof *s);
+    if (!s) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    const fd_status st = dpc_gpu_create(&s->g, device, p->xt, p->n, p->d);
+    if (st != FD_OK) {
+        free(s);
+        return st;
+    }
+    *state = s;
     return FD_OK;
 }
 
 static void cuda_close(void *state)
 {
-    dpc_gpu *g = state;
-    dpc_gpu_destroy(&g);
+    cuda_state *s = state;
+    fd_nccl_close(&s->nccl);
+    dpc_gpu_destroy(&s->g);
+    free(s);
+}
+
+static fd_status cuda_connect(void *state, const fd_mpi *mpi, int *on_device)
+{
+    cuda_state *s = state;
+    FD_TRY(fd_nccl_open(&s->nccl, mpi));
+    *on_device = s->nccl != NULL;
+    return FD_OK;
+}
+
+static fd_status cuda_gather(void *state, int pass, const uint64_t *off, double *a, int64_t *b)
+{
+    cuda_state *s = state;
+    void *rho, *delta, *parent, *stream;
+    dpc_gpu_arrays(s->g, &rho, &delta, &parent, &stream);
+    if (pass == DPC_PASS_RHO) {
+        FD_TRY(fd_nccl_allgatherv(s->nccl, rho, off, sizeof(double), stream));
+        return dpc_gpu_fetch(s->g, a, NULL, NULL);
+    }
+    FD_TRY(fd_nccl_allgatherv(s->nccl, delta, off, sizeof(double), stream));
+    FD_TRY(fd_nccl_allgatherv(s->nccl, parent, off, sizeof(int64_t), stream));
+    return dpc_gpu_fetch(s->g, NULL, a, b);
 }
 
 /* The device's view of grid g. */
@@ -55,15 +92,16 @@ static dpc_gpu_grid gpu_grid(const dpc_grid *g)
 static fd_status cuda_rho(void *state, const dpc_points *p, double dc, int kernel, uint64_t i0, uint64_t i1,
                           int threads, double *rho, fd_progress *prog)
 {
+    dpc_gpu *g = ((cuda_state *)state)->g;
     (void)threads;
     if (kernel == DPC_CUTOFF && dpc_grid_usable(p)) {
         /* Cells of d_c / 2: 5^d cells around a point hold the ball. */
         dpc_grid grid;
         FD_TRY(dpc_grid_shape(&grid, p, dc / 2));
         const dpc_gpu_grid v = gpu_grid(&grid);
-        FD_TRY(dpc_gpu_rho(state, &v, dc, kernel, i0, i1, rho));
+        FD_TRY(dpc_gpu_rho(g, &v, dc, kernel, i0, i1, rho));
     } else {
-        FD_TRY(dpc_gpu_rho(state, NULL, dc, kernel, i0, i1, rho));
+        FD_TRY(dpc_gpu_rho(g, NULL, dc, kernel, i0, i1, rho));
     }
     if (prog) fd_progress_add(prog, i1 - i0);
     return FD_OK;
@@ -72,22 +110,27 @@ static fd_status cuda_rho(void *state, const dpc_points *p, double dc, int kerne
 static fd_status cuda_delta(void *state, const dpc_points *p, const double *rho, uint64_t i0, uint64_t i1, int threads,
                             double *delta, int64_t *parent, fd_progress *prog)
 {
+    const cuda_state *s = state;
+    dpc_gpu *g = s->g;
+    /* With NCCL the device's rho is whole already (gathered there). */
+    if (s->nccl) rho = NULL;
     (void)threads;
     if (dpc_grid_usable(p)) {
         dpc_grid grid;
         FD_TRY(dpc_grid_shape(&grid, p, dpc_grid_delta_side(p)));
         const dpc_gpu_grid v = gpu_grid(&grid);
-        FD_TRY(dpc_gpu_delta(state, &v, rho, i0, i1, delta, parent));
+        FD_TRY(dpc_gpu_delta(g, &v, rho, i0, i1, delta, parent));
     } else {
-        FD_TRY(dpc_gpu_delta(state, NULL, rho, i0, i1, delta, parent));
+        FD_TRY(dpc_gpu_delta(g, NULL, rho, i0, i1, delta, parent));
     }
     if (getenv("FD_GPU_VERBOSE"))
         fprintf(stderr, "gpu dpc: delta of %llu rows, %llu of them by brute force\n", (unsigned long long)(i1 - i0),
-                (unsigned long long)dpc_gpu_delta_brute_rows(state));
+                (unsigned long long)dpc_gpu_delta_brute_rows(g));
     if (prog) fd_progress_add(prog, i1 - i0);
     return FD_OK;
 }
 
 const struct dpc_ops dpc_cuda_ops = {
-    "cuda", cuda_devices, fd_cuda_open, cuda_open, cuda_close, cuda_supports, cuda_rho, cuda_delta,
+    "cuda", cuda_devices, fd_cuda_open, cuda_open, cuda_close, cuda_supports, cuda_rho, cuda_delta, cuda_connect,
+    cuda_gather,
 };

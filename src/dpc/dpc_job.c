@@ -83,6 +83,7 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
     h5part_set out;
     const struct dpc_ops *ops = NULL;
     void *dev = NULL; /* the backend's state */
+    uint64_t *off = NULL; /* rank r's rows: [off[r], off[r + 1]) */
     int device = -1;
     double t0 = fd_now(), t, dc = 0, ari = NAN, tl = 0, tdc = 0, trho = 0, tdelta = 0, tassign = 0;
     memset(&s, 0, sizeof s);
@@ -112,6 +113,14 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
     }
     if (st == FD_OK && ops->open) st = ops->open(&dev, s.p, device);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
+    /* Results that live on the devices are all-gathered there (NCCL),
+     * where every rank can; else with MPI on the host. */
+    int on_device = 0;
+    if (ops->connect) {
+        if ((st = fd_mpi_agree(ops->connect(dev, mpi, &on_device), NULL)) != FD_OK) goto done;
+        if (mpi->size > 1 && fd_mpi_active())
+            MPI_CHECK_GOTO(MPI_Allreduce(MPI_IN_PLACE, &on_device, 1, MPI_INT, MPI_MIN, MPI_COMM_WORLD), st, done);
+    }
     tl = fd_now() - t0;
 
     t = fd_now();
@@ -120,6 +129,9 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
     tdc = fd_now() - t;
 
     uint64_t i0, i1;
+    off = malloc(((size_t)mpi->size + 1) * sizeof *off);
+    if (!off) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    for (int r = 0; r <= mpi->size; r++) share(n, r, mpi->size, &off[r], &i1);
     share(n, mpi->rank, mpi->size, &i0, &i1);
     s.rho = malloc(n * sizeof *s.rho);
     s.delta = malloc(n * sizeof *s.delta);
@@ -133,7 +145,8 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
     if (st == FD_OK) st = ops->rho_rows(dev, s.p, dc, o->kernel, i0, i1, T, s.rho + i0, &prog);
     fd_progress_stop(&prog);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
-    if ((st = gather_shares(s.rho, MPI_DOUBLE, n, mpi)) != FD_OK) goto done;
+    st = on_device ? ops->gather(dev, DPC_PASS_RHO, off, s.rho, NULL) : gather_shares(s.rho, MPI_DOUBLE, n, mpi);
+    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     trho = fd_now() - t;
 
     t = fd_now();
@@ -141,8 +154,9 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
     st = ops->delta_rows(dev, s.p, s.rho, i0, i1, T, s.delta + i0, s.parent + i0, &prog);
     fd_progress_stop(&prog);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
-    if ((st = gather_shares(s.delta, MPI_DOUBLE, n, mpi)) != FD_OK) goto done;
-    if ((st = gather_shares(s.parent, MPI_INT64_T, n, mpi)) != FD_OK) goto done;
+    if (on_device) st = ops->gather(dev, DPC_PASS_DELTA, off, s.delta, s.parent);
+    else if ((st = gather_shares(s.delta, MPI_DOUBLE, n, mpi)) == FD_OK) st = gather_shares(s.parent, MPI_INT64_T, n, mpi);
+    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     tdelta = fd_now() - t;
 
     t = fd_now();
@@ -183,6 +197,7 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
         if (ops->devices) fprintf(stderr, "1 GPU (rank 0: GPU %d) and ", device);
         fprintf(stderr, "%d thread%s", T, T == 1 ? "" : "s");
         if (ops->devices) fprintf(stderr, " a rank");
+        if (ops->devices && mpi->size > 1) fprintf(stderr, " (all-gathers by %s)", on_device ? "NCCL" : "MPI");
         if (!isnan(ari)) fprintf(stderr, "; ARI %.4f against column %u", ari, o->cols.label);
         if (o->outdir) fprintf(stderr, "; wrote %s", out.master);
         if (o->plot) fprintf(stderr, "%s %s", o->outdir ? " and" : "; wrote", o->plot);
@@ -192,6 +207,7 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
                     trho, tdelta, tassign);
     }
 done:
+    free(off);
     if (dev) ops->close(dev);
     h5part_set_close(&out, st);
     state_free(&s);

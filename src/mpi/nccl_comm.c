@@ -1,0 +1,86 @@
+/* NCCL between the ranks' GPUs (see nccl_comm.h). */
+#include "nccl_comm.h"
+
+#include <cuda_runtime.h>
+#include <nccl.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define NCCL_CHECK_GOTO(call, st, label)                                                                               \
+    do {                                                                                                               \
+        ncclResult_t nccl_rc_ = (call);                                                                                \
+        if (nccl_rc_ != ncclSuccess) {                                                                                 \
+            (st) = fd_fail_at(FD_ERR_CUDA, __FILE__, __LINE__, "%s: %s", #call, ncclGetErrorString(nccl_rc_));        \
+            goto label;                                                                                                \
+        }                                                                                                              \
+    } while (0)
+
+struct fd_nccl {
+    ncclComm_t comm;
+    int rank, size;
+};
+
+fd_status fd_nccl_open(fd_nccl **out, const fd_mpi *mpi)
+{
+    fd_status st = FD_OK;
+    const char *env = getenv("FD_NCCL");
+    *out = NULL;
+    if (mpi->size < 2 || !fd_mpi_active() || (env && !strcmp(env, "off"))) return FD_OK;
+    fd_nccl *c = calloc(1, sizeof *c);
+    if (!c) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    c->rank = mpi->rank;
+    c->size = mpi->size;
+    ncclUniqueId id;
+    memset(&id, 0, sizeof id);
+    if (mpi->rank == 0) {
+        const ncclResult_t rc = ncclGetUniqueId(&id);
+        if (rc != ncclSuccess)
+            st = fd_fail_at(FD_ERR_CUDA, __FILE__, __LINE__, "ncclGetUniqueId: %s", ncclGetErrorString(rc));
+    }
+    /* Rank 0's failure must reach the others before they wait in
+     * ncclCommInitRank. */
+    st = fd_mpi_agree(st, NULL);
+    if (st != FD_OK) goto done;
+    MPI_CHECK_GOTO(MPI_Bcast(&id, (int)sizeof id, MPI_BYTE, 0, MPI_COMM_WORLD), st, done);
+    NCCL_CHECK_GOTO(ncclCommInitRank(&c->comm, mpi->size, id, mpi->rank), st, done);
+    *out = c;
+    c = NULL;
+done:
+    free(c);
+    return st;
+}
+
+void fd_nccl_close(fd_nccl **pc)
+{
+    fd_nccl *c = *pc;
+    if (!c) return;
+    ncclCommDestroy(c->comm);
+    free(c);
+    *pc = NULL;
+}
+
+fd_status fd_nccl_allgatherv(fd_nccl *c, void *buf, const uint64_t *off, size_t elem, void *stream)
+{
+    fd_status st = FD_OK;
+    cudaStream_t s = (cudaStream_t)stream;
+    char *b = buf;
+    NCCL_CHECK_GOTO(ncclGroupStart(), st, done);
+    for (int r = 0; r < c->size; r++) {
+        char *block = b + off[r] * elem;
+        const ncclResult_t rc = ncclBroadcast(block, block, (off[r + 1] - off[r]) * elem, ncclChar, r, c->comm, s);
+        if (rc != ncclSuccess) {
+            ncclGroupEnd();
+            st = fd_fail_at(FD_ERR_CUDA, __FILE__, __LINE__, "ncclBroadcast (root %d): %s", r, ncclGetErrorString(rc));
+            goto done;
+        }
+    }
+    NCCL_CHECK_GOTO(ncclGroupEnd(), st, done);
+    {
+        const cudaError_t rc = cudaStreamSynchronize(s);
+        if (rc != cudaSuccess)
+            st = fd_fail_at(FD_ERR_CUDA, __FILE__, __LINE__, "cudaStreamSynchronize after the all-gather: %s",
+                            cudaGetErrorString(rc));
+    }
+done:
+    return st;
+}
