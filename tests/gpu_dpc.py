@@ -1,7 +1,8 @@
 """The CUDA dpc backend against the CPU backend on random points (integer
 coordinates, full of ties, and real ones) in 1, 2, 3, 8 and 20
 dimensions (20 falls back to the CPU, which the summary must say), both
-kernels, several sizes (not multiples of a block), with the halo, and
+kernels, several sizes (not multiples of a block), with the halo, d_c
+given and by --neighbors (all rows, and 2,048 sampled ones), and
 blobs through the grid and without it: every array bit-identical (both
 backends compute the same distances with the same roundings and the same
 exp); 2 ranks on 2 GPUs give the same file.
@@ -29,7 +30,9 @@ def run(args, backend, np_=1, env=None):
 
 def load(d):
     with h5py.File(os.path.join(d, "dpc.h5"), "r") as f:
-        return {k: f[k][:] for k in ("labels", "rho", "delta", "parent", "gamma", "centers", "core_labels") if k in f}
+        d = {k: f[k][:] for k in ("labels", "rho", "delta", "parent", "gamma", "centers", "core_labels") if k in f}
+        d["dc"] = np.array([f.attrs["dc"]])
+        return d
 
 
 def compare(name, a, b):
@@ -47,7 +50,9 @@ for n, d, integer in cases:
     np.savetxt(path, X, fmt="%.17g")
     for kernel in ("cutoff", "gaussian"):
         name = "n=%d d=%d %s" % (n, d, kernel)
-        args = [path, "--kernel", kernel, "--dc", "1.5" if integer else "0.8", "--centers", "4", "--halo"]
+        # d_c given, and by the neighbours rule (on the GPU: a radix select).
+        dc = ["--dc", "1.5" if integer else "0.8"] if kernel == "cutoff" else ["--neighbors", "7"]
+        args = [path, "--kernel", kernel, "--centers", "4", "--halo"] + dc
         cpu, gpu = os.path.join(WORK, "cpu"), os.path.join(WORK, "gpu")
         run(args + ["-o", cpu, "-q"], "cpu")
         r = run(args + ["-o", gpu], GB)

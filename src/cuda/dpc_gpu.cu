@@ -44,6 +44,7 @@ struct dpc_gpu {
     dbuf xs, rhos, start, rows, list;
     dbuf keys[2], vals[2], flags, temp; /* building the grid */
     dbuf pbest, pfar, pbj; /* brute-force delta: one value per split and row */
+    dbuf hist, nbrows;     /* d_c by neighbours */
     unsigned long long *count;
     uint64_t brute_rows;
 };
@@ -188,6 +189,45 @@ __global__ void k_delta_merge(uint64_t nrows, uint32_t splits, const uint32_t *l
     const uint64_t r = (list ? list[t] : i0 + t) - i0;
     delta[r] = __dsqrt_rn(bj < 0 ? far : best);
     parent[r] = bj;
+}
+
+/* One digit of a radix select over the squared distances from rows
+ * rows[0 .. s) to every other point: the histogram, in bins of the w bits
+ * below the top pbits, of the distances whose top pbits are prefix (a
+ * non-negative double's bits order as the double does).  Counts per
+ * block in shared memory (a block sees fewer than 2^32 pairs), then one
+ * atomic per bin and block. */
+#define NB_BINS 4096
+template <int MAXD>
+__global__ void __launch_bounds__(THREADS) k_nb_hist(const double *x, uint64_t n, uint32_t d, const uint32_t *rows,
+                                                      uint64_t s, uint64_t jspan, unsigned long long prefix, int pbits,
+                                                      int w, unsigned long long *hist)
+{
+    extern __shared__ double tile[];
+    __shared__ unsigned int h[NB_BINS];
+    for (uint32_t v = threadIdx.x; v < NB_BINS; v += blockDim.x) h[v] = 0;
+    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const bool live = t < s;
+    const uint64_t i = live ? rows[t] : 0;
+    double xi[MAXD];
+    load_point<MAXD>(xi, x, n, d, i, live);
+    const int shift = 64 - pbits - w;
+    const unsigned long long mask = (1ull << w) - 1;
+    const uint64_t ja = (uint64_t)blockIdx.y * jspan, jb = ja + jspan < n ? ja + jspan : n;
+    for (uint64_t j0 = ja; j0 < jb; j0 += TJ) {
+        __syncthreads();
+        load_tile(tile, NULL, x, NULL, n, d, j0, jb);
+        __syncthreads();
+        const uint32_t m = jb - j0 < TJ ? (uint32_t)(jb - j0) : TJ;
+        for (uint32_t jj = 0; jj < m; jj++) {
+            const unsigned long long bits = (unsigned long long)__double_as_longlong(tile_d2<MAXD>(xi, tile, d, jj));
+            const bool match = live && j0 + jj != i && (pbits == 0 || (bits >> (64 - pbits)) == prefix);
+            if (match) atomicAdd(&h[(bits >> shift) & mask], 1u);
+        }
+    }
+    __syncthreads();
+    for (uint32_t v = threadIdx.x; v < NB_BINS; v += blockDim.x)
+        if (h[v]) atomicAdd(&hist[v], (unsigned long long)h[v]);
 }
 
 /* ---------------- device: grid ---------------- */
@@ -401,7 +441,8 @@ extern "C" void dpc_gpu_destroy(dpc_gpu **pg)
     cudaSetDevice(g->device);
     if (g->stream) cudaStreamSynchronize(g->stream);
     dbuf *bufs[] = {&g->xs,      &g->rhos,    &g->start, &g->rows, &g->list, &g->keys[0], &g->keys[1],
-                    &g->vals[0], &g->vals[1], &g->flags, &g->temp, &g->pbest, &g->pfar,    &g->pbj};
+                    &g->vals[0], &g->vals[1], &g->flags, &g->temp, &g->pbest, &g->pfar,    &g->pbj,
+                    &g->hist,    &g->nbrows};
     for (size_t k = 0; k < sizeof bufs / sizeof *bufs; k++) cudaFree(bufs[k]->p);
     cudaFree(g->x);
     cudaFree(g->rho);
@@ -662,5 +703,63 @@ extern "C" fd_status dpc_gpu_fetch(dpc_gpu *g, double *rho, double *delta, int64
     if (parent) CK(cudaMemcpyAsync(parent, g->parent, n * sizeof(int64_t), cudaMemcpyDeviceToHost, g->stream));
     CK(cudaStreamSynchronize(g->stream));
 done:
+    return st;
+}
+
+template <int MAXD>
+static void nb_hist_d(dpc_gpu *g, dim3 grid, size_t smem, uint64_t s, uint64_t jspan, unsigned long long prefix,
+                      int pbits, int w)
+{
+    k_nb_hist<MAXD><<<grid, THREADS, smem, g->stream>>>(g->x, g->n, g->d, (const uint32_t *)g->nbrows.p, s, jspan,
+                                                        prefix, pbits, w, (unsigned long long *)g->hist.p);
+}
+
+extern "C" fd_status dpc_gpu_kth_d2(dpc_gpu *g, const uint64_t *rows, uint64_t s, uint64_t m, double *d2)
+{
+    fd_status st = FD_OK;
+    const uint64_t n = g->n, bx = blocks_for(s), tiles = (n + TJ - 1) / TJ;
+    unsigned long long h[NB_BINS], prefix = 0;
+    uint32_t *r32 = (uint32_t *)malloc(s * sizeof *r32);
+    if (!r32) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    for (uint64_t q = 0; q < s; q++) r32[q] = (uint32_t)rows[q];
+    /* Splits of the points: enough blocks for every SM, and fewer than
+     * 2^32 pairs a block (256 rows x 2^23 points). */
+    uint64_t splits = ((uint64_t)4 * g->sms + bx - 1) / bx;
+    const uint64_t least = (n + (1ull << 23) - 1) >> 23;
+    splits = splits < least ? least : splits;
+    splits = splits > tiles ? tiles : splits;
+    const uint64_t jspan = (tiles + splits - 1) / splits * TJ;
+    splits = (n + jspan - 1) / jspan;
+    const dim3 grid((unsigned)bx, (unsigned)splits);
+    const size_t smem = (size_t)g->d * TJ * sizeof(double);
+    uint64_t r = m; /* the rank sought among the distances that match the prefix */
+    CK(cudaSetDevice(g->device));
+    FD_TRY_GOTO(grow(&g->hist, NB_BINS, sizeof(unsigned long long), "a histogram"), st, done);
+    FD_TRY_GOTO(grow(&g->nbrows, s, sizeof(uint32_t), "the rows"), st, done);
+    CK(cudaMemcpyAsync(g->nbrows.p, r32, s * sizeof *r32, cudaMemcpyHostToDevice, g->stream));
+    for (int pbits = 0; pbits < 64;) {
+        const int w = 64 - pbits < 12 ? 64 - pbits : 12;
+        CK(cudaMemsetAsync(g->hist.p, 0, NB_BINS * sizeof(unsigned long long), g->stream));
+        if (g->d <= 2) nb_hist_d<2>(g, grid, smem, s, jspan, prefix, pbits, w);
+        else if (g->d <= 4) nb_hist_d<4>(g, grid, smem, s, jspan, prefix, pbits, w);
+        else if (g->d <= 8) nb_hist_d<8>(g, grid, smem, s, jspan, prefix, pbits, w);
+        else nb_hist_d<16>(g, grid, smem, s, jspan, prefix, pbits, w);
+        CK(cudaGetLastError());
+        CK(cudaMemcpyAsync(h, g->hist.p, sizeof h, cudaMemcpyDeviceToHost, g->stream));
+        CK(cudaStreamSynchronize(g->stream));
+        uint64_t b = 0, below = 0;
+        while (b < (1ull << w) - 1 && below + h[b] < r) below += h[b++];
+        if (below + h[b] < r) {
+            st = fd_fail(FD_ERR_INTERNAL, "dpc_gpu_kth_d2: rank %llu beyond the %llu distances of prefix %llx/%d",
+                         (unsigned long long)r, (unsigned long long)(below + h[b]), prefix, pbits);
+            goto done;
+        }
+        r -= below;
+        prefix = prefix << w | b;
+        pbits += w;
+    }
+    memcpy(d2, &prefix, sizeof *d2);
+done:
+    free(r32);
     return st;
 }

@@ -58,6 +58,11 @@ fd_status dpc_gpu_delta(dpc_gpu *g, const dpc_gpu_grid *grid, const double *rho,
 /* Rows of the last grid delta call that searched every point. */
 uint64_t dpc_gpu_delta_brute_rows(const dpc_gpu *g);
 
+/* The m-th smallest (1-based) squared distance from rows[0 .. s) to every
+ * other point: a radix select, 12 bits a pass over all those pairs, exact
+ * (the CPU's dpc_dc_neighbors selects the same value). */
+fd_status dpc_gpu_kth_d2(dpc_gpu *g, const uint64_t *rows, uint64_t s, uint64_t m, double *d2);
+
 /* The device's arrays of every point's rho, delta and parent (the passes
  * write their rows there) and the stream that writes them, for an
  * all-gather on the device (src/mpi/nccl_comm.h). */

@@ -230,30 +230,51 @@ FD_HOT static fd_status nb_range(void *arg, uint64_t q0, uint64_t q1, int thread
     return FD_OK;
 }
 
-fd_status dpc_dc_neighbors(const dpc_points *p, double k, uint64_t seed, int threads, double *dc)
+fd_status dpc_neighbor_rows(const dpc_points *p, double k, uint64_t seed, uint64_t **rows, uint64_t *s, uint64_t *m)
 {
-    fd_status st = FD_OK;
-    const uint64_t n = p->n, s = n <= DPC_NEIGHBOR_ROWS ? n : DPC_NEIGHBOR_ROWS;
-    uint64_t m = (uint64_t)llround(k * (double)s);
-    if (m < 1) m = 1;
-    if (m > s * (n - 1))
+    const uint64_t n = p->n;
+    *rows = NULL;
+    *s = n <= DPC_NEIGHBOR_ROWS ? n : DPC_NEIGHBOR_ROWS;
+    *m = (uint64_t)llround(k * (double)*s);
+    if (*m < 1) *m = 1;
+    if (*m > *s * (n - 1))
         return fd_fail(FD_ERR_USAGE, "--neighbors %g: more than the %llu other points", k, (unsigned long long)(n - 1));
-    if (threads < 1) threads = 1;
-    uint64_t *rows = malloc(s * sizeof *rows), *len = calloc((size_t)threads, sizeof *len);
-    double *heaps = malloc((size_t)threads * m * sizeof *heaps);
-    if (!rows || !len || !heaps) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
-    if (s == n) {
-        for (uint64_t i = 0; i < n; i++) rows[i] = i;
+    uint64_t *r = malloc(*s * sizeof *r);
+    if (!r) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    if (*s == n) {
+        for (uint64_t i = 0; i < n; i++) r[i] = i;
     } else {
         /* s distinct rows (Floyd's sampling). */
         fd_rng g = {seed};
         uint64_t got = 0;
-        for (uint64_t j = n - s; j < n; j++) {
+        for (uint64_t j = n - *s; j < n; j++) {
             uint64_t t = fd_rng_next(&g) % (j + 1), dup = 0;
-            for (uint64_t q = 0; q < got && !dup; q++) dup = rows[q] == t;
-            rows[got++] = dup ? j : t;
+            for (uint64_t q = 0; q < got && !dup; q++) dup = r[q] == t;
+            r[got++] = dup ? j : t;
         }
     }
+    *rows = r;
+    return FD_OK;
+}
+
+fd_status dpc_dc_from_d2(double d2, double k, double *dc)
+{
+    *dc = sqrt(d2);
+    if (!(*dc > 0))
+        return fd_fail(FD_ERR_INPUT, "--neighbors %g gives d_c = 0 (many equal points): give --dc or more neighbours", k);
+    return FD_OK;
+}
+
+fd_status dpc_dc_neighbors(const dpc_points *p, double k, uint64_t seed, int threads, double *dc)
+{
+    fd_status st = FD_OK;
+    uint64_t *rows = NULL, s, m, *len = NULL;
+    double *heaps = NULL;
+    FD_TRY(dpc_neighbor_rows(p, k, seed, &rows, &s, &m));
+    if (threads < 1) threads = 1;
+    len = calloc((size_t)threads, sizeof *len);
+    heaps = malloc((size_t)threads * m * sizeof *heaps);
+    if (!len || !heaps) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
     nb_ctx r = {p, rows, m, heaps, len};
     FD_TRY_GOTO(par_rows(threads, 0, s, nb_range, &r, NULL), st, done);
     /* The m smallest of all lie among the threads' m smallest each: the
@@ -263,9 +284,7 @@ fd_status dpc_dc_neighbors(const dpc_points *p, double k, uint64_t seed, int thr
         memmove(heaps + all, heaps + (size_t)t * m, len[t] * sizeof *heaps);
         all += len[t];
     }
-    *dc = sqrt(select_rth(heaps, all, m));
-    if (!(*dc > 0))
-        st = fd_fail(FD_ERR_INPUT, "--neighbors %g gives d_c = 0 (many equal points): give --dc or more neighbours", k);
+    st = dpc_dc_from_d2(select_rth(heaps, all, m), k, dc);
 done:
     free(rows);
     free(len);
@@ -802,24 +821,55 @@ static uint64_t mix64(uint64_t x)
     return x ^ (x >> 33);
 }
 
+typedef struct {
+    int64_t b;
+    int32_t a;
+    uint32_t used;
+    uint64_t count;
+} key_slot;
+
+static uint64_t key_hash(int32_t a, int64_t b) { return mix64((uint64_t)b * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)a); }
+
+/* The slot of key (a, b) in a table of cap (a power of two) slots. */
+static key_slot *key_find(key_slot *t, uint64_t cap, int32_t a, int64_t b)
+{
+    uint64_t h = key_hash(a, b) & (cap - 1);
+    while (t[h].used && !(t[h].a == a && t[h].b == b)) h = (h + 1) & (cap - 1);
+    return &t[h];
+}
+
 /* The sum over the distinct keys (a[i], b[i]) of C(count, 2), by an open
- * addressing table (O(n); sorting ten million pairs took seconds).  a or
- * b NULL: that half of the key is 0.  Returns NAN when out of memory. */
+ * addressing table that grows with the distinct keys (few: clusters and
+ * classes), so that it stays in cache; O(n), where sorting ten million
+ * pairs took seconds.  a or b NULL: that half of the key is 0.  Returns
+ * NAN when out of memory. */
 static double key_pairs(const int32_t *a, const int64_t *b, uint64_t n)
 {
-    uint64_t cap = 1024;
-    while (cap < 2 * n) cap *= 2;
-    struct slot { int64_t b; int32_t a; uint32_t used; uint64_t count; } *t = calloc(cap, sizeof *t);
+    uint64_t cap = 1024, used = 0;
+    key_slot *t = calloc(cap, sizeof *t);
     if (!t) return NAN;
     for (uint64_t i = 0; i < n; i++) {
         const int32_t ka = a ? a[i] : 0;
         const int64_t kb = b ? b[i] : 0;
-        uint64_t h = mix64((uint64_t)kb * 0x9e3779b97f4a7c15ull ^ (uint64_t)(uint32_t)ka) & (cap - 1);
-        while (t[h].used && !(t[h].a == ka && t[h].b == kb)) h = (h + 1) & (cap - 1);
-        t[h].used = 1;
-        t[h].a = ka;
-        t[h].b = kb;
-        t[h].count++;
+        key_slot *e = key_find(t, cap, ka, kb);
+        if (!e->used) {
+            if (2 * (used + 1) > cap) {
+                key_slot *u = calloc(2 * cap, sizeof *u);
+                if (!u) {
+                    free(t);
+                    return NAN;
+                }
+                for (uint64_t h = 0; h < cap; h++)
+                    if (t[h].used) *key_find(u, 2 * cap, t[h].a, t[h].b) = t[h];
+                free(t);
+                t = u;
+                cap *= 2;
+                e = key_find(t, cap, ka, kb);
+            }
+            *e = (key_slot){kb, ka, 1, 0};
+            used++;
+        }
+        e->count++;
     }
     double s = 0;
     for (uint64_t h = 0; h < cap; h++) s += choose2((double)t[h].count);

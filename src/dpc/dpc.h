@@ -26,6 +26,11 @@ enum { DPC_CUTOFF = 0, DPC_GAUSSIAN = 1 };
 #define DPC_NEIGHBOR_ROWS 2048u
 fd_status dpc_dc_percent(const dpc_points *p, double percent, uint64_t seed, double *dc);
 fd_status dpc_dc_neighbors(const dpc_points *p, double k, uint64_t seed, int threads, double *dc);
+/* The parts of the neighbours rule a backend shares: the s rows it looks
+ * from (*rows: malloc'd) and the rank m of the squared distance d_c
+ * comes from; and d_c from that squared distance (FD_ERR_INPUT for 0). */
+fd_status dpc_neighbor_rows(const dpc_points *p, double k, uint64_t seed, uint64_t **rows, uint64_t *s, uint64_t *m);
+fd_status dpc_dc_from_d2(double d2, double k, double *dc);
 
 /* Points [i0, i1): rho (cutoff: points j != i closer than d_c; Gaussian:
  * sum over j != i of exp(-(d_ij / d_c)^2)), T threads.  The passes count

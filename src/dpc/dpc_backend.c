@@ -8,6 +8,12 @@
 
 static int cpu_available(void) { return 1; }
 
+static fd_status cpu_dc_neighbors(void *state, const dpc_points *p, double k, uint64_t seed, int threads, double *dc)
+{
+    (void)state;
+    return dpc_dc_neighbors(p, k, seed, threads, dc);
+}
+
 static fd_status cpu_rho(void *state, const dpc_points *p, double dc, int kernel, uint64_t i0, uint64_t i1,
                          int threads, double *rho, fd_progress *prog)
 {
@@ -22,7 +28,7 @@ static fd_status cpu_delta(void *state, const dpc_points *p, const double *rho, 
     return dpc_delta_rows(p, rho, i0, i1, threads, delta, parent, prog);
 }
 
-const struct dpc_ops dpc_cpu_ops = {"cpu", NULL, NULL, NULL, NULL, NULL, cpu_rho, cpu_delta, NULL, NULL};
+const struct dpc_ops dpc_cpu_ops = {"cpu", NULL, NULL, NULL, NULL, NULL, cpu_dc_neighbors, cpu_rho, cpu_delta, NULL, NULL};
 
 #if FD_HAVE_CUDA
 static int cuda_available(void) { return dpc_cuda_ops.devices() > 0; }

@@ -18,6 +18,9 @@ struct dpc_ops {
     void (*close)(void *state);
     /* 0: this backend cannot take these points (the CPU backend runs them). */
     int (*supports)(const dpc_points *p);
+    /* d_c by the neighbours rule (dpc_dc_neighbors), the same value on
+     * every backend. */
+    fd_status (*dc_neighbors)(void *state, const dpc_points *p, double k, uint64_t seed, int threads, double *dc);
     fd_status (*rho_rows)(void *state, const dpc_points *p, double dc, int kernel, uint64_t i0, uint64_t i1,
                           int threads, double *rho, fd_progress *prog);
     fd_status (*delta_rows)(void *state, const dpc_points *p, const double *rho, uint64_t i0, uint64_t i1,

@@ -89,6 +89,19 @@ static dpc_gpu_grid gpu_grid(const dpc_grid *g)
     return v;
 }
 
+/* The CPU's rows and rank, the GPU's selection: the same d_c. */
+static fd_status cuda_dc_neighbors(void *state, const dpc_points *p, double k, uint64_t seed, int threads, double *dc)
+{
+    uint64_t *rows, s, m;
+    double d2 = 0;
+    (void)threads;
+    FD_TRY(dpc_neighbor_rows(p, k, seed, &rows, &s, &m));
+    const fd_status st = dpc_gpu_kth_d2(((cuda_state *)state)->g, rows, s, m, &d2);
+    free(rows);
+    FD_TRY(st);
+    return dpc_dc_from_d2(d2, k, dc);
+}
+
 static fd_status cuda_rho(void *state, const dpc_points *p, double dc, int kernel, uint64_t i0, uint64_t i1,
                           int threads, double *rho, fd_progress *prog)
 {
@@ -131,6 +144,6 @@ static fd_status cuda_delta(void *state, const dpc_points *p, const double *rho,
 }
 
 const struct dpc_ops dpc_cuda_ops = {
-    "cuda", cuda_devices, fd_cuda_open, cuda_open, cuda_close, cuda_supports, cuda_rho, cuda_delta, cuda_connect,
-    cuda_gather,
+    "cuda",    cuda_devices, fd_cuda_open, cuda_open,    cuda_close, cuda_supports, cuda_dc_neighbors,
+    cuda_rho,  cuda_delta,   cuda_connect, cuda_gather,
 };

@@ -68,10 +68,11 @@ static void state_free(dpc_state *s)
     free(s->core);
 }
 
-static fd_status choose_dc(const dpc_opts *o, const dpc_points *p, int threads, double *dc)
+static fd_status choose_dc(const dpc_opts *o, const struct dpc_ops *ops, void *dev, const dpc_points *p, int threads,
+                           double *dc)
 {
     if (o->dc_rule == 'x') *dc = o->dc;
-    else if (o->dc_rule == 'k') FD_TRY(dpc_dc_neighbors(p, o->neighbors, o->seed, threads, dc));
+    else if (o->dc_rule == 'k') FD_TRY(ops->dc_neighbors(dev, p, o->neighbors, o->seed, threads, dc));
     else FD_TRY(dpc_dc_percent(p, o->dc_percent, o->seed, dc));
     return FD_OK;
 }
@@ -124,7 +125,7 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
     tl = fd_now() - t0;
 
     t = fd_now();
-    st = fd_mpi_agree(choose_dc(o, s.p, T, &dc), NULL);
+    st = fd_mpi_agree(choose_dc(o, ops, dev, s.p, T, &dc), NULL);
     if (st != FD_OK) goto done;
     tdc = fd_now() - t;
 
