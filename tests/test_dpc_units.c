@@ -1,0 +1,103 @@
+/* Pieces of dpc against independent computations:
+ *  - dpc_exp_neg (the exp both backends share) against glibc's exp: within
+ *    1 ulp on random arguments over the whole range, subnormal results
+ *    included, and exact at 0 and past the underflow;
+ *  - the grid's shape: every point's cell inside it, and two points closer
+ *    than the cell side never more than one cell apart (what the passes'
+ *    reach relies on), with the slack dpc_grid_slack reports. */
+#include "dpc/dpc_exp.h"
+#include "dpc/grid.h"
+#include "common/clock.h"
+#include "testutil.h"
+
+#include <math.h>
+#include <stdlib.h>
+
+static double ulps(double a, double b)
+{
+    if (a == b) return 0;
+    double u = nextafter(b, INFINITY) - b;
+    if (u == 0) u = 0x1p-1074;
+    return fabs(a - b) / u;
+}
+
+static void test_exp(void)
+{
+    fd_rng rng = {5};
+    double worst = 0, at = 0;
+    for (int i = 0; i < 2000000; i++) {
+        /* Scales from tiny arguments to the subnormal range. */
+        const double scale[] = {1e-9, 1, 40, 700, 745.1};
+        const double x = -fd_rng_unif(&rng) * scale[i % 5];
+        const double e = ulps(dpc_exp_neg(x), exp(x));
+        if (e > worst) worst = e, at = x;
+    }
+    CHECK(worst <= 1, "%g ulp at x = %.17g", worst, at);
+    CHECK(dpc_exp_neg(0.0) == 1 && dpc_exp_neg(-0.0) == 1, "exp(0)");
+    CHECK(dpc_exp_neg(-746) == 0 && dpc_exp_neg(-INFINITY) == 0, "past the underflow");
+    CHECK(dpc_exp_neg(-745.1) == exp(-745.1), "the smallest subnormal: %g", dpc_exp_neg(-745.1));
+}
+
+static void test_grid(void)
+{
+    fd_rng rng = {9};
+    for (int rep = 0; rep < 30; rep++) {
+        dpc_points p = {0};
+        p.n = 2000 + (uint64_t)(fd_rng_unif(&rng) * 3000);
+        p.d = 1 + (uint32_t)(rep % 3);
+        p.x = malloc(p.n * p.d * sizeof *p.x);
+        /* Far from the origin at times, so that x - lo rounds. */
+        const double off = rep % 2 ? 1e6 : 0, span = rep % 4 < 2 ? 1 : 1000;
+        const double h = span * (0.001 + fd_rng_unif(&rng) * 0.05);
+        /* The second half: twins of the first, just under h away along
+         * one coordinate. */
+        const uint64_t half = p.n / 2;
+        for (uint64_t i = 0; i < half * p.d; i++) p.x[i] = off + fd_rng_unif(&rng) * span;
+        for (uint64_t i = half; i < p.n; i++)
+            for (uint32_t k = 0; k < p.d; k++) {
+                const double t = p.x[(i - half) * p.d + k];
+                p.x[i * p.d + k] = k == (i % p.d) ? t + (i % 2 ? 1 : -1) * h * 0.999999 : t;
+            }
+        dpc_grid g;
+        if (dpc_grid_build(&g, &p, h) != FD_OK) {
+            CHECK(0, "dpc_grid_build");
+            free(p.x);
+            continue;
+        }
+        const double slack = dpc_grid_slack(&g);
+        CHECK(g.h >= h && slack > 0 && slack < 1e-6, "h %g for %g, slack %g", g.h, h, slack);
+        int far = 0, outside = 0, close = 0;
+        for (uint64_t i = 0; i < p.n; i++) {
+            int64_t ci[DPC_GRID_MAX_D];
+            dpc_grid_coords(&g, i, ci);
+            for (uint32_t k = 0; k < p.d; k++) outside += ci[k] < 0 || ci[k] >= g.dim[k];
+            /* Its twin (the first half), and its neighbours in index order. */
+            for (uint64_t q = 0; q < 50; q++) {
+                const uint64_t j = q == 0 ? i + half : i + q;
+                if (j >= p.n || (q == 0 && i >= half)) continue;
+                double d2 = 0;
+                for (uint32_t k = 0; k < p.d; k++) {
+                    const double t = p.x[i * p.d + k] - p.x[j * p.d + k];
+                    d2 += t * t;
+                }
+                if (d2 >= h * h) continue;
+                close += q == 0;
+                int64_t cj[DPC_GRID_MAX_D];
+                dpc_grid_coords(&g, j, cj);
+                for (uint32_t k = 0; k < p.d; k++) far += llabs(ci[k] - cj[k]) > 1;
+            }
+        }
+        CHECK(close == (int)half, "%d of %llu twins closer than h", close, (unsigned long long)half);
+        CHECK(!outside && !far, "d = %u: %d coordinates outside, %d pairs closer than h two cells apart", p.d, outside,
+              far);
+        dpc_grid_free(&g);
+        free(p.x);
+    }
+}
+
+int main(void)
+{
+    test_exp();
+    test_grid();
+    return t_report();
+}
