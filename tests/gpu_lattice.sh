@@ -12,14 +12,9 @@
 source "$(dirname "$0")/lib.sh" "$@"
 HERE=$(dirname "$0")
 # FD_TEST_GPU_BACKEND=cpu dry-runs the script itself on a machine without a GPU.
-GB=${FD_TEST_GPU_BACKEND:-cuda}
 "$BIN" gen context --objects 20 --attributes 8 --density 0.3 -o "$WORK/probe.cxt"
-if ! "$BIN" lattice "$WORK/probe.cxt" --backend "$GB" -q > /dev/null 2> "$WORK/probe.err"; then
-  if grep -q "cannot run here\|not available" "$WORK/probe.err"; then echo "skipped: $(cat "$WORK/probe.err")"; exit 77; fi
-  bad "probe: $(cat "$WORK/probe.err")"
-fi
+gpu_probe "$BIN" lattice "$WORK/probe.cxt"
 : > "$WORK/cmp"
-GPUS=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || true)
 
 # same LABEL FILE [lattice options]: CPU and GPU results are the same set.
 # GPU_ENV: settings of the GPU runs (docs/performance.md, tuning knobs).

@@ -18,3 +18,14 @@ need_shared() {
   if [ ! -e "$SHARED/data/fca/$1" ]; then echo "skipped: $SHARED/data/fca/$1 is absent"; exit 77; fi
 }
 finish() { echo "$PASS passed, $FAIL failed"; [ "$FAIL" -eq 0 ]; }
+# The GPU tests' first step: GB (FD_TEST_GPU_BACKEND, default cuda) and
+# GPUS; then the probe command, which skips the test (77) where the
+# backend cannot run here and is a failure for any other error.
+gpu_probe() {
+  GB=${FD_TEST_GPU_BACKEND:-cuda}
+  GPUS=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || true)
+  if ! "$@" --backend "$GB" -q > /dev/null 2> "$WORK/probe.err"; then
+    if grep -q "cannot run here\|not available" "$WORK/probe.err"; then echo "skipped: $(cat "$WORK/probe.err")"; exit 77; fi
+    bad "probe: $(cat "$WORK/probe.err")"
+  fi
+}

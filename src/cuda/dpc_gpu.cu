@@ -100,6 +100,22 @@ __device__ __forceinline__ void load_tile(double *tile, double *trho, const doub
         for (uint32_t jj = threadIdx.x; jj < TJ; jj += blockDim.x) trho[jj] = j0 + jj < jend ? rho[j0 + jj] : 0;
 }
 
+/* Points [ja, jb) tile by tile through shared memory (with their rho
+ * when trho is given), f(jj, j) for each, j ascending: the loop every
+ * brute-force kernel runs. */
+template <class F>
+__device__ __forceinline__ void over_points(double *tile, double *trho, const double *x, const double *rho, uint64_t n,
+                                            uint32_t d, uint64_t ja, uint64_t jb, F f)
+{
+    for (uint64_t j0 = ja; j0 < jb; j0 += TJ) {
+        __syncthreads();
+        load_tile(tile, trho, x, rho, n, d, j0, jb);
+        __syncthreads();
+        const uint32_t m = jb - j0 < TJ ? (uint32_t)(jb - j0) : TJ;
+        for (uint32_t jj = 0; jj < m; jj++) f(jj, j0 + jj);
+    }
+}
+
 /* ---------------- device: brute force ---------------- */
 
 template <int MAXD, int KERNEL>
@@ -113,18 +129,12 @@ __global__ void __launch_bounds__(THREADS) k_rho(const double *x, uint64_t n, ui
     load_point<MAXD>(xi, x, n, d, i, live);
     uint64_t cnt = 0;
     double sum = 0;
-    for (uint64_t j0 = 0; j0 < n; j0 += TJ) {
-        __syncthreads();
-        load_tile(tile, NULL, x, NULL, n, d, j0, n);
-        __syncthreads();
-        const uint32_t m = n - j0 < TJ ? (uint32_t)(n - j0) : TJ;
-        for (uint32_t jj = 0; jj < m; jj++) {
-            const double s = tile_d2<MAXD>(xi, tile, d, jj);
-            const bool other = j0 + jj != i;
-            if (KERNEL == 0) cnt += other && s < dc2;
-            else if (other) sum = __dadd_rn(sum, dpc_exp_neg(-__ddiv_rn(s, dc2)));
-        }
-    }
+    over_points(tile, NULL, x, NULL, n, d, 0, n, [&](uint32_t jj, uint64_t j) {
+        const double s = tile_d2<MAXD>(xi, tile, d, jj);
+        const bool other = j != i;
+        if (KERNEL == 0) cnt += other && s < dc2;
+        else if (other) sum = __dadd_rn(sum, dpc_exp_neg(-__ddiv_rn(s, dc2)));
+    });
     if (live) out[i - i0] = KERNEL == 0 ? (double)cnt : sum;
 }
 
@@ -148,21 +158,14 @@ __global__ void __launch_bounds__(THREADS) k_delta_part(const double *x, const d
     double best = INFINITY, far = 0;
     int64_t bj = -1;
     const uint64_t ja = (uint64_t)blockIdx.y * jspan, jb = ja + jspan < n ? ja + jspan : n;
-    for (uint64_t j0 = ja; j0 < jb; j0 += TJ) {
-        __syncthreads();
-        load_tile(tile, trho, x, rho, n, d, j0, jb);
-        __syncthreads();
-        const uint32_t m = jb - j0 < TJ ? (uint32_t)(jb - j0) : TJ;
-        for (uint32_t jj = 0; jj < m; jj++) {
-            const double s = tile_d2<MAXD>(xi, tile, d, jj), rj = trho[jj];
-            const uint64_t j = j0 + jj;
-            far = s > far ? s : far;
-            if ((rj > ri || (rj == ri && j < i)) && s < best) {
-                best = s;
-                bj = (int64_t)j;
-            }
+    over_points(tile, trho, x, rho, n, d, ja, jb, [&](uint32_t jj, uint64_t j) {
+        const double s = tile_d2<MAXD>(xi, tile, d, jj), rj = trho[jj];
+        far = s > far ? s : far;
+        if ((rj > ri || (rj == ri && j < i)) && s < best) {
+            best = s;
+            bj = (int64_t)j;
         }
-    }
+    });
     if (live) {
         const uint64_t o = (uint64_t)blockIdx.y * nrows + t;
         pbest[o] = best;
@@ -214,17 +217,11 @@ __global__ void __launch_bounds__(THREADS) k_nb_hist(const double *x, uint64_t n
     const int shift = 64 - pbits - w;
     const unsigned long long mask = (1ull << w) - 1;
     const uint64_t ja = (uint64_t)blockIdx.y * jspan, jb = ja + jspan < n ? ja + jspan : n;
-    for (uint64_t j0 = ja; j0 < jb; j0 += TJ) {
-        __syncthreads();
-        load_tile(tile, NULL, x, NULL, n, d, j0, jb);
-        __syncthreads();
-        const uint32_t m = jb - j0 < TJ ? (uint32_t)(jb - j0) : TJ;
-        for (uint32_t jj = 0; jj < m; jj++) {
-            const unsigned long long bits = (unsigned long long)__double_as_longlong(tile_d2<MAXD>(xi, tile, d, jj));
-            const bool match = live && j0 + jj != i && (pbits == 0 || (bits >> (64 - pbits)) == prefix);
-            if (match) atomicAdd(&h[(bits >> shift) & mask], 1u);
-        }
-    }
+    over_points(tile, NULL, x, NULL, n, d, ja, jb, [&](uint32_t jj, uint64_t j) {
+        const unsigned long long bits = (unsigned long long)__double_as_longlong(tile_d2<MAXD>(xi, tile, d, jj));
+        const bool match = live && j != i && (pbits == 0 || (bits >> (64 - pbits)) == prefix);
+        if (match) atomicAdd(&h[(bits >> shift) & mask], 1u);
+    });
     __syncthreads();
     for (uint32_t v = threadIdx.x; v < NB_BINS; v += blockDim.x)
         if (h[v]) atomicAdd(&hist[v], (unsigned long long)h[v]);

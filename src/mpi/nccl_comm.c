@@ -1,7 +1,8 @@
 /* NCCL between the ranks' GPUs (see nccl_comm.h). */
 #include "nccl_comm.h"
 
-#include <cuda_runtime.h>
+#include "../cuda/check.cuh"
+
 #include <nccl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -11,15 +12,6 @@
         ncclResult_t nccl_rc_ = (call);                                                                                \
         if (nccl_rc_ != ncclSuccess) {                                                                                 \
             (st) = fd_fail_at(FD_ERR_CUDA, __FILE__, __LINE__, "%s: %s", #call, ncclGetErrorString(nccl_rc_));        \
-            goto label;                                                                                                \
-        }                                                                                                              \
-    } while (0)
-
-#define CUDA_TRY_GOTO(call, st, label)                                                                                 \
-    do {                                                                                                               \
-        cudaError_t cuda_rc_ = (call);                                                                                 \
-        if (cuda_rc_ != cudaSuccess) {                                                                                 \
-            (st) = fd_fail_at(FD_ERR_CUDA, __FILE__, __LINE__, "%s: %s", #call, cudaGetErrorString(cuda_rc_));        \
             goto label;                                                                                                \
         }                                                                                                              \
     } while (0)
@@ -58,10 +50,10 @@ fd_status fd_nccl_open(fd_nccl **out, const fd_mpi *mpi)
     /* NCCL connects the ranks on the first collective (about 0.15 s on
      * two H200s): one small all-reduce here, so that setting up is paid
      * with the setup and not in the first pass's time. */
-    CUDA_TRY_GOTO(cudaMalloc(&one, sizeof(int)), st, done);
-    CUDA_TRY_GOTO(cudaMemset(one, 0, sizeof(int)), st, done);
+    CUDA_CHECK_GOTO(cudaMalloc(&one, sizeof(int)), st, done);
+    CUDA_CHECK_GOTO(cudaMemset(one, 0, sizeof(int)), st, done);
     NCCL_CHECK_GOTO(ncclAllReduce(one, one, 1, ncclInt, ncclSum, c->comm, 0), st, done);
-    CUDA_TRY_GOTO(cudaStreamSynchronize(0), st, done);
+    CUDA_CHECK_GOTO(cudaStreamSynchronize(0), st, done);
     *out = c;
     c = NULL;
 done:
@@ -96,7 +88,7 @@ fd_status fd_nccl_allgatherv(fd_nccl *c, void *buf, const uint64_t *off, size_t 
         }
     }
     NCCL_CHECK_GOTO(ncclGroupEnd(), st, done);
-    CUDA_TRY_GOTO(cudaStreamSynchronize(s), st, done);
+    CUDA_CHECK_GOTO(cudaStreamSynchronize(s), st, done);
 done:
     return st;
 }
