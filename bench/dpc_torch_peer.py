@@ -2,14 +2,15 @@
 peaks with the cutoff kernel by tiles of rows, torch.cdist, a count and a
 masked minimum (the same d_c and the same order as fcbo-dist dpc).
 Prints "seconds" for rho and delta (reading and the copy to the GPU
-excluded).  usage: dpc_torch_peer.py POINTS.txt DC [TILE]"""
+excluded).  usage: dpc_torch_peer.py POINTS.txt|.npy DC [TILE]"""
 import sys
 import time
 
 import numpy as np
 import torch
 
-X = torch.tensor(np.loadtxt(sys.argv[1])[:, :2], dtype=torch.float64, device="cuda")
+P = np.load(sys.argv[1]) if sys.argv[1].endswith(".npy") else np.loadtxt(sys.argv[1])
+X = torch.tensor(P[:, :2], dtype=torch.float64, device="cuda")
 dc, tile = float(sys.argv[2]), int(sys.argv[3]) if len(sys.argv) > 3 else 4096
 n = len(X)
 torch.cuda.synchronize()

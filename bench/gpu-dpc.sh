@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Density peaks on the GPU: `fcbo-dist dpc --backend cuda` (cutoff kernel,
-# --neighbors 30, --centers K) on `gen blobs` sets of --sizes 2-D points,
+# --neighbors 30, --centers K) on `gen blobs` sets of --sizes 2-D points
+# (--input npy, the default, or txt: the format of the file read),
 # on 1 GPU and, where the machine has two, on 2 ranks; side by side in the
 # same call, the CPU backend on every core at the first size and the torch
 # peer (bench/dpc_torch_peer.py: cdist by tiles, count, masked minimum) at
@@ -10,10 +11,10 @@
 # rho and delta); wall_s is the whole command (mpirun included).
 # Appends to bench/results/dpc-gpu.csv.
 #
-#   bench/gpu-dpc.sh [--sizes "1000000 10000000"] [--torch-max 1000000] [--bin PATH] [--csv FILE]
+#   bench/gpu-dpc.sh [--sizes "1000000 10000000"] [--input npy|txt] [--torch-max 1000000] [--bin PATH] [--csv FILE]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-BIN=$here/../build/fcbo-dist; SIZES="1000000 10000000"; TORCHMAX=1000000
+BIN=$here/../build/fcbo-dist; SIZES="1000000 10000000"; TORCHMAX=1000000; INPUT=npy
 CSV=$here/results/dpc-gpu.csv
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1 || true)
 NGPU=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || true)
@@ -21,6 +22,7 @@ MACHINE="$(nproc) cores $(lscpu | sed -n 's/^Model name: *//p' | head -1), ${NGP
 while [ $# -gt 0 ]; do
   case $1 in
     --sizes) SIZES=$2; shift 2;; --torch-max) TORCHMAX=$2; shift 2;; --bin) BIN=$2; shift 2;;
+    --input) INPUT=$2; shift 2;;
     --csv) CSV=$2; shift 2;;
     -h|--help) sed -n '2,10p' "$0"; exit 0;;
     *) echo "bench/gpu-dpc.sh: unknown option $1" >&2; exit 2;;
@@ -29,14 +31,15 @@ done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 version=$("$BIN" version | head -1 | cut -d' ' -f2)
-[ -f "$CSV" ] || echo "tool,points,backend,ranks,load_s,dc_s,rho_s,delta_s,assign_s,compute_s,wall_s,dc,clusters,machine,date,version" > "$CSV"
+case $INPUT in npy|txt) ;; *) echo "bench/gpu-dpc.sh: --input npy or txt" >&2; exit 2;; esac
+[ -f "$CSV" ] || echo "tool,points,input,backend,ranks,load_s,dc_s,rho_s,delta_s,assign_s,compute_s,wall_s,dc,clusters,machine,date,version" > "$CSV"
 row() { echo "$1,\"$MACHINE\",$(date -u +%F),$version" | tee -a "$CSV"; }
 
 one() {  # N backend ranks
   local N=$1 be=$2 np=$3 launch=()
   [ "$np" -gt 1 ] && launch=(mpirun -np "$np" --bind-to none)
   local t0 t1; t0=$(date +%s.%N)
-  "${launch[@]}" "$BIN" dpc "$tmp/b$N.txt" --label-column 3 --neighbors 30 --centers 50 --backend "$be" --stats \
+  "${launch[@]}" "$BIN" dpc "$tmp/b$N.$INPUT" --label-column 3 --neighbors 30 --centers 50 --backend "$be" --stats \
     2> "$tmp/err" < /dev/null || { echo "failed: $be np=$np: $(tail -3 "$tmp/err")" >&2; return; }
   t1=$(date +%s.%N)
   local phases dc k
@@ -45,21 +48,21 @@ one() {  # N backend ranks
   dc=$(sed -n 's/.*d_c = \([0-9.e+-]*\)).*/\1/p' "$tmp/err")
   k=$(sed -n 's/^\([0-9]*\) clusters in.*/\1/p' "$tmp/err")
   local compute; compute=$(echo "${phases:-,,,,}" | awk -F, '$3 != "" {printf "%.3f", $3 + $4}')
-  row "fcbo-dist,$N,$be,$np,${phases:-,,,,},$compute,$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b - a}'),$dc,$k"
+  row "fcbo-dist,$N,$INPUT,$be,$np,${phases:-,,,,},$compute,$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b - a}'),$dc,$k"
   DC=$dc
 }
 
 first=1
 for N in $SIZES; do
-  "$BIN" gen blobs --n "$N" --dims 2 --clusters 50 --seed 1 -o "$tmp/b$N.txt"
+  "$BIN" gen blobs --n "$N" --dims 2 --clusters 50 --seed 1 -o "$tmp/b$N.$INPUT"
   one "$N" cuda 1
   [ "${NGPU:-0}" -ge 2 ] && one "$N" cuda 2
   [ $first = 1 ] && one "$N" cpu 1
   if [ "$N" -le "$TORCHMAX" ] && python3 -c "import torch" 2> /dev/null; then
-    s=$(python3 "$here/dpc_torch_peer.py" "$tmp/b$N.txt" "$DC" 2> "$tmp/terr") ||
+    s=$(python3 "$here/dpc_torch_peer.py" "$tmp/b$N.$INPUT" "$DC" 2> "$tmp/terr") ||
       echo "torch peer failed: $(tail -3 "$tmp/terr")" >&2
     # The peer times rho and delta only (its reading excluded).
-    [ -n "${s:-}" ] && row "torch,$N,torch-cuda,1,,,,,,$s,,$DC,"
+    [ -n "${s:-}" ] && row "torch,$N,$INPUT,torch-cuda,1,,,,,,$s,,$DC,"
   fi
   first=0
 done

@@ -261,9 +261,9 @@ else:
 blobs = os.path.join(WORK, "blobs.txt")
 subprocess.run([BIN, "gen", "blobs", "--n", "3000", "--dims", "2", "--clusters", "6", "--seed", "5", "--spread", "1",
                 "-o", blobs], check=True, env=ENV)
-out = os.path.join(WORK, "auto")
-if run([blobs, "--label-column", "3", "--kernel", "gaussian", "-o", out, "--force", "-q"]).returncode == 0:
-    g = load(out)
+auto_out = os.path.join(WORK, "auto")
+if run([blobs, "--label-column", "3", "--kernel", "gaussian", "-o", auto_out, "--force", "-q"]).returncode == 0:
+    g = load(auto_out)
     y = np.loadtxt(blobs)[:, 2]
     check(g["attrs"]["n_clusters"] == 6 and ari(g["labels"], y) > 0.99,
           "blobs: %d clusters, ARI %.4f" % (g["attrs"]["n_clusters"], ari(g["labels"], y)))
@@ -283,8 +283,16 @@ for fname, want in (("ragged.txt", ":3:"), ("nan.txt", ":2:"), ("word.csv", ":3:
     r = run([os.path.join(WORK, fname), "-q"], expect=2)
     check(want in r.stderr, "%s: no line number %s in: %s" % (fname, want, r.stderr.strip()))
 r = subprocess.run([BIN, "gen", "blobs", "--n", "10", "--dims", "2", "--clusters", "2", "-o",
-                    os.path.join(WORK, "b.npy")], capture_output=True, text=True, env=ENV)
-check(r.returncode == 2 and not os.path.exists(os.path.join(WORK, "b.npy")), "gen blobs -o b.npy: %d" % r.returncode)
+                    os.path.join(WORK, "b.dat")], capture_output=True, text=True, env=ENV)
+check(r.returncode == 2 and not os.path.exists(os.path.join(WORK, "b.dat")), "gen blobs -o b.dat: %d" % r.returncode)
+# gen blobs .npy: the same points as the text file, and the same clusters.
+bnpy = os.path.join(WORK, "blobs.npy")
+subprocess.run([BIN, "gen", "blobs", "--n", "3000", "--dims", "2", "--clusters", "6", "--seed", "5", "--spread", "1",
+                "-o", bnpy], check=True, env=ENV)
+check(np.array_equal(np.load(bnpy), np.loadtxt(blobs)), "gen blobs: .npy and .txt differ")
+out2 = os.path.join(WORK, "auto_npy")
+if run([bnpy, "--label-column", "3", "--kernel", "gaussian", "-o", out2, "--force", "-q"]).returncode == 0:
+    check(np.array_equal(load(out2)["labels"], load(auto_out)["labels"]), "gen blobs: .npy clusters differ from .txt")
 many = os.path.join(WORK, "many.txt")  # every point in the rectangle: more centres than allowed
 subprocess.run([BIN, "gen", "blobs", "--n", "70000", "--dims", "2", "--clusters", "9", "-o", many], check=True, env=ENV)
 r = run([many, "--dc", "1", "--rho-min", "-1", "--delta-min", "1e-300", "-q"], expect=2)

@@ -36,12 +36,13 @@ static const char *help =
     "correlate; without it rows are independent.  .txt is whitespace\n"
     "separated, .csv comma separated, .npy a little-endian int32 array.\n\n"
     "usage: fcbo-dist gen blobs --n N --dims D --clusters K [--spread S]\n"
-    "                           [--seed S] -o FILE.txt|.csv\n\n"
+    "                           [--seed S] -o FILE.txt|.csv|.npy\n\n"
     "Writes N points in D dimensions around K centres drawn uniformly in\n"
     "[0, 100]^D, each point Gaussian around its centre with standard deviation\n"
     "S (default 1.5) per coordinate, the centre taken in turn (point i of\n"
     "cluster i mod K); the last column is the true cluster, 1..K\n"
-    "(`dpc --label-column D+1` scores against it).\n";
+    "(`dpc --label-column D+1` scores against it).  Values have six decimals;\n"
+    ".npy is float64 with the same values (the fastest to read).\n";
 
 static fd_status gen_context(int argc, char **argv)
 {
@@ -117,6 +118,21 @@ done:
     return st;
 }
 
+/* The header of a 2-D .npy array (format 1.0, C order), padded so that
+ * the data starts at a multiple of 64 bytes. */
+static void npy_header(FILE *f, const char *descr, uint64_t rows, uint32_t cols)
+{
+    char hdr[128];
+    int len = snprintf(hdr, sizeof hdr, "{'descr': '%s', 'fortran_order': False, 'shape': (%llu, %u), }", descr,
+                       (unsigned long long)rows, cols);
+    int total = 10 + len + 1, pad = (64 - total % 64) % 64;
+    unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
+    pre[8] = (unsigned char)((len + pad + 1) & 0xff);
+    pre[9] = (unsigned char)((len + pad + 1) >> 8);
+    fwrite(pre, 1, 10, f);
+    fprintf(f, "%s%*s\n", hdr, pad, "");
+}
+
 /* One cell of `gen counts`. */
 static uint32_t count_cell(fd_rng *rng, double zero_frac, double mean)
 {
@@ -138,17 +154,7 @@ static fd_status write_counts(fd_afile *af, const char *out, uint64_t rows, uint
     FD_ALLOC_GOTO(prof, (size_t)g * cols, st, done);
     FD_ALLOC_GOTO(row, cols, st, done);
     for (size_t k = 0; k < (size_t)g * cols; k++) prof[k] = groups ? 0.2 + 1.8 * fd_rng_unif(&rng) : 1.0;
-    if (npy) {
-        char hdr[128];
-        int len = snprintf(hdr, sizeof hdr, "{'descr': '<i4', 'fortran_order': False, 'shape': (%llu, %u), }",
-                           (unsigned long long)rows, cols);
-        int total = 10 + len + 1, pad = (64 - total % 64) % 64;
-        unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
-        pre[8] = (unsigned char)((len + pad + 1) & 0xff);
-        pre[9] = (unsigned char)((len + pad + 1) >> 8);
-        fwrite(pre, 1, 10, af->f);
-        fprintf(af->f, "%s%*s\n", hdr, pad, "");
-    }
+    if (npy) npy_header(af->f, "<i4", rows, cols);
     for (uint64_t r = 0; r < rows; r++) {
         const double *pr = prof + (r % g) * cols;
         for (uint32_t k = 0; k < cols; k++) row[k] = count_cell(&rng, zf, mean * pr[k]);
@@ -201,23 +207,40 @@ static fd_status gen_counts(int argc, char **argv)
     return st;
 }
 
-static fd_status write_blobs(fd_afile *af, int csv, uint64_t n, uint32_t d, uint32_t k, double spread, uint64_t seed)
+/* fmt: 't' text, 'c' CSV, 'n' .npy (float64, the label as the last
+ * column).  The .npy holds the values the text would give when read
+ * back (six decimals), so that the three files are the same points. */
+static fd_status write_blobs(fd_afile *af, int fmt, uint64_t n, uint32_t d, uint32_t k, double spread, uint64_t seed)
 {
     fd_rng rng = {seed};
-    double *centre = malloc((size_t)k * d * sizeof *centre);
-    if (!centre) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    double *centre = malloc((size_t)k * d * sizeof *centre), *row = malloc(((size_t)d + 1) * sizeof *row);
+    if (!centre || !row) {
+        free(centre);
+        free(row);
+        return fd_fail(FD_ERR_NOMEM, "out of memory");
+    }
     for (size_t q = 0; q < (size_t)k * d; q++) centre[q] = 100 * fd_rng_unif(&rng);
+    if (fmt == 'n') npy_header(af->f, "<f8", n, d + 1);
     for (uint64_t i = 0; i < n; i++) {
         const uint32_t c = (uint32_t)(i % k);
         for (uint32_t q = 0; q < d; q++) {
             /* Box-Muller: one normal from two uniforms */
             const double u = 1 - fd_rng_unif(&rng), v = fd_rng_unif(&rng);
             const double z = sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
-            fprintf(af->f, q ? (csv ? ",%.6f" : " %.6f") : "%.6f", centre[(size_t)c * d + q] + spread * z);
+            char buf[64];
+            snprintf(buf, sizeof buf, "%.6f", centre[(size_t)c * d + q] + spread * z);
+            if (fmt == 'n') row[q] = strtod(buf, NULL);
+            else fprintf(af->f, q ? (fmt == 'c' ? ",%s" : " %s") : "%s", buf);
         }
-        fprintf(af->f, csv ? ",%u\n" : " %u\n", c + 1);
+        if (fmt == 'n') {
+            row[d] = c + 1;
+            fwrite(row, sizeof *row, (size_t)d + 1, af->f);
+        } else {
+            fprintf(af->f, fmt == 'c' ? ",%u\n" : " %u\n", c + 1);
+        }
     }
     free(centre);
+    free(row);
     return FD_OK;
 }
 
@@ -249,12 +272,12 @@ static fd_status gen_blobs(int argc, char **argv)
     if (!n || !d || !k || !out)
         return fd_fail(FD_ERR_USAGE, "gen blobs needs --n, --dims, --clusters and -o; see 'fcbo-dist gen --help'");
     size_t len = strlen(out);
-    const int csv = len > 4 && !strcmp(out + len - 4, ".csv");
-    if (!csv && !(len > 4 && !strcmp(out + len - 4, ".txt")))
-        return fd_fail(FD_ERR_USAGE, "gen blobs -o %s: writes text (.txt) or CSV (.csv)", out);
+    const char *ext = len > 4 ? out + len - 4 : "";
+    const int fmt = !strcmp(ext, ".csv") ? 'c' : !strcmp(ext, ".txt") ? 't' : !strcmp(ext, ".npy") ? 'n' : 0;
+    if (!fmt) return fd_fail(FD_ERR_USAGE, "gen blobs -o %s: writes text (.txt), CSV (.csv) or .npy", out);
     fd_afile af;
     FD_TRY(fd_afile_open(&af, out));
-    fd_status st = write_blobs(&af, csv, n, d, k, spread, seed);
+    fd_status st = write_blobs(&af, fmt, n, d, k, spread, seed);
     if (st == FD_OK) return fd_afile_commit(&af);
     fd_afile_abort(&af);
     return st;

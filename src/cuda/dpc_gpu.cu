@@ -45,6 +45,7 @@ struct dpc_gpu {
     dbuf keys[2], vals[2], flags, temp; /* building the grid */
     dbuf pbest, pfar, pbj; /* brute-force delta: one value per split and row */
     dbuf hist, nbrows;     /* d_c by neighbours */
+    dbuf lab, ptr;         /* labels by pointer jumping */
     unsigned long long *count;
     uint64_t brute_rows;
 };
@@ -225,6 +226,23 @@ __global__ void __launch_bounds__(THREADS) k_nb_hist(const double *x, uint64_t n
     __syncthreads();
     for (uint32_t v = threadIdx.x; v < NB_BINS; v += blockDim.x)
         if (h[v]) atomicAdd(&hist[v], (unsigned long long)h[v]);
+}
+
+/* One round of pointer jumping: a point without a label takes its
+ * pointer's label if it has one, else points to its pointer's pointer.
+ * A pointer always leads up the chain of parents with no centre strictly
+ * between, so the label taken is the first centre's.  Rounds race
+ * harmlessly: a label read as 0 or a pointer read before its jump only
+ * leaves the work to the next round. */
+__global__ void k_jump(int32_t *lab, int64_t *ptr, uint64_t n, unsigned long long *more)
+{
+    const uint64_t i = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (i >= n || lab[i]) return;
+    const int64_t p = ptr[i];
+    const int32_t l = lab[p];
+    if (l) lab[i] = l;
+    else ptr[i] = ptr[p];
+    *more = 1;
 }
 
 /* ---------------- device: grid ---------------- */
@@ -439,7 +457,7 @@ extern "C" void dpc_gpu_destroy(dpc_gpu **pg)
     if (g->stream) cudaStreamSynchronize(g->stream);
     dbuf *bufs[] = {&g->xs,      &g->rhos,    &g->start, &g->rows, &g->list, &g->keys[0], &g->keys[1],
                     &g->vals[0], &g->vals[1], &g->flags, &g->temp, &g->pbest, &g->pfar,    &g->pbj,
-                    &g->hist,    &g->nbrows};
+                    &g->hist,    &g->nbrows,  &g->lab,   &g->ptr};
     for (size_t k = 0; k < sizeof bufs / sizeof *bufs; k++) cudaFree(bufs[k]->p);
     cudaFree(g->x);
     cudaFree(g->rho);
@@ -758,5 +776,36 @@ extern "C" fd_status dpc_gpu_kth_d2(dpc_gpu *g, const uint64_t *rows, uint64_t s
     memcpy(d2, &prefix, sizeof *d2);
 done:
     free(r32);
+    return st;
+}
+
+extern "C" fd_status dpc_gpu_labels(dpc_gpu *g, const int64_t *parent, int32_t *labels, int *rounds)
+{
+    fd_status st = FD_OK;
+    const uint64_t n = g->n;
+    unsigned long long more = 1;
+    *rounds = 0;
+    CK(cudaSetDevice(g->device));
+    FD_TRY(grow(&g->lab, n, sizeof(int32_t), "the labels"));
+    FD_TRY(grow(&g->ptr, n, sizeof(int64_t), "the label pointers"));
+    if (parent) CK(cudaMemcpyAsync(g->ptr.p, parent, n * sizeof(int64_t), cudaMemcpyHostToDevice, g->stream));
+    else CK(cudaMemcpyAsync(g->ptr.p, g->parent, n * sizeof(int64_t), cudaMemcpyDeviceToDevice, g->stream));
+    CK(cudaMemcpyAsync(g->lab.p, labels, n * sizeof(int32_t), cudaMemcpyHostToDevice, g->stream));
+    /* Each round at least halves what is left of every unlabelled chain,
+     * so 64 rounds cover any chain; more means a cycle of parents. */
+    while (more) {
+        if (++*rounds > 64) {
+            st = fd_fail(FD_ERR_INTERNAL, "dpc_gpu_labels: no end after 64 rounds (a cycle of parents?)");
+            goto done;
+        }
+        CK(cudaMemsetAsync(g->count, 0, sizeof *g->count, g->stream));
+        k_jump<<<blocks_for(n), THREADS, 0, g->stream>>>((int32_t *)g->lab.p, (int64_t *)g->ptr.p, n, g->count);
+        CK(cudaGetLastError());
+        CK(cudaMemcpyAsync(&more, g->count, sizeof more, cudaMemcpyDeviceToHost, g->stream));
+        CK(cudaStreamSynchronize(g->stream));
+    }
+    CK(cudaMemcpyAsync(labels, g->lab.p, n * sizeof(int32_t), cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaStreamSynchronize(g->stream));
+done:
     return st;
 }

@@ -63,6 +63,12 @@ uint64_t dpc_gpu_delta_brute_rows(const dpc_gpu *g);
  * (the CPU's dpc_dc_neighbors selects the same value). */
 fd_status dpc_gpu_kth_d2(dpc_gpu *g, const uint64_t *rows, uint64_t s, uint64_t m, double *d2);
 
+/* labels (in: the centres' labels, 0 elsewhere; out: every point's) by
+ * pointer jumping along the parents: parent from the host, or NULL for the
+ * device's own array (whole: gathered there, or one rank).  *rounds: the
+ * rounds it took. */
+fd_status dpc_gpu_labels(dpc_gpu *g, const int64_t *parent, int32_t *labels, int *rounds);
+
 /* The device's arrays of every point's rho, delta and parent (the passes
  * write their rows there) and the stream that writes them, for an
  * all-gather on the device (src/mpi/nccl_comm.h). */

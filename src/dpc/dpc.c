@@ -656,8 +656,8 @@ static uint64_t auto_centers(uint64_t n, const double *rho, const double *delta,
 /* The most centres the rectangle rule takes. */
 #define RECT_MAX 65536
 
-fd_status dpc_assign(const dpc_points *p, const double *rho, const double *delta, const int64_t *parent,
-                     const dpc_centers_rule *rule, double *gamma, int32_t *labels, int64_t **centers, uint32_t *k)
+fd_status dpc_centers(const dpc_points *p, const double *rho, const double *delta, const int64_t *parent,
+                      const dpc_centers_rule *rule, double *gamma, int32_t *labels, int64_t **centers, uint32_t *k)
 {
     const uint64_t n = p->n;
     uint64_t nc = 0, top = 0;
@@ -703,19 +703,29 @@ fd_status dpc_assign(const dpc_points *p, const double *rho, const double *delta
     }
     for (uint64_t i = 0; i < n; i++) labels[i] = 0;
     for (uint64_t q = 0; q < nc; q++) labels[cs[q]] = (int32_t)(q + 1);
-    /* Every point takes the label of the first centre up its chain of
-     * parents (what assigning in density order gives, since a parent is
-     * always denser): walk up to a labelled point, then label the walk.
-     * Each point is walked over at most twice.  The chain ends, since the
-     * densest point, the only one without a parent, is a centre. */
+    *centers = cs;
+    *k = (uint32_t)nc;
+    return FD_OK;
+}
+
+/* Walk up to a labelled point, then label the walk: each point is walked
+ * over at most twice.  Every chain ends, since the densest point, the
+ * only one without a parent, is a centre. */
+void dpc_label_chains(uint64_t n, const int64_t *parent, int32_t *labels)
+{
     for (uint64_t i = 0; i < n; i++) {
         int64_t j = (int64_t)i;
         while (labels[j] == 0) j = parent[j];
         const int32_t l = labels[j];
         for (j = (int64_t)i; labels[j] == 0; j = parent[j]) labels[j] = l;
     }
-    *centers = cs;
-    *k = (uint32_t)nc;
+}
+
+fd_status dpc_assign(const dpc_points *p, const double *rho, const double *delta, const int64_t *parent,
+                     const dpc_centers_rule *rule, double *gamma, int32_t *labels, int64_t **centers, uint32_t *k)
+{
+    FD_TRY(dpc_centers(p, rho, delta, parent, rule, gamma, labels, centers, k));
+    dpc_label_chains(p->n, parent, labels);
     return FD_OK;
 }
 

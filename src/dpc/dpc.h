@@ -54,10 +54,16 @@ typedef struct dpc_centers_rule {
 } dpc_centers_rule;
 #define DPC_AUTO_MAX 1000
 
-/* labels: 1..K for the centres in decreasing gamma (ties: smaller index),
- * every other point its parent's label (in density order); gamma and the
- * centre indices (caller frees) out. The densest point is always a
- * centre. */
+/* The centres: labels 1..K for them in decreasing gamma (ties: smaller
+ * index), 0 for every other point; gamma and the centre indices (caller
+ * frees) out.  The densest point is always a centre. */
+fd_status dpc_centers(const dpc_points *p, const double *rho, const double *delta, const int64_t *parent,
+                      const dpc_centers_rule *rule, double *gamma, int32_t *labels, int64_t **centers, uint32_t *k);
+/* Every point still labelled 0 takes the label of the first centre up its
+ * chain of parents: what assigning in density order gives, since a parent
+ * is always denser. */
+void dpc_label_chains(uint64_t n, const int64_t *parent, int32_t *labels);
+/* Both. */
 fd_status dpc_assign(const dpc_points *p, const double *rho, const double *delta, const int64_t *parent,
                      const dpc_centers_rule *rule, double *gamma, int32_t *labels, int64_t **centers, uint32_t *k);
 

@@ -28,7 +28,16 @@ static fd_status cpu_delta(void *state, const dpc_points *p, const double *rho, 
     return dpc_delta_rows(p, rho, i0, i1, threads, delta, parent, prog);
 }
 
-const struct dpc_ops dpc_cpu_ops = {"cpu", NULL, NULL, NULL, NULL, NULL, cpu_dc_neighbors, cpu_rho, cpu_delta, NULL, NULL};
+static fd_status cpu_labels(void *state, uint64_t n, const int64_t *parent, int32_t *labels)
+{
+    (void)state;
+    dpc_label_chains(n, parent, labels);
+    return FD_OK;
+}
+
+const struct dpc_ops dpc_cpu_ops = {
+    "cpu", NULL, NULL, NULL, NULL, NULL, cpu_dc_neighbors, cpu_rho, cpu_delta, cpu_labels, NULL, NULL,
+};
 
 #if FD_HAVE_CUDA
 static int cuda_available(void) { return dpc_cuda_ops.devices() > 0; }

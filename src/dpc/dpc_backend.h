@@ -25,6 +25,9 @@ struct dpc_ops {
                           int threads, double *rho, fd_progress *prog);
     fd_status (*delta_rows)(void *state, const dpc_points *p, const double *rho, uint64_t i0, uint64_t i1,
                             int threads, double *delta, int64_t *parent, fd_progress *prog);
+    /* Every point labelled 0 (all but the centres) takes the label of the
+     * first centre up its chain of parents (dpc_label_chains). */
+    fd_status (*labels)(void *state, uint64_t n, const int64_t *parent, int32_t *labels);
     /* Optional, for results that live on a device.  connect: joins the
      * ranks' devices (collective, after every rank's open succeeded);
      * *on_device = 1 when gather will do the all-gathers there (NCCL),

@@ -22,6 +22,7 @@ static int cuda_supports(const dpc_points *p) { return p->d <= DPC_GPU_MAX_D; }
 typedef struct {
     dpc_gpu *g;
     fd_nccl *nccl;
+    int parents_whole; /* the device holds every point's parent */
 } cuda_state;
 
 static fd_status cuda_open(void **state, const dpc_points *p, int device)
@@ -64,6 +65,7 @@ static fd_status cuda_gather(void *state, int pass, const uint64_t *off, double 
     }
     FD_TRY(fd_nccl_allgatherv(s->nccl, delta, off, sizeof(double), stream));
     FD_TRY(fd_nccl_allgatherv(s->nccl, parent, off, sizeof(int64_t), stream));
+    s->parents_whole = 1;
     return dpc_gpu_fetch(s->g, NULL, a, b);
 }
 
@@ -123,8 +125,9 @@ static fd_status cuda_rho(void *state, const dpc_points *p, double dc, int kerne
 static fd_status cuda_delta(void *state, const dpc_points *p, const double *rho, uint64_t i0, uint64_t i1, int threads,
                             double *delta, int64_t *parent, fd_progress *prog)
 {
-    const cuda_state *s = state;
+    cuda_state *s = state;
     dpc_gpu *g = s->g;
+    s->parents_whole = i0 == 0 && i1 == p->n;
     /* With NCCL the device's rho is whole already (gathered there). */
     if (s->nccl) rho = NULL;
     (void)threads;
@@ -143,7 +146,17 @@ static fd_status cuda_delta(void *state, const dpc_points *p, const double *rho,
     return FD_OK;
 }
 
+static fd_status cuda_labels(void *state, uint64_t n, const int64_t *parent, int32_t *labels)
+{
+    cuda_state *s = state;
+    int rounds = 0;
+    (void)n;
+    FD_TRY(dpc_gpu_labels(s->g, s->parents_whole ? NULL : parent, labels, &rounds));
+    if (getenv("FD_GPU_VERBOSE")) fprintf(stderr, "gpu dpc: labels in %d rounds of pointer jumping\n", rounds);
+    return FD_OK;
+}
+
 const struct dpc_ops dpc_cuda_ops = {
-    "cuda",    cuda_devices, fd_cuda_open, cuda_open,    cuda_close, cuda_supports, cuda_dc_neighbors,
-    cuda_rho,  cuda_delta,   cuda_connect, cuda_gather,
+    "cuda",     cuda_devices, fd_cuda_open, cuda_open,    cuda_close,  cuda_supports, cuda_dc_neighbors,
+    cuda_rho,   cuda_delta,   cuda_labels,  cuda_connect, cuda_gather,
 };

@@ -161,7 +161,9 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
     tdelta = fd_now() - t;
 
     t = fd_now();
-    st = fd_mpi_agree(dpc_assign(s.p, s.rho, s.delta, s.parent, &o->centers, s.gamma, s.labels, &s.centers, &s.k), NULL);
+    st = dpc_centers(s.p, s.rho, s.delta, s.parent, &o->centers, s.gamma, s.labels, &s.centers, &s.k);
+    if (st == FD_OK) st = ops->labels(dev, n, s.parent, s.labels);
+    st = fd_mpi_agree(st, NULL);
     if (st != FD_OK) goto done;
     if (o->halo) {
         s.border = calloc(s.k + 1, sizeof *s.border);
