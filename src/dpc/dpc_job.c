@@ -9,7 +9,6 @@
 #include "../common/clock.h"
 #include "../io/h5part.h"
 #include "../mpi/placement.h"
-#include "../cuda/dpc_gpu.h"
 #include "dpc_backend.h"
 #include "dpc_h5.h"
 #include "dpc_plot.h"
@@ -102,8 +101,9 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
     /* The same points on every rank: every rank falls back, or none. */
     if (ops->supports && !ops->supports(s.p)) {
         if (!o->quiet && mpi->rank == 0)
-            fprintf(stderr, "fcbo-dist dpc: points of %u coordinates run on the CPU backend (%s takes up to %d)\n",
-                    s.p->d, ops->name, DPC_GPU_MAX_D);
+            fprintf(stderr, "fcbo-dist dpc: points of %u coordinates run on the CPU backend (the %s backend does not take "
+                            "them)\n",
+                    s.p->d, ops->name);
         ops = &dpc_cpu_ops;
     }
     /* A GPU rank drives its device from one thread; the host's passes
