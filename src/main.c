@@ -22,6 +22,7 @@ static const fd_cmd commands[] = {
     {"lattice", cmd_lattice, 1, "all formal concepts of a binary context (FCbO)"},
     {"spearman", cmd_spearman, 1, "all-pairs Spearman correlation with p-values, exact"},
     {"dpc", cmd_dpc, 1, "density peak clustering, exact"},
+    {"bcp", cmd_bcp, 1, "Bayesian CP factorisation of a dense tensor, automatic rank"},
     {"gen", cmd_gen, 0, "synthetic inputs for tests and benchmarks"},
     {"info", cmd_info, 0, "summarise a result file, or print its contents as text"},
 };

@@ -2,9 +2,12 @@
  * attribute m occurs with probability p_m; uniform (p_m = D) or Zipf-skewed
  * (p_m proportional to 1/(m+1)^A, scaled so that the mean is D).
  * `gen counts`: a zero-inflated count matrix for `spearman`.
- * `gen blobs`: labelled Gaussian clusters for `dpc`. */
+ * `gen blobs`: labelled Gaussian clusters for `dpc`.
+ * `gen tensor`: a dense tensor of known CP rank plus noise for `bcp`. */
 #include "../common/atomicfile.h"
 #include "../common/clock.h"
+#include "../bcp/tensor.h"
+#include "../io/h5util.h"
 #include "../lattice/context.h"
 #include "cmds.h"
 
@@ -13,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 static const char *help =
     "usage: fcbo-dist gen context --objects N --attributes M --density D\n"
@@ -42,7 +46,14 @@ static const char *help =
     "S (default 1.5) per coordinate, the centre taken in turn (point i of\n"
     "cluster i mod K); the last column is the true cluster, 1..K\n"
     "(`dpc --label-column D+1` scores against it).  Values have six decimals;\n"
-    ".npy is float64 with the same values (the fastest to read).\n";
+    ".npy is float64 with the same values (the fastest to read).\n\n"
+    "usage: fcbo-dist gen tensor --shape I1xI2x...xIN --rank R [--snr DB]\n"
+    "                            [--seed S] -o FILE.h5|.npy\n\n"
+    "Writes a dense tensor (3 to 8 modes) of CP rank R, factors with N(0, 1)\n"
+    "entries, plus Gaussian noise at DB decibels (default 20; signal mean\n"
+    "square over noise variance), as float64.  FILE.h5 holds /tensor (read it\n"
+    "as FILE.h5:/tensor) and the true factors /factors/A1..AN; .npy the tensor\n"
+    "only.\n";
 
 static fd_status gen_context(int argc, char **argv)
 {
@@ -120,11 +131,12 @@ done:
 
 /* The header of a 2-D .npy array (format 1.0, C order), padded so that
  * the data starts at a multiple of 64 bytes. */
-static void npy_header(FILE *f, const char *descr, uint64_t rows, uint32_t cols)
+static void npy_header(FILE *f, const char *descr, const uint64_t *shape, uint32_t nd)
 {
-    char hdr[128];
-    int len = snprintf(hdr, sizeof hdr, "{'descr': '%s', 'fortran_order': False, 'shape': (%llu, %u), }", descr,
-                       (unsigned long long)rows, cols);
+    char hdr[512];
+    int len = snprintf(hdr, sizeof hdr, "{'descr': '%s', 'fortran_order': False, 'shape': (", descr);
+    for (uint32_t k = 0; k < nd; k++) len += snprintf(hdr + len, sizeof hdr - (size_t)len, "%llu, ", (unsigned long long)shape[k]);
+    len += snprintf(hdr + len, sizeof hdr - (size_t)len, "), }");
     int total = 10 + len + 1, pad = (64 - total % 64) % 64;
     unsigned char pre[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, 0, 0};
     pre[8] = (unsigned char)((len + pad + 1) & 0xff);
@@ -154,7 +166,7 @@ static fd_status write_counts(fd_afile *af, const char *out, uint64_t rows, uint
     FD_ALLOC_GOTO(prof, (size_t)g * cols, st, done);
     FD_ALLOC_GOTO(row, cols, st, done);
     for (size_t k = 0; k < (size_t)g * cols; k++) prof[k] = groups ? 0.2 + 1.8 * fd_rng_unif(&rng) : 1.0;
-    if (npy) npy_header(af->f, "<i4", rows, cols);
+    if (npy) npy_header(af->f, "<i4", (const uint64_t[]){rows, cols}, 2);
     for (uint64_t r = 0; r < rows; r++) {
         const double *pr = prof + (r % g) * cols;
         for (uint32_t k = 0; k < cols; k++) row[k] = count_cell(&rng, zf, mean * pr[k]);
@@ -220,7 +232,7 @@ static fd_status write_blobs(fd_afile *af, int fmt, uint64_t n, uint32_t d, uint
         return fd_fail(FD_ERR_NOMEM, "out of memory");
     }
     for (size_t q = 0; q < (size_t)k * d; q++) centre[q] = 100 * fd_rng_unif(&rng);
-    if (fmt == 'n') npy_header(af->f, "<f8", n, d + 1);
+    if (fmt == 'n') npy_header(af->f, "<f8", (const uint64_t[]){n, (uint64_t)d + 1}, 2);
     for (uint64_t i = 0; i < n; i++) {
         const uint32_t c = (uint32_t)(i % k);
         for (uint32_t q = 0; q < d; q++) {
@@ -283,8 +295,117 @@ static fd_status gen_blobs(int argc, char **argv)
     return st;
 }
 
+/* The tensor as /tensor and the true factors as /factors/A1..AN. */
+static fd_status write_tensor_h5(const char *path, const bcp_tensor *t, const double *A, uint32_t rank, double snr)
+{
+    fd_status st = FD_OK;
+    char *tmp = fd_tmp_name(path);
+    hid_t f = -1, g = -1, sp = -1, ds = -1;
+    if (!tmp) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (f < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file", tmp); goto done; }
+    hsize_t dims[BCP_MAX_ORDER];
+    for (uint32_t n = 0; n < t->order; n++) dims[n] = t->dims[n];
+    H5_CHECK_GOTO(sp = H5Screate_simple((int)t->order, dims, NULL), st, done);
+    H5_CHECK_GOTO(ds = H5Dcreate2(f, "tensor", H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
+    H5_CHECK_GOTO(H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, t->x), st, done);
+    FD_TRY_GOTO(h5u_attr_u64(ds, "rank", rank), st, done);
+    FD_TRY_GOTO(h5u_attr_f64(ds, "snr_db", snr), st, done);
+    H5Dclose(ds);
+    H5Sclose(sp);
+    ds = sp = -1;
+    H5_CHECK_GOTO(g = H5Gcreate2(f, "factors", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
+    for (uint32_t n = 0; n < t->order; n++) {
+        char name[16];
+        hsize_t fd[2] = {t->dims[n], rank};
+        snprintf(name, sizeof name, "A%u", n + 1);
+        H5_CHECK_GOTO(sp = H5Screate_simple(2, fd, NULL), st, done);
+        H5_CHECK_GOTO(ds = H5Dcreate2(g, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
+        H5_CHECK_GOTO(H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, A), st, done);
+        A += t->dims[n] * rank;
+        H5Dclose(ds);
+        H5Sclose(sp);
+        ds = sp = -1;
+    }
+    H5Gclose(g);
+    g = -1;
+    st = h5u_commit(f, tmp, path);
+    f = -1;
+done:
+    if (ds >= 0) H5Dclose(ds);
+    if (sp >= 0) H5Sclose(sp);
+    if (g >= 0) H5Gclose(g);
+    if (f >= 0) H5Fclose(f);
+    if (st != FD_OK) unlink(tmp);
+    free(tmp);
+    return st;
+}
+
+static fd_status gen_tensor(int argc, char **argv)
+{
+    static const struct option opts[] = {
+        {"shape", required_argument, 0, 'S'}, {"rank", required_argument, 0, 'r'},
+        {"snr", required_argument, 0, 'n'},   {"seed", required_argument, 0, 's'},
+        {"output", required_argument, 0, 'o'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
+    uint64_t seed = 1, dims[BCP_MAX_ORDER];
+    uint32_t rank = 0, order = 0;
+    double snr = 20;
+    const char *out = NULL, *shape = NULL;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:h", opts, NULL)) != -1) {
+        switch (c) {
+        case 'S': shape = optarg; break;
+        case 'r': FD_TRY(opt_u32("--rank", optarg, 1, 256, &rank)); break;
+        case 'n': FD_TRY(opt_f64("--snr", optarg, -100, 300, &snr)); break;
+        case 's': FD_TRY(opt_u64("--seed", optarg, &seed)); break;
+        case 'o': out = optarg; break;
+        case 'h': fputs(help, stdout); return FD_OK;
+        default: return opt_bad("gen tensor");
+        }
+    }
+    if (!shape || !rank || !out)
+        return fd_fail(FD_ERR_USAGE, "gen tensor needs --shape, --rank and -o; see 'fcbo-dist gen --help'");
+    uint64_t size = 1;
+    for (const char *p = shape; *p;) {
+        char *end;
+        const unsigned long long v = strtoull(p, &end, 10);
+        if (end == p || v == 0 || order == BCP_MAX_ORDER || (*end && *end != 'x'))
+            return fd_fail(FD_ERR_USAGE, "--shape %s: expected 3 to %d positive sizes joined by x, as 40x40x40",
+                           shape, BCP_MAX_ORDER);
+        dims[order++] = v;
+        if (v > (1ull << 40) / size)
+            return fd_fail(FD_ERR_USAGE, "--shape %s: more than 2^40 elements", shape);
+        size *= v;
+        p = *end ? end + 1 : end;
+    }
+    if (order < 3) return fd_fail(FD_ERR_USAGE, "--shape %s: a tensor has 3 modes or more here", shape);
+    const size_t len = strlen(out);
+    const int h5 = len > 3 && !strcmp(out + len - 3, ".h5"), npy = len > 4 && !strcmp(out + len - 4, ".npy");
+    if (!h5 && !npy) return fd_fail(FD_ERR_USAGE, "gen tensor -o %s: writes FILE.h5 or FILE.npy", out);
+    bcp_tensor *t = NULL;
+    double *A = NULL;
+    FD_TRY(bcp_tensor_synth(&t, &A, order, dims, rank, snr, seed));
+    fd_status st = FD_OK;
+    if (h5) {
+        st = write_tensor_h5(out, t, A, rank, snr);
+    } else {
+        fd_afile af;
+        st = fd_afile_open(&af, out);
+        if (st == FD_OK) {
+            npy_header(af.f, "<f8", t->dims, t->order);
+            fwrite(t->x, sizeof *t->x, t->size, af.f);
+            st = fd_afile_commit(&af);
+        }
+    }
+    free(A);
+    bcp_tensor_destroy(&t);
+    return st;
+}
+
 fd_status cmd_gen(int argc, char **argv)
 {
+    if (argc >= 2 && !strcmp(argv[1], "tensor")) return gen_tensor(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "context")) return gen_context(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "counts")) return gen_counts(argc - 1, argv + 1);
     if (argc >= 2 && !strcmp(argv[1], "blobs")) return gen_blobs(argc - 1, argv + 1);
@@ -292,5 +413,6 @@ fd_status cmd_gen(int argc, char **argv)
         fputs(help, stdout);
         return FD_OK;
     }
-    return fd_fail(FD_ERR_USAGE, "gen needs a kind of input: 'fcbo-dist gen context|counts|blobs ...'; see 'fcbo-dist gen --help'");
+    return fd_fail(FD_ERR_USAGE,
+                   "gen needs a kind of input: 'fcbo-dist gen context|counts|blobs|tensor ...'; see 'fcbo-dist gen --help'");
 }

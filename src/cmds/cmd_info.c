@@ -1,3 +1,4 @@
+#include "../bcp/bcp_h5.h"
 #include "../dpc/dpc_h5.h"
 #include "../io/h5util.h"
 #include "../lattice/lattice_h5.h"
@@ -11,13 +12,14 @@
 
 static const char *help =
     "usage: fcbo-dist info FILE.h5 [--text]\n\n"
-    "Prints the metadata of a result file (lattice, spearman or dpc; single or a\n"
+    "Prints the metadata of a result file (lattice, spearman, dpc or bcp; single or a\n"
     "master over parts): what was run, on which input (with its SHA-256),\n"
     "how many results, and whether it is complete.  A master file is\n"
     "refused when one of its parts is missing or incomplete.\n\n"
     "  --text      print the results instead: for a lattice the intents, one\n"
     "              per line (as `lattice --text`); for spearman \"i j rho p\";\n"
-    "              for dpc \"point label rho delta parent\"\n"
+    "              for dpc \"point label rho delta parent\"; for bcp \"mode row\n"
+    "              values\" of the factors\n"
     "  -h, --help  this text\n";
 
 fd_status cmd_info(int argc, char **argv)
@@ -41,6 +43,11 @@ fd_status cmd_info(int argc, char **argv)
     fd_status st;
     if (!strcmp(fmt, "fcbo-dist dpc")) {
         st = text ? dpc_h5_text(f, stdout) : dpc_h5_info(f, path, stdout);
+        H5Fclose(f);
+        return st;
+    }
+    if (!strcmp(fmt, "fcbo-dist bcp")) {
+        st = text ? bcp_h5_text(f, stdout) : bcp_h5_info(f, path, stdout);
         H5Fclose(f);
         return st;
     }

@@ -11,6 +11,7 @@
 fd_status cmd_lattice(int argc, char **argv);
 fd_status cmd_spearman(int argc, char **argv);
 fd_status cmd_dpc(int argc, char **argv);
+fd_status cmd_bcp(int argc, char **argv);
 fd_status cmd_gen(int argc, char **argv);
 fd_status cmd_info(int argc, char **argv);
 

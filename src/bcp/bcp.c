@@ -1,0 +1,573 @@
+/* Variational Bayes for the CP model of bcp.h.  Per sweep, for each mode
+ * n in turn (BCPF, eqs. 21-23 and 26-27 of the paper):
+ *   Psi_n   = Hadamard product over m != n of E[A(m)^T A(m)]
+ *   Sigma_n = (tau Psi_n + diag(lambda))^-1
+ *   A(n)    = tau MTTKRP_n(Y) Sigma_n      (MTTKRP: Y_(n) times the
+ *                                           Khatri-Rao product of the others)
+ *   E[A(n)^T A(n)] = A(n)^T A(n) + I_n Sigma_n
+ * then lambda, tau and the lower bound.  Every step maximises the bound
+ * over its block given the others, so the bound never decreases while the
+ * rank stays (--nonneg breaks this: the projection is not a VB step).
+ * Plain C loops: no BLAS, which the GPU machine does not have. */
+#include "bcp.h"
+
+#include "../common/clock.h"
+#include "../common/dispatch.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* Sweeps with the rank unchanged before the scales are balanced (see
+ * rebalance). */
+#define BALANCE_AFTER 5
+
+/* The Gamma priors' shape and rate (BCPF's a0 = b0 = c0 = d0). */
+#define PRIOR 1e-6
+
+static double digamma(double x)
+{
+    double r = 0;
+    while (x < 6) {
+        r -= 1 / x;
+        x += 1;
+    }
+    const double f = 1 / (x * x);
+    return r + log(x) - 0.5 / x - f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))));
+}
+
+/* The work arrays of one fit. */
+typedef struct {
+    const bcp_tensor *t;
+    bcp_model *m;
+    double *EAA[BCP_MAX_ORDER]; /* R x R: E[A(n)^T A(n)] */
+    double *M;                  /* I_max x R: the MTTKRP */
+    double *kl, *kr;            /* Khatri-Rao products of the modes before and after n */
+    double *psi, *chol;         /* R x R */
+    double yy;                  /* ||Y||^2 */
+    double logdet[BCP_MAX_ORDER];
+} work;
+
+static uint64_t span(const bcp_tensor *t, uint32_t a, uint32_t b)
+{
+    uint64_t p = 1;
+    for (uint32_t n = a; n < b; n++) p *= t->dims[n];
+    return p;
+}
+
+/* The Khatri-Rao product of A(a), ..., A(b - 1) in C order (row index
+ * i_a ... i_{b-1}, the last fastest): rows x R, built in place from the
+ * last rows back, so that no row is overwritten before it is read. */
+static void khatri_rao(const work *w, uint32_t a, uint32_t b, double *out)
+{
+    const uint32_t R = w->m->R;
+    uint64_t rows = 1;
+    for (uint32_t r = 0; r < R; r++) out[r] = 1;
+    for (uint32_t n = a; n < b; n++) {
+        const uint64_t I = w->t->dims[n];
+        const double *A = w->m->A[n];
+        for (uint64_t q = rows; q-- > 0;) {
+            double row[256];
+            memcpy(row, out + q * R, R * sizeof *row);
+            for (uint64_t i = I; i-- > 0;)
+                for (uint32_t r = 0; r < R; r++) out[(q * I + i) * R + r] = row[r] * A[i * R + r];
+        }
+        rows *= I;
+    }
+}
+
+/* w->M = Y_(n) times the Khatri-Rao product of every other factor:
+ * M[i, r] = sum over l (modes before n) and k (modes after) of
+ * Y[l, i, k] KL[l, r] KR[k, r]. */
+FD_HOT static void mttkrp(work *w, uint32_t n)
+{
+    const bcp_tensor *t = w->t;
+    const uint32_t R = w->m->R;
+    const uint64_t L = span(t, 0, n), I = t->dims[n], K = span(t, n + 1, t->order);
+    khatri_rao(w, 0, n, w->kl);
+    khatri_rao(w, n + 1, t->order, w->kr);
+    memset(w->M, 0, I * R * sizeof *w->M);
+    double tmp[256];
+    for (uint64_t l = 0; l < L; l++)
+        for (uint64_t i = 0; i < I; i++) {
+            const double *y = t->x + (l * I + i) * K;
+            for (uint32_t r = 0; r < R; r++) tmp[r] = 0;
+            for (uint64_t k = 0; k < K; k++) {
+                const double v = y[k], *kr = w->kr + k * R;
+                for (uint32_t r = 0; r < R; r++) tmp[r] += v * kr[r];
+            }
+            for (uint32_t r = 0; r < R; r++) w->M[i * R + r] += w->kl[l * R + r] * tmp[r];
+        }
+}
+
+/* inv = S^-1 for S symmetric positive definite (R x R), by Cholesky;
+ * *logdet = ln det S.  0 when S is not positive definite. */
+static int spd_inverse(const double *S, uint32_t R, double *L, double *inv, double *logdet)
+{
+    *logdet = 0;
+    for (uint32_t i = 0; i < R; i++)
+        for (uint32_t j = 0; j <= i; j++) {
+            double s = S[i * R + j];
+            for (uint32_t k = 0; k < j; k++) s -= L[i * R + k] * L[j * R + k];
+            if (i == j) {
+                if (!(s > 0)) return 0;
+                L[i * R + i] = sqrt(s);
+                *logdet += 2 * log(L[i * R + i]);
+            } else {
+                L[i * R + j] = s / L[j * R + j];
+            }
+        }
+    /* Column c of the inverse: solve L L^T x = e_c. */
+    for (uint32_t c = 0; c < R; c++) {
+        double x[256];
+        for (uint32_t i = 0; i < R; i++) {
+            double s = i == c;
+            for (uint32_t k = 0; k < i; k++) s -= L[i * R + k] * x[k];
+            x[i] = s / L[i * R + i];
+        }
+        for (uint32_t i = R; i-- > 0;) {
+            double s = x[i];
+            for (uint32_t k = i + 1; k < R; k++) s -= L[k * R + i] * x[k];
+            x[i] = s / L[i * R + i];
+        }
+        for (uint32_t i = 0; i < R; i++) inv[i * R + c] = x[i];
+    }
+    return 1;
+}
+
+/* E[A(n)^T A(n)] = A^T A + I_n Sigma. */
+static void expect_gram(work *w, uint32_t n)
+{
+    const bcp_model *m = w->m;
+    const uint32_t R = m->R;
+    const uint64_t I = m->dims[n];
+    double *G = w->EAA[n];
+    for (uint32_t a = 0; a < R; a++)
+        for (uint32_t b = 0; b < R; b++) {
+            double s = 0;
+            for (uint64_t i = 0; i < I; i++) s += m->A[n][i * R + a] * m->A[n][i * R + b];
+            G[a * R + b] = s + (double)I * m->Sigma[n][a * R + b];
+        }
+}
+
+static double normal(fd_rng *rng)
+{
+    const double u = 1 - fd_rng_unif(rng), v = fd_rng_unif(rng);
+    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+}
+
+/* The leading R eigenvectors of the symmetric I x I matrix G (destroyed),
+ * scaled by the (2N)-th root of their eigenvalues: U S^(1/N) of the
+ * unfolding Y_(n) = U S V^T (G = Y_(n) Y_(n)^T), which for a rank-one
+ * tensor sigma u o v o w gives every mode sigma^(1/N) times its vector, so
+ * that the start is at the data's scale in every mode.  Components past
+ * I get Gaussian entries of scale sd.  Cyclic Jacobi. */
+static void leading_eigen(double *G, uint64_t I, uint32_t R, uint32_t N, double sd, double *A, fd_rng *rng)
+{
+    double *V = calloc(I * I, sizeof *V);
+    uint64_t *ord = malloc(I * sizeof *ord);
+    if (!V || !ord) {
+        free(V);
+        free(ord);
+        return;
+    }
+    for (uint64_t i = 0; i < I; i++) V[i * I + i] = 1;
+    for (int sweep = 0; sweep < 60; sweep++) {
+        double off = 0, diag = 0;
+        for (uint64_t p = 0; p < I; p++) {
+            diag += G[p * I + p] * G[p * I + p];
+            for (uint64_t q = p + 1; q < I; q++) off += G[p * I + q] * G[p * I + q];
+        }
+        if (off <= 1e-30 * diag) break;
+        for (uint64_t p = 0; p < I; p++)
+            for (uint64_t q = p + 1; q < I; q++) {
+                const double apq = G[p * I + q];
+                if (fabs(apq) < 1e-300) continue;
+                const double theta = (G[q * I + q] - G[p * I + p]) / (2 * apq);
+                const double tt = (theta >= 0 ? 1 : -1) / (fabs(theta) + sqrt(theta * theta + 1));
+                const double c = 1 / sqrt(tt * tt + 1), s = tt * c;
+                for (uint64_t k = 0; k < I; k++) {
+                    const double gkp = G[k * I + p], gkq = G[k * I + q];
+                    G[k * I + p] = c * gkp - s * gkq;
+                    G[k * I + q] = s * gkp + c * gkq;
+                }
+                for (uint64_t k = 0; k < I; k++) {
+                    const double gpk = G[p * I + k], gqk = G[q * I + k];
+                    G[p * I + k] = c * gpk - s * gqk;
+                    G[q * I + k] = s * gpk + c * gqk;
+                }
+                for (uint64_t k = 0; k < I; k++) {
+                    const double vkp = V[k * I + p], vkq = V[k * I + q];
+                    V[k * I + p] = c * vkp - s * vkq;
+                    V[k * I + q] = s * vkp + c * vkq;
+                }
+            }
+    }
+    for (uint64_t i = 0; i < I; i++) ord[i] = i;
+    for (uint64_t i = 1; i < I; i++) /* by eigenvalue, decreasing (insertion sort: I is a mode's length) */
+        for (uint64_t j = i; j > 0 && G[ord[j] * I + ord[j]] > G[ord[j - 1] * I + ord[j - 1]]; j--) {
+            const uint64_t x = ord[j];
+            ord[j] = ord[j - 1];
+            ord[j - 1] = x;
+        }
+    for (uint32_t r = 0; r < R; r++) {
+        if (r < I) {
+            const double ev = G[ord[r] * I + ord[r]], s = ev > 0 ? pow(ev, 0.5 / N) : 0;
+            for (uint64_t i = 0; i < I; i++) A[i * R + r] = V[i * I + ord[r]] * s;
+        } else { /* more components than rows: random, as BCPF pads */
+            for (uint64_t i = 0; i < I; i++) A[i * R + r] = sd * normal(rng);
+        }
+    }
+    free(V);
+    free(ord);
+}
+
+/* G = Y_(n) Y_(n)^T. */
+static void mode_gram(const bcp_tensor *t, uint32_t n, double *G)
+{
+    const uint64_t L = span(t, 0, n), I = t->dims[n], K = span(t, n + 1, t->order);
+    memset(G, 0, I * I * sizeof *G);
+    for (uint64_t l = 0; l < L; l++)
+        for (uint64_t i = 0; i < I; i++)
+            for (uint64_t j = i; j < I; j++) {
+                const double *a = t->x + (l * I + i) * K, *b = t->x + (l * I + j) * K;
+                double s = 0;
+                for (uint64_t k = 0; k < K; k++) s += a[k] * b[k];
+                G[i * I + j] += s;
+            }
+    for (uint64_t i = 0; i < I; i++)
+        for (uint64_t j = 0; j < i; j++) G[i * I + j] = G[j * I + i];
+}
+
+/* Drops the components whose power sum_n ||a_r(n)||^2 is below BCPF's
+ * tolerance: sum_n I_n times the spacing of doubles at the norm of all
+ * factors together.  Returns the components kept. */
+static uint32_t prune(work *w)
+{
+    bcp_model *m = w->m;
+    const uint32_t R = m->R;
+    double power[256] = {0}, all = 0;
+    uint64_t rows = 0;
+    for (uint32_t n = 0; n < m->order; n++) {
+        rows += m->dims[n];
+        for (uint64_t i = 0; i < m->dims[n]; i++)
+            for (uint32_t r = 0; r < R; r++) power[r] += m->A[n][i * R + r] * m->A[n][i * R + r];
+    }
+    for (uint32_t r = 0; r < R; r++) all += power[r];
+    const double norm = sqrt(all), tol = (double)rows * (nextafter(norm, INFINITY) - norm);
+    uint32_t keep[256], K = 0;
+    for (uint32_t r = 0; r < R; r++)
+        if (power[r] > tol) keep[K++] = r;
+    if (K == R || K == 0) return K;
+    for (uint32_t n = 0; n < m->order; n++) {
+        for (uint64_t i = 0; i < m->dims[n]; i++)
+            for (uint32_t a = 0; a < K; a++) m->A[n][i * K + a] = m->A[n][i * R + keep[a]];
+        for (uint32_t a = 0; a < K; a++)
+            for (uint32_t b = 0; b < K; b++) {
+                m->Sigma[n][a * K + b] = m->Sigma[n][keep[a] * R + keep[b]];
+                w->EAA[n][a * K + b] = w->EAA[n][keep[a] * R + keep[b]];
+            }
+    }
+    for (uint32_t a = 0; a < K; a++) m->lambda[a] = m->lambda[keep[a]];
+    m->R = K;
+    return K;
+}
+
+/* The sum of the entries of the Hadamard product of the N matrices G[n]
+ * (R x R): ||[[A]]||^2 for Gram matrices, E||[[A]]||^2 for expected ones. */
+static double hadamard_sum(double *const *G, uint32_t N, uint32_t R)
+{
+    double s = 0;
+    for (uint32_t e = 0; e < R * R; e++) {
+        double p = 1;
+        for (uint32_t n = 0; n < N; n++) p *= G[n][e];
+        s += p;
+    }
+    return s;
+}
+
+static fd_status trace_room(bcp_model *m)
+{
+    if (m->iters < m->cap) return FD_OK;
+    const uint32_t cap = m->cap ? 2 * m->cap : 64;
+    double *lb = realloc(m->lb, cap * sizeof *lb);
+    if (lb) m->lb = lb;
+    double *fit = realloc(m->fit, cap * sizeof *fit);
+    if (fit) m->fit = fit;
+    uint32_t *rk = realloc(m->ranks, cap * sizeof *rk);
+    if (rk) m->ranks = rk;
+    if (!lb || !fit || !rk) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    m->cap = cap;
+    return FD_OK;
+}
+
+/* The scale of component r in mode n, s_nr, with the product over n
+ * fixed at 1: A(n)[:, r] times s_nr, Sigma_n and E[A(n)^T A(n)] times
+ * s_nr s_nr' at [r, r'].  The model's fit and E||Y - X||^2 do not change
+ * (every product over the modes keeps its value); the bound changes by
+ * sum_n (I_n ln s_nr - lambda_r s_nr^2 e_nr / 2), e_nr = E[A(n)^T A(n)][r, r],
+ * which is concave in ln s and largest at s_nr^2 = (I_n - mu) / (lambda_r
+ * e_nr), mu such that the product is 1.  Without this step the modes'
+ * scales drift towards balance by a tiny ridge step per sweep and the
+ * bound creeps up for thousands of sweeps; with it every sweep ends
+ * balanced, and the bound still never decreases (the step maximises it
+ * over the scales). */
+static void rebalance(work *w)
+{
+    bcp_model *m = w->m;
+    const uint32_t R = m->R, N = m->order;
+    double s[256][BCP_MAX_ORDER];
+    for (uint32_t r = 0; r < R; r++) {
+        double e[BCP_MAX_ORDER], Imin = INFINITY;
+        int ok = 1;
+        for (uint32_t n = 0; n < N; n++) {
+            e[n] = w->EAA[n][r * R + r];
+            ok &= e[n] > 0;
+            Imin = fmin(Imin, (double)m->dims[n]);
+        }
+        if (!ok) {
+            for (uint32_t n = 0; n < N; n++) s[r][n] = 1;
+            continue;
+        }
+        /* g(mu) = sum_n ln((I_n - mu) / (lambda e_n)) falls from +inf to
+         * -inf on (-inf, min I_n): bisection for its root. */
+        double lo = -1, hi = Imin;
+        for (;;) {
+            double g = 0;
+            for (uint32_t n = 0; n < N; n++) g += log(((double)m->dims[n] - lo) / (m->lambda[r] * e[n]));
+            if (g > 0) break;
+            lo = lo * 2 - 1;
+            if (lo < -1e300) break;
+        }
+        for (int it = 0; it < 200; it++) {
+            const double mid = 0.5 * (lo + hi);
+            double g = 0;
+            for (uint32_t n = 0; n < N; n++) g += log(((double)m->dims[n] - mid) / (m->lambda[r] * e[n]));
+            if (g > 0) lo = mid;
+            else hi = mid;
+        }
+        const double mu = 0.5 * (lo + hi);
+        double logs[BCP_MAX_ORDER], mean = 0;
+        for (uint32_t n = 0; n < N; n++) {
+            logs[n] = 0.5 * log(((double)m->dims[n] - mu) / (m->lambda[r] * e[n]));
+            mean += logs[n] / N;
+        }
+        /* The product exactly 1 despite the bisection's last bits. */
+        for (uint32_t n = 0; n < N; n++) s[r][n] = exp(logs[n] - mean);
+    }
+    for (uint32_t n = 0; n < N; n++) {
+        for (uint64_t i = 0; i < m->dims[n]; i++)
+            for (uint32_t r = 0; r < R; r++) m->A[n][i * R + r] *= s[r][n];
+        for (uint32_t a = 0; a < R; a++)
+            for (uint32_t b = 0; b < R; b++) {
+                m->Sigma[n][a * R + b] *= s[a][n] * s[b][n];
+                w->EAA[n][a * R + b] *= s[a][n] * s[b][n];
+            }
+        double ld = 0;
+        for (uint32_t r = 0; r < R; r++) ld += 2 * log(s[r][n]);
+        w->logdet[n] += ld;
+    }
+}
+
+/* One sweep over the modes, then lambda, tau and the bound. */
+static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, double *fit)
+{
+    bcp_model *m = w->m;
+    const bcp_tensor *t = w->t;
+    const uint32_t R = m->R, N = m->order;
+    double yx = 0;
+    for (uint32_t n = 0; n < N; n++) {
+        const uint64_t I = m->dims[n];
+        for (uint32_t e = 0; e < R * R; e++) w->psi[e] = 1;
+        for (uint32_t k = 0; k < N; k++)
+            if (k != n)
+                for (uint32_t e = 0; e < R * R; e++) w->psi[e] *= w->EAA[k][e];
+        for (uint32_t e = 0; e < R * R; e++) w->psi[e] *= m->tau;
+        for (uint32_t r = 0; r < R; r++) w->psi[r * R + r] += m->lambda[r];
+        if (!spd_inverse(w->psi, R, w->chol, m->Sigma[n], &w->logdet[n]))
+            return fd_fail(FD_ERR_INTERNAL, "bcp: tau Psi + diag(lambda) of mode %u is not positive definite", n + 1);
+        w->logdet[n] = -w->logdet[n]; /* ln det Sigma_n */
+        mttkrp(w, n);
+        for (uint64_t i = 0; i < I; i++)
+            for (uint32_t r = 0; r < R; r++) {
+                double s = 0;
+                for (uint32_t q = 0; q < R; q++) s += w->M[i * R + q] * m->Sigma[n][q * R + r];
+                m->A[n][i * R + r] = m->tau * s;
+            }
+        /* --nonneg: the means projected on >= 0.  G-BF then makes the
+         * columns unit vectors; here the scales are balanced across the
+         * modes instead (rebalance, which keeps signs), since unit columns
+         * in all modes but one fight the ARD prior: on amino they made
+         * lambda shrink every component to nothing. */
+        if (o->nonneg)
+            for (uint64_t i = 0; i < I * R; i++) m->A[n][i] = m->A[n][i] > 0 ? m->A[n][i] : 0;
+        expect_gram(w, n);
+        /* <Y, [[A]]> from the last mode's MTTKRP and its new factor. */
+        if (n == N - 1)
+            for (uint64_t i = 0; i < I * R; i++) yx += w->M[i] * m->A[n][i];
+    }
+    if (balance) rebalance(w);
+    /* lambda: Gamma(a, b_r). */
+    double a = PRIOR, b[256];
+    for (uint32_t n = 0; n < N; n++) a += 0.5 * (double)m->dims[n];
+    for (uint32_t r = 0; r < R; r++) {
+        double s = 0;
+        for (uint32_t n = 0; n < N; n++) s += w->EAA[n][r * R + r];
+        b[r] = PRIOR + 0.5 * s;
+        m->lambda[r] = a / b[r];
+    }
+    /* tau: Gamma(c, d) with E||Y - X||^2 = ||Y||^2 - 2 <Y, [[A]]> + E||[[A]]||^2. */
+    double *gram[BCP_MAX_ORDER];
+    for (uint32_t n = 0; n < N; n++) gram[n] = w->EAA[n];
+    const double M = (double)t->size, ee = fmax(0, w->yy - 2 * yx + hadamard_sum(gram, N, R));
+    const double c = PRIOR + 0.5 * M, d = PRIOR + 0.5 * ee;
+    m->tau = c / d;
+    /* The bound: E[ln p(Y, A, lambda, tau)] + the entropy of q. */
+    const double ln2pi = log(2 * M_PI), eltau = digamma(c) - log(d);
+    double L = -0.5 * M * ln2pi + 0.5 * M * eltau - 0.5 * m->tau * ee;
+    L += PRIOR * log(PRIOR) - lgamma(PRIOR) + (PRIOR - 1) * eltau - PRIOR * m->tau;
+    L += lgamma(c) - (c - 1) * digamma(c) - log(d) + c;
+    for (uint32_t r = 0; r < R; r++) {
+        const double ellam = digamma(a) - log(b[r]);
+        for (uint32_t n = 0; n < N; n++)
+            L += 0.5 * (double)m->dims[n] * ellam - 0.5 * m->lambda[r] * w->EAA[n][r * R + r];
+        L += PRIOR * log(PRIOR) - lgamma(PRIOR) + (PRIOR - 1) * ellam - PRIOR * m->lambda[r];
+        L += lgamma(a) - (a - 1) * digamma(a) - log(b[r]) + a;
+    }
+    for (uint32_t n = 0; n < N; n++) /* -(I_n R / 2) ln 2 pi of the prior and (I_n R / 2)(1 + ln 2 pi) of q */
+        L += 0.5 * (double)m->dims[n] * (w->logdet[n] + (double)R);
+    *lb = L;
+    /* The fit of the means: ||Y - [[A]]||^2 with A^T A instead of E[A^T A]. */
+    double *G[BCP_MAX_ORDER];
+    double *store = malloc((size_t)N * R * R * sizeof *store);
+    if (!store) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    for (uint32_t n = 0; n < N; n++) {
+        G[n] = store + (size_t)n * R * R;
+        for (uint32_t e = 0; e < R * R; e++) G[n][e] = w->EAA[n][e] - (double)m->dims[n] * m->Sigma[n][e];
+    }
+    const double res = fmax(0, w->yy - 2 * yx + hadamard_sum(G, N, R));
+    free(store);
+    *fit = w->yy > 0 ? 1 - sqrt(res / w->yy) : 1;
+    return FD_OK;
+}
+
+void bcp_model_free(bcp_model *m)
+{
+    for (uint32_t n = 0; n < BCP_MAX_ORDER; n++) {
+        free(m->A[n]);
+        free(m->Sigma[n]);
+    }
+    free(m->lambda);
+    free(m->lb);
+    free(m->fit);
+    free(m->ranks);
+    memset(m, 0, sizeof *m);
+}
+
+fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, bcp_model *m, fd_progress *prog)
+{
+    fd_status st = FD_OK;
+    work w;
+    memset(&w, 0, sizeof w);
+    memset(m, 0, sizeof *m);
+    const uint32_t R = o->rank, N = t->order;
+    if (R < 1 || R > 256) return fd_fail(FD_ERR_USAGE, "--rank %u: 1 to 256", R);
+    w.t = t;
+    w.m = m;
+    m->order = N;
+    m->R = R;
+    uint64_t Imax = 0, kl = 1, kr = 1;
+    for (uint32_t n = 0; n < N; n++) {
+        m->dims[n] = t->dims[n];
+        Imax = t->dims[n] > Imax ? t->dims[n] : Imax;
+        kl = span(t, 0, n) > kl ? span(t, 0, n) : kl;
+        kr = span(t, n + 1, N) > kr ? span(t, n + 1, N) : kr;
+        FD_ALLOC_GOTO(m->A[n], t->dims[n] * R, st, done);
+        FD_ALLOC_GOTO(m->Sigma[n], (size_t)R * R, st, done);
+        FD_ALLOC_GOTO(w.EAA[n], (size_t)R * R, st, done);
+    }
+    FD_ALLOC_GOTO(m->lambda, R, st, done);
+    FD_ALLOC_GOTO(w.M, Imax * R, st, done);
+    FD_ALLOC_GOTO(w.kl, kl * R, st, done);
+    FD_ALLOC_GOTO(w.kr, kr * R, st, done);
+    FD_ALLOC_GOTO(w.psi, (size_t)R * R, st, done);
+    FD_ALLOC_GOTO(w.chol, (size_t)R * R, st, done);
+    for (uint64_t i = 0; i < t->size; i++) w.yy += t->x[i] * t->x[i];
+    /* Start at the data's scale: factors from the SVD of each unfolding
+     * (or Gaussian with entries of sd, so that a sum of R products of N
+     * has the data's mean square), Sigma = 0 (the start taken as known),
+     * lambda from the factors' power, tau the inverse mean square of the
+     * data.  A start at unit scale (lambda = 1, entries N(0, 1)) let the
+     * prior shrink every component of data of scale 100 to nothing. */
+    fd_rng rng = {o->seed};
+    const double ms = w.yy / (double)t->size, sd = ms > 0 ? pow(ms / R, 0.5 / N) : 1;
+    for (uint32_t n = 0; n < N; n++) {
+        const uint64_t I = t->dims[n];
+        if (o->init == BCP_INIT_SVD) {
+            double *G = malloc(I * I * sizeof *G);
+            if (!G) { st = fd_fail(FD_ERR_NOMEM, "out of memory for the SVD of mode %u", n + 1); goto done; }
+            mode_gram(t, n, G);
+            leading_eigen(G, I, R, N, sd, m->A[n], &rng);
+            free(G);
+        } else {
+            for (uint64_t i = 0; i < I * R; i++) m->A[n][i] = sd * normal(&rng);
+        }
+        /* A non-negative start for --nonneg: the singular vectors' (or the
+         * Gaussian entries') magnitudes, which projection alone would
+         * mostly zero. */
+        if (o->nonneg)
+            for (uint64_t i = 0; i < I * R; i++) m->A[n][i] = fabs(m->A[n][i]);
+        for (uint32_t a = 0; a < R; a++)
+            for (uint32_t b = 0; b < R; b++) m->Sigma[n][a * R + b] = 0;
+        expect_gram(&w, n);
+    }
+    /* lambda_r by moments: E||a_r(n)||^2 = I_n / lambda_r summed over
+     * the modes. */
+    for (uint32_t r = 0; r < R; r++) {
+        double rows = 0, power = 0;
+        for (uint32_t n = 0; n < N; n++) {
+            rows += (double)t->dims[n];
+            for (uint64_t i = 0; i < t->dims[n]; i++) power += m->A[n][i * R + r] * m->A[n][i * R + r];
+        }
+        m->lambda[r] = power > 0 ? rows / power : 1 / (sd * sd);
+    }
+    m->tau = w.yy > 0 ? (double)t->size / w.yy : 1;
+    double prev = -INFINITY;
+    uint32_t stable = 0; /* sweeps since the rank last changed */
+    for (uint32_t it = 0; it < o->max_iter; it++) {
+        /* BCPF prunes from the second sweep on. */
+        const uint32_t before = m->R;
+        if (it > 0 && prune(&w) == 0) {
+            st = fd_fail(FD_ERR_INPUT, "bcp: every component vanished (is the tensor all zeros?)");
+            goto done;
+        }
+        double lb, fit;
+        if (before != m->R) stable = 0;
+        /* Balancing from the start steers into poorer optima (on order-4
+         * tests it killed a true component and ended far below the bound
+         * the plain sweeps reach): only once the rank has held for a while. */
+        const int balance = stable >= BALANCE_AFTER && !getenv("FD_BCP_NO_REBALANCE");
+        FD_TRY_GOTO(sweep(&w, o, balance, &lb, &fit), st, done);
+        stable++;
+        FD_TRY_GOTO(trace_room(m), st, done);
+        m->lb[m->iters] = lb;
+        m->fit[m->iters] = fit;
+        m->ranks[m->iters] = m->R;
+        m->iters++;
+        if (prog) fd_progress_add(prog, 1);
+        if (before == m->R && it > 0 && fabs(lb - prev) <= o->tol * fabs(lb)) {
+            m->converged = 1;
+            break;
+        }
+        prev = lb;
+    }
+done:
+    for (uint32_t n = 0; n < N; n++) free(w.EAA[n]);
+    free(w.M);
+    free(w.kl);
+    free(w.kr);
+    free(w.psi);
+    free(w.chol);
+    if (st != FD_OK) bcp_model_free(m);
+    return st;
+}

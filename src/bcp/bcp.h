@@ -1,0 +1,42 @@
+/* Bayesian CP factorisation of a dense tensor (Zhao, Zhang & Cichocki,
+ * "Bayesian CP factorization of incomplete tensors with automatic rank
+ * determination", IEEE TPAMI 37(9), 2015; their BCPF for a fully observed
+ * tensor): Y = [[A(1), ..., A(N)]] + noise of precision tau, the rows of
+ * every A(n) ~ N(0, diag(lambda)^-1), Gamma(1e-6, 1e-6) priors on every
+ * lambda_r and on tau, fitted by variational Bayes (mean field), with the
+ * components whose power vanishes pruned (docs/algorithms.md). */
+#ifndef FD_BCP_H
+#define FD_BCP_H
+
+#include "../common/progress.h"
+#include "tensor.h"
+
+enum { BCP_INIT_SVD = 0, BCP_INIT_RANDOM = 1 };
+
+typedef struct bcp_opts {
+    uint32_t rank;       /* initial rank R0, pruned down */
+    uint32_t max_iter;
+    double tol;          /* converged: relative change of the bound below tol */
+    int init;            /* BCP_INIT_* */
+    uint64_t seed;       /* random initial factors (and SVD padding) */
+    int nonneg;          /* factors started and kept >= 0 (projected) */
+} bcp_opts;
+
+typedef struct bcp_model {
+    uint32_t order, R;
+    uint64_t dims[BCP_MAX_ORDER];
+    double *A[BCP_MAX_ORDER];     /* I_n x R, row-major: the factors' posterior means */
+    double *Sigma[BCP_MAX_ORDER]; /* R x R: the posterior covariance of A(n)'s rows */
+    double *lambda;               /* R: E[lambda_r] */
+    double tau;                   /* E[tau] */
+    /* Per iteration: the bound, the fit 1 - ||Y - [[A]]|| / ||Y||, the rank. */
+    uint32_t iters, cap;
+    double *lb, *fit;
+    uint32_t *ranks;
+    int converged;
+} bcp_model;
+
+fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, bcp_model *m, fd_progress *prog);
+void bcp_model_free(bcp_model *m);
+
+#endif

@@ -1,0 +1,152 @@
+/* The bcp result file (see bcp_h5.h). */
+#include "bcp_h5.h"
+
+#include "../common/atomicfile.h"
+#include "../io/h5util.h"
+#include "version.h"
+
+#include <hdf5.h>
+#include <math.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* A row-major rows x cols array of doubles as a 2-D dataset. */
+static fd_status write_2d(hid_t loc, const char *name, const double *v, uint64_t rows, uint64_t cols)
+{
+    fd_status st = FD_OK;
+    hsize_t dims[2] = {rows, cols};
+    hid_t sp = -1, ds = -1;
+    H5_CHECK_GOTO(sp = H5Screate_simple(2, dims, NULL), st, done);
+    H5_CHECK_GOTO(ds = H5Dcreate2(loc, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
+    H5_CHECK_GOTO(H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v), st, done);
+done:
+    if (ds >= 0) H5Dclose(ds);
+    if (sp >= 0) H5Sclose(sp);
+    return st;
+}
+
+fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor *t, const bcp_model *m,
+                              double t_load, double t_fit)
+{
+    fd_status st = FD_OK;
+    char *tmp = fd_tmp_name(path);
+    hid_t f = -1, g = -1;
+    if (!tmp) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (f < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file", tmp); goto done; }
+    const uint32_t R = m->R, last = m->iters - 1;
+    FD_TRY_GOTO(h5u_attr_str(f, "format", "fcbo-dist bcp"), st, done);
+    FD_TRY_GOTO(h5u_attr_str(f, "version", FD_VERSION), st, done);
+    FD_TRY_GOTO(h5u_attr_str(f, "command", o->command ? o->command : ""), st, done);
+    FD_TRY_GOTO(h5u_attr_str(f, "input", t->source), st, done);
+    FD_TRY_GOTO(h5u_attr_str(f, "input_sha256", t->sha256), st, done);
+    FD_TRY_GOTO(h5u_attr_u64(f, "order", t->order), st, done);
+    FD_TRY_GOTO(h5u_attr_u64(f, "rank_initial", o->fit.rank), st, done);
+    FD_TRY_GOTO(h5u_attr_u64(f, "rank", R), st, done);
+    FD_TRY_GOTO(h5u_attr_u64(f, "iterations", m->iters), st, done);
+    FD_TRY_GOTO(h5u_attr_u64(f, "converged", (uint64_t)m->converged), st, done);
+    FD_TRY_GOTO(h5u_attr_f64(f, "tol", o->fit.tol), st, done);
+    FD_TRY_GOTO(h5u_attr_u64(f, "max_iter", o->fit.max_iter), st, done);
+    FD_TRY_GOTO(h5u_attr_str(f, "init", o->fit.init == BCP_INIT_SVD ? "svd" : "random"), st, done);
+    FD_TRY_GOTO(h5u_attr_u64(f, "seed", o->fit.seed), st, done);
+    FD_TRY_GOTO(h5u_attr_u64(f, "nonneg", (uint64_t)o->fit.nonneg), st, done);
+    FD_TRY_GOTO(h5u_attr_f64(f, "tau", m->tau), st, done);
+    FD_TRY_GOTO(h5u_attr_f64(f, "fit", m->fit[last]), st, done);
+    FD_TRY_GOTO(h5u_attr_f64(f, "lower_bound", m->lb[last]), st, done);
+    FD_TRY_GOTO(h5u_attr_f64(f, "load_seconds", t_load), st, done);
+    FD_TRY_GOTO(h5u_attr_f64(f, "fit_seconds", t_fit), st, done);
+    FD_TRY_GOTO(h5u_write_1d(f, "dims", H5T_STD_U64LE, H5T_NATIVE_UINT64, t->dims, t->order), st, done);
+    FD_TRY_GOTO(h5u_write_1d(f, "lambda", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, m->lambda, R), st, done);
+    /* Per sweep: the bound, the fit, the rank. */
+    H5_CHECK_GOTO(g = H5Gcreate2(f, "trace", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
+    FD_TRY_GOTO(h5u_write_1d(g, "lower_bound", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, m->lb, m->iters), st, done);
+    FD_TRY_GOTO(h5u_write_1d(g, "fit", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, m->fit, m->iters), st, done);
+    FD_TRY_GOTO(h5u_write_1d(g, "rank", H5T_STD_U32LE, H5T_NATIVE_UINT32, m->ranks, m->iters), st, done);
+    H5Gclose(g);
+    H5_CHECK_GOTO(g = H5Gcreate2(f, "factors", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
+    for (uint32_t n = 0; n < t->order; n++) {
+        char name[32];
+        snprintf(name, sizeof name, "A%u", n + 1);
+        FD_TRY_GOTO(write_2d(g, name, m->A[n], m->dims[n], R), st, done);
+        snprintf(name, sizeof name, "Sigma%u", n + 1);
+        FD_TRY_GOTO(write_2d(g, name, m->Sigma[n], R, R), st, done);
+    }
+    H5Gclose(g);
+    g = -1;
+    FD_TRY_GOTO(h5u_attr_u64(f, "complete", 1), st, done);
+    st = h5u_commit(f, tmp, path);
+    f = -1;
+done:
+    if (g >= 0) H5Gclose(g);
+    if (f >= 0) H5Fclose(f);
+    if (st != FD_OK) unlink(tmp);
+    free(tmp);
+    return st;
+}
+
+fd_status bcp_h5_info(hid_t f, const char *path, FILE *out)
+{
+    char input[4096] = "", sha[72] = "", cmd[4096] = "", init[16] = "";
+    uint64_t order = 0, r0 = 0, R = 0, iters = 0, conv = 0, dims[16] = {0};
+    double fit = NAN, lb = NAN, tau = NAN, tf = NAN;
+    FD_TRY(h5u_read_attr_u64(f, "order", &order));
+    FD_TRY(h5u_read_attr_u64(f, "rank_initial", &r0));
+    FD_TRY(h5u_read_attr_u64(f, "rank", &R));
+    FD_TRY(h5u_read_attr_u64(f, "iterations", &iters));
+    FD_TRY(h5u_read_attr_u64(f, "converged", &conv));
+    FD_TRY(h5u_read_attr_f64(f, "fit", &fit));
+    FD_TRY(h5u_read_attr_f64(f, "lower_bound", &lb));
+    FD_TRY(h5u_read_attr_f64(f, "tau", &tau));
+    FD_TRY(h5u_read_attr_f64(f, "fit_seconds", &tf));
+    FD_TRY(h5u_read_attr_str(f, "input", input, sizeof input));
+    FD_TRY(h5u_read_attr_str(f, "input_sha256", sha, sizeof sha));
+    FD_TRY(h5u_read_attr_str(f, "init", init, sizeof init));
+    h5u_read_attr_str(f, "command", cmd, sizeof cmd);
+    if (order > 16) return fd_fail(FD_ERR_INPUT, "%s: %llu modes", path, (unsigned long long)order);
+    FD_TRY(h5u_read_range(f, "dims", H5T_NATIVE_UINT64, 0, order, dims));
+    fprintf(out, "file:        %s (fcbo-dist bcp)\n", path);
+    fprintf(out, "command:     %s\n", cmd);
+    fprintf(out, "input:       %s\n", input);
+    fprintf(out, "sha256:      %s\n", sha);
+    fprintf(out, "tensor:     ");
+    for (uint64_t n = 0; n < order; n++) fprintf(out, "%s%llu", n ? " x " : " ", (unsigned long long)dims[n]);
+    fprintf(out, "\nrank:        %llu (from %llu, %s start)\n", (unsigned long long)R, (unsigned long long)r0, init);
+    fprintf(out, "fit:         %.6f (1 - ||Y - [[A]]|| / ||Y||)\n", fit);
+    fprintf(out, "noise:       tau = %.6g (sd %.6g)\n", tau, tau > 0 ? 1 / sqrt(tau) : NAN);
+    fprintf(out, "sweeps:      %llu, %s; lower bound %.10g\n", (unsigned long long)iters,
+            conv ? "converged" : "--max-iter reached", lb);
+    fprintf(out, "time:        %.3f s\n", tf);
+    return FD_OK;
+}
+
+fd_status bcp_h5_text(hid_t f, FILE *out)
+{
+    uint64_t order = 0, R = 0, dims[16] = {0};
+    FD_TRY(h5u_read_attr_u64(f, "order", &order));
+    FD_TRY(h5u_read_attr_u64(f, "rank", &R));
+    if (order > 16) return fd_fail(FD_ERR_INPUT, "%llu modes", (unsigned long long)order);
+    FD_TRY(h5u_read_range(f, "dims", H5T_NATIVE_UINT64, 0, order, dims));
+    fprintf(out, "# mode row then the row's %llu factor values\n", (unsigned long long)R);
+    for (uint64_t n = 0; n < order; n++) {
+        char name[32];
+        snprintf(name, sizeof name, "factors/A%llu", (unsigned long long)n + 1);
+        double *A = malloc(dims[n] * R * sizeof *A);
+        if (!A) return fd_fail(FD_ERR_NOMEM, "out of memory");
+        hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
+        const herr_t rc = ds < 0 ? -1 : H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, A);
+        if (ds >= 0) H5Dclose(ds);
+        if (rc < 0) {
+            free(A);
+            return fd_fail(FD_ERR_HDF5, "%s: cannot be read", name);
+        }
+        for (uint64_t i = 0; i < dims[n]; i++) {
+            fprintf(out, "%llu %llu", (unsigned long long)n + 1, (unsigned long long)i);
+            for (uint64_t r = 0; r < R; r++) fprintf(out, " %.17g", A[i * R + r]);
+            fputc('\n', out);
+        }
+        free(A);
+    }
+    return FD_OK;
+}

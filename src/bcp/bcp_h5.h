@@ -1,0 +1,19 @@
+/* The bcp result file DIR/bcp.h5 (docs/formats.md): attributes (what was
+ * run, the rank found, fit, tau, bound, timings), /dims, /lambda,
+ * /factors/A1..AN (I_n x R) and Sigma1..SigmaN (R x R), /trace/{lower_bound,
+ * fit,rank} per sweep; and what `fcbo-dist info` prints of it. */
+#ifndef FD_BCP_H5_H
+#define FD_BCP_H5_H
+
+#include "bcp_job.h"
+
+#include <hdf5.h>
+#include <stdio.h>
+
+fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor *t, const bcp_model *m, double t_load,
+                       double t_fit);
+fd_status bcp_h5_info(hid_t f, const char *path, FILE *out);
+/* "mode row value..." per factor row. */
+fd_status bcp_h5_text(hid_t f, FILE *out);
+
+#endif

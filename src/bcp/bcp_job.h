@@ -1,0 +1,17 @@
+/* One bcp run: read the tensor, fit, write DIR/bcp.h5 (docs/formats.md).
+ * One rank for now: under mpirun with more ranks it is refused. */
+#ifndef FD_BCP_JOB_H
+#define FD_BCP_JOB_H
+
+#include "../mpi/fdmpi.h"
+#include "bcp.h"
+
+typedef struct bcp_job_opts {
+    const char *input, *outdir, *command;
+    bcp_opts fit;
+    int force, stats, quiet;
+} bcp_job_opts;
+
+fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi);
+
+#endif

@@ -1,0 +1,36 @@
+/* A dense N-way tensor in memory, as bcp reads it: doubles in C order
+ * (the last index fastest), from a NumPy .npy (float32 or float64) or an
+ * HDF5 dataset named FILE.h5:/dataset (any floating type).  Bad input is
+ * FD_ERR_INPUT naming the file: fewer than 3 modes, an empty mode, a NaN
+ * or infinite value (with its index), another element type. */
+#ifndef FD_BCP_TENSOR_H
+#define FD_BCP_TENSOR_H
+
+#include "../common/status.h"
+
+#include <stdint.h>
+
+#define BCP_MAX_ORDER 8
+
+typedef struct bcp_tensor {
+    uint32_t order;
+    uint64_t dims[BCP_MAX_ORDER];
+    uint64_t size;            /* the product of dims */
+    double *x;
+    char sha256[65];          /* of the file read */
+    char *source;             /* the spec it was read from */
+} bcp_tensor;
+
+fd_status bcp_tensor_read(bcp_tensor **out, const char *spec);
+/* An empty tensor of these dims (x zeroed), for tests and gen. */
+fd_status bcp_tensor_create(bcp_tensor **out, uint32_t order, const uint64_t *dims);
+void bcp_tensor_destroy(bcp_tensor **t);
+
+#endif
+
+/* A tensor of the given dims and CP rank with Gaussian factors (entries
+ * N(0, 1), seeded) plus Gaussian noise at snr_db decibels (the signal's
+ * mean square over the noise's); *factors: the true A(n), I_n x rank each,
+ * row-major, one after the other (caller frees). */
+fd_status bcp_tensor_synth(bcp_tensor **out, double **factors, uint32_t order, const uint64_t *dims, uint32_t rank,
+                           double snr_db, uint64_t seed);

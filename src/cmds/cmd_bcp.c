@@ -1,0 +1,95 @@
+/* fcbo-dist bcp: the command line.  The run is bcp_job_run
+ * (src/bcp/bcp_job.c). */
+#include "../bcp/bcp_job.h"
+#include "cmds.h"
+
+#include <getopt.h>
+#include <math.h>
+#include <stdio.h>
+#include <string.h>
+
+static const char *help =
+    "usage: fcbo-dist bcp TENSOR [-o DIR] [OPTIONS]\n\n"
+    "Bayesian CP (PARAFAC) factorisation of a dense tensor of 3 or more modes\n"
+    "(Zhao, Zhang & Cichocki, IEEE TPAMI 2015): Y = [[A1, ..., AN]] + Gaussian\n"
+    "noise, fitted by variational Bayes; the rank is found by pruning the\n"
+    "components whose power vanishes, starting from --rank.  Writes DIR/bcp.h5\n"
+    "(factors, lambda, tau, the rank found, the fit and lower-bound traces;\n"
+    "docs/formats.md).  CPU, one rank for now.\n\n"
+    "input:\n"
+    "  TENSOR                a .npy (float32 or float64, C order) or an HDF5\n"
+    "                        dataset FILE.h5:/dataset (any float type)\n"
+    "model and fit:\n"
+    "  --rank R              the initial rank, pruned down (default 10; up to 256)\n"
+    "  --max-iter K          sweeps at most (default 100)\n"
+    "  --tol T               stop when the lower bound changes by less than T\n"
+    "                        relative (default 1e-5)\n"
+    "  --init svd|random     initial factors: each unfolding's leading singular\n"
+    "                        vectors (default), or Gaussian from --seed\n"
+    "  --seed S              seed of the random start (default 1)\n"
+    "  --nonneg              non-negative factors: started from magnitudes and\n"
+    "                        projected on >= 0 after each update (the lower\n"
+    "                        bound may then decrease)\n"
+    "output and execution:\n"
+    "  -o, --output DIR      write DIR/bcp.h5; DIR must not exist unless --force\n"
+    "  --force               write into an existing DIR\n"
+    "  --stats               time per phase\n"
+    "  -q, --quiet           no summary, no progress\n"
+    "  -h, --help            this text\n\n"
+    "Exit status 2 on bad input (fewer than 3 modes, NaN or infinite values, a\n"
+    "dataset that does not exist, another element type); nothing is written\n"
+    "then.\n";
+
+static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
+{
+    static const struct option opts[] = {
+        {"output", required_argument, 0, 'o'}, {"rank", required_argument, 0, 'r'},
+        {"max-iter", required_argument, 0, 'm'}, {"tol", required_argument, 0, 'T'},
+        {"init", required_argument, 0, 'i'},   {"seed", required_argument, 0, 's'},
+        {"nonneg", no_argument, 0, 'N'},       {"force", no_argument, 0, 'F'},
+        {"stats", no_argument, 0, 'S'},        {"quiet", no_argument, 0, 'q'},
+        {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
+    memset(a, 0, sizeof *a);
+    a->fit.rank = 10;
+    a->fit.max_iter = 100;
+    a->fit.tol = 1e-5;
+    a->fit.init = BCP_INIT_SVD;
+    a->fit.seed = 1;
+    int c;
+    optind = 1;
+    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+        switch (c) {
+        case 'o': a->outdir = optarg; break;
+        case 'r': FD_TRY(opt_u32("--rank", optarg, 1, 256, &a->fit.rank)); break;
+        case 'm': FD_TRY(opt_u32("--max-iter", optarg, 1, 1000000, &a->fit.max_iter)); break;
+        case 'T': FD_TRY(opt_f64("--tol", optarg, 0, 1, &a->fit.tol)); break;
+        case 'i':
+            if (!strcmp(optarg, "svd")) a->fit.init = BCP_INIT_SVD;
+            else if (!strcmp(optarg, "random")) a->fit.init = BCP_INIT_RANDOM;
+            else return fd_fail(FD_ERR_USAGE, "--init %s: expected svd or random", optarg);
+            break;
+        case 's': FD_TRY(opt_u64("--seed", optarg, &a->fit.seed)); break;
+        case 'N': a->fit.nonneg = 1; break;
+        case 'F': a->force = 1; break;
+        case 'S': a->stats = 1; break;
+        case 'q': a->quiet = 1; break;
+        case 'h': fputs(help, stdout); *done = 1; return FD_OK;
+        default: return opt_bad("bcp");
+        }
+    }
+    if (optind != argc - 1) return fd_fail(FD_ERR_USAGE, "bcp needs exactly one TENSOR; see 'fcbo-dist bcp --help'");
+    a->input = argv[optind];
+    a->command = fd_command_line;
+    return FD_OK;
+}
+
+fd_status cmd_bcp(int argc, char **argv)
+{
+    bcp_job_opts a;
+    int done = 0;
+    fd_mpi mpi = {0, 1, 0, 1};
+    fd_status st = parse_args(argc, argv, &a, &done);
+    if (done || st != FD_OK) return st;
+    FD_TRY(fd_mpi_query(&mpi));
+    return bcp_job_run(&a, &mpi);
+}

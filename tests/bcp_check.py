@@ -1,0 +1,169 @@
+"""fcbo-dist bcp against independent oracles:
+ - synthetic rank-5 tensors of order 3 and 4 at 20 dB (gen tensor, whose
+   true factors and SNR are checked first), started at rank 15 from the SVD
+   and from random factors: rank 5 found, factor match score (Acar and
+   Kolda, best permutation) >= 0.99 against the true factors, fit within
+   1e-3 of TensorLy's parafac at rank 5 (where TensorLy is installed);
+ - the shared amino-acid tensor (5 x 201 x 61): rank 3 found from 10, fit
+   >= 0.97;
+ - the lower bound never decreases between sweeps of the same rank;
+ - .npy and HDF5 inputs give the same result; --nonneg gives non-negative
+   factors;
+ - bad input (2 modes, NaN, a missing dataset, integers, more ranks):
+   exit 2, a message naming the file, nothing written.
+usage: bcp_check.py FCBO_DIST WORKDIR SHARED"""
+import os
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+from scipy.optimize import linear_sum_assignment
+import testlib
+from testlib import check
+
+BIN, WORK, SHARED = sys.argv[1], sys.argv[2], sys.argv[3]
+ENV = testlib.ENV
+os.makedirs(WORK, exist_ok=True)
+try:
+    import tensorly as tl
+    from tensorly.decomposition import parafac
+except ImportError:
+    tl = None
+    print("note: TensorLy is not installed: the fit comparisons are skipped")
+
+
+def run(args, expect=0, launch=()):
+    cmd = list(launch) + [BIN, "bcp"] + args
+    r = subprocess.run(cmd, env=ENV, capture_output=True, text=True, stdin=subprocess.DEVNULL)
+    check(r.returncode == expect, "%s: exit %d, expected %d: %s" % (" ".join(cmd), r.returncode, expect, r.stderr.strip()))
+    return r
+
+
+def load(d):
+    with h5py.File(os.path.join(d, "bcp.h5"), "r") as f:
+        n = int(f.attrs["order"])
+        return {"attrs": dict(f.attrs), "A": [f["factors/A%d" % (k + 1)][:] for k in range(n)],
+                "lb": f["trace/lower_bound"][:], "rank": f["trace/rank"][:], "fit": f["trace/fit"][:],
+                "lambda": f["lambda"][:]}
+
+
+def fms(A, B):
+    """Acar-Kolda factor match score: per matched pair of components, the
+    product over modes of the cosines times a penalty for the weights'
+    difference, averaged over the larger rank; the best matching."""
+    C = np.ones((A[0].shape[1], B[0].shape[1]))
+    for a, b in zip(A, B):
+        C *= np.abs((a / np.linalg.norm(a, axis=0)).T @ (b / np.linalg.norm(b, axis=0)))
+    wa = np.prod([np.linalg.norm(a, axis=0) for a in A], axis=0)
+    wb = np.prod([np.linalg.norm(b, axis=0) for b in B], axis=0)
+    S = (1 - np.abs(wa[:, None] - wb[None, :]) / np.maximum(wa[:, None], wb[None, :])) * C
+    r, c = linear_sum_assignment(-S)
+    return S[r, c].sum() / max(C.shape)
+
+
+def monotone(res, name):
+    lb, rk = res["lb"], res["rank"]
+    same = rk[1:] == rk[:-1]
+    drops = (np.diff(lb) < -1e-9 * np.abs(lb[1:])) & same
+    check(not drops.any(), "%s: the bound fell at sweeps %s" % (name, np.nonzero(drops)[0] + 1))
+
+
+def tensorly_fit(X, R):
+    cp = parafac(tl.tensor(X), rank=R, init="svd", n_iter_max=2000, tol=1e-12)
+    return 1 - np.linalg.norm(X - tl.cp_to_tensor(cp)) / np.linalg.norm(X)
+
+
+for shape, seed in (("20x30x25", 3), ("15x20x12x18", 7)):
+    h5 = os.path.join(WORK, "t%s.h5" % shape)
+    npy = os.path.join(WORK, "t%s.npy" % shape)
+    for path in (h5, npy):
+        subprocess.run([BIN, "gen", "tensor", "--shape", shape, "--rank", "5", "--snr", "20", "--seed", str(seed), "-o",
+                        path], env=ENV, check=True)
+    with h5py.File(h5, "r") as f:
+        X = f["tensor"][:]
+        truth = [f["factors/A%d" % (k + 1)][:] for k in range(X.ndim)]
+    check(list(X.shape) == [int(v) for v in shape.split("x")], "gen tensor: shape %s" % (X.shape,))
+    T = truth[0]
+    for k in range(1, X.ndim):  # the noiseless tensor, from the true factors
+        T = np.einsum("...r,kr->...kr", T, truth[k])
+    T = T.sum(-1)
+    snr = 10 * np.log10((T ** 2).mean() / ((X - T) ** 2).mean())
+    check(abs(snr - 20) < 0.5, "gen tensor %s: SNR %.2f dB" % (shape, snr))
+    check(np.array_equal(np.load(npy), X), "gen tensor %s: .npy and .h5 differ" % shape)
+    ref = tensorly_fit(X, 5) if tl else None
+    for init in ("svd", "random"):
+        name = "%s --init %s" % (shape, init)
+        out = os.path.join(WORK, "o_%s_%s" % (shape, init))
+        run([h5 + ":/tensor", "--rank", "15", "--init", init, "-o", out, "-q"])
+        res = load(out)
+        check(res["attrs"]["rank"] == 5, "%s: rank %d" % (name, res["attrs"]["rank"]))
+        check(res["attrs"]["converged"] == 1, "%s: not converged in %d sweeps" % (name, res["attrs"]["iterations"]))
+        score = fms(truth, res["A"])
+        check(score >= 0.99, "%s: FMS %.4f" % (name, score))
+        if ref is not None:
+            check(abs(res["attrs"]["fit"] - ref) <= 1e-3, "%s: fit %.6f, TensorLy %.6f" % (name, res["attrs"]["fit"], ref))
+        monotone(res, name)
+    # The same tensor as .npy: the same factors.
+    out = os.path.join(WORK, "o_npy")
+    run([npy, "--rank", "15", "-o", out, "-q", "--force"])
+    a, b = load(out), load(os.path.join(WORK, "o_%s_svd" % shape))
+    check(all(np.array_equal(x, y) for x, y in zip(a["A"], b["A"])), "%s: .npy and .h5 inputs differ" % shape)
+
+# info: the summary and the factors as text.
+o3 = os.path.join(WORK, "o_20x30x25_svd")
+r = subprocess.run([BIN, "info", os.path.join(o3, "bcp.h5")], env=ENV, capture_output=True, text=True)
+check(r.returncode == 0 and "rank:        5 (from 15" in r.stdout, "info: %s %s" % (r.stdout, r.stderr))
+r = subprocess.run([BIN, "info", "--text", os.path.join(o3, "bcp.h5")], env=ENV, capture_output=True, text=True)
+rows = [l.split() for l in r.stdout.splitlines() if not l.startswith("#")]
+A1 = load(o3)["A"][0]
+check(len(rows) == 20 + 30 + 25 and np.allclose([float(v) for v in rows[0][2:]], A1[0], rtol=1e-15),
+      "info --text: %d rows" % len(rows))
+
+amino = os.path.join(SHARED, "data", "tensor", "amino.h5")
+if os.path.exists(amino):
+    out = os.path.join(WORK, "amino")
+    run([amino + ":/X", "--rank", "10", "-o", out, "-q"])
+    res = load(out)
+    check(res["attrs"]["rank"] == 3 and res["attrs"]["fit"] >= 0.97,
+          "amino: rank %d, fit %.4f" % (res["attrs"]["rank"], res["attrs"]["fit"]))
+    monotone(res, "amino")
+    out = os.path.join(WORK, "amino_nn")
+    run([amino + ":/X", "--rank", "10", "--nonneg", "-o", out, "-q"])
+    res = load(out)
+    check(all((a >= 0).all() for a in res["A"]) and res["attrs"]["fit"] >= 0.9,
+          "amino --nonneg: negative factors or fit %.4f" % res["attrs"]["fit"])
+else:
+    print("note: %s is absent: the amino checks are skipped" % amino)
+
+# Bad input: exit 2, the file named, nothing written.
+bad = os.path.join(WORK, "bad")
+cases = {}
+np.save(os.path.join(WORK, "two.npy"), np.ones((4, 5)))
+cases["two.npy"] = "2 modes"
+Y = np.ones((3, 4, 5))
+Y[1, 2, 3] = np.nan
+np.save(os.path.join(WORK, "nan.npy"), Y)
+cases["nan.npy"] = "element (1, 2, 3) is nan"
+np.save(os.path.join(WORK, "int.npy"), np.ones((3, 4, 5), dtype=np.int32))
+cases["int.npy"] = "dtype '<i4'"
+with h5py.File(os.path.join(WORK, "t.h5"), "w") as f:
+    f["x"] = np.ones((3, 4, 5))
+    f["i"] = np.ones((3, 4, 5), dtype=np.int64)
+cases["t.h5:/nope"] = "no dataset '/nope'"
+cases["t.h5:/i"] = "not floating point"
+cases["missing.npy"] = "cannot open"
+for spec, want in cases.items():
+    r = run([os.path.join(WORK, spec), "-o", bad], expect=2)
+    check(want in r.stderr, "%s: no '%s' in: %s" % (spec, want, r.stderr.strip()))
+    check(not os.path.exists(bad), "%s: %s was left behind" % (spec, bad))
+r = run([os.path.join(WORK, "t.h5:/x"), "-o", bad], expect=2,
+        launch=("mpirun", "--oversubscribe", "-np", "2"))
+check("one rank" in r.stderr and not os.path.exists(bad), "bcp under 2 ranks: %s" % r.stderr.strip())
+for args, want in ((["--rank", "0"], "--rank"), (["--init", "pca"], "--init")):
+    r = run([os.path.join(WORK, "t.h5:/x")] + args, expect=2)
+    check(want in r.stderr, "%s: %s" % (args, r.stderr.strip()))
+r = subprocess.run([BIN, "gen", "tensor", "--shape", "4x5", "--rank", "2", "-o", os.path.join(WORK, "g.h5")],
+                   env=ENV, capture_output=True, text=True)
+check(r.returncode == 2 and not os.path.exists(os.path.join(WORK, "g.h5")), "gen tensor --shape 4x5: %d" % r.returncode)
+testlib.finish()
