@@ -38,7 +38,8 @@ static double digamma(double x)
 
 /* The work arrays of one fit. */
 typedef struct {
-    const bcp_tensor *t;
+    const bcp_tensor *t;        /* this rank's block */
+    const bcp_comm *comm;
     bcp_model *m;
     double *EAA[BCP_MAX_ORDER]; /* R x R: E[A(n)^T A(n)] */
     double *M;                  /* I_max x R: the MTTKRP */
@@ -55,9 +56,16 @@ static uint64_t span(const bcp_tensor *t, uint32_t a, uint32_t b)
     return p;
 }
 
-/* The Khatri-Rao product of A(a), ..., A(b - 1) in C order (row index
- * i_a ... i_{b-1}, the last fastest): rows x R, built in place from the
- * last rows back, so that no row is overwritten before it is read. */
+/* Sums v over the ranks (nothing to do on one). */
+static fd_status reduce(const work *w, double *v, uint64_t n)
+{
+    return w->comm && w->comm->sum ? w->comm->sum(w->comm->ctx, v, n) : FD_OK;
+}
+
+/* The Khatri-Rao product of the block's rows of A(a), ..., A(b - 1) in C
+ * order (row index i_a ... i_{b-1}, the last fastest): rows x R, built in
+ * place from the last rows back, so that no row is overwritten before it
+ * is read. */
 static void khatri_rao(const work *w, uint32_t a, uint32_t b, double *out)
 {
     const uint32_t R = w->m->R;
@@ -65,7 +73,7 @@ static void khatri_rao(const work *w, uint32_t a, uint32_t b, double *out)
     for (uint32_t r = 0; r < R; r++) out[r] = 1;
     for (uint32_t n = a; n < b; n++) {
         const uint64_t I = w->t->dims[n];
-        const double *A = w->m->A[n];
+        const double *A = w->m->A[n] + w->t->lo[n] * R;
         for (uint64_t q = rows; q-- > 0;) {
             double row[256];
             memcpy(row, out + q * R, R * sizeof *row);
@@ -78,7 +86,8 @@ static void khatri_rao(const work *w, uint32_t a, uint32_t b, double *out)
 
 /* w->M = Y_(n) times the Khatri-Rao product of every other factor:
  * M[i, r] = sum over l (modes before n) and k (modes after) of
- * Y[l, i, k] KL[l, r] KR[k, r]. */
+ * Y[l, i, k] KL[l, r] KR[k, r]; of the block's part of Y, into the
+ * block's rows of M (I_n x R, zero elsewhere), to be summed over ranks. */
 FD_HOT static void mttkrp(work *w, uint32_t n)
 {
     const bcp_tensor *t = w->t;
@@ -86,7 +95,8 @@ FD_HOT static void mttkrp(work *w, uint32_t n)
     const uint64_t L = span(t, 0, n), I = t->dims[n], K = span(t, n + 1, t->order);
     khatri_rao(w, 0, n, w->kl);
     khatri_rao(w, n + 1, t->order, w->kr);
-    memset(w->M, 0, I * R * sizeof *w->M);
+    memset(w->M, 0, w->m->dims[n] * R * sizeof *w->M);
+    double *Mb = w->M + t->lo[n] * R;
     double tmp[256];
     for (uint64_t l = 0; l < L; l++)
         for (uint64_t i = 0; i < I; i++) {
@@ -96,7 +106,7 @@ FD_HOT static void mttkrp(work *w, uint32_t n)
                 const double v = y[k], *kr = w->kr + k * R;
                 for (uint32_t r = 0; r < R; r++) tmp[r] += v * kr[r];
             }
-            for (uint32_t r = 0; r < R; r++) w->M[i * R + r] += w->kl[l * R + r] * tmp[r];
+            for (uint32_t r = 0; r < R; r++) Mb[i * R + r] += w->kl[l * R + r] * tmp[r];
         }
 }
 
@@ -222,21 +232,22 @@ static void leading_eigen(double *G, uint64_t I, uint32_t R, uint32_t N, double 
     free(ord);
 }
 
-/* G = Y_(n) Y_(n)^T. */
+/* G = Y_(n) Y_(n)^T (I_n x I_n): the block's part, at its rows and
+ * columns, to be summed over ranks. */
 static void mode_gram(const bcp_tensor *t, uint32_t n, double *G)
 {
-    const uint64_t L = span(t, 0, n), I = t->dims[n], K = span(t, n + 1, t->order);
-    memset(G, 0, I * I * sizeof *G);
+    const uint64_t L = span(t, 0, n), I = t->dims[n], K = span(t, n + 1, t->order), F = t->full[n], o = t->lo[n];
+    memset(G, 0, F * F * sizeof *G);
     for (uint64_t l = 0; l < L; l++)
         for (uint64_t i = 0; i < I; i++)
             for (uint64_t j = i; j < I; j++) {
                 const double *a = t->x + (l * I + i) * K, *b = t->x + (l * I + j) * K;
                 double s = 0;
                 for (uint64_t k = 0; k < K; k++) s += a[k] * b[k];
-                G[i * I + j] += s;
+                G[(o + i) * F + o + j] += s;
             }
-    for (uint64_t i = 0; i < I; i++)
-        for (uint64_t j = 0; j < i; j++) G[i * I + j] = G[j * I + i];
+    for (uint64_t i = 0; i < F; i++)
+        for (uint64_t j = 0; j < i; j++) G[i * F + j] = G[j * F + i];
 }
 
 /* Drops the components whose power sum_n ||a_r(n)||^2 is below BCPF's
@@ -388,6 +399,7 @@ static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, doub
             return fd_fail(FD_ERR_INTERNAL, "bcp: tau Psi + diag(lambda) of mode %u is not positive definite", n + 1);
         w->logdet[n] = -w->logdet[n]; /* ln det Sigma_n */
         mttkrp(w, n);
+        FD_TRY(reduce(w, w->M, I * R));
         for (uint64_t i = 0; i < I; i++)
             for (uint32_t r = 0; r < R; r++) {
                 double s = 0;
@@ -419,7 +431,7 @@ static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, doub
     /* tau: Gamma(c, d) with E||Y - X||^2 = ||Y||^2 - 2 <Y, [[A]]> + E||[[A]]||^2. */
     double *gram[BCP_MAX_ORDER];
     for (uint32_t n = 0; n < N; n++) gram[n] = w->EAA[n];
-    const double M = (double)t->size, ee = fmax(0, w->yy - 2 * yx + hadamard_sum(gram, N, R));
+    const double M = (double)t->full_size, ee = fmax(0, w->yy - 2 * yx + hadamard_sum(gram, N, R));
     const double c = PRIOR + 0.5 * M, d = PRIOR + 0.5 * ee;
     m->tau = c / d;
     /* The bound: E[ln p(Y, A, lambda, tau)] + the entropy of q. */
@@ -464,7 +476,7 @@ void bcp_model_free(bcp_model *m)
     memset(m, 0, sizeof *m);
 }
 
-fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, bcp_model *m, fd_progress *prog)
+fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, bcp_model *m, fd_progress *prog)
 {
     fd_status st = FD_OK;
     work w;
@@ -473,16 +485,17 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, bcp_model *m, fd_progr
     const uint32_t R = o->rank, N = t->order;
     if (R < 1 || R > 256) return fd_fail(FD_ERR_USAGE, "--rank %u: 1 to 256", R);
     w.t = t;
+    w.comm = comm;
     w.m = m;
     m->order = N;
     m->R = R;
     uint64_t Imax = 0, kl = 1, kr = 1;
     for (uint32_t n = 0; n < N; n++) {
-        m->dims[n] = t->dims[n];
-        Imax = t->dims[n] > Imax ? t->dims[n] : Imax;
+        m->dims[n] = t->full[n];
+        Imax = t->full[n] > Imax ? t->full[n] : Imax;
         kl = span(t, 0, n) > kl ? span(t, 0, n) : kl;
         kr = span(t, n + 1, N) > kr ? span(t, n + 1, N) : kr;
-        FD_ALLOC_GOTO(m->A[n], t->dims[n] * R, st, done);
+        FD_ALLOC_GOTO(m->A[n], t->full[n] * R, st, done);
         FD_ALLOC_GOTO(m->Sigma[n], (size_t)R * R, st, done);
         FD_ALLOC_GOTO(w.EAA[n], (size_t)R * R, st, done);
     }
@@ -493,6 +506,7 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, bcp_model *m, fd_progr
     FD_ALLOC_GOTO(w.psi, (size_t)R * R, st, done);
     FD_ALLOC_GOTO(w.chol, (size_t)R * R, st, done);
     for (uint64_t i = 0; i < t->size; i++) w.yy += t->x[i] * t->x[i];
+    FD_TRY_GOTO(reduce(&w, &w.yy, 1), st, done);
     /* Start at the data's scale: factors from the SVD of each unfolding
      * (or Gaussian with entries of sd, so that a sum of R products of N
      * has the data's mean square), Sigma = 0 (the start taken as known),
@@ -500,13 +514,17 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, bcp_model *m, fd_progr
      * data.  A start at unit scale (lambda = 1, entries N(0, 1)) let the
      * prior shrink every component of data of scale 100 to nothing. */
     fd_rng rng = {o->seed};
-    const double ms = w.yy / (double)t->size, sd = ms > 0 ? pow(ms / R, 0.5 / N) : 1;
+    const double ms = w.yy / (double)t->full_size, sd = ms > 0 ? pow(ms / R, 0.5 / N) : 1;
     for (uint32_t n = 0; n < N; n++) {
-        const uint64_t I = t->dims[n];
+        const uint64_t I = t->full[n];
         if (o->init == BCP_INIT_SVD) {
             double *G = malloc(I * I * sizeof *G);
             if (!G) { st = fd_fail(FD_ERR_NOMEM, "out of memory for the SVD of mode %u", n + 1); goto done; }
             mode_gram(t, n, G);
+            if ((st = reduce(&w, G, I * I)) != FD_OK) {
+                free(G);
+                goto done;
+            }
             leading_eigen(G, I, R, N, sd, m->A[n], &rng);
             free(G);
         } else {
@@ -526,12 +544,12 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, bcp_model *m, fd_progr
     for (uint32_t r = 0; r < R; r++) {
         double rows = 0, power = 0;
         for (uint32_t n = 0; n < N; n++) {
-            rows += (double)t->dims[n];
-            for (uint64_t i = 0; i < t->dims[n]; i++) power += m->A[n][i * R + r] * m->A[n][i * R + r];
+            rows += (double)t->full[n];
+            for (uint64_t i = 0; i < t->full[n]; i++) power += m->A[n][i * R + r] * m->A[n][i * R + r];
         }
         m->lambda[r] = power > 0 ? rows / power : 1 / (sd * sd);
     }
-    m->tau = w.yy > 0 ? (double)t->size / w.yy : 1;
+    m->tau = w.yy > 0 ? (double)t->full_size / w.yy : 1;
     double prev = -INFINITY;
     uint32_t stable = 0; /* sweeps since the rank last changed */
     for (uint32_t it = 0; it < o->max_iter; it++) {
@@ -555,7 +573,10 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, bcp_model *m, fd_progr
         m->ranks[m->iters] = m->R;
         m->iters++;
         if (prog) fd_progress_add(prog, 1);
-        if (before == m->R && it > 0 && fabs(lb - prev) <= o->tol * fabs(lb)) {
+        /* Converged only once the scales are balanced, so that the result
+         * does not depend on the path to it (the split of each
+         * component's scale among the modes is otherwise free). */
+        if (before == m->R && balance && fabs(lb - prev) <= o->tol * fabs(lb)) {
             m->converged = 1;
             break;
         }

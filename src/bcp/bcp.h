@@ -36,7 +36,17 @@ typedef struct bcp_model {
     int converged;
 } bcp_model;
 
-fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, bcp_model *m, fd_progress *prog);
+/* Sums over the ranks that hold the tensor's blocks, with the same
+ * result on every rank (the fit's decisions, as pruning, must agree).
+ * sum NULL: one rank holds the whole tensor. */
+typedef struct bcp_comm {
+    fd_status (*sum)(void *ctx, double *v, uint64_t n);
+    void *ctx;
+} bcp_comm;
+
+/* t: the whole tensor or this rank's block of it (tensor.h); every rank
+ * ends with the same model. */
+fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, bcp_model *m, fd_progress *prog);
 void bcp_model_free(bcp_model *m);
 
 #endif

@@ -27,8 +27,8 @@ done:
     return st;
 }
 
-fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor *t, const bcp_model *m,
-                              double t_load, double t_fit)
+fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor *t, const bcp_model *m, int ranks,
+                       double t_load, double t_fit)
 {
     fd_status st = FD_OK;
     char *tmp = fd_tmp_name(path);
@@ -55,9 +55,10 @@ fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor
     FD_TRY_GOTO(h5u_attr_f64(f, "tau", m->tau), st, done);
     FD_TRY_GOTO(h5u_attr_f64(f, "fit", m->fit[last]), st, done);
     FD_TRY_GOTO(h5u_attr_f64(f, "lower_bound", m->lb[last]), st, done);
+    FD_TRY_GOTO(h5u_attr_u64(f, "ranks", (uint64_t)ranks), st, done);
     FD_TRY_GOTO(h5u_attr_f64(f, "load_seconds", t_load), st, done);
     FD_TRY_GOTO(h5u_attr_f64(f, "fit_seconds", t_fit), st, done);
-    FD_TRY_GOTO(h5u_write_1d(f, "dims", H5T_STD_U64LE, H5T_NATIVE_UINT64, t->dims, t->order), st, done);
+    FD_TRY_GOTO(h5u_write_1d(f, "dims", H5T_STD_U64LE, H5T_NATIVE_UINT64, t->full, t->order), st, done);
     FD_TRY_GOTO(h5u_write_1d(f, "lambda", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, m->lambda, R), st, done);
     /* Per sweep: the bound, the fit, the rank. */
     H5_CHECK_GOTO(g = H5Gcreate2(f, "trace", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);

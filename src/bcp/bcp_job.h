@@ -1,5 +1,5 @@
-/* One bcp run: read the tensor, fit, write DIR/bcp.h5 (docs/formats.md).
- * One rank for now: under mpirun with more ranks it is refused. */
+/* One bcp run: read the tensor (each rank its block), fit, rank 0 writes
+ * DIR/bcp.h5 (docs/formats.md). */
 #ifndef FD_BCP_JOB_H
 #define FD_BCP_JOB_H
 

@@ -21,9 +21,10 @@ fd_status bcp_tensor_create(bcp_tensor **out, uint32_t order, const uint64_t *di
     t->order = order;
     t->size = 1;
     for (uint32_t n = 0; n < order; n++) {
-        t->dims[n] = dims[n];
+        t->dims[n] = t->full[n] = dims[n];
         t->size *= dims[n];
     }
+    t->full_size = t->size;
     t->x = calloc(t->size ? t->size : 1, sizeof *t->x);
     if (!t->x) {
         const unsigned long long size = t->size;
@@ -64,7 +65,7 @@ static fd_status check_finite(const char *what, const bcp_tensor *t)
         size_t len = 0;
         uint64_t v = i, sub[BCP_MAX_ORDER];
         for (uint32_t n = t->order; n-- > 0;) {
-            sub[n] = v % t->dims[n];
+            sub[n] = v % t->dims[n] + t->lo[n];
             v /= t->dims[n];
         }
         for (uint32_t n = 0; n < t->order && len < sizeof idx; n++)
@@ -74,125 +75,165 @@ static fd_status check_finite(const char *what, const bcp_tensor *t)
     return FD_OK;
 }
 
-static fd_status read_npy(bcp_tensor **out, const char *path)
+/* A .npy's header: its shape and element type; f left at the data. */
+static fd_status npy_header(FILE *f, const char *path, uint32_t *order, uint64_t *dims, int *dbl)
 {
-    fd_status st = FD_OK;
-    bcp_tensor *t = NULL;
     char hdr[4096];
-    float *f32 = NULL;
-    FILE *f = fopen(path, "rb");
-    if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
     unsigned char pre[12];
-    if (fread(pre, 1, 10, f) != 10 || memcmp(pre, "\x93NUMPY", 6) != 0) {
-        st = fd_fail(FD_ERR_INPUT, "%s: not a NumPy .npy file", path);
-        goto done;
-    }
+    if (fread(pre, 1, 10, f) != 10 || memcmp(pre, "\x93NUMPY", 6) != 0)
+        return fd_fail(FD_ERR_INPUT, "%s: not a NumPy .npy file", path);
     size_t hlen = pre[8] | (size_t)pre[9] << 8;
     if (pre[6] >= 2) {
-        if (fread(pre + 10, 1, 2, f) != 2) { st = fd_fail(FD_ERR_INPUT, "%s: truncated header", path); goto done; }
+        if (fread(pre + 10, 1, 2, f) != 2) return fd_fail(FD_ERR_INPUT, "%s: truncated header", path);
         hlen |= (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
     }
-    if (hlen >= sizeof hdr || fread(hdr, 1, hlen, f) != hlen) {
-        st = fd_fail(FD_ERR_INPUT, "%s: bad or truncated .npy header", path);
-        goto done;
-    }
+    if (hlen >= sizeof hdr || fread(hdr, 1, hlen, f) != hlen)
+        return fd_fail(FD_ERR_INPUT, "%s: bad or truncated .npy header", path);
     hdr[hlen] = 0;
     const char *d = strstr(hdr, "'descr':"), *fo = strstr(hdr, "'fortran_order':"), *sh = strstr(hdr, "'shape':");
     char descr[16] = "";
-    if (!d || !fo || !sh || sscanf(d, "'descr': '%15[^']'", descr) != 1 || !strchr(sh, '(')) {
-        st = fd_fail(FD_ERR_INPUT, "%s: bad .npy header: %s", path, hdr);
-        goto done;
-    }
-    if (strncmp(fo + strlen("'fortran_order':"), " False", 6) != 0) {
-        st = fd_fail(FD_ERR_INPUT, "%s: Fortran-ordered array; save it with np.ascontiguousarray", path);
-        goto done;
-    }
-    const int dbl = !strcmp(descr, "<f8");
-    if (!dbl && strcmp(descr, "<f4") != 0) {
-        st = fd_fail(FD_ERR_INPUT, "%s: dtype '%s'; bcp reads float32 or float64 (little-endian)", path, descr);
-        goto done;
-    }
-    uint64_t dims[BCP_MAX_ORDER + 1];
-    uint32_t order = 0;
+    if (!d || !fo || !sh || sscanf(d, "'descr': '%15[^']'", descr) != 1 || !strchr(sh, '('))
+        return fd_fail(FD_ERR_INPUT, "%s: bad .npy header: %s", path, hdr);
+    if (strncmp(fo + strlen("'fortran_order':"), " False", 6) != 0)
+        return fd_fail(FD_ERR_INPUT, "%s: Fortran-ordered array; save it with np.ascontiguousarray", path);
+    *dbl = !strcmp(descr, "<f8");
+    if (!*dbl && strcmp(descr, "<f4") != 0)
+        return fd_fail(FD_ERR_INPUT, "%s: dtype '%s'; bcp reads float32 or float64 (little-endian)", path, descr);
+    *order = 0;
     for (const char *p = strchr(sh, '(') + 1; *p && *p != ')';) {
         char *end;
         const unsigned long long v = strtoull(p, &end, 10);
         if (end == p) break;
-        if (order == BCP_MAX_ORDER + 1) { order++; break; }
-        dims[order++] = v;
+        if (*order == BCP_MAX_ORDER) return fd_fail(FD_ERR_INPUT, "%s: more than %d modes", path, BCP_MAX_ORDER);
+        dims[(*order)++] = v;
         p = end;
         while (*p == ',' || *p == ' ') p++;
     }
-    FD_TRY_GOTO(check_shape(path, order, dims), st, done);
-    FD_TRY_GOTO(bcp_tensor_create(&t, order, dims), st, done);
-    if (dbl) {
-        if (fread(t->x, sizeof *t->x, t->size, f) != t->size) {
-            st = fd_fail(FD_ERR_INPUT, "%s: truncated: fewer than %llu values", path, (unsigned long long)t->size);
+    return check_shape(path, *order, dims);
+}
+
+/* The block, as runs along the last mode (one seek and read each). */
+static fd_status read_npy(bcp_tensor *t, const char *path)
+{
+    fd_status st = FD_OK;
+    uint32_t order;
+    uint64_t dims[BCP_MAX_ORDER];
+    int dbl;
+    float *f32 = NULL;
+    FILE *f = fopen(path, "rb");
+    if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    FD_TRY_GOTO(npy_header(f, path, &order, dims, &dbl), st, done);
+    const long data = ftell(f);
+    const size_t es = dbl ? 8 : 4, run = t->dims[order - 1];
+    if (!dbl) FD_ALLOC_GOTO(f32, run, st, done);
+    const uint64_t runs = t->size / run;
+    for (uint64_t q = 0; q < runs; q++) {
+        /* Run q of the block: its index in modes 0..N-2 (C order), then
+         * the element it starts at in the file. */
+        uint64_t v = q, sub[BCP_MAX_ORDER], e = 0;
+        for (uint32_t n = order - 1; n-- > 0;) {
+            sub[n] = v % t->dims[n] + t->lo[n];
+            v /= t->dims[n];
+        }
+        for (uint32_t n = 0; n + 1 < order; n++) e = e * t->full[n] + sub[n];
+        e = e * t->full[order - 1] + t->lo[order - 1];
+        double *out = t->x + q * run;
+        if (fseek(f, data + (long)(e * es), SEEK_SET) != 0 || fread(dbl ? (void *)out : (void *)f32, es, run, f) != run) {
+            st = fd_fail(FD_ERR_INPUT, "%s: truncated: fewer than %llu values", path, (unsigned long long)t->full_size);
             goto done;
         }
-    } else {
-        FD_ALLOC_GOTO(f32, t->size, st, done);
-        if (fread(f32, sizeof *f32, t->size, f) != t->size) {
-            st = fd_fail(FD_ERR_INPUT, "%s: truncated: fewer than %llu values", path, (unsigned long long)t->size);
-            goto done;
-        }
-        for (uint64_t i = 0; i < t->size; i++) t->x[i] = f32[i];
+        if (!dbl)
+            for (size_t k = 0; k < run; k++) out[k] = f32[k];
     }
-    FD_TRY_GOTO(check_finite(path, t), st, done);
-    *out = t;
-    t = NULL;
 done:
     fclose(f);
     free(f32);
-    bcp_tensor_destroy(&t);
     return st;
 }
 
-static fd_status read_h5(bcp_tensor **out, const char *spec)
+/* FILE.h5:/dataset opened: file, dataset, its shape. */
+static fd_status h5_open(const char *spec, hid_t *f, hid_t *ds, uint32_t *order, uint64_t *dims)
 {
     fd_status st = FD_OK;
-    bcp_tensor *t = NULL;
-    hid_t f = -1, ds = -1, fs = -1, ty = -1;
+    hid_t fs = -1, ty = -1;
     const char *colon = strstr(spec, ".h5:");
     char *path = strndup(spec, (size_t)(colon - spec) + 3);
     const char *dset = colon + 4;
+    *f = *ds = -1;
     if (!path) return fd_fail(FD_ERR_NOMEM, "out of memory");
     /* No HDF5 error stack on stderr for a file or dataset that is not
      * there: the message below says it. */
-    H5E_BEGIN_TRY { f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT); } H5E_END_TRY;
-    if (f < 0) { st = fd_fail(FD_ERR_INPUT, "%s: cannot open as HDF5", path); goto done; }
+    H5E_BEGIN_TRY { *f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT); } H5E_END_TRY;
+    if (*f < 0) { st = fd_fail(FD_ERR_INPUT, "%s: cannot open as HDF5", path); goto done; }
     htri_t there;
-    H5E_BEGIN_TRY { there = H5Lexists(f, dset, H5P_DEFAULT); } H5E_END_TRY;
-    if (there <= 0 || (ds = H5Dopen2(f, dset, H5P_DEFAULT)) < 0) {
+    H5E_BEGIN_TRY { there = H5Lexists(*f, dset, H5P_DEFAULT); } H5E_END_TRY;
+    if (there <= 0 || (*ds = H5Dopen2(*f, dset, H5P_DEFAULT)) < 0) {
         st = fd_fail(FD_ERR_INPUT, "%s: no dataset '%s'", path, dset);
         goto done;
     }
-    H5_CHECK_GOTO(ty = H5Dget_type(ds), st, done);
+    H5_CHECK_GOTO(ty = H5Dget_type(*ds), st, done);
     if (H5Tget_class(ty) != H5T_FLOAT) {
         st = fd_fail(FD_ERR_INPUT, "%s: dataset '%s' is not floating point (bcp reads float32 or float64)", path, dset);
         goto done;
     }
-    H5_CHECK_GOTO(fs = H5Dget_space(ds), st, done);
+    H5_CHECK_GOTO(fs = H5Dget_space(*ds), st, done);
     const int nd = H5Sget_simple_extent_ndims(fs);
     hsize_t hd[BCP_MAX_ORDER];
-    uint64_t dims[BCP_MAX_ORDER];
     if (nd > BCP_MAX_ORDER) { st = fd_fail(FD_ERR_INPUT, "%s: %d modes (at most %d)", spec, nd, BCP_MAX_ORDER); goto done; }
     H5_CHECK_GOTO(H5Sget_simple_extent_dims(fs, hd, NULL), st, done);
     for (int n = 0; n < nd; n++) dims[n] = hd[n];
-    FD_TRY_GOTO(check_shape(spec, nd < 0 ? 0 : (uint32_t)nd, dims), st, done);
-    FD_TRY_GOTO(bcp_tensor_create(&t, (uint32_t)nd, dims), st, done);
-    H5_CHECK_GOTO(H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, t->x), st, done);
-    FD_TRY_GOTO(check_finite(spec, t), st, done);
-    *out = t;
-    t = NULL;
+    *order = nd < 0 ? 0 : (uint32_t)nd;
+    st = check_shape(spec, *order, dims);
 done:
     if (ty >= 0) H5Tclose(ty);
     if (fs >= 0) H5Sclose(fs);
+    free(path);
+    return st;
+}
+
+static fd_status read_h5(bcp_tensor *t, const char *spec)
+{
+    fd_status st = FD_OK;
+    hid_t f = -1, ds = -1, fs = -1, ms = -1;
+    uint32_t order;
+    uint64_t dims[BCP_MAX_ORDER];
+    FD_TRY_GOTO(h5_open(spec, &f, &ds, &order, dims), st, done);
+    hsize_t start[BCP_MAX_ORDER], cnt[BCP_MAX_ORDER];
+    for (uint32_t n = 0; n < order; n++) {
+        start[n] = t->lo[n];
+        cnt[n] = t->dims[n];
+    }
+    H5_CHECK_GOTO(fs = H5Dget_space(ds), st, done);
+    H5_CHECK_GOTO(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL), st, done);
+    H5_CHECK_GOTO(ms = H5Screate_simple((int)order, cnt, NULL), st, done);
+    H5_CHECK_GOTO(H5Dread(ds, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, t->x), st, done);
+done:
+    if (ms >= 0) H5Sclose(ms);
+    if (fs >= 0) H5Sclose(fs);
     if (ds >= 0) H5Dclose(ds);
     if (f >= 0) H5Fclose(f);
-    free(path);
-    bcp_tensor_destroy(&t);
     return st;
+}
+
+fd_status bcp_tensor_shape(const char *spec, uint32_t *order, uint64_t *dims)
+{
+    const size_t len = strlen(spec);
+    if (strstr(spec, ".h5:")) {
+        hid_t f, ds;
+        const fd_status st = h5_open(spec, &f, &ds, order, dims);
+        if (ds >= 0) H5Dclose(ds);
+        if (f >= 0) H5Fclose(f);
+        return st;
+    }
+    if (len > 4 && !strcmp(spec + len - 4, ".npy")) {
+        int dbl;
+        FILE *f = fopen(spec, "rb");
+        if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", spec, strerror(errno));
+        const fd_status st = npy_header(f, spec, order, dims, &dbl);
+        fclose(f);
+        return st;
+    }
+    return fd_fail(FD_ERR_USAGE, "%s: bcp reads a .npy file or an HDF5 dataset named FILE.h5:/dataset", spec);
 }
 
 static fd_status sha_file(const char *path, char hex[65])
@@ -209,29 +250,39 @@ static fd_status sha_file(const char *path, char hex[65])
     return FD_OK;
 }
 
-fd_status bcp_tensor_read(bcp_tensor **out, const char *spec)
+fd_status bcp_tensor_read(bcp_tensor **out, const char *spec, const uint64_t *lo, const uint64_t *cnt)
 {
-    *out = NULL;
-    const size_t len = strlen(spec);
+    fd_status st = FD_OK;
     bcp_tensor *t = NULL;
+    uint32_t order;
+    uint64_t full[BCP_MAX_ORDER], dims[BCP_MAX_ORDER];
     char *file = NULL;
-    if (strstr(spec, ".h5:")) {
-        FD_TRY(read_h5(&t, spec));
-        file = strndup(spec, (size_t)(strstr(spec, ".h5:") - spec) + 3);
-    } else if (len > 4 && !strcmp(spec + len - 4, ".npy")) {
-        FD_TRY(read_npy(&t, spec));
-        file = strdup(spec);
-    } else {
-        return fd_fail(FD_ERR_USAGE, "%s: bcp reads a .npy file or an HDF5 dataset named FILE.h5:/dataset", spec);
+    *out = NULL;
+    FD_TRY(bcp_tensor_shape(spec, &order, full));
+    for (uint32_t n = 0; n < order; n++) {
+        dims[n] = cnt ? cnt[n] : full[n];
+        if ((lo ? lo[n] : 0) + dims[n] > full[n] || dims[n] == 0)
+            return fd_fail(FD_ERR_INTERNAL, "%s: block outside mode %u", spec, n + 1);
     }
-    fd_status st = file && (t->source = strdup(spec)) ? sha_file(file, t->sha256) : fd_fail(FD_ERR_NOMEM, "out of memory");
-    free(file);
-    if (st != FD_OK) {
-        bcp_tensor_destroy(&t);
-        return st;
+    FD_TRY(bcp_tensor_create(&t, order, dims));
+    t->full_size = 1;
+    for (uint32_t n = 0; n < order; n++) {
+        t->lo[n] = lo ? lo[n] : 0;
+        t->full[n] = full[n];
+        t->full_size *= full[n];
     }
+    const int h5 = strstr(spec, ".h5:") != NULL;
+    FD_TRY_GOTO(h5 ? read_h5(t, spec) : read_npy(t, spec), st, done);
+    FD_TRY_GOTO(check_finite(spec, t), st, done);
+    file = h5 ? strndup(spec, (size_t)(strstr(spec, ".h5:") - spec) + 3) : strdup(spec);
+    if (!file || !(t->source = strdup(spec))) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    FD_TRY_GOTO(sha_file(file, t->sha256), st, done);
     *out = t;
-    return FD_OK;
+    t = NULL;
+done:
+    free(file);
+    bcp_tensor_destroy(&t);
+    return st;
 }
 
 static double gauss(fd_rng *rng)

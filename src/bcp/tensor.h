@@ -12,16 +12,23 @@
 
 #define BCP_MAX_ORDER 8
 
+/* A block of a tensor: the whole one, or a rank's part of it (dims from
+ * lo in every mode, of a tensor of full dims). */
 typedef struct bcp_tensor {
     uint32_t order;
     uint64_t dims[BCP_MAX_ORDER];
     uint64_t size;            /* the product of dims */
+    uint64_t lo[BCP_MAX_ORDER], full[BCP_MAX_ORDER];
+    uint64_t full_size;
     double *x;
     char sha256[65];          /* of the file read */
     char *source;             /* the spec it was read from */
 } bcp_tensor;
 
-fd_status bcp_tensor_read(bcp_tensor **out, const char *spec);
+/* The shape only (the header of a .npy, the dataspace of a dataset). */
+fd_status bcp_tensor_shape(const char *spec, uint32_t *order, uint64_t *dims);
+/* The block [lo, lo + cnt) of every mode (lo, cnt NULL: the whole tensor). */
+fd_status bcp_tensor_read(bcp_tensor **out, const char *spec, const uint64_t *lo, const uint64_t *cnt);
 /* An empty tensor of these dims (x zeroed), for tests and gen. */
 fd_status bcp_tensor_create(bcp_tensor **out, uint32_t order, const uint64_t *dims);
 void bcp_tensor_destroy(bcp_tensor **t);

@@ -9,13 +9,15 @@
 #include <string.h>
 
 static const char *help =
-    "usage: fcbo-dist bcp TENSOR [-o DIR] [OPTIONS]\n\n"
+    "usage: fcbo-dist bcp TENSOR [-o DIR] [OPTIONS]\n"
+    "       mpirun -np P fcbo-dist bcp TENSOR -o DIR [OPTIONS]\n\n"
     "Bayesian CP (PARAFAC) factorisation of a dense tensor of 3 or more modes\n"
     "(Zhao, Zhang & Cichocki, IEEE TPAMI 2015): Y = [[A1, ..., AN]] + Gaussian\n"
     "noise, fitted by variational Bayes; the rank is found by pruning the\n"
     "components whose power vanishes, starting from --rank.  Writes DIR/bcp.h5\n"
     "(factors, lambda, tau, the rank found, the fit and lower-bound traces;\n"
-    "docs/formats.md).  CPU, one rank for now.\n\n"
+    "docs/formats.md).  Under mpirun the ranks form a grid over the modes and\n"
+    "each reads and works on its block.  CPU only for now.\n\n"
     "input:\n"
     "  TENSOR                a .npy (float32 or float64, C order) or an HDF5\n"
     "                        dataset FILE.h5:/dataset (any float type)\n"
