@@ -1,20 +1,21 @@
 #!/usr/bin/env bash
-# bcp on the CPU: milliseconds per sweep of `fcbo-dist bcp` (--stats) on
+# bcp on the CPU: milliseconds per sweep of `fcbo-dist bcp -t THREADS` (--stats) on
 # `gen tensor` tensors of --shapes at --ranks (started at that rank, run
 # for --sweeps sweeps with --tol 0 so that every run does the same work),
 # and, in the same run, one sweep of TensorLy's CP-ALS (parafac, numpy
 # backend) on the same tensor (bench/bcp_tensorly.py), where TensorLy is
 # installed.  Appends to bench/results/bcp-cpu.csv.
 #
-#   bench/bcp.sh [--shapes "40x40x40x40 100x100x100"] [--ranks "16 32"] [--sweeps 10] [--bin PATH] [--csv FILE]
+#   bench/bcp.sh [--shapes "40x40x40x40 100x100x100"] [--ranks "16 32"] [--sweeps 10] [--threads 1] [--bin PATH] [--csv FILE]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-BIN=$here/../build/fcbo-dist; SHAPES="40x40x40x40 100x100x100"; RANKS="16 32"; SWEEPS=10
+BIN=$here/../build/fcbo-dist; SHAPES="40x40x40x40 100x100x100"; RANKS="16 32"; SWEEPS=10; THREADS=1
 CSV=$here/results/bcp-cpu.csv
 MACHINE="$(nproc) cores $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
 while [ $# -gt 0 ]; do
   case $1 in
     --shapes) SHAPES=$2; shift 2;; --ranks) RANKS=$2; shift 2;; --sweeps) SWEEPS=$2; shift 2;;
+    --threads) THREADS=$2; shift 2;;
     --bin) BIN=$2; shift 2;; --csv) CSV=$2; shift 2;;
     -h|--help) sed -n '2,9p' "$0"; exit 0;;
     *) echo "bench/bcp.sh: unknown option $1" >&2; exit 2;;
@@ -22,18 +23,18 @@ while [ $# -gt 0 ]; do
 done
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 version=$("$BIN" version | head -1 | cut -d' ' -f2)
-[ -f "$CSV" ] || echo "tool,shape,rank,sweeps,ms_per_sweep,fit,machine,date,version" > "$CSV"
+[ -f "$CSV" ] || echo "tool,shape,rank,sweeps,threads,ms_per_sweep,fit,machine,date,version" > "$CSV"
 row() { echo "$1,\"$MACHINE\",$(date -u +%F),$version" | tee -a "$CSV"; }
 for shape in $SHAPES; do
   "$BIN" gen tensor --shape "$shape" --rank 5 --snr 20 --seed 1 -o "$tmp/t.npy"
   for R in $RANKS; do
-    "$BIN" bcp "$tmp/t.npy" --rank "$R" --max-iter "$SWEEPS" --tol 0 --init random --stats -o "$tmp/o" --force \
+    "$BIN" bcp "$tmp/t.npy" --rank "$R" --max-iter "$SWEEPS" --tol 0 --init random -t "$THREADS" --stats -o "$tmp/o" --force \
       2> "$tmp/err" || { echo "failed: $(tail -2 "$tmp/err")" >&2; continue; }
     ms=$(sed -n 's/.*(\([0-9.]*\) ms a sweep).*/\1/p' "$tmp/err")
     fit=$(sed -n 's/.*: fit \([0-9.]*\) after.*/\1/p' "$tmp/err")
-    row "fcbo-dist,$shape,$R,$SWEEPS,$ms,$fit"
+    row "fcbo-dist,$shape,$R,$SWEEPS,$THREADS,$ms,$fit"
     if python3 -c "import tensorly" 2> /dev/null; then
-      t=$(python3 "$here/bcp_tensorly.py" "$tmp/t.npy" "$R" "$SWEEPS") && row "tensorly-parafac,$shape,$R,$SWEEPS,$t,"
+      t=$(python3 "$here/bcp_tensorly.py" "$tmp/t.npy" "$R" "$SWEEPS") && row "tensorly-parafac,$shape,$R,$SWEEPS,,$t,"
     fi
   done
 done

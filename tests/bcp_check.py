@@ -107,6 +107,11 @@ for shape, seed in (("20x30x25", 3), ("15x20x12x18", 7)):
         if ref is not None:
             check(abs(res["attrs"]["fit"] - ref) <= 1e-3, "%s: fit %.6f, TensorLy %.6f" % (name, res["attrs"]["fit"], ref))
         monotone(res, name)
+    # Threads: bit for bit the same (each row of the MTTKRP sums in order).
+    out = os.path.join(WORK, "o_t3")
+    run([h5 + ":/tensor", "--rank", "15", "-t", "3", "-o", out, "-q", "--force"])
+    a, b = load(out), load(os.path.join(WORK, "o_%s_svd" % shape))
+    check(all(np.array_equal(x, y) for x, y in zip(a["A"], b["A"])), "%s: -t 3 differs from the default" % shape)
     # The same tensor as .npy: the same factors.
     out = os.path.join(WORK, "o_npy")
     run([npy, "--rank", "15", "-o", out, "-q", "--force"])

@@ -13,6 +13,7 @@
 
 #include "../common/clock.h"
 #include "../common/dispatch.h"
+#include "../common/par_rows.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -46,6 +47,7 @@ typedef struct {
     double *kl, *kr;            /* Khatri-Rao products of the modes before and after n */
     double *psi, *chol;         /* R x R */
     double yy;                  /* ||Y||^2 */
+    int threads;
     double logdet[BCP_MAX_ORDER];
 } work;
 
@@ -84,30 +86,52 @@ static void khatri_rao(const work *w, uint32_t a, uint32_t b, double *out)
     }
 }
 
-/* w->M = Y_(n) times the Khatri-Rao product of every other factor:
+/* w->M = Y_(n) times the Khatri-Rao product of every other factor
+ * (mttkrp below, its rows on the threads):
  * M[i, r] = sum over l (modes before n) and k (modes after) of
  * Y[l, i, k] KL[l, r] KR[k, r]; of the block's part of Y, into the
  * block's rows of M (I_n x R, zero elsewhere), to be summed over ranks. */
-FD_HOT static void mttkrp(work *w, uint32_t n)
+typedef struct {
+    work *w;
+    uint32_t n;
+    double *Mb;     /* the block's first row of M */
+} mttkrp_ctx;
+
+/* Rows [i0, i1) of the block's mode n: each sums over l in order, so
+ * the result does not depend on the threads. */
+FD_HOT static fd_status mttkrp_rows(void *arg, uint64_t i0, uint64_t i1, int thread)
 {
+    const mttkrp_ctx *c = arg;
+    const work *w = c->w;
     const bcp_tensor *t = w->t;
-    const uint32_t R = w->m->R;
+    const uint32_t R = w->m->R, n = c->n;
     const uint64_t L = span(t, 0, n), I = t->dims[n], K = span(t, n + 1, t->order);
-    khatri_rao(w, 0, n, w->kl);
-    khatri_rao(w, n + 1, t->order, w->kr);
-    memset(w->M, 0, w->m->dims[n] * R * sizeof *w->M);
-    double *Mb = w->M + t->lo[n] * R;
     double tmp[256];
+    (void)thread;
     for (uint64_t l = 0; l < L; l++)
-        for (uint64_t i = 0; i < I; i++) {
+        for (uint64_t i = i0; i < i1; i++) {
             const double *y = t->x + (l * I + i) * K;
             for (uint32_t r = 0; r < R; r++) tmp[r] = 0;
             for (uint64_t k = 0; k < K; k++) {
                 const double v = y[k], *kr = w->kr + k * R;
                 for (uint32_t r = 0; r < R; r++) tmp[r] += v * kr[r];
             }
-            for (uint32_t r = 0; r < R; r++) Mb[i * R + r] += w->kl[l * R + r] * tmp[r];
+            for (uint32_t r = 0; r < R; r++) c->Mb[i * R + r] += w->kl[l * R + r] * tmp[r];
         }
+    return FD_OK;
+}
+
+static fd_status mttkrp(work *w, uint32_t n)
+{
+    const bcp_tensor *t = w->t;
+    const uint32_t R = w->m->R;
+    khatri_rao(w, 0, n, w->kl);
+    khatri_rao(w, n + 1, t->order, w->kr);
+    memset(w->M, 0, w->m->dims[n] * R * sizeof *w->M);
+    mttkrp_ctx c = {w, n, w->M + t->lo[n] * R};
+    /* A mode has few rows, each much work: about four chunks a thread. */
+    const uint64_t chunk = t->dims[n] / (4 * (uint64_t)w->threads);
+    return par_rows_chunk(w->threads, 0, t->dims[n], chunk, mttkrp_rows, &c, NULL);
 }
 
 /* inv = S^-1 for S symmetric positive definite (R x R), by Cholesky;
@@ -398,7 +422,7 @@ static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, doub
         if (!spd_inverse(w->psi, R, w->chol, m->Sigma[n], &w->logdet[n]))
             return fd_fail(FD_ERR_INTERNAL, "bcp: tau Psi + diag(lambda) of mode %u is not positive definite", n + 1);
         w->logdet[n] = -w->logdet[n]; /* ln det Sigma_n */
-        mttkrp(w, n);
+        FD_TRY(mttkrp(w, n));
         FD_TRY(reduce(w, w->M, I * R));
         for (uint64_t i = 0; i < I; i++)
             for (uint32_t r = 0; r < R; r++) {
@@ -485,6 +509,7 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
     const uint32_t R = o->rank, N = t->order;
     if (R < 1 || R > 256) return fd_fail(FD_ERR_USAGE, "--rank %u: 1 to 256", R);
     w.t = t;
+    w.threads = o->threads > 0 ? o->threads : 1;
     w.comm = comm;
     w.m = m;
     m->order = N;

@@ -20,6 +20,7 @@ typedef struct bcp_opts {
     int init;            /* BCP_INIT_* */
     uint64_t seed;       /* random initial factors (and SVD padding) */
     int nonneg;          /* factors started and kept >= 0 (projected) */
+    int threads;         /* for the MTTKRP; the result does not depend on it */
 } bcp_opts;
 
 typedef struct bcp_model {

@@ -10,6 +10,7 @@
 
 #include "../common/clock.h"
 #include "../io/h5part.h"
+#include "../mpi/placement.h"
 #include "bcp_h5.h"
 
 #include <math.h>
@@ -98,7 +99,9 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
     fd_progress prog = {0};
     fd_progress_start(&prog, "sweeps", o->quiet || mpi->rank != 0);
     const bcp_comm comm = {distributed ? mpi_sum : NULL, &rank};
-    st = bcp_fit(t, &o->fit, &comm, &m, &prog);
+    bcp_opts fo = o->fit;
+    if (fo.threads < 1) fo.threads = fd_place_threads(mpi);
+    st = bcp_fit(t, &fo, &comm, &m, &prog);
     fd_progress_stop(&prog);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     const double t_fit = fd_now() - t1;

@@ -35,6 +35,8 @@ static const char *help =
     "output and execution:\n"
     "  -o, --output DIR      write DIR/bcp.h5; DIR must not exist unless --force\n"
     "  --force               write into an existing DIR\n"
+    "  -t, --threads T       threads per rank for the MTTKRP (default: the\n"
+    "                        rank's cores); the result does not depend on T\n"
     "  --stats               time per phase\n"
     "  -q, --quiet           no summary, no progress\n"
     "  -h, --help            this text\n\n"
@@ -50,6 +52,7 @@ static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
         {"init", required_argument, 0, 'i'},   {"seed", required_argument, 0, 's'},
         {"nonneg", no_argument, 0, 'N'},       {"force", no_argument, 0, 'F'},
         {"stats", no_argument, 0, 'S'},        {"quiet", no_argument, 0, 'q'},
+        {"threads", required_argument, 0, 't'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->fit.rank = 10;
@@ -59,7 +62,8 @@ static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
     a->fit.seed = 1;
     int c;
     optind = 1;
-    while ((c = getopt_long(argc, argv, "o:qh", opts, NULL)) != -1) {
+    uint32_t threads;
+    while ((c = getopt_long(argc, argv, "o:t:qh", opts, NULL)) != -1) {
         switch (c) {
         case 'o': a->outdir = optarg; break;
         case 'r': FD_TRY(opt_u32("--rank", optarg, 1, 256, &a->fit.rank)); break;
@@ -72,6 +76,7 @@ static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
             break;
         case 's': FD_TRY(opt_u64("--seed", optarg, &a->fit.seed)); break;
         case 'N': a->fit.nonneg = 1; break;
+        case 't': FD_TRY(opt_u32("--threads", optarg, 1, 4096, &threads)); a->fit.threads = (int)threads; break;
         case 'F': a->force = 1; break;
         case 'S': a->stats = 1; break;
         case 'q': a->quiet = 1; break;
