@@ -12,8 +12,7 @@
 #include "bcp.h"
 
 #include "../common/clock.h"
-#include "../common/dispatch.h"
-#include "../common/par_rows.h"
+#include "bcp_backend.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -41,10 +40,11 @@ static double digamma(double x)
 typedef struct {
     const bcp_tensor *t;        /* this rank's block */
     const bcp_comm *comm;
+    const struct bcp_ops *ops;  /* the MTTKRP's backend */
+    void *state;
     bcp_model *m;
     double *EAA[BCP_MAX_ORDER]; /* R x R: E[A(n)^T A(n)] */
     double *M;                  /* I_max x R: the MTTKRP */
-    double *kl, *kr;            /* Khatri-Rao products of the modes before and after n */
     double *psi, *chol;         /* R x R */
     double yy;                  /* ||Y||^2 */
     int threads;
@@ -64,74 +64,17 @@ static fd_status reduce(const work *w, double *v, uint64_t n)
     return w->comm && w->comm->sum ? w->comm->sum(w->comm->ctx, v, n) : FD_OK;
 }
 
-/* The Khatri-Rao product of the block's rows of A(a), ..., A(b - 1) in C
- * order (row index i_a ... i_{b-1}, the last fastest): rows x R, built in
- * place from the last rows back, so that no row is overwritten before it
- * is read. */
-static void khatri_rao(const work *w, uint32_t a, uint32_t b, double *out)
-{
-    const uint32_t R = w->m->R;
-    uint64_t rows = 1;
-    for (uint32_t r = 0; r < R; r++) out[r] = 1;
-    for (uint32_t n = a; n < b; n++) {
-        const uint64_t I = w->t->dims[n];
-        const double *A = w->m->A[n] + w->t->lo[n] * R;
-        for (uint64_t q = rows; q-- > 0;) {
-            double row[256];
-            memcpy(row, out + q * R, R * sizeof *row);
-            for (uint64_t i = I; i-- > 0;)
-                for (uint32_t r = 0; r < R; r++) out[(q * I + i) * R + r] = row[r] * A[i * R + r];
-        }
-        rows *= I;
-    }
-}
-
-/* w->M = Y_(n) times the Khatri-Rao product of every other factor
- * (mttkrp below, its rows on the threads):
- * M[i, r] = sum over l (modes before n) and k (modes after) of
- * Y[l, i, k] KL[l, r] KR[k, r]; of the block's part of Y, into the
- * block's rows of M (I_n x R, zero elsewhere), to be summed over ranks. */
-typedef struct {
-    work *w;
-    uint32_t n;
-    double *Mb;     /* the block's first row of M */
-} mttkrp_ctx;
-
-/* Rows [i0, i1) of the block's mode n: each sums over l in order, so
- * the result does not depend on the threads. */
-FD_HOT static fd_status mttkrp_rows(void *arg, uint64_t i0, uint64_t i1, int thread)
-{
-    const mttkrp_ctx *c = arg;
-    const work *w = c->w;
-    const bcp_tensor *t = w->t;
-    const uint32_t R = w->m->R, n = c->n;
-    const uint64_t L = span(t, 0, n), I = t->dims[n], K = span(t, n + 1, t->order);
-    double tmp[256];
-    (void)thread;
-    for (uint64_t l = 0; l < L; l++)
-        for (uint64_t i = i0; i < i1; i++) {
-            const double *y = t->x + (l * I + i) * K;
-            for (uint32_t r = 0; r < R; r++) tmp[r] = 0;
-            for (uint64_t k = 0; k < K; k++) {
-                const double v = y[k], *kr = w->kr + k * R;
-                for (uint32_t r = 0; r < R; r++) tmp[r] += v * kr[r];
-            }
-            for (uint32_t r = 0; r < R; r++) c->Mb[i * R + r] += w->kl[l * R + r] * tmp[r];
-        }
-    return FD_OK;
-}
-
+/* w->M (I_n x R) = the MTTKRP of mode n: this rank's block's product by
+ * the backend into the block's rows, zero elsewhere, to be summed over
+ * the ranks. */
 static fd_status mttkrp(work *w, uint32_t n)
 {
     const bcp_tensor *t = w->t;
     const uint32_t R = w->m->R;
-    khatri_rao(w, 0, n, w->kl);
-    khatri_rao(w, n + 1, t->order, w->kr);
+    const double *A[BCP_MAX_ORDER];
+    for (uint32_t k = 0; k < t->order; k++) A[k] = w->m->A[k] + t->lo[k] * R;
     memset(w->M, 0, w->m->dims[n] * R * sizeof *w->M);
-    mttkrp_ctx c = {w, n, w->M + t->lo[n] * R};
-    /* A mode has few rows, each much work: about four chunks a thread. */
-    const uint64_t chunk = t->dims[n] / (4 * (uint64_t)w->threads);
-    return par_rows_chunk(w->threads, 0, t->dims[n], chunk, mttkrp_rows, &c, NULL);
+    return w->ops->mttkrp(w->state, t, n, A, R, w->threads, w->M + t->lo[n] * R);
 }
 
 /* inv = S^-1 for S symmetric positive definite (R x R), by Cholesky;
@@ -500,7 +443,8 @@ void bcp_model_free(bcp_model *m)
     memset(m, 0, sizeof *m);
 }
 
-fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, bcp_model *m, fd_progress *prog)
+fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, const struct bcp_ops *ops, void *state,
+                  bcp_model *m, fd_progress *prog)
 {
     fd_status st = FD_OK;
     work w;
@@ -511,23 +455,21 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
     w.t = t;
     w.threads = o->threads > 0 ? o->threads : 1;
     w.comm = comm;
+    w.ops = ops;
+    w.state = state;
     w.m = m;
     m->order = N;
     m->R = R;
-    uint64_t Imax = 0, kl = 1, kr = 1;
+    uint64_t Imax = 0;
     for (uint32_t n = 0; n < N; n++) {
         m->dims[n] = t->full[n];
         Imax = t->full[n] > Imax ? t->full[n] : Imax;
-        kl = span(t, 0, n) > kl ? span(t, 0, n) : kl;
-        kr = span(t, n + 1, N) > kr ? span(t, n + 1, N) : kr;
         FD_ALLOC_GOTO(m->A[n], t->full[n] * R, st, done);
         FD_ALLOC_GOTO(m->Sigma[n], (size_t)R * R, st, done);
         FD_ALLOC_GOTO(w.EAA[n], (size_t)R * R, st, done);
     }
     FD_ALLOC_GOTO(m->lambda, R, st, done);
     FD_ALLOC_GOTO(w.M, Imax * R, st, done);
-    FD_ALLOC_GOTO(w.kl, kl * R, st, done);
-    FD_ALLOC_GOTO(w.kr, kr * R, st, done);
     FD_ALLOC_GOTO(w.psi, (size_t)R * R, st, done);
     FD_ALLOC_GOTO(w.chol, (size_t)R * R, st, done);
     for (uint64_t i = 0; i < t->size; i++) w.yy += t->x[i] * t->x[i];
@@ -610,8 +552,6 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
 done:
     for (uint32_t n = 0; n < N; n++) free(w.EAA[n]);
     free(w.M);
-    free(w.kl);
-    free(w.kr);
     free(w.psi);
     free(w.chol);
     if (st != FD_OK) bcp_model_free(m);

@@ -45,9 +45,13 @@ typedef struct bcp_comm {
     void *ctx;
 } bcp_comm;
 
-/* t: the whole tensor or this rank's block of it (tensor.h); every rank
- * ends with the same model. */
-fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, bcp_model *m, fd_progress *prog);
+struct bcp_ops;
+
+/* t: the whole tensor or this rank's block of it (tensor.h); ops and
+ * state: the backend that computes the block's MTTKRP (bcp_backend.h);
+ * every rank ends with the same model. */
+fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, const struct bcp_ops *ops, void *state,
+                  bcp_model *m, fd_progress *prog);
 void bcp_model_free(bcp_model *m);
 
 #endif

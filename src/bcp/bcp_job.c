@@ -11,6 +11,7 @@
 #include "../common/clock.h"
 #include "../io/h5part.h"
 #include "../mpi/placement.h"
+#include "bcp_backend.h"
 #include "bcp_h5.h"
 
 #include <math.h>
@@ -81,13 +82,17 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
     uint32_t order = 0;
     uint64_t dims[BCP_MAX_ORDER], grid[BCP_MAX_ORDER], lo[BCP_MAX_ORDER], cnt[BCP_MAX_ORDER];
     const int distributed = mpi->size > 1 && fd_mpi_active();
+    const struct bcp_ops *ops = NULL;
+    void *state = NULL; /* the backend's */
+    int device = -1;
     int rank = mpi->rank;
     memset(&m, 0, sizeof m);
     double t0 = fd_now();
     /* Rank 0 writes the one result file. */
     st = fd_mpi_agree(h5part_set_open(&out, o->outdir, "bcp.h5", o->force, mpi->rank, 1), NULL);
     if (st != FD_OK) goto done;
-    st = bcp_tensor_shape(o->input, &order, dims);
+    st = bcp_backend_get(o->backend, &ops);
+    if (st == FD_OK) st = bcp_tensor_shape(o->input, &order, dims);
     if (st == FD_OK) st = process_grid(distributed ? mpi->size : 1, order, dims, grid);
     if (st == FD_OK) {
         rank_block(distributed ? mpi->rank : 0, order, dims, grid, lo, cnt);
@@ -95,13 +100,20 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
     }
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     if ((st = fd_mpi_same_hash(t->sha256, o->input)) != FD_OK) goto done;
+    /* A GPU rank drives its device; its block goes there once. */
+    if (ops->devices) {
+        st = fd_place_device(mpi, ops->devices(), &device);
+        if (st == FD_OK && ops->open_device) st = ops->open_device(device);
+    }
+    if (st == FD_OK) st = ops->open(&state, t, o->fit.rank, device);
+    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     const double t_load = fd_now() - t0, t1 = fd_now();
     fd_progress prog = {0};
     fd_progress_start(&prog, "sweeps", o->quiet || mpi->rank != 0);
     const bcp_comm comm = {distributed ? mpi_sum : NULL, &rank};
     bcp_opts fo = o->fit;
     if (fo.threads < 1) fo.threads = fd_place_threads(mpi);
-    st = bcp_fit(t, &fo, &comm, &m, &prog);
+    st = bcp_fit(t, &fo, &comm, ops, state, &m, &prog);
     fd_progress_stop(&prog);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     const double t_fit = fd_now() - t1;
@@ -112,6 +124,7 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
         for (uint32_t n = 0; n < order; n++) fprintf(stderr, "%s%llu", n ? " x " : " ", (unsigned long long)dims[n]);
         fprintf(stderr, " tensor: fit %.6f after %u sweeps (%s) in %.3f s", m.fit[m.iters - 1], m.iters,
                 m.converged ? "converged" : "--max-iter reached", fd_now() - t0);
+        if (ops->devices) fprintf(stderr, ", 1 GPU a rank (rank 0: GPU %d)", device);
         if (mpi->size > 1) {
             fprintf(stderr, ", %d ranks (grid", mpi->size);
             for (uint32_t n = 0; n < order; n++) fprintf(stderr, "%s%llu", n ? " x " : " ", (unsigned long long)grid[n]);
@@ -124,6 +137,7 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
                     1e3 * t_fit / (m.iters ? m.iters : 1));
     }
 done:
+    if (state) ops->close(state);
     h5part_set_close(&out, st);
     bcp_model_free(&m);
     bcp_tensor_destroy(&t);

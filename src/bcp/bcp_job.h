@@ -7,7 +7,7 @@
 #include "bcp.h"
 
 typedef struct bcp_job_opts {
-    const char *input, *outdir, *command;
+    const char *input, *outdir, *command, *backend;
     bcp_opts fit;
     int force, stats, quiet;
 } bcp_job_opts;

@@ -1,6 +1,7 @@
 /* fcbo-dist bcp: the command line.  The run is bcp_job_run
  * (src/bcp/bcp_job.c). */
 #include "../bcp/bcp_job.h"
+#include "../common/backend.h"
 #include "cmds.h"
 
 #include <getopt.h>
@@ -35,6 +36,8 @@ static const char *help =
     "output and execution:\n"
     "  -o, --output DIR      write DIR/bcp.h5; DIR must not exist unless --force\n"
     "  --force               write into an existing DIR\n"
+    "  --backend B           cpu | auto (default $FD_BACKEND, else auto): the\n"
+    "                        CPU for now\n"
     "  -t, --threads T       threads per rank for the MTTKRP (default: the\n"
     "                        rank's cores); the result does not depend on T\n"
     "  --stats               time per phase\n"
@@ -52,7 +55,7 @@ static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
         {"init", required_argument, 0, 'i'},   {"seed", required_argument, 0, 's'},
         {"nonneg", no_argument, 0, 'N'},       {"force", no_argument, 0, 'F'},
         {"stats", no_argument, 0, 'S'},        {"quiet", no_argument, 0, 'q'},
-        {"threads", required_argument, 0, 't'},
+        {"threads", required_argument, 0, 't'}, {"backend", required_argument, 0, 'b'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->fit.rank = 10;
@@ -60,6 +63,7 @@ static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
     a->fit.tol = 1e-5;
     a->fit.init = BCP_INIT_SVD;
     a->fit.seed = 1;
+    a->backend = fd_backend_default();
     int c;
     optind = 1;
     uint32_t threads;
@@ -76,6 +80,7 @@ static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
             break;
         case 's': FD_TRY(opt_u64("--seed", optarg, &a->fit.seed)); break;
         case 'N': a->fit.nonneg = 1; break;
+        case 'b': a->backend = optarg; break;
         case 't': FD_TRY(opt_u32("--threads", optarg, 1, 4096, &threads)); a->fit.threads = (int)threads; break;
         case 'F': a->force = 1; break;
         case 'S': a->stats = 1; break;
