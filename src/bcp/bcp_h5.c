@@ -28,7 +28,7 @@ done:
 }
 
 fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor *t, const bcp_model *m, int ranks,
-                       double t_load, double t_fit)
+                       double t_load, double t_fit, uint32_t fuse_iters)
 {
     fd_status st = FD_OK;
     char *tmp = fd_tmp_name(path);
@@ -56,6 +56,14 @@ fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor
     FD_TRY_GOTO(h5u_attr_f64(f, "fit", m->fit[last]), st, done);
     FD_TRY_GOTO(h5u_attr_f64(f, "lower_bound", m->lb[last]), st, done);
     FD_TRY_GOTO(h5u_attr_u64(f, "ranks", (uint64_t)ranks), st, done);
+    if (o->fuse_n) {
+        char grid[160];
+        size_t len = 0;
+        for (uint32_t n = 0; n < o->fuse_n && len < sizeof grid; n++)
+            len += (size_t)snprintf(grid + len, sizeof grid - len, "%s%llu", n ? "x" : "", (unsigned long long)o->fuse[n]);
+        FD_TRY_GOTO(h5u_attr_str(f, "fuse", grid), st, done);
+        FD_TRY_GOTO(h5u_attr_u64(f, "fuse_iterations", fuse_iters), st, done);
+    }
     FD_TRY_GOTO(h5u_attr_f64(f, "load_seconds", t_load), st, done);
     FD_TRY_GOTO(h5u_attr_f64(f, "fit_seconds", t_fit), st, done);
     FD_TRY_GOTO(h5u_write_1d(f, "dims", H5T_STD_U64LE, H5T_NATIVE_UINT64, t->full, t->order), st, done);

@@ -12,7 +12,7 @@
 
 /* t: the tensor or rank 0's block of it (its full shape is written). */
 fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor *t, const bcp_model *m, int ranks,
-                       double t_load, double t_fit);
+                       double t_load, double t_fit, uint32_t fuse_iters);
 fd_status bcp_h5_info(hid_t f, const char *path, FILE *out);
 /* "mode row value..." per factor row. */
 fd_status bcp_h5_text(hid_t f, FILE *out);

@@ -12,6 +12,7 @@
 #include "../io/h5part.h"
 #include "../mpi/placement.h"
 #include "bcp_backend.h"
+#include "bcp_fuse.h"
 #include "bcp_h5.h"
 
 #include <math.h>
@@ -44,19 +45,6 @@ static fd_status process_grid(int P, uint32_t order, const uint64_t *dims, uint6
     return FD_OK;
 }
 
-/* Rank r's block: its place on the grid (C order), then an even share of
- * each mode. */
-static void rank_block(int r, uint32_t order, const uint64_t *dims, const uint64_t *grid, uint64_t *lo, uint64_t *cnt)
-{
-    uint64_t v = (uint64_t)r;
-    for (uint32_t n = order; n-- > 0;) {
-        const uint64_t c = v % grid[n];
-        v /= grid[n];
-        lo[n] = dims[n] * c / grid[n];
-        cnt[n] = dims[n] * (c + 1) / grid[n] - lo[n];
-    }
-}
-
 /* bcp_comm's sum: a reduction to rank 0 and a broadcast (an all-reduce
  * may leave the ranks with different last bits). */
 static fd_status mpi_sum(void *ctx, double *v, uint64_t n)
@@ -70,6 +58,142 @@ static fd_status mpi_sum(void *ctx, double *v, uint64_t n)
         MPI_CHECK_GOTO(MPI_Bcast(v + a, k, MPI_DOUBLE, 0, MPI_COMM_WORLD), st, done);
     }
 done:
+    return st;
+}
+
+/* Sub-tensor k's factors into its slot of sub (bcp_fuse.h's layout). */
+static void store_sub(const bcp_model *mk, const uint64_t *cnt, uint32_t order, double *slot)
+{
+    for (uint32_t n = 0; n < order; n++) {
+        memcpy(slot, mk->A[n], cnt[n] * mk->R * sizeof *slot);
+        slot += cnt[n] * mk->R;
+    }
+}
+
+/* --fuse: sub-tensors round-robin over the ranks, each read alone and
+ * fitted at the common rank (no pruning); their factors summed over the
+ * ranks (each slot written by one rank, zeros elsewhere, so the sum is
+ * exact); the fusion, the same on every rank; then a second pass over the
+ * sub-tensors for the fit of the fused model.  *first: sub-tensor 0 on
+ * rank 0 (for the file's metadata). */
+static fd_status fuse_job(const bcp_job_opts *o, const fd_mpi *mpi, const bcp_comm *comm, const struct bcp_ops *ops,
+                          uint32_t order, const uint64_t *dims, int threads, bcp_model *m, bcp_tensor **first,
+                          uint32_t *fiters, int quiet)
+{
+    fd_status st = FD_OK;
+    const uint32_t R = o->fit.rank;
+    const int P = comm->sum ? mpi->size : 1, me = comm->sum ? mpi->rank : 0;
+    uint64_t grid[BCP_MAX_ORDER], K = 1, lo[BCP_MAX_ORDER], cnt[BCP_MAX_ORDER];
+    double *sub = NULL, sums[2] = {0, 0};
+    bcp_tensor *b = NULL;
+    void *state = NULL;
+    if (o->fuse_n != order)
+        return fd_fail(FD_ERR_USAGE, "--fuse gives %u modes; the tensor has %u", o->fuse_n, order);
+    for (uint32_t n = 0; n < order; n++) {
+        grid[n] = o->fuse[n];
+        if (grid[n] > dims[n])
+            return fd_fail(FD_ERR_USAGE, "--fuse: %llu parts of mode %u, which has %llu slices", (unsigned long long)grid[n],
+                           n + 1, (unsigned long long)dims[n]);
+        K *= grid[n];
+    }
+    FD_ALLOC_GOTO(sub, bcp_fuse_offset(order, dims, grid, R, K), st, done);
+    bcp_opts so = o->fit;
+    so.keep_rank = 1;
+    so.threads = threads;
+    fd_progress prog = {0};
+    fd_progress_start(&prog, "sub-tensors", quiet);
+    for (uint64_t k = (uint64_t)me; k < K && st == FD_OK; k += (uint64_t)P) {
+        bcp_model mk;
+        memset(&mk, 0, sizeof mk);
+        bcp_grid_block(k, order, dims, grid, lo, cnt);
+        st = bcp_tensor_read(&b, o->input, lo, cnt);
+        if (st == FD_OK) { /* fitted as a tensor of its own */
+            for (uint32_t n = 0; n < order; n++) {
+                b->lo[n] = 0;
+                b->full[n] = b->dims[n];
+            }
+            b->full_size = b->size;
+            st = ops->open(&state, b, R, -1);
+        }
+        if (st == FD_OK) st = bcp_fit(b, &so, NULL, ops, state, &mk, NULL);
+        if (state) ops->close(state);
+        state = NULL;
+        if (st == FD_OK) store_sub(&mk, cnt, order, sub + bcp_fuse_offset(order, dims, grid, R, k));
+        bcp_model_free(&mk);
+        if (k == 0 && !*first) *first = b;
+        else bcp_tensor_destroy(&b);
+        b = NULL;
+        fd_progress_add(&prog, 1);
+    }
+    fd_progress_stop(&prog);
+    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
+    if (comm->sum) FD_TRY_GOTO(comm->sum(comm->ctx, sub, bcp_fuse_offset(order, dims, grid, R, K)), st, done);
+    /* The fused model. */
+    m->order = order;
+    m->R = R;
+    m->iters = m->cap = 1;
+    FD_ALLOC_GOTO(m->lambda, R, st, done);
+    FD_ALLOC_GOTO(m->lb, 1, st, done);
+    FD_ALLOC_GOTO(m->fit, 1, st, done);
+    FD_ALLOC_GOTO(m->ranks, 1, st, done);
+    for (uint32_t n = 0; n < order; n++) {
+        m->dims[n] = dims[n];
+        FD_ALLOC_GOTO(m->A[n], dims[n] * R, st, done);
+        m->Sigma[n] = calloc((size_t)R * R, sizeof *m->Sigma[n]);
+        if (!m->Sigma[n]) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    }
+    FD_TRY_GOTO(bcp_fuse(order, dims, grid, R, sub, BCP_FUSE_ITERS, 1e-12, o->fit.seed, m->A, fiters), st, done);
+    m->converged = *fiters < BCP_FUSE_ITERS;
+    /* The fit: ||Y||^2 and <Y, [[A]]> (the last mode's MTTKRP of each
+     * sub-tensor against its rows of A) summed over the sub-tensors. */
+    for (uint64_t k = (uint64_t)me; k < K && st == FD_OK; k += (uint64_t)P) {
+        bcp_grid_block(k, order, dims, grid, lo, cnt);
+        st = bcp_tensor_read(&b, o->input, lo, cnt);
+        if (st == FD_OK) st = ops->open(&state, b, R, -1);
+        if (st == FD_OK) {
+            const double *A[BCP_MAX_ORDER];
+            for (uint32_t n = 0; n < order; n++) A[n] = m->A[n] + lo[n] * R;
+            const uint32_t last = order - 1;
+            double *M = malloc(cnt[last] * R * sizeof *M);
+            st = M ? ops->mttkrp(state, b, last, A, R, threads, M) : fd_fail(FD_ERR_NOMEM, "out of memory");
+            for (uint64_t i = 0; st == FD_OK && i < cnt[last] * R; i++) sums[1] += M[i] * A[last][i];
+            free(M);
+            for (uint64_t i = 0; i < b->size; i++) sums[0] += b->x[i] * b->x[i];
+        }
+        if (state) ops->close(state);
+        state = NULL;
+        bcp_tensor_destroy(&b);
+    }
+    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
+    if (comm->sum) FD_TRY_GOTO(comm->sum(comm->ctx, sums, 2), st, done);
+    double xx = 0, Msize = 1;
+    for (uint32_t n = 0; n < order; n++) Msize *= (double)dims[n];
+    for (uint32_t e = 0; e < R * R; e++) {
+        double p = 1;
+        for (uint32_t n = 0; n < order; n++) {
+            double g = 0;
+            for (uint64_t i = 0; i < dims[n]; i++) g += m->A[n][i * R + e / R] * m->A[n][i * R + e % R];
+            p *= g;
+        }
+        xx += p;
+    }
+    const double res = fmax(0, sums[0] - 2 * sums[1] + xx);
+    m->fit[0] = sums[0] > 0 ? 1 - sqrt(res / sums[0]) : 1;
+    m->lb[0] = NAN;
+    m->ranks[0] = R;
+    m->tau = res > 0 ? Msize / res : INFINITY;
+    for (uint32_t r = 0; r < R; r++) { /* moments, as the fit starts */
+        double rows = 0, power = 0;
+        for (uint32_t n = 0; n < order; n++) {
+            rows += (double)dims[n];
+            for (uint64_t i = 0; i < dims[n]; i++) power += m->A[n][i * R + r] * m->A[n][i * R + r];
+        }
+        m->lambda[r] = power > 0 ? rows / power : INFINITY;
+    }
+done:
+    if (state) ops->close(state);
+    bcp_tensor_destroy(&b);
+    free(sub);
     return st;
 }
 
@@ -93,9 +217,32 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
     if (st != FD_OK) goto done;
     st = bcp_backend_get(o->backend, &ops);
     if (st == FD_OK) st = bcp_tensor_shape(o->input, &order, dims);
-    if (st == FD_OK) st = process_grid(distributed ? mpi->size : 1, order, dims, grid);
+    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
+    if (o->fuse_n) {
+        const bcp_comm comm = {distributed ? mpi_sum : NULL, &rank};
+        uint32_t fiters = 0;
+        const int threads = o->fit.threads > 0 ? o->fit.threads : fd_place_threads(mpi);
+        st = fuse_job(o, mpi, &comm, ops, order, dims, threads, &m, &t, &fiters, o->quiet || mpi->rank != 0);
+        if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
+        const double t_fit = fd_now() - t0;
+        if (o->outdir && mpi->rank == 0) st = bcp_h5_write(out.master, o, t, &m, mpi->size, 0, t_fit, fiters);
+        if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
+        if (!o->quiet && mpi->rank == 0) {
+            fprintf(stderr, "rank %u of a", m.R);
+            for (uint32_t n = 0; n < order; n++) fprintf(stderr, "%s%llu", n ? " x " : " ", (unsigned long long)dims[n]);
+            fprintf(stderr, " tensor by --fuse (");
+            for (uint32_t n = 0; n < order; n++) fprintf(stderr, "%s%llu", n ? "x" : "", (unsigned long long)o->fuse[n]);
+            fprintf(stderr, " sub-tensors): fit %.6f, fusion %s after %u sweeps, in %.3f s", m.fit[0],
+                    m.converged ? "converged" : "stopped", fiters, t_fit);
+            if (mpi->size > 1) fprintf(stderr, ", %d ranks", mpi->size);
+            if (o->outdir) fprintf(stderr, "; wrote %s", out.master);
+            fputc('\n', stderr);
+        }
+        goto done;
+    }
+    st = process_grid(distributed ? mpi->size : 1, order, dims, grid);
     if (st == FD_OK) {
-        rank_block(distributed ? mpi->rank : 0, order, dims, grid, lo, cnt);
+        bcp_grid_block((uint64_t)(distributed ? mpi->rank : 0), order, dims, grid, lo, cnt);
         st = bcp_tensor_read(&t, o->input, lo, cnt);
     }
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
@@ -117,7 +264,7 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
     fd_progress_stop(&prog);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     const double t_fit = fd_now() - t1;
-    if (o->outdir && mpi->rank == 0) st = bcp_h5_write(out.master, o, t, &m, mpi->size, t_load, t_fit);
+    if (o->outdir && mpi->rank == 0) st = bcp_h5_write(out.master, o, t, &m, mpi->size, t_load, t_fit, 0);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     if (!o->quiet && mpi->rank == 0) {
         fprintf(stderr, "rank %u (from %u) of a", m.R, o->fit.rank);

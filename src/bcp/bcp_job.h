@@ -9,6 +9,8 @@
 typedef struct bcp_job_opts {
     const char *input, *outdir, *command, *backend;
     bcp_opts fit;
+    uint64_t fuse[BCP_MAX_ORDER]; /* --fuse: sub-tensors per mode */
+    uint32_t fuse_n;              /* modes given; 0: no --fuse */
     int force, stats, quiet;
 } bcp_job_opts;
 

@@ -35,6 +35,17 @@ fd_status bcp_tensor_create(bcp_tensor **out, uint32_t order, const uint64_t *di
     return FD_OK;
 }
 
+void bcp_grid_block(uint64_t k, uint32_t order, const uint64_t *dims, const uint64_t *grid, uint64_t *lo, uint64_t *cnt)
+{
+    uint64_t v = k;
+    for (uint32_t n = order; n-- > 0;) {
+        const uint64_t c = v % grid[n];
+        v /= grid[n];
+        lo[n] = dims[n] * c / grid[n];
+        cnt[n] = dims[n] * (c + 1) / grid[n] - lo[n];
+    }
+}
+
 void bcp_tensor_destroy(bcp_tensor **pt)
 {
     bcp_tensor *t = *pt;

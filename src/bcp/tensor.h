@@ -25,6 +25,10 @@ typedef struct bcp_tensor {
     char *source;             /* the spec it was read from */
 } bcp_tensor;
 
+/* Block k (C order) of a grid of grid[n] blocks along mode n: an even
+ * share of each mode, [lo, lo + cnt). */
+void bcp_grid_block(uint64_t k, uint32_t order, const uint64_t *dims, const uint64_t *grid, uint64_t *lo, uint64_t *cnt);
+
 /* The shape only (the header of a .npy, the dataspace of a dataset). */
 fd_status bcp_tensor_shape(const char *spec, uint32_t *order, uint64_t *dims);
 /* The block [lo, lo + cnt) of every mode (lo, cnt NULL: the whole tensor). */

@@ -7,6 +7,7 @@
 #include <getopt.h>
 #include <math.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static const char *help =
@@ -30,6 +31,11 @@ static const char *help =
     "  --init svd|random     initial factors: each unfolding's leading singular\n"
     "                        vectors (default), or Gaussian from --seed\n"
     "  --seed S              seed of the random start (default 1)\n"
+    "  --fuse K1xK2x...      partition and fuse (grid PARAFAC): the tensor cut\n"
+    "                        into K1 x K2 x ... sub-tensors, read and fitted one\n"
+    "                        at a time at rank R (no pruning), their factors\n"
+    "                        fused into full ones; for tensors larger than\n"
+    "                        memory (sub-tensors spread over the ranks)\n"
     "  --nonneg              non-negative factors: started from magnitudes and\n"
     "                        projected on >= 0 after each update (the lower\n"
     "                        bound may then decrease)\n"
@@ -56,6 +62,7 @@ static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
         {"nonneg", no_argument, 0, 'N'},       {"force", no_argument, 0, 'F'},
         {"stats", no_argument, 0, 'S'},        {"quiet", no_argument, 0, 'q'},
         {"threads", required_argument, 0, 't'}, {"backend", required_argument, 0, 'b'},
+        {"fuse", required_argument, 0, 'U'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->fit.rank = 10;
@@ -81,6 +88,16 @@ static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
         case 's': FD_TRY(opt_u64("--seed", optarg, &a->fit.seed)); break;
         case 'N': a->fit.nonneg = 1; break;
         case 'b': a->backend = optarg; break;
+        case 'U':
+            for (const char *p = optarg; *p;) {
+                char *end;
+                const unsigned long long v = strtoull(p, &end, 10);
+                if (end == p || v == 0 || a->fuse_n == BCP_MAX_ORDER || (*end && *end != 'x'))
+                    return fd_fail(FD_ERR_USAGE, "--fuse %s: expected parts per mode joined by x, as 2x2x2", optarg);
+                a->fuse[a->fuse_n++] = v;
+                p = *end ? end + 1 : end;
+            }
+            break;
         case 't': FD_TRY(opt_u32("--threads", optarg, 1, 4096, &threads)); a->fit.threads = (int)threads; break;
         case 'F': a->force = 1; break;
         case 'S': a->stats = 1; break;
