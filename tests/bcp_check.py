@@ -12,8 +12,11 @@
  - 2, 3 and 4 ranks (process grids over the modes, blocks read from HDF5
    and .npy) agree with one rank to 1e-10 on the factors (matched, signs
    aligned) after 200 sweeps;
+ - --fuse (grid PARAFAC) on both tensors: FMS >= 0.98, fit within 2e-3 of
+   the whole tensor's, the same bits on 2 ranks;
  - bad input (2 modes, NaN, a missing dataset, integers, more ranks than
-   slices): exit 2, a message naming the file, nothing written.
+   slices, a --fuse grid that does not fit): exit 2, a message naming
+   the file, nothing written.
 usage: bcp_check.py FCBO_DIST WORKDIR SHARED"""
 import os
 import subprocess
@@ -157,6 +160,32 @@ with h5py.File(os.path.join(WORK, "tiny.h5"), "w") as f:
     f["x"] = np.random.default_rng(1).normal(size=(2, 2, 2))
 r = run([os.path.join(WORK, "tiny.h5:/x")], expect=2, launch=("mpirun", "--oversubscribe", "-np", "3"))
 check("3 ranks: more than the tensor's slices" in r.stderr, "np 3 on 2 x 2 x 2: %s" % r.stderr.strip())
+
+# --fuse (grid PARAFAC): the sub-tensors fitted alone and fused; FMS >=
+# 0.98 against the true factors, the fit within 2e-3 of the whole
+# tensor's; 2 ranks give the same bits (each sub-tensor is fitted alone
+# either way); a grid that does not fit the tensor is refused.
+for shape, grid in (("20x30x25", "2x3x2"), ("15x20x12x18", "2x2x2x2")):
+    h5 = os.path.join(WORK, "t%s.h5" % shape)
+    with h5py.File(h5, "r") as f:
+        truth = [f["factors/A%d" % (k + 1)][:] for k in range(len(f["tensor"].shape))]
+    out = os.path.join(WORK, "fuse_%s" % shape)
+    run([h5 + ":/tensor", "--rank", "5", "--fuse", grid, "-o", out, "--force", "-q"])
+    res = load(out)
+    whole = load(os.path.join(WORK, "o_%s_svd" % shape))
+    score = fms(truth, res["A"])
+    check(score >= 0.98, "--fuse %s on %s: FMS %.4f" % (grid, shape, score))
+    check(abs(res["attrs"]["fit"] - whole["attrs"]["fit"]) <= 2e-3, "--fuse %s on %s: fit %.5f, the whole tensor's %.5f" % (
+        grid, shape, res["attrs"]["fit"], whole["attrs"]["fit"]))
+    check(res["attrs"]["fuse"] == grid, "--fuse: the file says %r" % res["attrs"].get("fuse"))
+    out2 = os.path.join(WORK, "fuse2_%s" % shape)
+    run([h5 + ":/tensor", "--rank", "5", "--fuse", grid, "-o", out2, "--force", "-q"],
+        launch=("mpirun", "--oversubscribe", "-np", "2"))
+    check(all(np.array_equal(x, y) for x, y in zip(res["A"], load(out2)["A"])), "--fuse %s: 2 ranks differ" % grid)
+for grid, want in (("2x2", "--fuse gives 2 modes"), ("2x0x2", "expected parts"), ("2x99x2", "99 parts of mode 2")):
+    badf = os.path.join(WORK, "badfuse")
+    r = run([os.path.join(WORK, "t20x30x25.h5:/tensor"), "--fuse", grid, "-o", badf], expect=2)
+    check(want in r.stderr and not os.path.exists(badf), "--fuse %s: %s" % (grid, r.stderr.strip()))
 
 # info: the summary and the factors as text.
 o3 = os.path.join(WORK, "o_20x30x25_svd")

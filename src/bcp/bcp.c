@@ -393,10 +393,7 @@ static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, doub
         double s = 0;
         for (uint32_t n = 0; n < N; n++) s += w->EAA[n][r * R + r];
         b[r] = PRIOR + 0.5 * s;
-        /* keep_rank (the sub-tensors of --fuse): lambda stays at its
-         * start, a weak ridge, since ARD would still shrink a component
-         * to nothing, and the fusion needs all R in every sub-tensor. */
-        if (!o->keep_rank) m->lambda[r] = a / b[r];
+        m->lambda[r] = a / b[r];
     }
     /* tau: Gamma(c, d) with E||Y - X||^2 = ||Y||^2 - 2 <Y, [[A]]> + E||[[A]]||^2. */
     double *gram[BCP_MAX_ORDER];
@@ -519,13 +516,14 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
         }
         m->lambda[r] = power > 0 ? rows / power : 1 / (sd * sd);
     }
+
     m->tau = w.yy > 0 ? (double)t->full_size / w.yy : 1;
     double prev = -INFINITY;
     uint32_t stable = 0; /* sweeps since the rank last changed */
     for (uint32_t it = 0; it < o->max_iter; it++) {
         /* BCPF prunes from the second sweep on. */
         const uint32_t before = m->R;
-        if (it > 0 && !o->keep_rank && prune(&w) == 0) {
+        if (it > 0 && prune(&w) == 0) {
             st = fd_fail(FD_ERR_INPUT, "bcp: every component vanished (is the tensor all zeros?)");
             goto done;
         }

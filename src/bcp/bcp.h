@@ -21,7 +21,6 @@ typedef struct bcp_opts {
     uint64_t seed;       /* random initial factors (and SVD padding) */
     int nonneg;          /* factors started and kept >= 0 (projected) */
     int threads;         /* for the MTTKRP; the result does not depend on it */
-    int keep_rank;       /* no pruning (the sub-tensors of --fuse share one rank) */
 } bcp_opts;
 
 typedef struct bcp_model {

@@ -10,7 +10,6 @@
 #include "../common/clock.h"
 
 #include <math.h>
-#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -147,7 +146,7 @@ static void aligned_start(uint32_t order, const uint64_t *dims, const uint64_t *
 }
 
 fd_status bcp_fuse(uint32_t order, const uint64_t *dims, const uint64_t *grid, uint32_t R, const double *sub,
-                   uint32_t max_iter, double tol, uint64_t seed, double **A, uint32_t *iters)
+                   uint32_t max_iter, double tol, double **A, uint32_t *iters)
 {
     fd_status st = FD_OK;
     const uint64_t K = grid_count(order, grid);
@@ -181,15 +180,7 @@ fd_status bcp_fuse(uint32_t order, const uint64_t *dims, const uint64_t *grid, u
         uu[k] = 0;
         for (uint32_t e = 0; e < RR; e++) uu[k] += H[e];
     }
-    (void)seed;
     aligned_start(order, dims, grid, R, sub, off, cnt, A);
-    if (getenv("FD_FUSE_DEBUG"))
-        for (uint32_t n = 0; n < order; n++)
-            for (uint64_t i = 0; i < dims[n]; i++) {
-                fprintf(stderr, "A%u[%llu]", n, (unsigned long long)i);
-                for (uint32_t r = 0; r < R; r++) fprintf(stderr, " %.3g", A[n][i * R + r]);
-                fputc(10, stderr);
-            }
     /* P and Q of every sub-tensor and mode, kept current as blocks change. */
     double prev = INFINITY;
     *iters = 0;

@@ -22,9 +22,10 @@ uint64_t bcp_fuse_offset(uint32_t order, const uint64_t *dims, const uint64_t *g
 #define BCP_FUSE_ITERS 2000
 
 /* A[n] (dims[n] x R, row-major, allocated by the caller) from the
- * sub-factors `sub`; ALS from Gaussian factors (seed) until the relative
- * change of the objective is below tol or after max_iter sweeps. */
+ * sub-factors `sub`: ALS from the sub-factors aligned to sub-tensor 0's
+ * until the relative change of the objective is below tol or after
+ * max_iter sweeps (*iters: the sweeps done). */
 fd_status bcp_fuse(uint32_t order, const uint64_t *dims, const uint64_t *grid, uint32_t R, const double *sub,
-                   uint32_t max_iter, double tol, uint64_t seed, double **A, uint32_t *iters);
+                   uint32_t max_iter, double tol, double **A, uint32_t *iters);
 
 #endif

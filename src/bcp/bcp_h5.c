@@ -124,8 +124,17 @@ fd_status bcp_h5_info(hid_t f, const char *path, FILE *out)
     fprintf(out, "\nrank:        %llu (from %llu, %s start)\n", (unsigned long long)R, (unsigned long long)r0, init);
     fprintf(out, "fit:         %.6f (1 - ||Y - [[A]]|| / ||Y||)\n", fit);
     fprintf(out, "noise:       tau = %.6g (sd %.6g)\n", tau, tau > 0 ? 1 / sqrt(tau) : NAN);
-    fprintf(out, "sweeps:      %llu, %s; lower bound %.10g\n", (unsigned long long)iters,
-            conv ? "converged" : "--max-iter reached", lb);
+    char fuse[160] = "";
+    uint64_t fiters = 0;
+    if (H5Aexists(f, "fuse") > 0) {
+        FD_TRY(h5u_read_attr_str(f, "fuse", fuse, sizeof fuse));
+        FD_TRY(h5u_read_attr_u64(f, "fuse_iterations", &fiters));
+        fprintf(out, "fused:       from %s sub-tensors, %llu fusion sweeps (%s)\n", fuse, (unsigned long long)fiters,
+                conv ? "converged" : "stopped");
+    } else {
+        fprintf(out, "sweeps:      %llu, %s; lower bound %.10g\n", (unsigned long long)iters,
+                conv ? "converged" : "--max-iter reached", lb);
+    }
     fprintf(out, "time:        %.3f s\n", tf);
     return FD_OK;
 }

@@ -11,6 +11,7 @@ typedef struct bcp_job_opts {
     bcp_opts fit;
     uint64_t fuse[BCP_MAX_ORDER]; /* --fuse: sub-tensors per mode */
     uint32_t fuse_n;              /* modes given; 0: no --fuse */
+    uint32_t starts;              /* --starts (0: 1, or 4 for --fuse's sub-tensors) */
     int force, stats, quiet;
 } bcp_job_opts;
 

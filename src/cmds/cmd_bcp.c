@@ -31,11 +31,15 @@ static const char *help =
     "  --init svd|random     initial factors: each unfolding's leading singular\n"
     "                        vectors (default), or Gaussian from --seed\n"
     "  --seed S              seed of the random start (default 1)\n"
+    "  --starts S            fit S times (the first from --init, the others\n"
+    "                        random with seeds --seed + 1, ...) and keep the\n"
+    "                        highest lower bound (default 1)\n"
     "  --fuse K1xK2x...      partition and fuse (grid PARAFAC): the tensor cut\n"
     "                        into K1 x K2 x ... sub-tensors, read and fitted one\n"
-    "                        at a time at rank R (no pruning), their factors\n"
-    "                        fused into full ones; for tensors larger than\n"
-    "                        memory (sub-tensors spread over the ranks)\n"
+    "                        at a time (from 3 R, pruned), the R strongest\n"
+    "                        components of each fused into full factors of rank\n"
+    "                        R = --rank; for tensors larger than memory\n"
+    "                        (sub-tensors spread over the ranks)\n"
     "  --nonneg              non-negative factors: started from magnitudes and\n"
     "                        projected on >= 0 after each update (the lower\n"
     "                        bound may then decrease)\n"
@@ -62,7 +66,7 @@ static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
         {"nonneg", no_argument, 0, 'N'},       {"force", no_argument, 0, 'F'},
         {"stats", no_argument, 0, 'S'},        {"quiet", no_argument, 0, 'q'},
         {"threads", required_argument, 0, 't'}, {"backend", required_argument, 0, 'b'},
-        {"fuse", required_argument, 0, 'U'},
+        {"fuse", required_argument, 0, 'U'},   {"starts", required_argument, 0, 'A'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->fit.rank = 10;
@@ -88,6 +92,7 @@ static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
         case 's': FD_TRY(opt_u64("--seed", optarg, &a->fit.seed)); break;
         case 'N': a->fit.nonneg = 1; break;
         case 'b': a->backend = optarg; break;
+        case 'A': FD_TRY(opt_u32("--starts", optarg, 1, 1000, &a->starts)); break;
         case 'U':
             for (const char *p = optarg; *p;) {
                 char *end;
