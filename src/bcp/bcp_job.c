@@ -120,8 +120,8 @@ static void store_sub(const bcp_model *mk, uint32_t R, const uint64_t *cnt, uint
  * sub-tensors for the fit of the fused model.  *first: sub-tensor 0 on
  * rank 0 (for the file's metadata). */
 static fd_status fuse_job(const bcp_job_opts *o, const fd_mpi *mpi, const bcp_comm *comm, const struct bcp_ops *ops,
-                          uint32_t order, const uint64_t *dims, int threads, bcp_model *m, bcp_tensor **first,
-                          uint32_t *fiters, int quiet)
+                          int device, uint32_t order, const uint64_t *dims, int threads, bcp_model *m,
+                          bcp_tensor **first, uint32_t *fiters, int quiet)
 {
     fd_status st = FD_OK;
     const uint32_t R = o->fit.rank;
@@ -160,7 +160,7 @@ static fd_status fuse_job(const bcp_job_opts *o, const fd_mpi *mpi, const bcp_co
                 b->full[n] = b->dims[n];
             }
             b->full_size = b->size;
-            st = ops->open(&state, b, so.rank, -1);
+            st = ops->open(&state, b, so.rank, device);
         }
         if (st == FD_OK) st = fit_best(b, &so, o->starts ? o->starts : 4, NULL, ops, state, &mk, NULL);
         if (st == FD_OK && mk.R < R)
@@ -199,7 +199,7 @@ static fd_status fuse_job(const bcp_job_opts *o, const fd_mpi *mpi, const bcp_co
     for (uint64_t k = (uint64_t)me; k < K && st == FD_OK; k += (uint64_t)P) {
         bcp_grid_block(k, order, dims, grid, lo, cnt);
         st = bcp_tensor_read(&b, o->input, lo, cnt);
-        if (st == FD_OK) st = ops->open(&state, b, R, -1);
+        if (st == FD_OK) st = ops->open(&state, b, R, device);
         if (st == FD_OK) {
             const double *A[BCP_MAX_ORDER];
             for (uint32_t n = 0; n < order; n++) A[n] = m->A[n] + lo[n] * R;
@@ -267,12 +267,17 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
     if (st != FD_OK) goto done;
     st = bcp_backend_get(o->backend, &ops);
     if (st == FD_OK) st = bcp_tensor_shape(o->input, &order, dims);
+    /* A GPU rank drives its device. */
+    if (st == FD_OK && ops->devices) {
+        st = fd_place_device(mpi, ops->devices(), &device);
+        if (st == FD_OK && ops->open_device) st = ops->open_device(device);
+    }
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     if (o->fuse_n) {
         const bcp_comm comm = {distributed ? mpi_sum : NULL, &rank};
         uint32_t fiters = 0;
         const int threads = o->fit.threads > 0 ? o->fit.threads : fd_place_threads(mpi);
-        st = fuse_job(o, mpi, &comm, ops, order, dims, threads, &m, &t, &fiters, o->quiet || mpi->rank != 0);
+        st = fuse_job(o, mpi, &comm, ops, device, order, dims, threads, &m, &t, &fiters, o->quiet || mpi->rank != 0);
         if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
         const double t_fit = fd_now() - t0;
         if (o->outdir && mpi->rank == 0) st = bcp_h5_write(out.master, o, t, &m, mpi->size, 0, t_fit, fiters);
@@ -297,12 +302,8 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
     }
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     if ((st = fd_mpi_same_hash(t->sha256, o->input)) != FD_OK) goto done;
-    /* A GPU rank drives its device; its block goes there once. */
-    if (ops->devices) {
-        st = fd_place_device(mpi, ops->devices(), &device);
-        if (st == FD_OK && ops->open_device) st = ops->open_device(device);
-    }
-    if (st == FD_OK) st = ops->open(&state, t, o->fit.rank, device);
+    /* The block goes to the device (if any) once. */
+    st = ops->open(&state, t, o->fit.rank, device);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     const double t_load = fd_now() - t0, t1 = fd_now();
     fd_progress prog = {0};
