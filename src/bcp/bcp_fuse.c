@@ -42,6 +42,20 @@ static void gram(const double *X, const double *Y, uint64_t rows, uint32_t R, do
         }
 }
 
+/* Sub-tensor k's P_m = U_k(m)^T A_k(m) and Q_m = A_k(m)^T A_k(m), every
+ * mode m (R x R each, one after the other); U: its factors, cnt and lo:
+ * its blocks. */
+static void products(uint32_t order, uint32_t R, const double *U, const uint64_t *cnt, const uint64_t *lo,
+                     double *const *A, double *P, double *Q)
+{
+    for (uint32_t m = 0; m < order; m++) {
+        const double *Am = A[m] + lo[m] * R;
+        gram(U, Am, cnt[m], R, P + (size_t)m * R * R);
+        gram(Am, Am, cnt[m], R, Q + (size_t)m * R * R);
+        U += cnt[m] * R;
+    }
+}
+
 /* X = B S^-1 for S symmetric positive definite (R x R), B rows x R: by
  * Cholesky, row by row.  0 when S is not positive definite. */
 static int solve_right(double *S, uint32_t R, const double *B, uint64_t rows, double *X)
@@ -154,7 +168,8 @@ fd_status bcp_fuse(uint32_t order, const uint64_t *dims, const uint64_t *grid, u
     uint64_t Imax = 0;
     for (uint32_t n = 0; n < order; n++) Imax = dims[n] > Imax ? dims[n] : Imax;
     /* Per sub-tensor: where its factors start, and its blocks. */
-    uint64_t *off = malloc(K * sizeof *off), *lo = malloc(K * order * sizeof *lo), *cnt = malloc(K * order * sizeof *cnt);
+    uint64_t *off = malloc(K * sizeof *off), *lo = malloc(K * order * sizeof *lo);
+    uint64_t *cnt = malloc(K * order * sizeof *cnt);
     double *P = malloc(K * order * RR * sizeof *P), *Q = malloc(K * order * RR * sizeof *Q);
     double *num = malloc(Imax * R * sizeof *num), *den = malloc(RR * sizeof *den), *H = malloc(RR * sizeof *H);
     double *uu = malloc(K * sizeof *uu);
@@ -186,16 +201,9 @@ fd_status bcp_fuse(uint32_t order, const uint64_t *dims, const uint64_t *grid, u
     *iters = 0;
     for (uint32_t it = 0; it < max_iter; it++) {
         for (uint32_t n = 0; n < order; n++) {
-            for (uint64_t k = 0; k < K; k++) {
-                const double *U = sub + off[k];
-                for (uint32_t m = 0; m < order; m++) {
-                    const uint64_t c = cnt[k * order + m];
-                    const double *Am = A[m] + lo[k * order + m] * R;
-                    gram(U, Am, c, R, P + (k * order + m) * RR);
-                    gram(Am, Am, c, R, Q + (k * order + m) * RR);
-                    U += c * R;
-                }
-            }
+            for (uint64_t k = 0; k < K; k++)
+                products(order, R, sub + off[k], cnt + k * order, lo + k * order, A, P + k * order * RR,
+                         Q + k * order * RR);
             /* Each block of mode n from the sub-tensors that cover it. */
             for (uint64_t j = 0; j < grid[n]; j++) {
                 uint64_t rows = 0, row0 = 0;
@@ -242,14 +250,8 @@ fd_status bcp_fuse(uint32_t order, const uint64_t *dims, const uint64_t *grid, u
         /* The objective, from P and Q of the last mode's blocks. */
         double obj = 0;
         for (uint64_t k = 0; k < K; k++) {
-            const double *U = sub + off[k];
-            for (uint32_t m = 0; m < order; m++) {
-                const uint64_t c = cnt[k * order + m];
-                const double *Am = A[m] + lo[k * order + m] * R;
-                gram(U, Am, c, R, P + (k * order + m) * RR);
-                gram(Am, Am, c, R, Q + (k * order + m) * RR);
-                U += c * R;
-            }
+            products(order, R, sub + off[k], cnt + k * order, lo + k * order, A, P + k * order * RR,
+                     Q + k * order * RR);
             double up = 0, aq = 0;
             for (uint32_t e = 0; e < RR; e++) {
                 double p = 1, q = 1;
