@@ -18,6 +18,9 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* The longest mode the SVD start takes (see bcp_fit). */
+#define SVD_MAX 2048
+
 /* Sweeps with the rank unchanged before the scales are balanced (see
  * rebalance). */
 #define BALANCE_AFTER 5
@@ -484,7 +487,9 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
     const double ms = w.yy / (double)t->full_size, sd = ms > 0 ? pow(ms / R, 0.5 / N) : 1;
     for (uint32_t n = 0; n < N; n++) {
         const uint64_t I = t->full[n];
-        if (o->init == BCP_INIT_SVD) {
+        /* The SVD start costs I_n^2 memory and I_n^3 time (Jacobi): past
+         * SVD_MAX rows a mode starts random instead. */
+        if (o->init == BCP_INIT_SVD && I <= SVD_MAX) {
             double *G = malloc(I * I * sizeof *G);
             if (!G) { st = fd_fail(FD_ERR_NOMEM, "out of memory for the SVD of mode %u", n + 1); goto done; }
             mode_gram(t, n, G);
