@@ -49,6 +49,13 @@ wait_job "$id"
 "$BIN" info --text "$W/out-dpc/dpc.h5" > "$W/dpc-got" 2> /dev/null
 "$BIN" info --text "$W/dpc-direct/dpc.h5" > "$W/dpc-want" 2> /dev/null
 check 'grep -q "2 ranks x 1 thread" "$W/job-dpc.log" && cmp -s "$W/dpc-got" "$W/dpc-want"' "dpc job: $(cat "$W/job-dpc.log")"
+# COMMAND=bcp: 2 ranks on a grid, the rank the tensor was made with.
+"$BIN" gen tensor --shape 12x10x8 --rank 3 --seed 4 -o "$W/t.h5"
+id=$(sbatch --parsable --export=ALL,COMMAND=bcp,INPUT="$W/t.h5:/tensor",OUTDIR="$W/out-bcp",FCBO_DIST="$BIN",FCBO_ARGS="--rank 8" \
+       --nodes=1 --ntasks-per-node=2 --cpus-per-task=1 --time=00:05:00 --output="$W/job-bcp.log" "$ROOT/jobs/fcbo.sbatch")
+wait_job "$id"
+check 'grep -q "2 ranks (grid" "$W/job-bcp.log" && "$BIN" info "$W/out-bcp/bcp.h5" | grep -q "rank:        3 (from 8"' \
+  "bcp job: $(cat "$W/job-bcp.log")"
 # A failing job reports failure: an input that does not exist.
 id=$(sbatch --parsable --export=ALL,INPUT="$W/missing.cxt",OUTDIR="$W/out-bad",FCBO_DIST="$BIN" \
        --nodes=1 --ntasks-per-node=2 --cpus-per-task=1 --time=00:05:00 --output="$W/job-bad.log" "$ROOT/jobs/fcbo.sbatch")
