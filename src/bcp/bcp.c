@@ -54,13 +54,6 @@ typedef struct {
     double logdet[BCP_MAX_ORDER];
 } work;
 
-static uint64_t span(const bcp_tensor *t, uint32_t a, uint32_t b)
-{
-    uint64_t p = 1;
-    for (uint32_t n = a; n < b; n++) p *= t->dims[n];
-    return p;
-}
-
 /* Sums v over the ranks (nothing to do on one). */
 static fd_status reduce(const work *w, double *v, uint64_t n)
 {
@@ -130,12 +123,6 @@ static void expect_gram(work *w, uint32_t n)
         }
 }
 
-static double normal(fd_rng *rng)
-{
-    const double u = 1 - fd_rng_unif(rng), v = fd_rng_unif(rng);
-    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
-}
-
 /* The leading R eigenvectors of the symmetric I x I matrix G (destroyed),
  * scaled by the (2N)-th root of their eigenvalues: U S^(1/N) of the
  * unfolding Y_(n) = U S V^T (G = Y_(n) Y_(n)^T), which for a rank-one
@@ -195,7 +182,7 @@ static void leading_eigen(double *G, uint64_t I, uint32_t R, uint32_t N, double 
             const double ev = G[ord[r] * I + ord[r]], s = ev > 0 ? pow(ev, 0.5 / N) : 0;
             for (uint64_t i = 0; i < I; i++) A[i * R + r] = V[i * I + ord[r]] * s;
         } else { /* more components than rows: random, as BCPF pads */
-            for (uint64_t i = 0; i < I; i++) A[i * R + r] = sd * normal(rng);
+            for (uint64_t i = 0; i < I; i++) A[i * R + r] = sd * fd_rng_normal(rng);
         }
     }
     free(V);
@@ -206,7 +193,7 @@ static void leading_eigen(double *G, uint64_t I, uint32_t R, uint32_t N, double 
  * columns, to be summed over ranks. */
 static void mode_gram(const bcp_tensor *t, uint32_t n, double *G)
 {
-    const uint64_t L = span(t, 0, n), I = t->dims[n], K = span(t, n + 1, t->order), F = t->full[n], o = t->lo[n];
+    const uint64_t L = bcp_span(t, 0, n), I = t->dims[n], K = bcp_span(t, n + 1, t->order), F = t->full[n], o = t->lo[n];
     memset(G, 0, F * F * sizeof *G);
     for (uint64_t l = 0; l < L; l++)
         for (uint64_t i = 0; i < I; i++)
@@ -500,7 +487,7 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
             leading_eigen(G, I, R, N, sd, m->A[n], &rng);
             free(G);
         } else {
-            for (uint64_t i = 0; i < I * R; i++) m->A[n][i] = sd * normal(&rng);
+            for (uint64_t i = 0; i < I * R; i++) m->A[n][i] = sd * fd_rng_normal(&rng);
         }
         /* A non-negative start for --nonneg: the singular vectors' (or the
          * Gaussian entries') magnitudes, which projection alone would
@@ -537,7 +524,7 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
         /* Balancing from the start steers into poorer optima (on order-4
          * tests it killed a true component and ended far below the bound
          * the plain sweeps reach): only once the rank has held for a while. */
-        const int balance = stable >= BALANCE_AFTER && !getenv("FD_BCP_NO_REBALANCE");
+        const int balance = stable >= BALANCE_AFTER;
         FD_TRY_GOTO(sweep(&w, o, balance, &lb, &fit), st, done);
         stable++;
         FD_TRY_GOTO(trace_room(m), st, done);

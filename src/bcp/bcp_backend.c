@@ -17,20 +17,13 @@ typedef struct {
     double *kl, *kr; /* Khatri-Rao products of the modes before and after n */
 } cpu_state;
 
-static uint64_t span(const bcp_tensor *t, uint32_t a, uint32_t b)
-{
-    uint64_t p = 1;
-    for (uint32_t n = a; n < b; n++) p *= t->dims[n];
-    return p;
-}
-
 static fd_status cpu_open(void **state, const bcp_tensor *t, uint32_t R, int device)
 {
     (void)device;
     uint64_t kl = 1, kr = 1;
     for (uint32_t n = 0; n < t->order; n++) {
-        kl = span(t, 0, n) > kl ? span(t, 0, n) : kl;
-        kr = span(t, n + 1, t->order) > kr ? span(t, n + 1, t->order) : kr;
+        kl = bcp_span(t, 0, n) > kl ? bcp_span(t, 0, n) : kl;
+        kr = bcp_span(t, n + 1, t->order) > kr ? bcp_span(t, n + 1, t->order) : kr;
     }
     cpu_state *s = calloc(1, sizeof *s);
     if (s) {
@@ -94,7 +87,7 @@ FD_HOT static fd_status mttkrp_rows(void *arg, uint64_t i0, uint64_t i1, int thr
     const rows_ctx *c = arg;
     const bcp_tensor *t = c->t;
     const uint32_t R = c->R, n = c->n;
-    const uint64_t L = span(t, 0, n), I = t->dims[n], K = span(t, n + 1, t->order);
+    const uint64_t L = bcp_span(t, 0, n), I = t->dims[n], K = bcp_span(t, n + 1, t->order);
     double tmp[256];
     (void)thread;
     for (uint64_t i = i0; i < i1; i++)

@@ -153,7 +153,8 @@ static fd_status fuse_job(const bcp_job_opts *o, const fd_mpi *mpi, const bcp_co
         bcp_model mk;
         memset(&mk, 0, sizeof mk);
         bcp_grid_block(k, order, dims, grid, lo, cnt);
-        st = bcp_tensor_read(&b, o->input, lo, cnt);
+        /* Only sub-tensor 0, kept for the file's metadata, hashes the file. */
+        st = bcp_tensor_read(&b, o->input, lo, cnt, k == 0);
         if (st == FD_OK) { /* fitted as a tensor of its own */
             for (uint32_t n = 0; n < order; n++) {
                 b->lo[n] = 0;
@@ -198,7 +199,7 @@ static fd_status fuse_job(const bcp_job_opts *o, const fd_mpi *mpi, const bcp_co
      * sub-tensor against its rows of A) summed over the sub-tensors. */
     for (uint64_t k = (uint64_t)me; k < K && st == FD_OK; k += (uint64_t)P) {
         bcp_grid_block(k, order, dims, grid, lo, cnt);
-        st = bcp_tensor_read(&b, o->input, lo, cnt);
+        st = bcp_tensor_read(&b, o->input, lo, cnt, 0);
         if (st == FD_OK) st = ops->open(&state, b, R, device);
         if (st == FD_OK) {
             const double *A[BCP_MAX_ORDER];
@@ -298,7 +299,7 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
     st = process_grid(distributed ? mpi->size : 1, order, dims, grid);
     if (st == FD_OK) {
         bcp_grid_block((uint64_t)(distributed ? mpi->rank : 0), order, dims, grid, lo, cnt);
-        st = bcp_tensor_read(&t, o->input, lo, cnt);
+        st = bcp_tensor_read(&t, o->input, lo, cnt, 1);
     }
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     if ((st = fd_mpi_same_hash(t->sha256, o->input)) != FD_OK) goto done;

@@ -35,6 +35,13 @@ fd_status bcp_tensor_create(bcp_tensor **out, uint32_t order, const uint64_t *di
     return FD_OK;
 }
 
+uint64_t bcp_span(const bcp_tensor *t, uint32_t a, uint32_t b)
+{
+    uint64_t p = 1;
+    for (uint32_t n = a; n < b; n++) p *= t->dims[n];
+    return p;
+}
+
 void bcp_grid_block(uint64_t k, uint32_t order, const uint64_t *dims, const uint64_t *grid, uint64_t *lo, uint64_t *cnt)
 {
     uint64_t v = k;
@@ -247,21 +254,7 @@ fd_status bcp_tensor_shape(const char *spec, uint32_t *order, uint64_t *dims)
     return fd_fail(FD_ERR_USAGE, "%s: bcp reads a .npy file or an HDF5 dataset named FILE.h5:/dataset", spec);
 }
 
-static fd_status sha_file(const char *path, char hex[65])
-{
-    FILE *f = fopen(path, "rb");
-    if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
-    sha256_ctx c;
-    sha256_init(&c);
-    unsigned char buf[1 << 16];
-    size_t got;
-    while ((got = fread(buf, 1, sizeof buf, f)) > 0) sha256_update(&c, buf, got);
-    fclose(f);
-    sha256_final_hex(&c, hex);
-    return FD_OK;
-}
-
-fd_status bcp_tensor_read(bcp_tensor **out, const char *spec, const uint64_t *lo, const uint64_t *cnt)
+fd_status bcp_tensor_read(bcp_tensor **out, const char *spec, const uint64_t *lo, const uint64_t *cnt, int hash)
 {
     fd_status st = FD_OK;
     bcp_tensor *t = NULL;
@@ -287,19 +280,13 @@ fd_status bcp_tensor_read(bcp_tensor **out, const char *spec, const uint64_t *lo
     FD_TRY_GOTO(check_finite(spec, t), st, done);
     file = h5 ? strndup(spec, (size_t)(strstr(spec, ".h5:") - spec) + 3) : strdup(spec);
     if (!file || !(t->source = strdup(spec))) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
-    FD_TRY_GOTO(sha_file(file, t->sha256), st, done);
+    if (hash) FD_TRY_GOTO(sha256_file(file, t->sha256), st, done);
     *out = t;
     t = NULL;
 done:
     free(file);
     bcp_tensor_destroy(&t);
     return st;
-}
-
-static double gauss(fd_rng *rng)
-{
-    const double u = 1 - fd_rng_unif(rng), v = fd_rng_unif(rng);
-    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
 }
 
 fd_status bcp_tensor_synth(bcp_tensor **out, double **factors, uint32_t order, const uint64_t *dims, uint32_t rank,
@@ -320,7 +307,7 @@ fd_status bcp_tensor_synth(bcp_tensor **out, double **factors, uint32_t order, c
         return fd_fail(FD_ERR_NOMEM, "out of memory");
     }
     fd_rng rng = {seed};
-    for (uint64_t i = 0; i < rows * rank; i++) A[i] = gauss(&rng);
+    for (uint64_t i = 0; i < rows * rank; i++) A[i] = fd_rng_normal(&rng);
     /* X = sum over r of the outer products, element by element. */
     double signal = 0;
     for (uint64_t e = 0; e < t->size; e++) {
@@ -339,7 +326,7 @@ fd_status bcp_tensor_synth(bcp_tensor **out, double **factors, uint32_t order, c
         signal += x * x;
     }
     const double sd = sqrt(signal / (double)t->size / pow(10, snr_db / 10));
-    for (uint64_t e = 0; e < t->size; e++) t->x[e] += sd * gauss(&rng);
+    for (uint64_t e = 0; e < t->size; e++) t->x[e] += sd * fd_rng_normal(&rng);
     *out = t;
     *factors = A;
     return FD_OK;

@@ -25,14 +25,20 @@ typedef struct bcp_tensor {
     char *source;             /* the spec it was read from */
 } bcp_tensor;
 
+/* The product of dims[a .. b) of t (its block's): the rows of a
+ * Khatri-Rao product of those modes, and of a slice of the unfolding. */
+uint64_t bcp_span(const bcp_tensor *t, uint32_t a, uint32_t b);
+
 /* Block k (C order) of a grid of grid[n] blocks along mode n: an even
  * share of each mode, [lo, lo + cnt). */
 void bcp_grid_block(uint64_t k, uint32_t order, const uint64_t *dims, const uint64_t *grid, uint64_t *lo, uint64_t *cnt);
 
 /* The shape only (the header of a .npy, the dataspace of a dataset). */
 fd_status bcp_tensor_shape(const char *spec, uint32_t *order, uint64_t *dims);
-/* The block [lo, lo + cnt) of every mode (lo, cnt NULL: the whole tensor). */
-fd_status bcp_tensor_read(bcp_tensor **out, const char *spec, const uint64_t *lo, const uint64_t *cnt);
+/* The block [lo, lo + cnt) of every mode (lo, cnt NULL: the whole
+ * tensor); hash: the file's SHA-256 into sha256 (it reads the whole file,
+ * which --fuse's sub-tensors must not do each time; "" without). */
+fd_status bcp_tensor_read(bcp_tensor **out, const char *spec, const uint64_t *lo, const uint64_t *cnt, int hash);
 /* An empty tensor of these dims (x zeroed), for tests and gen. */
 fd_status bcp_tensor_create(bcp_tensor **out, uint32_t order, const uint64_t *dims);
 void bcp_tensor_destroy(bcp_tensor **t);

@@ -94,16 +94,7 @@ static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
         case 'N': a->fit.nonneg = 1; break;
         case 'b': a->backend = optarg; break;
         case 'A': FD_TRY(opt_u32("--starts", optarg, 1, 1000, &a->starts)); break;
-        case 'U':
-            for (const char *p = optarg; *p;) {
-                char *end;
-                const unsigned long long v = strtoull(p, &end, 10);
-                if (end == p || v == 0 || a->fuse_n == BCP_MAX_ORDER || (*end && *end != 'x'))
-                    return fd_fail(FD_ERR_USAGE, "--fuse %s: expected parts per mode joined by x, as 2x2x2", optarg);
-                a->fuse[a->fuse_n++] = v;
-                p = *end ? end + 1 : end;
-            }
-            break;
+        case 'U': FD_TRY(opt_dims("--fuse", optarg, "parts per mode", BCP_MAX_ORDER, a->fuse, &a->fuse_n)); break;
         case 't': FD_TRY(opt_u32("--threads", optarg, 1, 4096, &threads)); a->fit.threads = (int)threads; break;
         case 'F': a->force = 1; break;
         case 'S': a->stats = 1; break;

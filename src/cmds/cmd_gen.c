@@ -236,9 +236,7 @@ static fd_status write_blobs(fd_afile *af, int fmt, uint64_t n, uint32_t d, uint
     for (uint64_t i = 0; i < n; i++) {
         const uint32_t c = (uint32_t)(i % k);
         for (uint32_t q = 0; q < d; q++) {
-            /* Box-Muller: one normal from two uniforms */
-            const double u = 1 - fd_rng_unif(&rng), v = fd_rng_unif(&rng);
-            const double z = sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+            const double z = fd_rng_normal(&rng);
             char buf[64];
             snprintf(buf, sizeof buf, "%.6f", centre[(size_t)c * d + q] + spread * z);
             if (fmt == 'n') row[q] = strtod(buf, NULL);
@@ -366,18 +364,11 @@ static fd_status gen_tensor(int argc, char **argv)
     }
     if (!shape || !rank || !out)
         return fd_fail(FD_ERR_USAGE, "gen tensor needs --shape, --rank and -o; see 'fcbo-dist gen --help'");
+    FD_TRY(opt_dims("--shape", shape, "positive sizes", BCP_MAX_ORDER, dims, &order));
     uint64_t size = 1;
-    for (const char *p = shape; *p;) {
-        char *end;
-        const unsigned long long v = strtoull(p, &end, 10);
-        if (end == p || v == 0 || order == BCP_MAX_ORDER || (*end && *end != 'x'))
-            return fd_fail(FD_ERR_USAGE, "--shape %s: expected 3 to %d positive sizes joined by x, as 40x40x40",
-                           shape, BCP_MAX_ORDER);
-        dims[order++] = v;
-        if (v > (1ull << 40) / size)
-            return fd_fail(FD_ERR_USAGE, "--shape %s: more than 2^40 elements", shape);
-        size *= v;
-        p = *end ? end + 1 : end;
+    for (uint32_t n = 0; n < order; n++) {
+        if (dims[n] > (1ull << 40) / size) return fd_fail(FD_ERR_USAGE, "--shape %s: more than 2^40 elements", shape);
+        size *= dims[n];
     }
     if (order < 3) return fd_fail(FD_ERR_USAGE, "--shape %s: a tensor has 3 modes or more here", shape);
     const size_t len = strlen(out);

@@ -19,6 +19,9 @@ fd_status cmd_info(int argc, char **argv);
 fd_status opt_u32(const char *opt, const char *val, uint32_t lo, uint32_t hi, uint32_t *out);
 fd_status opt_u64(const char *opt, const char *val, uint64_t *out);
 fd_status opt_f64(const char *opt, const char *val, double lo, double hi, double *out);
+/* "AxBxC": up to max positive integers joined by x into v, *n of them;
+ * what names them in the message ("sizes", "parts per mode"). */
+fd_status opt_dims(const char *opt, const char *val, const char *what, uint32_t max, uint64_t *v, uint32_t *n);
 /* FD_ERR_USAGE for an option getopt_long rejected (it printed why). */
 fd_status opt_bad(const char *cmd);
 

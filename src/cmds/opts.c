@@ -42,3 +42,18 @@ fd_status opt_bad(const char *cmd)
 {
     return fd_fail(FD_ERR_USAGE, "see 'fcbo-dist %s --help'", cmd);
 }
+
+fd_status opt_dims(const char *opt, const char *val, const char *what, uint32_t max, uint64_t *v, uint32_t *n)
+{
+    *n = 0;
+    for (const char *p = val; *p;) {
+        char *end;
+        const unsigned long long x = strtoull(p, &end, 10);
+        if (end == p || x == 0 || *n == max || (*end && *end != 'x'))
+            return fd_fail(FD_ERR_USAGE, "%s %s: expected %s joined by x, as 2x2x2", opt, val, what);
+        v[(*n)++] = x;
+        p = *end ? end + 1 : end;
+    }
+    if (*n == 0) return fd_fail(FD_ERR_USAGE, "%s: expected %s joined by x, as 2x2x2", opt, what);
+    return FD_OK;
+}

@@ -2,6 +2,7 @@
 #ifndef FD_CLOCK_H
 #define FD_CLOCK_H
 
+#include <math.h>
 #include <stdint.h>
 #include <time.h>
 
@@ -26,5 +27,12 @@ static inline uint64_t fd_rng_next(fd_rng *r)
 
 /* Uniform double in [0, 1). */
 static inline double fd_rng_unif(fd_rng *r) { return (double)(fd_rng_next(r) >> 11) * 0x1.0p-53; }
+
+/* A standard normal, Box-Muller: one from two uniforms. */
+static inline double fd_rng_normal(fd_rng *r)
+{
+    const double u = 1 - fd_rng_unif(r), v = fd_rng_unif(r);
+    return sqrt(-2 * log(u)) * cos(6.283185307179586 * v);
+}
 
 #endif

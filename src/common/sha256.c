@@ -1,5 +1,6 @@
 #include "sha256.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -141,4 +142,20 @@ void sha256_final_hex(sha256_ctx *c, char hex[65])
     for (int i = 0; i < 8; i++) lenbe[i] = (uint8_t)(bits >> (56 - 8 * i));
     sha256_update(c, lenbe, 8);
     for (int i = 0; i < 8; i++) snprintf(hex + 8 * i, 9, "%08x", c->h[i]);
+}
+
+fd_status sha256_file(const char *path, char hex[65])
+{
+    sha256_ctx c;
+    char buf[1 << 16];
+    size_t n;
+    FILE *f = fopen(path, "rb");
+    if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    sha256_init(&c);
+    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sha256_update(&c, buf, n);
+    int err = ferror(f);
+    fclose(f);
+    if (err) return fd_fail(FD_ERR_IO, "%s: read error", path);
+    sha256_final_hex(&c, hex);
+    return FD_OK;
 }

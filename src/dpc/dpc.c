@@ -442,6 +442,7 @@ typedef struct {
     delta_ctx rows; /* the rows and their results, as delta_range takes them */
     const dpc_grid *g;
     double slack;   /* dpc_grid_slack */
+    int rings;      /* dpc_grid_rings */
 } gdelta_ctx;
 
 /* The nearest denser point by rings of cells around the point's own:
@@ -456,16 +457,12 @@ FD_HOT static fd_status gdelta_range(void *arg, uint64_t i0, uint64_t i1, int th
     const dpc_grid *g = gr->g;
     for (uint64_t i = i0; i < i1; i++) {
         const double ri = r->rho[i];
-        int64_t c[DPC_GRID_MAX_D], maxr = 0;
+        int64_t c[DPC_GRID_MAX_D];
         dpc_grid_coords(g, i, c);
-        for (uint32_t k = 0; k < g->d; k++) maxr = g->dim[k] > maxr ? g->dim[k] : maxr;
         double best = INFINITY;
         int64_t bj = -1, rr;
         int done = 0;
-        for (rr = 0; !done; rr++) {
-            uint64_t side = 1;
-            for (uint32_t k = 0; k < g->d; k++) side *= (uint64_t)(2 * rr + 1);
-            if (side > DPC_RING_CELLS || rr > maxr) break;
+        for (rr = 0; !done && rr <= gr->rings; rr++) {
             uint64_t it = 0, cell;
             while (next_cell(g, c, rr, 1, &it, &cell))
                 for (uint64_t q = g->start[cell]; q < g->start[cell + 1]; q++) {
@@ -499,7 +496,7 @@ fd_status dpc_delta_rows(const dpc_points *p, const double *rho, uint64_t i0, ui
         dpc_grid g;
         st = dpc_grid_build(&g, p, dpc_grid_delta_side(p));
         if (st == FD_OK) {
-            gdelta_ctx r = {{p, rho, delta, parent, i0}, &g, dpc_grid_slack(&g)};
+            gdelta_ctx r = {{p, rho, delta, parent, i0}, &g, dpc_grid_slack(&g), dpc_grid_rings(&g)};
             st = par_rows(threads, i0, i1, gdelta_range, &r, prog);
             dpc_grid_free(&g);
         }

@@ -72,21 +72,10 @@ static fd_status cuda_gather(void *state, int pass, const uint64_t *off, double 
 /* The device's view of grid g. */
 static dpc_gpu_grid gpu_grid(const dpc_grid *g)
 {
-    dpc_gpu_grid v = {g->d, g->h, {0}, {0}, g->ncells, dpc_grid_slack(g), 0};
-    int64_t maxdim = 0;
+    dpc_gpu_grid v = {g->d, g->h, {0}, {0}, g->ncells, dpc_grid_slack(g), dpc_grid_rings(g)};
     for (uint32_t k = 0; k < g->d; k++) {
         v.lo[k] = g->lo[k];
         v.dim[k] = g->dim[k];
-        maxdim = g->dim[k] > maxdim ? g->dim[k] : maxdim;
-    }
-    /* The rings dpc.c's gdelta_range searches: (2 r + 1)^d cells at most
-     * DPC_RING_CELLS, and no further than the grid reaches. */
-    for (;;) {
-        const int r = v.rings + 1;
-        uint64_t side = 1;
-        for (uint32_t k = 0; k < g->d; k++) side *= (uint64_t)(2 * r + 1);
-        if (side > DPC_RING_CELLS || r > maxdim) break;
-        v.rings = r;
     }
     return v;
 }

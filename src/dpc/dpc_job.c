@@ -19,25 +19,17 @@
 #include <string.h>
 #include <unistd.h>
 
-/* This rank's points: [n r / P, n (r + 1) / P). */
-static void share(uint64_t n, int r, int P, uint64_t *i0, uint64_t *i1)
-{
-    *i0 = n * (uint64_t)r / (uint64_t)P;
-    *i1 = n * (uint64_t)(r + 1) / (uint64_t)P;
-}
-
-/* Every rank's share of v (one value per point) into v everywhere. */
-static fd_status gather_shares(void *v, MPI_Datatype type, uint64_t n, const fd_mpi *mpi)
+/* Every rank's share of v (rank r: [off[r], off[r + 1])) into v
+ * everywhere, with MPI on the host. */
+static fd_status gather_shares(void *v, MPI_Datatype type, const uint64_t *off, const fd_mpi *mpi)
 {
     fd_status st = FD_OK;
     if (mpi->size == 1 || !fd_mpi_active()) return FD_OK;
     int *cnt = malloc((size_t)mpi->size * sizeof *cnt), *dsp = malloc((size_t)mpi->size * sizeof *dsp);
     if (!cnt || !dsp) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
     for (int r = 0; r < mpi->size; r++) {
-        uint64_t a, b;
-        share(n, r, mpi->size, &a, &b);
-        cnt[r] = (int)(b - a);
-        dsp[r] = (int)a;
+        cnt[r] = (int)(off[r + 1] - off[r]);
+        dsp[r] = (int)off[r];
     }
     MPI_CHECK_GOTO(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, v, cnt, dsp, type, MPI_COMM_WORLD), st, done);
 done:
@@ -132,8 +124,9 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
     uint64_t i0, i1;
     off = malloc(((size_t)mpi->size + 1) * sizeof *off);
     if (!off) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
-    for (int r = 0; r <= mpi->size; r++) share(n, r, mpi->size, &off[r], &i1);
-    share(n, mpi->rank, mpi->size, &i0, &i1);
+    for (int r = 0; r <= mpi->size; r++) off[r] = n * (uint64_t)r / (uint64_t)mpi->size;
+    i0 = off[mpi->rank];
+    i1 = off[mpi->rank + 1];
     s.rho = malloc(n * sizeof *s.rho);
     s.delta = malloc(n * sizeof *s.delta);
     s.gamma = malloc(n * sizeof *s.gamma);
@@ -146,7 +139,7 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
     if (st == FD_OK) st = ops->rho_rows(dev, s.p, dc, o->kernel, i0, i1, T, s.rho + i0, &prog);
     fd_progress_stop(&prog);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
-    st = on_device ? ops->gather(dev, DPC_PASS_RHO, off, s.rho, NULL) : gather_shares(s.rho, MPI_DOUBLE, n, mpi);
+    st = on_device ? ops->gather(dev, DPC_PASS_RHO, off, s.rho, NULL) : gather_shares(s.rho, MPI_DOUBLE, off, mpi);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     trho = fd_now() - t;
 
@@ -156,7 +149,7 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
     fd_progress_stop(&prog);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     if (on_device) st = ops->gather(dev, DPC_PASS_DELTA, off, s.delta, s.parent);
-    else if ((st = gather_shares(s.delta, MPI_DOUBLE, n, mpi)) == FD_OK) st = gather_shares(s.parent, MPI_INT64_T, n, mpi);
+    else if ((st = gather_shares(s.delta, MPI_DOUBLE, off, mpi)) == FD_OK) st = gather_shares(s.parent, MPI_INT64_T, off, mpi);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     tdelta = fd_now() - t;
 

@@ -43,6 +43,20 @@ double dpc_grid_slack(const dpc_grid *g)
     return ((double)m + 1) * 0x1p-49 + 1e-9;
 }
 
+int dpc_grid_rings(const dpc_grid *g)
+{
+    int64_t maxdim = 0;
+    for (uint32_t k = 0; k < g->d; k++) maxdim = g->dim[k] > maxdim ? g->dim[k] : maxdim;
+    int rings = 0;
+    for (;;) {
+        const int r = rings + 1;
+        uint64_t side = 1;
+        for (uint32_t k = 0; k < g->d; k++) side *= (uint64_t)(2 * r + 1);
+        if (side > DPC_RING_CELLS || r > maxdim) return rings;
+        rings = r;
+    }
+}
+
 void dpc_grid_coords(const dpc_grid *g, uint64_t i, int64_t c[DPC_GRID_MAX_D])
 {
     int64_t v = g->cell[i];

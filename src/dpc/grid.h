@@ -42,6 +42,10 @@ double dpc_grid_delta_side(const dpc_points *p);
  * the largest cell coordinate): the passes widen their reach by it, so
  * that no point that matters is ever skipped. */
 double dpc_grid_slack(const dpc_grid *g);
+/* The last ring of cells the delta pass searches around a point's cell
+ * before it scans every point: (2 r + 1)^d cells at most DPC_RING_CELLS,
+ * and no further than the grid reaches (both backends). */
+int dpc_grid_rings(const dpc_grid *g);
 
 /* The cell coordinates of point i. */
 void dpc_grid_coords(const dpc_grid *g, uint64_t i, int64_t c[DPC_GRID_MAX_D]);

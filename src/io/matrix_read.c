@@ -14,22 +14,6 @@
 
 /* ---------------- NumPy .npy ---------------- */
 
-static fd_status sha_file(const char *path, char hex[65])
-{
-    sha256_ctx c;
-    char buf[1 << 16];
-    size_t n;
-    FILE *f = fopen(path, "rb");
-    if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
-    sha256_init(&c);
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sha256_update(&c, buf, n);
-    int err = ferror(f);
-    fclose(f);
-    if (err) return fd_fail(FD_ERR_IO, "%s: read error", path);
-    sha256_final_hex(&c, hex);
-    return FD_OK;
-}
-
 static size_t hashed_read(void *buf, size_t n, FILE *f, sha256_ctx *sha)
 {
     size_t got = fread(buf, 1, n, f);
@@ -218,7 +202,7 @@ static fd_status read_h5(const char *spec, int drop_nan, const fd_matrix_sink *s
     }
     if (feed.pushed == 0) { st = fd_fail(FD_ERR_INPUT, "%s: no data rows", spec); goto done; }
     char hex[65];
-    FD_TRY_GOTO(sha_file(path, hex), st, done);
+    FD_TRY_GOTO(sha256_file(path, hex), st, done);
     sink->finish(sink->ctx, hex);
 done:
     if (ms >= 0) H5Sclose(ms);
