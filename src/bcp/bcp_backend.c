@@ -4,6 +4,8 @@
  * (l, i), the row Y[l, i, :] against the after-product, scaled by the
  * before-product's row l.  Rows of M on threads; plain loops (no BLAS,
  * which the GPU machine does not have). */
+#include "version.h" /* FD_HAVE_CUDA */
+
 #include "bcp_backend.h"
 
 #include "../common/backend.h"
@@ -122,8 +124,15 @@ static int cpu_available(void) { return 1; }
 
 const struct bcp_ops bcp_cpu_ops = {"cpu", NULL, NULL, cpu_open, cpu_close, cpu_mttkrp};
 
+#if FD_HAVE_CUDA
+static int cuda_available(void) { return bcp_cuda_ops.devices() > 0; }
+#endif
+
 static const fd_backend backends[] = {
     {"cpu", cpu_available, &bcp_cpu_ops},
+#if FD_HAVE_CUDA
+    {"cuda", cuda_available, &bcp_cuda_ops},
+#endif
 };
 
 fd_status bcp_backend_get(const char *name, const struct bcp_ops **ops)

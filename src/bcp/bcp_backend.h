@@ -1,8 +1,8 @@
 /* The backends of bcp: the MTTKRP of a rank's block, behind one table.
  * Everything else of a sweep (R x R algebra, I_n x R updates, the bound)
  * is small and runs on the host for every backend, so that the backends
- * differ only in the MTTKRP's order of summation.  The CPU backend only,
- * so far (the CUDA one waits for a GPU run on branch wip/bcp-cuda). */
+ * differ only in the MTTKRP's order of summation.  The CPU backend is
+ * always built; the CUDA backend where nvcc was found. */
 #ifndef FD_BCP_BACKEND_H
 #define FD_BCP_BACKEND_H
 
@@ -24,6 +24,9 @@ struct bcp_ops {
 };
 
 extern const struct bcp_ops bcp_cpu_ops;
+#if defined(FD_HAVE_CUDA) && FD_HAVE_CUDA
+extern const struct bcp_ops bcp_cuda_ops;
+#endif
 
 fd_status bcp_backend_get(const char *name, const struct bcp_ops **ops);
 

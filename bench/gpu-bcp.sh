@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# bcp on the GPU: milliseconds per sweep of `fcbo-dist bcp --backend cuda`
+# (--stats: the whole sweep, host part included) on `gen tensor` tensors
+# of --shapes at --ranks, 10 sweeps from random factors with --tol 0, on 1
+# GPU and, where the machine has two, 2 ranks; side by side in the same
+# call the torch peer (bench/bcp_torch_peer.py: CP-ALS in float32,
+# unfolding times Khatri-Rao) and the CPU backend on every core at the
+# first shape.  Appends to bench/results/bcp-gpu.csv.
+#
+#   bench/gpu-bcp.sh [--shapes "100x100x100x100"] [--ranks "16 32"] [--bin PATH] [--csv FILE]
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+BIN=$here/../build/fcbo-dist; SHAPES="100x100x100x100"; RANKS="16 32"
+CSV=$here/results/bcp-gpu.csv
+GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1 || true)
+NGPU=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || true)
+MACHINE="$(nproc) cores $(lscpu | sed -n 's/^Model name: *//p' | head -1), ${NGPU:-0} x ${GPU:-no GPU}"
+while [ $# -gt 0 ]; do
+  case $1 in
+    --shapes) SHAPES=$2; shift 2;; --ranks) RANKS=$2; shift 2;; --bin) BIN=$2; shift 2;; --csv) CSV=$2; shift 2;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0;;
+    *) echo "bench/gpu-bcp.sh: unknown option $1" >&2; exit 2;;
+  esac
+done
+export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+version=$("$BIN" version | head -1 | cut -d' ' -f2)
+[ -f "$CSV" ] || echo "tool,shape,rank,backend,ranks,ms_per_sweep,fit,machine,date,version" > "$CSV"
+row() { echo "$1,\"$MACHINE\",$(date -u +%F),$version" | tee -a "$CSV"; }
+one() {  # shape R backend np
+  local launch=()
+  [ "$4" -gt 1 ] && launch=(mpirun -np "$4" --bind-to none)
+  "${launch[@]}" "$BIN" bcp "$tmp/t.npy" --rank "$2" --max-iter 10 --tol 0 --init random --backend "$3" --stats \
+    -o "$tmp/o" --force 2> "$tmp/err" < /dev/null || { echo "failed: $3 np=$4: $(tail -2 "$tmp/err")" >&2; return; }
+  row "fcbo-dist,$1,$2,$3,$4,$(sed -n 's/.*(\([0-9.]*\) ms a sweep).*/\1/p' "$tmp/err"),$(sed -n 's/.*: fit \([0-9.]*\) after.*/\1/p' "$tmp/err")"
+}
+first=1
+for shape in $SHAPES; do
+  "$BIN" gen tensor --shape "$shape" --rank 5 --snr 20 --seed 1 -o "$tmp/t.npy"
+  for R in $RANKS; do
+    one "$shape" "$R" cuda 1
+    [ "${NGPU:-0}" -ge 2 ] && one "$shape" "$R" cuda 2
+    [ $first = 1 ] && one "$shape" "$R" cpu 1
+    if python3 -c "import torch" 2> /dev/null; then
+      t=$(python3 "$here/bcp_torch_peer.py" "$tmp/t.npy" "$R" 2> "$tmp/terr") && row "torch-cp-als-fp32,$shape,$R,torch-cuda,1,$t," ||
+        echo "torch peer failed: $(tail -2 "$tmp/terr")" >&2
+    fi
+  done
+  first=0
+done
