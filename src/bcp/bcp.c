@@ -12,6 +12,7 @@
 #include "bcp.h"
 
 #include "../common/clock.h"
+#include "../common/par_rows.h"
 #include "bcp_backend.h"
 
 #include <math.h>
@@ -129,14 +130,14 @@ static void expect_gram(work *w, uint32_t n)
  * tensor sigma u o v o w gives every mode sigma^(1/N) times its vector, so
  * that the start is at the data's scale in every mode.  Components past
  * I get Gaussian entries of scale sd.  Cyclic Jacobi. */
-static void leading_eigen(double *G, uint64_t I, uint32_t R, uint32_t N, double sd, double *A, fd_rng *rng)
+static fd_status leading_eigen(double *G, uint64_t I, uint32_t R, uint32_t N, double sd, double *A, fd_rng *rng)
 {
     double *V = calloc(I * I, sizeof *V);
     uint64_t *ord = malloc(I * sizeof *ord);
     if (!V || !ord) {
         free(V);
         free(ord);
-        return;
+        return fd_fail(FD_ERR_NOMEM, "out of memory for the SVD start (%llu rows)", (unsigned long long)I);
     }
     for (uint64_t i = 0; i < I; i++) V[i * I + i] = 1;
     for (int sweep = 0; sweep < 60; sweep++) {
@@ -187,24 +188,68 @@ static void leading_eigen(double *G, uint64_t I, uint32_t R, uint32_t N, double 
     }
     free(V);
     free(ord);
+    return FD_OK;
 }
 
-/* G = Y_(n) Y_(n)^T (I_n x I_n): the block's part, at its rows and
- * columns, to be summed over ranks. */
-static void mode_gram(const bcp_tensor *t, uint32_t n, double *G)
+/* The doubles of one column chunk of the mode Gram's gathered rows (32
+ * MB): bounds the start's extra memory whatever the tensor's size. */
+#define GRAM_CHUNK (1u << 22)
+
+typedef struct {
+    const double *all; /* F x c: the chunk's columns of every row of mode n */
+    uint64_t F, c, o;  /* full rows, columns, this block's first row */
+    double *G;
+} gram_ctx;
+
+/* Rows [i0, i1) of this block against all F rows, over the chunk. */
+static fd_status gram_rows(void *arg, uint64_t i0, uint64_t i1, int thread)
 {
-    const uint64_t L = bcp_span(t, 0, n), I = t->dims[n], K = bcp_span(t, n + 1, t->order), F = t->full[n], o = t->lo[n];
+    const gram_ctx *g = arg;
+    (void)thread;
+    for (uint64_t i = i0; i < i1; i++) {
+        const double *a = g->all + (g->o + i) * g->c;
+        for (uint64_t j = 0; j < g->F; j++) {
+            const double *b = g->all + j * g->c;
+            double s = 0;
+            for (uint64_t k = 0; k < g->c; k++) s += a[k] * b[k];
+            g->G[(g->o + i) * g->F + j] += s;
+        }
+    }
+    return FD_OK;
+}
+
+/* G = Y_(n) Y_(n)^T (I_n x I_n): this block's rows of it, over this
+ * block's columns of the unfolding, to be summed over the ranks.  A row
+ * of G needs every row of mode n at the same columns, which the ranks
+ * along mode n's axis of the grid hold: the columns go round in chunks
+ * (comm->gather).  Both products of a pair are the same bits (a b = b a),
+ * so G is exactly symmetric. */
+static fd_status mode_gram(const work *w, uint32_t n, double *G)
+{
+    const bcp_tensor *t = w->t;
+    const uint64_t L = bcp_span(t, 0, n), I = t->dims[n], K = bcp_span(t, n + 1, t->order), F = t->full[n];
+    const int gather = w->comm && w->comm->gather && I < F;
+    const uint64_t c = K < GRAM_CHUNK / F ? K : GRAM_CHUNK / F > 0 ? GRAM_CHUNK / F : 1;
+    if (I < F && !gather) return fd_fail(FD_ERR_INTERNAL, "bcp: a split mode %u without a gather", n + 1);
+    fd_status st = FD_OK;
+    double *mine = malloc(I * c * sizeof *mine), *all = gather ? malloc(F * c * sizeof *all) : mine;
+    if (!mine || !all) {
+        st = fd_fail(FD_ERR_NOMEM, "out of memory for the SVD start of mode %u", n + 1);
+        goto done;
+    }
     memset(G, 0, F * F * sizeof *G);
     for (uint64_t l = 0; l < L; l++)
-        for (uint64_t i = 0; i < I; i++)
-            for (uint64_t j = i; j < I; j++) {
-                const double *a = t->x + (l * I + i) * K, *b = t->x + (l * I + j) * K;
-                double s = 0;
-                for (uint64_t k = 0; k < K; k++) s += a[k] * b[k];
-                G[(o + i) * F + o + j] += s;
-            }
-    for (uint64_t i = 0; i < F; i++)
-        for (uint64_t j = 0; j < i; j++) G[i * F + j] = G[j * F + i];
+        for (uint64_t k0 = 0; k0 < K; k0 += c) {
+            const uint64_t cc = K - k0 < c ? K - k0 : c;
+            for (uint64_t i = 0; i < I; i++) memcpy(mine + i * cc, t->x + (l * I + i) * K + k0, cc * sizeof *mine);
+            if (gather) FD_TRY_GOTO(w->comm->gather(w->comm->ctx, n, mine, cc, all), st, done);
+            gram_ctx g = {all, F, cc, t->lo[n], G};
+            FD_TRY_GOTO(par_rows_chunk(w->threads, 0, I, 1, gram_rows, &g, NULL), st, done);
+        }
+done:
+    if (all != mine) free(all);
+    free(mine);
+    return st;
 }
 
 /* Drops the components whose power sum_n ||a_r(n)||^2 is below BCPF's
@@ -479,12 +524,13 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
         if (o->init == BCP_INIT_SVD && I <= SVD_MAX) {
             double *G = malloc(I * I * sizeof *G);
             if (!G) { st = fd_fail(FD_ERR_NOMEM, "out of memory for the SVD of mode %u", n + 1); goto done; }
-            mode_gram(t, n, G);
-            if ((st = reduce(&w, G, I * I)) != FD_OK) {
+            st = mode_gram(&w, n, G);
+            if (st == FD_OK) st = reduce(&w, G, I * I);
+            if (st == FD_OK) st = leading_eigen(G, I, R, N, sd, m->A[n], &rng);
+            if (st != FD_OK) {
                 free(G);
                 goto done;
             }
-            leading_eigen(G, I, R, N, sd, m->A[n], &rng);
             free(G);
         } else {
             for (uint64_t i = 0; i < I * R; i++) m->A[n][i] = sd * fd_rng_normal(&rng);

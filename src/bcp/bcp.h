@@ -43,6 +43,12 @@ typedef struct bcp_model {
 typedef struct bcp_comm {
     fd_status (*sum)(void *ctx, double *v, uint64_t n);
     void *ctx;
+    /* The rows of mode n's unfolding that other ranks hold: `mine` (this
+     * block's t->dims[n] rows of `cols` doubles each) gathered from the
+     * ranks that hold the same blocks of every other mode, into all (the
+     * full t->full[n] rows, in order).  The SVD start needs whole columns
+     * of the unfolding.  NULL: one rank, or no split of any mode. */
+    fd_status (*gather)(void *ctx, uint32_t n, const double *mine, uint64_t cols, double *all);
 } bcp_comm;
 
 struct bcp_ops;

@@ -61,6 +61,84 @@ done:
     return st;
 }
 
+/* The grid's communicators: per mode, the ranks that hold the same
+ * blocks of every other mode (a fiber of the grid along that mode), in
+ * the order of their blocks of it, and each one's rows of that mode. */
+typedef struct {
+    int rank;
+    MPI_Comm fiber[BCP_MAX_ORDER];
+    int *rows[BCP_MAX_ORDER], *counts, *displs;
+} grid_comm;
+
+static void grid_comm_free(grid_comm *g)
+{
+    for (uint32_t n = 0; n < BCP_MAX_ORDER; n++) {
+        if (g->fiber[n] != MPI_COMM_NULL && fd_mpi_active()) MPI_Comm_free(&g->fiber[n]);
+        g->fiber[n] = MPI_COMM_NULL;
+        free(g->rows[n]);
+        g->rows[n] = NULL;
+    }
+    free(g->counts);
+    free(g->displs);
+    g->counts = g->displs = NULL;
+}
+
+/* Rank `rank`'s block (C order over the grid, as bcp_grid_block). */
+static fd_status grid_comm_open(grid_comm *g, int rank, int size, uint32_t order, const uint64_t *grid,
+                                const uint64_t *cnt)
+{
+    fd_status st = FD_OK;
+    memset(g, 0, sizeof *g);
+    g->rank = rank;
+    for (uint32_t n = 0; n < BCP_MAX_ORDER; n++) g->fiber[n] = MPI_COMM_NULL;
+    uint64_t coord[BCP_MAX_ORDER], stride[BCP_MAX_ORDER], v = (uint64_t)rank, s = 1;
+    for (uint32_t n = order; n-- > 0;) {
+        coord[n] = v % grid[n];
+        v /= grid[n];
+        stride[n] = s;
+        s *= grid[n];
+    }
+    FD_ALLOC_GOTO(g->counts, (size_t)size, st, done);
+    FD_ALLOC_GOTO(g->displs, (size_t)size, st, done);
+    for (uint32_t n = 0; n < order; n++) {
+        const int color = (int)((uint64_t)rank - coord[n] * stride[n]), mine = (int)cnt[n];
+        MPI_CHECK_GOTO(MPI_Comm_split(MPI_COMM_WORLD, color, (int)coord[n], &g->fiber[n]), st, done);
+        FD_ALLOC_GOTO(g->rows[n], grid[n], st, done);
+        MPI_CHECK_GOTO(MPI_Allgather(&mine, 1, MPI_INT, g->rows[n], 1, MPI_INT, g->fiber[n]), st, done);
+    }
+done:
+    if (st != FD_OK) grid_comm_free(g);
+    return st;
+}
+
+/* bcp_comm's sum: a reduction to rank 0 and a broadcast (an all-reduce
+ * may leave the ranks with different last bits). */
+static fd_status grid_sum(void *ctx, double *v, uint64_t n)
+{
+    return mpi_sum(&((grid_comm *)ctx)->rank, v, n);
+}
+
+/* bcp_comm's gather: the fiber's rows of `cols` doubles, in block order
+ * (GRAM_CHUNK in bcp.c keeps a call below 2^31 doubles). */
+static fd_status grid_gather(void *ctx, uint32_t n, const double *mine, uint64_t cols, double *all)
+{
+    grid_comm *g = ctx;
+    fd_status st = FD_OK;
+    int P = 0, at = 0;
+    MPI_CHECK_GOTO(MPI_Comm_size(g->fiber[n], &P), st, done);
+    for (int p = 0; p < P; p++) {
+        g->counts[p] = g->rows[n][p] * (int)cols;
+        g->displs[p] = at;
+        at += g->counts[p];
+    }
+    int me = 0;
+    MPI_CHECK_GOTO(MPI_Comm_rank(g->fiber[n], &me), st, done);
+    MPI_CHECK_GOTO(MPI_Allgatherv(mine, g->counts[me], MPI_DOUBLE, all, g->counts, g->displs, MPI_DOUBLE, g->fiber[n]),
+                   st, done);
+done:
+    return st;
+}
+
 /* bcp_fit from `starts` starts (the first as --init says, the others
  * random with seeds seed + 1, ...), keeping the highest lower bound
  * (variational model selection).  VB for CP has local optima: a 10 x 10 x
@@ -261,6 +339,8 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
     void *state = NULL; /* the backend's */
     int device = -1;
     int rank = mpi->rank;
+    grid_comm gc; /* the process grid's communicators, when distributed */
+    int gc_open = 0;
     memset(&m, 0, sizeof m);
     double t0 = fd_now();
     /* Rank 0 writes the one result file. */
@@ -275,7 +355,7 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
     }
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     if (o->fuse_n) {
-        const bcp_comm comm = {distributed ? mpi_sum : NULL, &rank};
+        const bcp_comm comm = {distributed ? mpi_sum : NULL, &rank, NULL};
         uint32_t fiters = 0;
         const int threads = o->fit.threads > 0 ? o->fit.threads : fd_place_threads(mpi);
         st = fuse_job(o, mpi, &comm, ops, device, order, dims, threads, &m, &t, &fiters, o->quiet || mpi->rank != 0);
@@ -309,7 +389,12 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
     const double t_load = fd_now() - t0, t1 = fd_now();
     fd_progress prog = {0};
     fd_progress_start(&prog, "sweeps", o->quiet || mpi->rank != 0);
-    const bcp_comm comm = {distributed ? mpi_sum : NULL, &rank};
+    if (distributed) {
+        st = grid_comm_open(&gc, mpi->rank, mpi->size, order, grid, cnt);
+        gc_open = st == FD_OK;
+    }
+    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
+    const bcp_comm comm = {distributed ? grid_sum : NULL, &gc, distributed ? grid_gather : NULL};
     bcp_opts fo = o->fit;
     if (fo.threads < 1) fo.threads = fd_place_threads(mpi);
     st = fit_best(t, &fo, o->starts, &comm, ops, state, &m, &prog);
@@ -336,6 +421,7 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
                     1e3 * t_fit / (m.iters ? m.iters : 1));
     }
 done:
+    if (gc_open) grid_comm_free(&gc);
     if (state) ops->close(state);
     h5part_set_close(&out, st);
     bcp_model_free(&m);
