@@ -1,16 +1,17 @@
 #!/usr/bin/env bash
 # bcp on the GPU: milliseconds per sweep of `fcbo-dist bcp --backend cuda`
-# (--stats: the whole sweep, host part included) on `gen tensor` tensors
-# of --shapes at --ranks, 10 sweeps from random factors with --tol 0, on 1
+# (--stats: the sweeps' wall time, host part included, the start left
+# out) on float32 .npy tensors of --shapes (bench/bcp_big_tensor.py: rank
+# 5, 20 dB) at --ranks, 10 sweeps from random factors with --tol 0, on 1
 # GPU and, where the machine has two, 2 ranks; side by side in the same
 # call the torch peer (bench/bcp_torch_peer.py: CP-ALS in float32,
-# unfolding times Khatri-Rao) and the CPU backend on every core at the
-# first shape.  Appends to bench/results/bcp-gpu.csv.
+# unfolding times Khatri-Rao; first shape only) and the CPU backend on
+# every core at the first shape.  Appends to bench/results/bcp-gpu.csv.
 #
-#   bench/gpu-bcp.sh [--shapes "100x100x100x100"] [--ranks "16 32"] [--bin PATH] [--csv FILE]
+#   bench/gpu-bcp.sh [--shapes "100x100x100x100 200x200x200x200"] [--ranks "16 32"] [--bin PATH] [--csv FILE]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-BIN=$here/../build/fcbo-dist; SHAPES="100x100x100x100"; RANKS="16 32"
+BIN=$here/../build/fcbo-dist; SHAPES="100x100x100x100 200x200x200x200"; RANKS="16 32"
 CSV=$here/results/bcp-gpu.csv
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1 || true)
 NGPU=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || true)
@@ -18,7 +19,7 @@ MACHINE="$(nproc) cores $(lscpu | sed -n 's/^Model name: *//p' | head -1), ${NGP
 while [ $# -gt 0 ]; do
   case $1 in
     --shapes) SHAPES=$2; shift 2;; --ranks) RANKS=$2; shift 2;; --bin) BIN=$2; shift 2;; --csv) CSV=$2; shift 2;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0;;
     *) echo "bench/gpu-bcp.sh: unknown option $1" >&2; exit 2;;
   esac
 done
@@ -36,12 +37,12 @@ one() {  # shape R backend np
 }
 first=1
 for shape in $SHAPES; do
-  "$BIN" gen tensor --shape "$shape" --rank 5 --snr 20 --seed 1 -o "$tmp/t.npy"
+  python3 "$here/bcp_big_tensor.py" "$tmp/t.npy" "$shape" 1 || exit 1
   for R in $RANKS; do
     one "$shape" "$R" cuda 1
     [ "${NGPU:-0}" -ge 2 ] && one "$shape" "$R" cuda 2
     [ $first = 1 ] && one "$shape" "$R" cpu 1
-    if python3 -c "import torch" 2> /dev/null; then
+    if [ $first = 1 ] && python3 -c "import torch" 2> /dev/null; then
       t=$(python3 "$here/bcp_torch_peer.py" "$tmp/t.npy" "$R" 2> "$tmp/terr") && row "torch-cp-als-fp32,$shape,$R,torch-cuda,1,$t," ||
         echo "torch peer failed: $(tail -2 "$tmp/terr")" >&2
     fi

@@ -61,6 +61,20 @@ static fd_status reduce(const work *w, double *v, uint64_t n)
     return w->comm && w->comm->sum ? w->comm->sum(w->comm->ctx, v, n) : FD_OK;
 }
 
+/* The block's rows of every factor. */
+static void block_rows(const work *w, const double **A)
+{
+    for (uint32_t k = 0; k < w->t->order; k++) A[k] = w->m->A[k] + w->t->lo[k] * w->m->R;
+}
+
+/* The dimension tree's contraction of one side (bcp_backend.h). */
+static fd_status contract(work *w, int side)
+{
+    const double *A[BCP_MAX_ORDER];
+    block_rows(w, A);
+    return w->ops->contract(w->state, w->t, side, A, w->m->R, w->threads);
+}
+
 /* w->M (I_n x R) = the MTTKRP of mode n: this rank's block's product by
  * the backend into the block's rows, zero elsewhere, to be summed over
  * the ranks. */
@@ -69,7 +83,7 @@ static fd_status mttkrp(work *w, uint32_t n)
     const bcp_tensor *t = w->t;
     const uint32_t R = w->m->R;
     const double *A[BCP_MAX_ORDER];
-    for (uint32_t k = 0; k < t->order; k++) A[k] = w->m->A[k] + t->lo[k] * R;
+    block_rows(w, A);
     memset(w->M, 0, w->m->dims[n] * R * sizeof *w->M);
     return w->ops->mttkrp(w->state, t, n, A, R, w->threads, w->M + t->lo[n] * R);
 }
@@ -229,7 +243,7 @@ static fd_status mode_gram(const work *w, uint32_t n, double *G)
     const bcp_tensor *t = w->t;
     const uint64_t L = bcp_span(t, 0, n), I = t->dims[n], K = bcp_span(t, n + 1, t->order), F = t->full[n];
     const int gather = w->comm && w->comm->gather && I < F;
-    const uint64_t c = K < GRAM_CHUNK / F ? K : GRAM_CHUNK / F > 0 ? GRAM_CHUNK / F : 1;
+    const uint64_t c = L * K < GRAM_CHUNK / F ? L * K : GRAM_CHUNK / F > 0 ? GRAM_CHUNK / F : 1;
     if (I < F && !gather) return fd_fail(FD_ERR_INTERNAL, "bcp: a split mode %u without a gather", n + 1);
     fd_status st = FD_OK;
     double *mine = malloc(I * c * sizeof *mine), *all = gather ? malloc(F * c * sizeof *all) : mine;
@@ -238,14 +252,20 @@ static fd_status mode_gram(const work *w, uint32_t n, double *G)
         goto done;
     }
     memset(G, 0, F * F * sizeof *G);
-    for (uint64_t l = 0; l < L; l++)
-        for (uint64_t k0 = 0; k0 < K; k0 += c) {
-            const uint64_t cc = K - k0 < c ? K - k0 : c;
-            for (uint64_t i = 0; i < I; i++) memcpy(mine + i * cc, t->x + (l * I + i) * K + k0, cc * sizeof *mine);
-            if (gather) FD_TRY_GOTO(w->comm->gather(w->comm->ctx, n, mine, cc, all), st, done);
-            gram_ctx g = {all, F, cc, t->lo[n], G};
-            FD_TRY_GOTO(par_rows_chunk(w->threads, 0, I, 1, gram_rows, &g, NULL), st, done);
-        }
+    /* Column j of the unfolding (of this block's L K) is (l, k) = (j / K,
+     * j % K); a chunk takes c of them, across l. */
+    for (uint64_t j0 = 0; j0 < L * K; j0 += c) {
+        const uint64_t cc = L * K - j0 < c ? L * K - j0 : c;
+        for (uint64_t i = 0; i < I; i++)
+            for (uint64_t j = j0; j < j0 + cc;) {
+                const uint64_t l = j / K, k = j % K, run = K - k < j0 + cc - j ? K - k : j0 + cc - j;
+                memcpy(mine + i * cc + (j - j0), t->x + (l * I + i) * K + k, run * sizeof *mine);
+                j += run;
+            }
+        if (gather) FD_TRY_GOTO(w->comm->gather(w->comm->ctx, n, mine, cc, all), st, done);
+        gram_ctx g = {all, F, cc, t->lo[n], G};
+        FD_TRY_GOTO(par_rows_chunk(w->threads, 0, I, 1, gram_rows, &g, NULL), st, done);
+    }
 done:
     if (all != mine) free(all);
     free(mine);
@@ -389,8 +409,12 @@ static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, doub
     const bcp_tensor *t = w->t;
     const uint32_t R = m->R, N = m->order;
     double yx = 0;
+    const uint32_t h = bcp_tree_split(t);
     for (uint32_t n = 0; n < N; n++) {
         const uint64_t I = m->dims[n];
+        /* A side's intermediate once the other side's factors are final
+         * for this sweep. */
+        if (n == 0 || n == h) FD_TRY(contract(w, n == h));
         for (uint32_t e = 0; e < R * R; e++) w->psi[e] = 1;
         for (uint32_t k = 0; k < N; k++)
             if (k != n)
@@ -571,7 +595,9 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
          * tests it killed a true component and ended far below the bound
          * the plain sweeps reach): only once the rank has held for a while. */
         const int balance = stable >= BALANCE_AFTER;
+        const double t0 = fd_now();
         FD_TRY_GOTO(sweep(&w, o, balance, &lb, &fit), st, done);
+        m->sweep_seconds += fd_now() - t0;
         stable++;
         FD_TRY_GOTO(trace_room(m), st, done);
         m->lb[m->iters] = lb;

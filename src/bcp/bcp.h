@@ -35,6 +35,7 @@ typedef struct bcp_model {
     double *lb, *fit;
     uint32_t *ranks;
     int converged;
+    double sweep_seconds;         /* the sweeps' wall time, the start left out */
 } bcp_model;
 
 /* Sums over the ranks that hold the tensor's blocks, with the same

@@ -1,9 +1,12 @@
-/* The CPU backend of bcp (see bcp_backend.h): the MTTKRP without the
- * full Khatri-Rao product of all the other modes: the products of the
- * modes before n (L rows) and after n (K rows) apart, then, for each
- * (l, i), the row Y[l, i, :] against the after-product, scaled by the
- * before-product's row l.  Rows of M on threads; plain loops (no BLAS,
- * which the GPU machine does not have). */
+/* The CPU backend of bcp (see bcp_backend.h): the MTTKRPs by a dimension
+ * tree of two halves (Phan, Tichavsky & Cichocki, IEEE TSP 61(19), 2013):
+ * the block, an L x K matrix with L the rows of modes [0, h) and K those
+ * of [h, N), is contracted with one half's Khatri-Rao product (T0 = Y KR,
+ * T1 = Y^T KL), and each mode's MTTKRP then sums over the small
+ * intermediate of its half, so that a sweep reads the block twice instead
+ * of N times.  Rows on threads, each row's sums in a fixed order, so the
+ * result does not depend on the threads.  Plain loops (no BLAS, which the
+ * GPU machine does not have). */
 #include "version.h" /* FD_HAVE_CUDA */
 
 #include "bcp_backend.h"
@@ -16,42 +19,40 @@
 #include <string.h>
 
 typedef struct {
-    double *kl, *kr; /* Khatri-Rao products of the modes before and after n */
+    uint32_t h;        /* bcp_tree_split */
+    double *ka, *kb;   /* Khatri-Rao products: the other half's, or a half's modes before and after n */
+    double *T[2];      /* span(0, h) x R and span(h, N) x R, row-major */
 } cpu_state;
-
-static fd_status cpu_open(void **state, const bcp_tensor *t, uint32_t R, int device)
-{
-    (void)device;
-    uint64_t kl = 1, kr = 1;
-    for (uint32_t n = 0; n < t->order; n++) {
-        kl = bcp_span(t, 0, n) > kl ? bcp_span(t, 0, n) : kl;
-        kr = bcp_span(t, n + 1, t->order) > kr ? bcp_span(t, n + 1, t->order) : kr;
-    }
-    cpu_state *s = calloc(1, sizeof *s);
-    if (s) {
-        s->kl = malloc(kl * R * sizeof *s->kl);
-        s->kr = malloc(kr * R * sizeof *s->kr);
-    }
-    if (!s || !s->kl || !s->kr) {
-        if (s) {
-            free(s->kl);
-            free(s->kr);
-        }
-        free(s);
-        return fd_fail(FD_ERR_NOMEM, "out of memory for the Khatri-Rao products (%llu and %llu rows)",
-                       (unsigned long long)kl, (unsigned long long)kr);
-    }
-    *state = s;
-    return FD_OK;
-}
 
 static void cpu_close(void *state)
 {
     cpu_state *s = state;
     if (!s) return;
-    free(s->kl);
-    free(s->kr);
+    free(s->ka);
+    free(s->kb);
+    free(s->T[0]);
+    free(s->T[1]);
     free(s);
+}
+
+static fd_status cpu_open(void **state, const bcp_tensor *t, uint32_t R, int device)
+{
+    (void)device;
+    cpu_state *s = calloc(1, sizeof *s);
+    if (!s) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    s->h = bcp_tree_split(t);
+    const uint64_t L = bcp_span(t, 0, s->h), K = bcp_span(t, s->h, t->order), big = L > K ? L : K;
+    s->ka = malloc(big * R * sizeof *s->ka);
+    s->kb = malloc(big * R * sizeof *s->kb);
+    s->T[0] = malloc(L * R * sizeof *s->T[0]);
+    s->T[1] = malloc(K * R * sizeof *s->T[1]);
+    if (!s->ka || !s->kb || !s->T[0] || !s->T[1]) {
+        cpu_close(s);
+        return fd_fail(FD_ERR_NOMEM, "out of memory for the MTTKRP's intermediates (%llu and %llu rows)",
+                       (unsigned long long)L, (unsigned long long)K);
+    }
+    *state = s;
+    return FD_OK;
 }
 
 /* The Khatri-Rao product of A[a], ..., A[b - 1] (the block's rows) in C
@@ -79,30 +80,84 @@ typedef struct {
     const cpu_state *s;
     const bcp_tensor *t;
     uint32_t n, R;
+    uint64_t L, K;     /* the block as an L x K matrix (contract); P x I x Q around mode n (mttkrp) */
+    uint64_t P, I, Q;
+    const double *T;
     double *M;
 } rows_ctx;
 
-/* Rows [i0, i1) of M: each sums over l in order, so the result does not
- * depend on the threads. */
+/* Rows [l0, l1) of T0 = Y KR (KR in kb). */
+FD_HOT static fd_status contract0_rows(void *arg, uint64_t l0, uint64_t l1, int thread)
+{
+    const rows_ctx *c = arg;
+    const uint32_t R = c->R;
+    double acc[256];
+    (void)thread;
+    for (uint64_t l = l0; l < l1; l++) {
+        const double *y = c->t->x + l * c->K;
+        for (uint32_t r = 0; r < R; r++) acc[r] = 0;
+        for (uint64_t k = 0; k < c->K; k++) {
+            const double v = y[k], *kr = c->s->kb + k * R;
+            for (uint32_t r = 0; r < R; r++) acc[r] += v * kr[r];
+        }
+        memcpy(c->s->T[0] + l * R, acc, R * sizeof *acc);
+    }
+    return FD_OK;
+}
+
+/* Rows [k0, k1) of T1 = Y^T KL (KL in ka), summed over l in order. */
+FD_HOT static fd_status contract1_rows(void *arg, uint64_t k0, uint64_t k1, int thread)
+{
+    const rows_ctx *c = arg;
+    const uint32_t R = c->R;
+    double *T = c->s->T[1];
+    (void)thread;
+    memset(T + k0 * R, 0, (k1 - k0) * R * sizeof *T);
+    for (uint64_t l = 0; l < c->L; l++) {
+        const double *y = c->t->x + l * c->K, *kl = c->s->ka + l * R;
+        for (uint64_t k = k0; k < k1; k++) {
+            const double v = y[k];
+            for (uint32_t r = 0; r < R; r++) T[k * R + r] += v * kl[r];
+        }
+    }
+    return FD_OK;
+}
+
+static fd_status cpu_contract(void *state, const bcp_tensor *t, int side, const double *const *A, uint32_t R,
+                              int threads)
+{
+    cpu_state *s = state;
+    rows_ctx c = {s, t, 0, R, bcp_span(t, 0, s->h), bcp_span(t, s->h, t->order), 0, 0, 0, NULL, NULL};
+    if (threads < 1) threads = 1;
+    if (side == 0) {
+        khatri_rao(t, A, R, s->h, t->order, s->kb);
+        return par_rows_chunk(threads, 0, c.L, c.L / (4 * (uint64_t)threads), contract0_rows, &c, NULL);
+    }
+    khatri_rao(t, A, R, 0, s->h, s->ka);
+    /* Chunks of at least 512 columns: each pass over l then reads 4 KB runs. */
+    const uint64_t chunk = c.K / (4 * (uint64_t)threads) > 512 ? c.K / (4 * (uint64_t)threads) : 512;
+    return par_rows_chunk(threads, 0, c.K, chunk, contract1_rows, &c, NULL);
+}
+
+/* Rows [i0, i1) of M: M[i, r] = sum over p of KA[p, r] times the sum over
+ * q of T[(p I + i) Q + q, r] KB[q, r]. */
 FD_HOT static fd_status mttkrp_rows(void *arg, uint64_t i0, uint64_t i1, int thread)
 {
     const rows_ctx *c = arg;
-    const bcp_tensor *t = c->t;
-    const uint32_t R = c->R, n = c->n;
-    const uint64_t L = bcp_span(t, 0, n), I = t->dims[n], K = bcp_span(t, n + 1, t->order);
+    const uint32_t R = c->R;
     double tmp[256];
     (void)thread;
     for (uint64_t i = i0; i < i1; i++)
         for (uint32_t r = 0; r < R; r++) c->M[i * R + r] = 0;
-    for (uint64_t l = 0; l < L; l++)
+    for (uint64_t p = 0; p < c->P; p++)
         for (uint64_t i = i0; i < i1; i++) {
-            const double *y = t->x + (l * I + i) * K;
+            const double *y = c->T + (p * c->I + i) * c->Q * R;
             for (uint32_t r = 0; r < R; r++) tmp[r] = 0;
-            for (uint64_t k = 0; k < K; k++) {
-                const double v = y[k], *kr = c->s->kr + k * R;
-                for (uint32_t r = 0; r < R; r++) tmp[r] += v * kr[r];
+            for (uint64_t q = 0; q < c->Q; q++) {
+                const double *kb = c->s->kb + q * R;
+                for (uint32_t r = 0; r < R; r++) tmp[r] += y[q * R + r] * kb[r];
             }
-            for (uint32_t r = 0; r < R; r++) c->M[i * R + r] += c->s->kl[l * R + r] * tmp[r];
+            for (uint32_t r = 0; r < R; r++) c->M[i * R + r] += c->s->ka[p * R + r] * tmp[r];
         }
     return FD_OK;
 }
@@ -111,18 +166,18 @@ static fd_status cpu_mttkrp(void *state, const bcp_tensor *t, uint32_t n, const 
                             int threads, double *M)
 {
     cpu_state *s = state;
-    khatri_rao(t, A, R, 0, n, s->kl);
-    khatri_rao(t, A, R, n + 1, t->order, s->kr);
-    rows_ctx c = {s, t, n, R, M};
+    const int side = n >= s->h;
+    const uint32_t a = side ? s->h : 0, b = side ? t->order : s->h;
+    rows_ctx c = {s, t, n, R, 0, 0, bcp_span(t, a, n), t->dims[n], bcp_span(t, n + 1, b), s->T[side], M};
+    khatri_rao(t, A, R, a, n, s->ka);
+    khatri_rao(t, A, R, n + 1, b, s->kb);
     if (threads < 1) threads = 1;
-    /* A mode has few rows, each much work: about four chunks a thread. */
-    const uint64_t chunk = t->dims[n] / (4 * (uint64_t)threads);
-    return par_rows_chunk(threads, 0, t->dims[n], chunk, mttkrp_rows, &c, NULL);
+    return par_rows_chunk(threads, 0, c.I, c.I / (4 * (uint64_t)threads), mttkrp_rows, &c, NULL);
 }
 
 static int cpu_available(void) { return 1; }
 
-const struct bcp_ops bcp_cpu_ops = {"cpu", NULL, NULL, cpu_open, cpu_close, cpu_mttkrp};
+const struct bcp_ops bcp_cpu_ops = {"cpu", NULL, NULL, cpu_open, cpu_close, cpu_contract, cpu_mttkrp};
 
 #if FD_HAVE_CUDA
 static int cuda_available(void) { return bcp_cuda_ops.devices() > 0; }

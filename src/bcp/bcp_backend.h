@@ -16,9 +16,17 @@ struct bcp_ops {
      * device, scratch space). */
     fd_status (*open)(void **state, const bcp_tensor *t, uint32_t R, int device);
     void (*close)(void *state);
+    /* The sweep's MTTKRPs by a dimension tree (docs/algorithms.md): with
+     * h = bcp_tree_split(t), contract(side 0) contracts the block with the
+     * Khatri-Rao product of modes [h, N), contract(side 1) with that of
+     * modes [0, h): one pass over the block each, leaving an intermediate
+     * of span x R for the modes of that side.  A[m] is the block's rows of
+     * factor m (t->dims[m] x R, row-major). */
+    fd_status (*contract)(void *state, const bcp_tensor *t, int side, const double *const *A, uint32_t R, int threads);
     /* M (t->dims[n] x R, row-major, overwritten) = the block's mode-n
-     * unfolding times the Khatri-Rao product of the other modes' rows:
-     * A[m] is the block's rows of factor m (t->dims[m] x R, row-major). */
+     * unfolding times the Khatri-Rao product of the other modes' rows,
+     * from the intermediate of n's side, which must have been contracted
+     * since the other side's factors last changed. */
     fd_status (*mttkrp)(void *state, const bcp_tensor *t, uint32_t n, const double *const *A, uint32_t R, int threads,
                         double *M);
 };

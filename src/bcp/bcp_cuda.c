@@ -1,6 +1,6 @@
-/* The CUDA backend of bcp: the rank's block goes to its GPU once; each
- * MTTKRP is a DGEMM and a fold there (src/cuda/bcp_gpu.cu), the rest of
- * the sweep stays on the host. */
+/* The CUDA backend of bcp: the rank's block goes to its GPU once; the
+ * dimension tree's contractions (a DGEMM each) and the modes' MTTKRPs run
+ * there (src/cuda/bcp_gpu.cu); the rest of the sweep stays on the host. */
 #include "bcp_backend.h"
 
 #include "../cuda/bcp_gpu.h"
@@ -11,7 +11,7 @@ static int cuda_devices(void) { return fd_cuda_device_count(); }
 static fd_status cuda_open(void **state, const bcp_tensor *t, uint32_t R, int device)
 {
     bcp_gpu *g = NULL;
-    FD_TRY(bcp_gpu_create(&g, device, t->x, t->order, t->dims, R));
+    FD_TRY(bcp_gpu_create(&g, device, t->x, t->order, t->dims, bcp_tree_split(t), R));
     *state = g;
     return FD_OK;
 }
@@ -22,6 +22,13 @@ static void cuda_close(void *state)
     bcp_gpu_destroy(&g);
 }
 
+static fd_status cuda_contract(void *state, const bcp_tensor *t, int side, const double *const *A, uint32_t R,
+                               int threads)
+{
+    (void)t, (void)threads;
+    return bcp_gpu_contract(state, side, A, R);
+}
+
 static fd_status cuda_mttkrp(void *state, const bcp_tensor *t, uint32_t n, const double *const *A, uint32_t R,
                              int threads, double *M)
 {
@@ -29,4 +36,5 @@ static fd_status cuda_mttkrp(void *state, const bcp_tensor *t, uint32_t n, const
     return bcp_gpu_mttkrp(state, n, A, R, M);
 }
 
-const struct bcp_ops bcp_cuda_ops = {"cuda", cuda_devices, fd_cuda_open, cuda_open, cuda_close, cuda_mttkrp};
+const struct bcp_ops bcp_cuda_ops = {"cuda", cuda_devices, fd_cuda_open, cuda_open, cuda_close, cuda_contract,
+                                     cuda_mttkrp};

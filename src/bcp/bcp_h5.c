@@ -66,6 +66,7 @@ fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor
     }
     FD_TRY_GOTO(h5u_attr_f64(f, "load_seconds", t_load), st, done);
     FD_TRY_GOTO(h5u_attr_f64(f, "fit_seconds", t_fit), st, done);
+    FD_TRY_GOTO(h5u_attr_f64(f, "sweep_seconds", m->sweep_seconds), st, done);
     FD_TRY_GOTO(h5u_write_1d(f, "dims", H5T_STD_U64LE, H5T_NATIVE_UINT64, t->full, t->order), st, done);
     FD_TRY_GOTO(h5u_write_1d(f, "lambda", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, m->lambda, R), st, done);
     /* Per sweep: the bound, the fit, the rank. */

@@ -284,7 +284,8 @@ static fd_status fuse_job(const bcp_job_opts *o, const fd_mpi *mpi, const bcp_co
             for (uint32_t n = 0; n < order; n++) A[n] = m->A[n] + lo[n] * R;
             const uint32_t last = order - 1;
             double *M = malloc(cnt[last] * R * sizeof *M);
-            st = M ? ops->mttkrp(state, b, last, A, R, threads, M) : fd_fail(FD_ERR_NOMEM, "out of memory");
+            st = M ? ops->contract(state, b, 1, A, R, threads) : fd_fail(FD_ERR_NOMEM, "out of memory");
+            if (st == FD_OK) st = ops->mttkrp(state, b, last, A, R, threads, M);
             for (uint64_t i = 0; st == FD_OK && i < cnt[last] * R; i++) sums[1] += M[i] * A[last][i];
             free(M);
             for (uint64_t i = 0; i < b->size; i++) sums[0] += b->x[i] * b->x[i];
@@ -418,7 +419,7 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
         fputc('\n', stderr);
         if (o->stats)
             fprintf(stderr, "load %.3f s, fit %.3f s (%.3f ms a sweep)\n", t_load, t_fit,
-                    1e3 * t_fit / (m.iters ? m.iters : 1));
+                    1e3 * m.sweep_seconds / (m.iters ? m.iters : 1));
     }
 done:
     if (gc_open) grid_comm_free(&gc);

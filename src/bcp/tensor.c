@@ -42,6 +42,21 @@ uint64_t bcp_span(const bcp_tensor *t, uint32_t a, uint32_t b)
     return p;
 }
 
+uint32_t bcp_tree_split(const bcp_tensor *t)
+{
+    uint32_t best = 1;
+    double gap = INFINITY;
+    for (uint32_t h = 1; h < t->order; h++) {
+        double l = 0, r = 0;
+        for (uint32_t n = 0; n < t->order; n++) *(n < h ? &l : &r) += log((double)t->full[n]);
+        if (fabs(l - r) < gap) {
+            gap = fabs(l - r);
+            best = h;
+        }
+    }
+    return best;
+}
+
 void bcp_grid_block(uint64_t k, uint32_t order, const uint64_t *dims, const uint64_t *grid, uint64_t *lo, uint64_t *cnt)
 {
     uint64_t v = k;

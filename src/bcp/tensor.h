@@ -29,6 +29,11 @@ typedef struct bcp_tensor {
  * Khatri-Rao product of those modes, and of a slice of the unfolding. */
 uint64_t bcp_span(const bcp_tensor *t, uint32_t a, uint32_t b);
 
+/* Where the MTTKRP's dimension tree splits the modes: [0, h) and [h, N)
+ * with the products of the two halves' (full) lengths as close as can be,
+ * so that both contractions of the block are well-shaped products. */
+uint32_t bcp_tree_split(const bcp_tensor *t);
+
 /* Block k (C order) of a grid of grid[n] blocks along mode n: an even
  * share of each mode, [lo, lo + cnt). */
 void bcp_grid_block(uint64_t k, uint32_t order, const uint64_t *dims, const uint64_t *grid, uint64_t *lo, uint64_t *cnt);

@@ -1,11 +1,12 @@
-/* bcp's MTTKRP on the GPU (see bcp_gpu.h).  With L the rows of the modes
- * before n, I = dims[n] and K the rows of the modes after n, the block is
- * an L x I x K array, and
- *   M[i, r] = sum over l, k of Y[l, i, k] KL[l, r] KR[k, r].
- * When L <= K: Z = Y (L I x K) KR (K x R) by DGEMM, then M[i, r] = sum over
- * l of Z[l, i, r] KL[l, r]; else W = Y^T-ish (I K x L) KL (L x R), then
- * M[i, r] = sum over k of W[i, k, r] KR[k, r].  The intermediate is the
- * smaller of L I R and I K R doubles; the DGEMM reads the block once. */
+/* bcp's MTTKRPs on the GPU (see bcp_gpu.h).  The block is an L x K
+ * matrix Y (L: the rows of modes [0, h), K: of modes [h, N); C order, so
+ * column-major it is Y^T, K x L).  Side 0: T0 (L x R) = Y KR, side 1: T1
+ * (K x R) = Y^T KL, each one DGEMM that reads the block once; both are
+ * kept column-major (rows x R), so that a mode's MTTKRP reads a
+ * component's column of T with consecutive threads.  A mode n of a side
+ * (P rows of its modes before n, I = dims[n], Q after n):
+ *   M[i, r] = sum over p, q of T[(p I + i) Q + q, r] KA[p, r] KB[q, r],
+ * one block of threads per (i, r), summed in a fixed order. */
 #include "check.cuh"
 #include "bcp_gpu.h"
 
@@ -20,10 +21,10 @@ struct bcp_gpu {
     int device;
     cudaStream_t stream;
     cublasHandle_t blas;
-    uint32_t order, Rmax;
+    uint32_t order, h, Rmax;
     uint64_t dims[MAXN], size, rows; /* rows: sum of dims */
     uint64_t off[MAXN];              /* mode m's rows start at row off[m] of A */
-    double *y, *A, *kl, *kr, *z, *M;
+    double *y, *A, *ka, *kb, *T[2], *M;
     double *hA;                      /* pinned: the factors on their way up */
 };
 
@@ -61,30 +62,28 @@ __global__ void k_khatri_rao(const double *A, struct kr_modes km, uint64_t rows,
     out[e] = p;
 }
 
-/* M[i, r] = sum over j < J of Z[(j I + i) R + r] S[j R + r] (right-first:
- * Z is L I x R row-major, S = KL, J = L). */
-__global__ void k_fold_left(const double *Z, const double *S, uint64_t J, uint64_t I, uint32_t R, double *M)
+/* M[i, r] = sum over p < P, q < Q of T[(p I + i) Q + q + r rows] KA[p R + r]
+ * KB[q R + r]: block b is (i, r) = (b % I, b / I); the threads take the
+ * terms in turn, then a tree sum in shared memory. */
+__global__ void k_side_mttkrp(const double *T, uint64_t rows, const double *KA, const double *KB, uint64_t P,
+                              uint64_t I, uint64_t Q, uint32_t R, double *M)
 {
-    const uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (e >= I * R) return;
-    const uint64_t i = e / R;
-    const uint32_t r = (uint32_t)(e % R);
+    __shared__ double part[THREADS];
+    const uint64_t i = blockIdx.x % I;
+    const uint32_t r = (uint32_t)(blockIdx.x / I);
+    const double *t = T + (uint64_t)r * rows;
     double s = 0;
-    for (uint64_t j = 0; j < J; j++) s += Z[(j * I + i) * R + r] * S[j * R + r];
-    M[e] = s;
-}
-
-/* M[i, r] = sum over k < K of W[(i K + k) + r I K] KR[k R + r] (left-first:
- * W is I K x R column-major). */
-__global__ void k_fold_right(const double *W, const double *KR, uint64_t I, uint64_t K, uint32_t R, double *M)
-{
-    const uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
-    if (e >= I * R) return;
-    const uint64_t i = e / R;
-    const uint32_t r = (uint32_t)(e % R);
-    double s = 0;
-    for (uint64_t k = 0; k < K; k++) s += W[(i * K + k) + (uint64_t)r * I * K] * KR[k * R + r];
-    M[e] = s;
+    for (uint64_t e = threadIdx.x; e < P * Q; e += THREADS) {
+        const uint64_t p = e / Q, q = e - p * Q;
+        s += t[(p * I + i) * Q + q] * KA[p * R + r] * KB[q * R + r];
+    }
+    part[threadIdx.x] = s;
+    __syncthreads();
+    for (unsigned w = THREADS / 2; w > 0; w /= 2) {
+        if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) M[i * R + r] = part[0];
 }
 
 static uint64_t span(const bcp_gpu *g, uint32_t a, uint32_t b)
@@ -105,9 +104,10 @@ extern "C" void bcp_gpu_destroy(bcp_gpu **pg)
     if (g->blas) cublasDestroy(g->blas);
     cudaFree(g->y);
     cudaFree(g->A);
-    cudaFree(g->kl);
-    cudaFree(g->kr);
-    cudaFree(g->z);
+    cudaFree(g->ka);
+    cudaFree(g->kb);
+    cudaFree(g->T[0]);
+    cudaFree(g->T[1]);
     cudaFree(g->M);
     if (g->hA) cudaFreeHost(g->hA);
     if (g->stream) cudaStreamDestroy(g->stream);
@@ -116,36 +116,34 @@ extern "C" void bcp_gpu_destroy(bcp_gpu **pg)
 }
 
 extern "C" fd_status bcp_gpu_create(bcp_gpu **out, int device, const double *x, uint32_t order, const uint64_t *dims,
-                                    uint32_t Rmax)
+                                    uint32_t h, uint32_t Rmax)
 {
     fd_status st = FD_OK;
     *out = NULL;
-    if (order < 1 || order > MAXN) return fd_fail(FD_ERR_INTERNAL, "bcp_gpu_create: %u modes", order);
+    if (order < 2 || order > MAXN || h < 1 || h >= order)
+        return fd_fail(FD_ERR_INTERNAL, "bcp_gpu_create: %u modes split at %u", order, h);
     bcp_gpu *g = (bcp_gpu *)calloc(1, sizeof *g);
     if (!g) return fd_fail(FD_ERR_NOMEM, "out of memory");
     g->device = device;
     g->order = order;
+    g->h = h;
     g->Rmax = Rmax;
     g->size = 1;
-    uint64_t kl = 1, kr = 1, zmax = 1, Imax = 1;
+    uint64_t Imax = 1;
     for (uint32_t m = 0; m < order; m++) {
         g->dims[m] = dims[m];
         g->off[m] = g->rows;
         g->rows += dims[m];
         g->size *= dims[m];
+        Imax = dims[m] > Imax ? dims[m] : Imax;
     }
-    for (uint32_t n = 0; n < order; n++) {
-        const uint64_t L = span(g, 0, n), I = g->dims[n], K = span(g, n + 1, order);
-        kl = L > kl ? L : kl;
-        kr = K > kr ? K : kr;
-        Imax = I > Imax ? I : Imax;
-        const uint64_t z = (L <= K ? L : K) * I;
-        zmax = z > zmax ? z : zmax;
-        if (L * I > INT32_MAX || I * K > INT32_MAX || K > INT32_MAX || L > INT32_MAX) {
-            st = fd_fail(FD_ERR_INPUT, "a block of %llu x %llu x %llu is too large for one GPU product (2^31)",
-                         (unsigned long long)L, (unsigned long long)I, (unsigned long long)K);
-            goto done;
-        }
+    const uint64_t L = span(g, 0, h), K = span(g, h, order), big = L > K ? L : K;
+    /* cuBLAS takes int sizes: each half's rows below 2^31. */
+    if (L > INT32_MAX || K > INT32_MAX) {
+        st = fd_fail(FD_ERR_INPUT, "a block of %llu x %llu (the two halves of its modes) is too large for one GPU "
+                                   "product (2^31); use more ranks or --fuse",
+                     (unsigned long long)L, (unsigned long long)K);
+        goto done;
     }
     CK(cudaSetDevice(device));
     CK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
@@ -153,9 +151,10 @@ extern "C" fd_status bcp_gpu_create(bcp_gpu **out, int device, const double *x, 
     CB(cublasSetStream(g->blas, g->stream));
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->y, g->size * sizeof(double), "the tensor block"), st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->A, g->rows * Rmax * sizeof(double), "the factors"), st, done);
-    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->kl, kl * Rmax * sizeof(double), "a Khatri-Rao product"), st, done);
-    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->kr, kr * Rmax * sizeof(double), "a Khatri-Rao product"), st, done);
-    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->z, zmax * Rmax * sizeof(double), "the MTTKRP's intermediate"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->ka, big * Rmax * sizeof(double), "a Khatri-Rao product"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->kb, big * Rmax * sizeof(double), "a Khatri-Rao product"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->T[0], L * Rmax * sizeof(double), "the MTTKRP's intermediate"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->T[1], K * Rmax * sizeof(double), "the MTTKRP's intermediate"), st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->M, Imax * Rmax * sizeof(double), "the MTTKRP"), st, done);
     CK(cudaHostAlloc((void **)&g->hA, g->rows * Rmax * sizeof(double), cudaHostAllocDefault));
     CK(cudaMemcpy(g->y, x, g->size * sizeof(double), cudaMemcpyHostToDevice));
@@ -181,32 +180,53 @@ static void khatri_rao(bcp_gpu *g, uint32_t a, uint32_t b, uint32_t R, double *o
     k_khatri_rao<<<blocks_for(rows * R), THREADS, 0, g->stream>>>(g->A, km, rows, R, out);
 }
 
+/* The factors, packed at rank R, up in one copy (they are small). */
+static fd_status upload(bcp_gpu *g, const double *const *A, uint32_t R)
+{
+    fd_status st = FD_OK;
+    if (R > g->Rmax) return fd_fail(FD_ERR_INTERNAL, "bcp_gpu: rank %u above %u", R, g->Rmax);
+    CK(cudaSetDevice(g->device));
+    /* The last copy from hA must be done before hA is overwritten. */
+    CK(cudaStreamSynchronize(g->stream));
+    for (uint32_t m = 0; m < g->order; m++) memcpy(g->hA + g->off[m] * R, A[m], g->dims[m] * R * sizeof(double));
+    CK(cudaMemcpyAsync(g->A, g->hA, g->rows * R * sizeof(double), cudaMemcpyHostToDevice, g->stream));
+done:
+    return st;
+}
+
+extern "C" fd_status bcp_gpu_contract(bcp_gpu *g, int side, const double *const *A, uint32_t R)
+{
+    fd_status st = FD_OK;
+    const uint64_t L = span(g, 0, g->h), K = span(g, g->h, g->order);
+    const double one = 1, zero = 0;
+    FD_TRY(upload(g, A, R));
+    if (side == 0) {
+        /* T0 (L x R) = (Y^T)^T (L x K) KR, KR = (KR^T)^T: R x K column-major. */
+        khatri_rao(g, g->h, g->order, R, g->kb);
+        CK(cudaGetLastError());
+        CB(cublasDgemm(g->blas, CUBLAS_OP_T, CUBLAS_OP_T, (int)L, (int)R, (int)K, &one, g->y, (int)K, g->kb, (int)R,
+                       &zero, g->T[0], (int)L));
+    } else {
+        /* T1 (K x R) = Y^T (K x L) KL. */
+        khatri_rao(g, 0, g->h, R, g->ka);
+        CK(cudaGetLastError());
+        CB(cublasDgemm(g->blas, CUBLAS_OP_N, CUBLAS_OP_T, (int)K, (int)R, (int)L, &one, g->y, (int)K, g->ka, (int)R,
+                       &zero, g->T[1], (int)K));
+    }
+done:
+    return st;
+}
+
 extern "C" fd_status bcp_gpu_mttkrp(bcp_gpu *g, uint32_t n, const double *const *A, uint32_t R, double *M)
 {
     fd_status st = FD_OK;
-    const uint64_t L = span(g, 0, n), I = g->dims[n], K = span(g, n + 1, g->order);
-    const double one = 1, zero = 0;
-    if (R > g->Rmax) return fd_fail(FD_ERR_INTERNAL, "bcp_gpu_mttkrp: rank %u above %u", R, g->Rmax);
-    CK(cudaSetDevice(g->device));
-    /* The factors, packed at rank R, up in one copy. */
-    for (uint32_t m = 0; m < g->order; m++) memcpy(g->hA + g->off[m] * R, A[m], g->dims[m] * R * sizeof(double));
-    CK(cudaMemcpyAsync(g->A, g->hA, g->rows * R * sizeof(double), cudaMemcpyHostToDevice, g->stream));
-    khatri_rao(g, 0, n, R, g->kl);
-    khatri_rao(g, n + 1, g->order, R, g->kr);
-    CK(cudaGetLastError());
-    if (L <= K) {
-        /* Z (L I x R, row-major) = Y (L I x K) KR (K x R): column-major,
-         * Z^T (R x L I) = KR^T (R x K) Y^T (K x L I). */
-        CB(cublasDgemm(g->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)R, (int)(L * I), (int)K, &one, g->kr, (int)R, g->y,
-                       (int)K, &zero, g->z, (int)R));
-        k_fold_left<<<blocks_for(I * R), THREADS, 0, g->stream>>>(g->z, g->kl, L, I, R, g->M);
-    } else {
-        /* W (I K x R, column-major) = Y' (I K x L; element (ik, l) is
-         * Y[l, i, k]) KL (L x R). */
-        CB(cublasDgemm(g->blas, CUBLAS_OP_N, CUBLAS_OP_T, (int)(I * K), (int)R, (int)L, &one, g->y, (int)(I * K),
-                       g->kl, (int)R, &zero, g->z, (int)(I * K)));
-        k_fold_right<<<blocks_for(I * R), THREADS, 0, g->stream>>>(g->z, g->kr, I, K, R, g->M);
-    }
+    const int side = n >= g->h;
+    const uint32_t a = side ? g->h : 0, b = side ? g->order : g->h;
+    const uint64_t P = span(g, a, n), I = g->dims[n], Q = span(g, n + 1, b), rows = span(g, a, b);
+    FD_TRY(upload(g, A, R));
+    khatri_rao(g, a, n, R, g->ka);
+    khatri_rao(g, n + 1, b, R, g->kb);
+    k_side_mttkrp<<<(unsigned)(I * R), THREADS, 0, g->stream>>>(g->T[side], rows, g->ka, g->kb, P, I, Q, R, g->M);
     CK(cudaGetLastError());
     CK(cudaMemcpyAsync(M, g->M, I * R * sizeof(double), cudaMemcpyDeviceToHost, g->stream));
     CK(cudaStreamSynchronize(g->stream));
