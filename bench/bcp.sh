@@ -30,7 +30,7 @@ for shape in $SHAPES; do
   for R in $RANKS; do
     "$BIN" bcp "$tmp/t.npy" --rank "$R" --max-iter "$SWEEPS" --tol 0 --init random -t "$THREADS" --stats -o "$tmp/o" --force \
       2> "$tmp/err" || { echo "failed: $(tail -2 "$tmp/err")" >&2; continue; }
-    ms=$(sed -n 's/.*(\([0-9.]*\) ms a sweep).*/\1/p' "$tmp/err")
+    ms=$(sed -n 's/.*(\([0-9.]*\) ms a sweep, median.*/\1/p' "$tmp/err")
     fit=$(sed -n 's/.*: fit \([0-9.]*\) after.*/\1/p' "$tmp/err")
     row "fcbo-dist,$shape,$R,$SWEEPS,$THREADS,$ms,$fit"
     if python3 -c "import tensorly" 2> /dev/null; then

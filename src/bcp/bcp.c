@@ -58,7 +58,11 @@ typedef struct {
 /* Sums v over the ranks (nothing to do on one). */
 static fd_status reduce(const work *w, double *v, uint64_t n)
 {
-    return w->comm && w->comm->sum ? w->comm->sum(w->comm->ctx, v, n) : FD_OK;
+    if (!w->comm || !w->comm->sum) return FD_OK;
+    const double t0 = fd_now();
+    const fd_status st = w->comm->sum(w->comm->ctx, v, n);
+    w->m->sum_seconds += fd_now() - t0;
+    return st;
 }
 
 /* The block's rows of every factor. */
@@ -72,7 +76,10 @@ static fd_status contract(work *w, int side)
 {
     const double *A[BCP_MAX_ORDER];
     block_rows(w, A);
-    return w->ops->contract(w->state, w->t, side, A, w->m->R, w->threads);
+    const double t0 = fd_now();
+    const fd_status st = w->ops->contract(w->state, w->t, side, A, w->m->R, w->threads);
+    w->m->product_seconds += fd_now() - t0;
+    return st;
 }
 
 /* w->M (I_n x R) = the MTTKRP of mode n: this rank's block's product by
@@ -85,7 +92,10 @@ static fd_status mttkrp(work *w, uint32_t n)
     const double *A[BCP_MAX_ORDER];
     block_rows(w, A);
     memset(w->M, 0, w->m->dims[n] * R * sizeof *w->M);
-    return w->ops->mttkrp(w->state, t, n, A, R, w->threads, w->M + t->lo[n] * R);
+    const double t0 = fd_now();
+    const fd_status st = w->ops->mttkrp(w->state, t, n, A, R, w->threads, w->M + t->lo[n] * R);
+    w->m->product_seconds += fd_now() - t0;
+    return st;
 }
 
 /* inv = S^-1 for S symmetric positive definite (R x R), by Cholesky;
@@ -329,7 +339,9 @@ static fd_status trace_room(bcp_model *m)
     if (fit) m->fit = fit;
     uint32_t *rk = realloc(m->ranks, cap * sizeof *rk);
     if (rk) m->ranks = rk;
-    if (!lb || !fit || !rk) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    double *sec = realloc(m->seconds, cap * sizeof *sec);
+    if (sec) m->seconds = sec;
+    if (!lb || !fit || !rk || !sec) return fd_fail(FD_ERR_NOMEM, "out of memory");
     m->cap = cap;
     return FD_OK;
 }
@@ -498,6 +510,7 @@ void bcp_model_free(bcp_model *m)
     free(m->lambda);
     free(m->lb);
     free(m->fit);
+    free(m->seconds);
     free(m->ranks);
     memset(m, 0, sizeof *m);
 }
@@ -581,6 +594,7 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
 
     m->tau = w.yy > 0 ? (double)t->full_size / w.yy : 1;
     double prev = -INFINITY;
+    m->sum_seconds = 0; /* the sweeps' only */
     uint32_t stable = 0; /* sweeps since the rank last changed */
     for (uint32_t it = 0; it < o->max_iter; it++) {
         /* BCPF prunes from the second sweep on. */
@@ -597,9 +611,11 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
         const int balance = stable >= BALANCE_AFTER;
         const double t0 = fd_now();
         FD_TRY_GOTO(sweep(&w, o, balance, &lb, &fit), st, done);
-        m->sweep_seconds += fd_now() - t0;
+        const double dt = fd_now() - t0;
+        m->sweep_seconds += dt;
         stable++;
         FD_TRY_GOTO(trace_room(m), st, done);
+        m->seconds[m->iters] = dt;
         m->lb[m->iters] = lb;
         m->fit[m->iters] = fit;
         m->ranks[m->iters] = m->R;

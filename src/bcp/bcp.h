@@ -35,7 +35,10 @@ typedef struct bcp_model {
     double *lb, *fit;
     uint32_t *ranks;
     int converged;
-    double sweep_seconds;         /* the sweeps' wall time, the start left out */
+    double *seconds;              /* per sweep: its wall time */
+    /* The sweeps' wall time (the start left out), of it the backend's
+     * products and the sums over ranks. */
+    double sweep_seconds, product_seconds, sum_seconds;
 } bcp_model;
 
 /* Sums over the ranks that hold the tensor's blocks, with the same

@@ -67,13 +67,16 @@ fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor
     FD_TRY_GOTO(h5u_attr_f64(f, "load_seconds", t_load), st, done);
     FD_TRY_GOTO(h5u_attr_f64(f, "fit_seconds", t_fit), st, done);
     FD_TRY_GOTO(h5u_attr_f64(f, "sweep_seconds", m->sweep_seconds), st, done);
+    FD_TRY_GOTO(h5u_attr_f64(f, "product_seconds", m->product_seconds), st, done);
+    FD_TRY_GOTO(h5u_attr_f64(f, "sum_seconds", m->sum_seconds), st, done);
     FD_TRY_GOTO(h5u_write_1d(f, "dims", H5T_STD_U64LE, H5T_NATIVE_UINT64, t->full, t->order), st, done);
     FD_TRY_GOTO(h5u_write_1d(f, "lambda", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, m->lambda, R), st, done);
-    /* Per sweep: the bound, the fit, the rank. */
+    /* Per sweep: the bound, the fit, the rank, the wall time. */
     H5_CHECK_GOTO(g = H5Gcreate2(f, "trace", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
     FD_TRY_GOTO(h5u_write_1d(g, "lower_bound", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, m->lb, m->iters), st, done);
     FD_TRY_GOTO(h5u_write_1d(g, "fit", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, m->fit, m->iters), st, done);
     FD_TRY_GOTO(h5u_write_1d(g, "rank", H5T_STD_U32LE, H5T_NATIVE_UINT32, m->ranks, m->iters), st, done);
+    FD_TRY_GOTO(h5u_write_1d(g, "seconds", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, m->seconds, m->iters), st, done);
     H5Gclose(g);
     H5_CHECK_GOTO(g = H5Gcreate2(f, "factors", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
     for (uint32_t n = 0; n < t->order; n++) {

@@ -139,6 +139,29 @@ done:
     return st;
 }
 
+/* --stats: the phases, and a sweep's median wall time (the first sweeps
+ * carry a GPU's one-time costs) with the means of its parts. */
+static void print_stats(const bcp_model *m, double t_load, double t_fit)
+{
+    const uint32_t k = m->iters ? m->iters : 1;
+    double *s = malloc(k * sizeof *s), med = NAN;
+    if (s && m->iters) {
+        memcpy(s, m->seconds, m->iters * sizeof *s);
+        for (uint32_t i = 1; i < m->iters; i++) /* insertion sort: a few hundred sweeps */
+            for (uint32_t j = i; j > 0 && s[j] < s[j - 1]; j--) {
+                const double x = s[j];
+                s[j] = s[j - 1];
+                s[j - 1] = x;
+            }
+        med = m->iters % 2 ? s[m->iters / 2] : 0.5 * (s[m->iters / 2 - 1] + s[m->iters / 2]);
+    }
+    free(s);
+    fprintf(stderr, "load %.3f s, fit %.3f s (%.3f ms a sweep, median; mean %.3f ms: products %.3f ms, sums over ranks "
+                    "%.3f ms, the rest on the host %.3f ms)\n",
+            t_load, t_fit, 1e3 * med, 1e3 * m->sweep_seconds / k, 1e3 * m->product_seconds / k,
+            1e3 * m->sum_seconds / k, 1e3 * (m->sweep_seconds - m->product_seconds - m->sum_seconds) / k);
+}
+
 /* bcp_fit from `starts` starts (the first as --init says, the others
  * random with seeds seed + 1, ...), keeping the highest lower bound
  * (variational model selection).  VB for CP has local optima: a 10 x 10 x
@@ -265,6 +288,8 @@ static fd_status fuse_job(const bcp_job_opts *o, const fd_mpi *mpi, const bcp_co
     FD_ALLOC_GOTO(m->lb, 1, st, done);
     FD_ALLOC_GOTO(m->fit, 1, st, done);
     FD_ALLOC_GOTO(m->ranks, 1, st, done);
+    FD_ALLOC_GOTO(m->seconds, 1, st, done);
+    m->seconds[0] = NAN; /* no sweeps of the whole tensor */
     for (uint32_t n = 0; n < order; n++) {
         m->dims[n] = dims[n];
         FD_ALLOC_GOTO(m->A[n], dims[n] * R, st, done);
@@ -417,9 +442,7 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
         }
         if (o->outdir) fprintf(stderr, "; wrote %s", out.master);
         fputc('\n', stderr);
-        if (o->stats)
-            fprintf(stderr, "load %.3f s, fit %.3f s (%.3f ms a sweep)\n", t_load, t_fit,
-                    1e3 * m.sweep_seconds / (m.iters ? m.iters : 1));
+        if (o->stats) print_stats(&m, t_load, t_fit);
     }
 done:
     if (gc_open) grid_comm_free(&gc);

@@ -158,6 +158,24 @@ extern "C" fd_status bcp_gpu_create(bcp_gpu **out, int device, const double *x, 
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->M, Imax * Rmax * sizeof(double), "the MTTKRP"), st, done);
     CK(cudaHostAlloc((void **)&g->hA, g->rows * Rmax * sizeof(double), cudaHostAllocDefault));
     CK(cudaMemcpy(g->y, x, g->size * sizeof(double), cudaMemcpyHostToDevice));
+    /* One product of each kind on zero factors: the first call of a
+     * cuBLAS or CUDA kernel loads its module (lazy loading), tens of
+     * milliseconds that belong to the setup, not to the first sweep. */
+    {
+        const double *zero[MAXN];
+        double *M = (double *)calloc(2 * Imax * Rmax, sizeof(double)); /* zero factors, then M */
+        for (uint32_t m = 0; m < order; m++) zero[m] = M + Imax * Rmax;
+        if (!M) {
+            st = fd_fail(FD_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        for (int side = 0; side < 2 && st == FD_OK; side++) {
+            st = bcp_gpu_contract(g, side, zero, Rmax);
+            if (st == FD_OK) st = bcp_gpu_mttkrp(g, side ? h : 0, zero, Rmax, M);
+        }
+        free(M);
+        if (st != FD_OK) goto done;
+    }
     *out = g;
     g = NULL;
 done:
