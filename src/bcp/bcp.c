@@ -12,6 +12,7 @@
 #include "bcp.h"
 
 #include "../common/clock.h"
+#include "../common/dispatch.h"
 #include "../common/par_rows.h"
 #include "bcp_backend.h"
 
@@ -134,18 +135,23 @@ static int spd_inverse(const double *S, uint32_t R, double *L, double *inv, doub
 }
 
 /* E[A(n)^T A(n)] = A^T A + I_n Sigma. */
-static void expect_gram(work *w, uint32_t n)
+FD_HOT static void expect_gram(work *w, uint32_t n)
 {
     const bcp_model *m = w->m;
     const uint32_t R = m->R;
     const uint64_t I = m->dims[n];
     double *G = w->EAA[n];
-    for (uint32_t a = 0; a < R; a++)
-        for (uint32_t b = 0; b < R; b++) {
-            double s = 0;
-            for (uint64_t i = 0; i < I; i++) s += m->A[n][i * R + a] * m->A[n][i * R + b];
-            G[a * R + b] = s + (double)I * m->Sigma[n][a * R + b];
-        }
+    /* Rows of A in the outer loop (each entry still sums over i in order):
+     * the inner loop runs along a row, not down a column. */
+    for (uint32_t e = 0; e < R * R; e++) G[e] = 0;
+    for (uint64_t i = 0; i < I; i++) {
+        const double *a = m->A[n] + i * R;
+        for (uint32_t p = 0; p < R; p++)
+            for (uint32_t q = p; q < R; q++) G[p * R + q] += a[p] * a[q];
+    }
+    for (uint32_t p = 0; p < R; p++) /* a[p] a[q] = a[q] a[p]: the same bits */
+        for (uint32_t q = 0; q < p; q++) G[p * R + q] = G[q * R + p];
+    for (uint32_t e = 0; e < R * R; e++) G[e] += (double)I * m->Sigma[n][e];
 }
 
 /* The leading R eigenvectors of the symmetric I x I matrix G (destroyed),
@@ -384,8 +390,9 @@ static void rebalance(work *w)
             lo = lo * 2 - 1;
             if (lo < -1e300) break;
         }
-        for (int it = 0; it < 200; it++) {
+        for (int it = 0; it < 2100; it++) { /* to adjacent doubles: about 60 steps, at most ~2100 */
             const double mid = 0.5 * (lo + hi);
+            if (mid == lo || mid == hi) break;
             double g = 0;
             for (uint32_t n = 0; n < N; n++) g += log(((double)m->dims[n] - mid) / (m->lambda[r] * e[n]));
             if (g > 0) lo = mid;
@@ -414,6 +421,19 @@ static void rebalance(work *w)
     }
 }
 
+/* A (I x R) = tau M Sigma: the sums over q in order, along rows of Sigma. */
+FD_HOT static void update_means(const double *M, const double *Sigma, double tau, uint64_t I, uint32_t R, double *A)
+{
+    for (uint64_t i = 0; i < I; i++) {
+        double acc[256] = {0};
+        for (uint32_t q = 0; q < R; q++) {
+            const double v = M[i * R + q], *sg = Sigma + q * R;
+            for (uint32_t r = 0; r < R; r++) acc[r] += v * sg[r];
+        }
+        for (uint32_t r = 0; r < R; r++) A[i * R + r] = tau * acc[r];
+    }
+}
+
 /* One sweep over the modes, then lambda, tau and the bound. */
 static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, double *fit)
 {
@@ -438,12 +458,7 @@ static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, doub
         w->logdet[n] = -w->logdet[n]; /* ln det Sigma_n */
         FD_TRY(mttkrp(w, n));
         FD_TRY(reduce(w, w->M, I * R));
-        for (uint64_t i = 0; i < I; i++)
-            for (uint32_t r = 0; r < R; r++) {
-                double s = 0;
-                for (uint32_t q = 0; q < R; q++) s += w->M[i * R + q] * m->Sigma[n][q * R + r];
-                m->A[n][i * R + r] = m->tau * s;
-            }
+        update_means(w->M, m->Sigma[n], m->tau, I, R, m->A[n]);
         /* --nonneg: the means projected on >= 0.  G-BF then makes the
          * columns unit vectors; here the scales are balanced across the
          * modes instead (rebalance, which keeps signs), since unit columns
