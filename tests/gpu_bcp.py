@@ -3,7 +3,9 @@ synthetic tensors (gen tensor, rank 5 at 20 dB, started at 15), a tensor
 whose modes make both of the MTTKRP's orientations run (L <= K and
 L > K), and the shared amino tensor; after 200 sweeps with --tol 0 the
 rank is the same and the factors agree to 1e-10 (components matched,
-signs aligned); on 2 GPUs (2 ranks, a process grid) as well.
+signs aligned); on 2 GPUs (2 ranks, a process grid) as well; --fuse
+2x2x2x2 with the sub-tensors fitted on the GPU fuses to the CPU's
+factors (1e-8).
 usage: gpu_bcp.py FCBO_DIST WORKDIR GPU_BACKEND GPUS SHARED"""
 import os
 import subprocess
@@ -67,4 +69,13 @@ for name, spec, R in specs:
         c, rc = load(g2)
         d = differ(a, c)
         check(rc == ra and d <= 1e-10, "%s: 2 GPUs: rank %d, factors differ by %g" % (name, rc, d))
+# --fuse: each sub-tensor fitted on the GPU (rank 5 from 15, 4 starts,
+# 200 sweeps each), the fusion on the host: the fused factors as the
+# CPU's.
+t4 = specs[1][1]
+for backend, out in (("cpu", "fcpu"), (GB, "fgpu")):
+    run([t4, "--rank", "5", "--fuse", "2x2x2x2", "-o", os.path.join(WORK, out)], backend)
+(a, ra), (b, rb) = load(os.path.join(WORK, "fcpu")), load(os.path.join(WORK, "fgpu"))
+d = differ(a, b)
+check(ra == rb == 5 and d <= 1e-8, "--fuse 2x2x2x2: ranks %d and %d, the GPU's fused factors differ by %g" % (ra, rb, d))
 finish()
