@@ -23,6 +23,8 @@ while [ $# -gt 0 ]; do
 done
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 version=$("$BIN" version | head -1 | cut -d' ' -f2)
+# The tool's name says whether the build has OpenBLAS (plain loops without).
+tool=fcbo-dist; "$BIN" version | grep -q '^OpenBLAS.*: built' && tool=fcbo-dist-openblas
 [ -f "$CSV" ] || echo "tool,shape,rank,sweeps,threads,ms_per_sweep,fit,machine,date,version" > "$CSV"
 row() { echo "$1,\"$MACHINE\",$(date -u +%F),$version" | tee -a "$CSV"; }
 for shape in $SHAPES; do
@@ -32,7 +34,7 @@ for shape in $SHAPES; do
       2> "$tmp/err" || { echo "failed: $(tail -2 "$tmp/err")" >&2; continue; }
     ms=$(sed -n 's/.*(\([0-9.]*\) ms a sweep, median.*/\1/p' "$tmp/err")
     fit=$(sed -n 's/.*: fit \([0-9.]*\) after.*/\1/p' "$tmp/err")
-    row "fcbo-dist,$shape,$R,$SWEEPS,$THREADS,$ms,$fit"
+    row "$tool,$shape,$R,$SWEEPS,$THREADS,$ms,$fit"
     if python3 -c "import tensorly" 2> /dev/null; then
       t=$(python3 "$here/bcp_tensorly.py" "$tmp/t.npy" "$R" "$SWEEPS") && row "tensorly-parafac,$shape,$R,$SWEEPS,,$t,"
     fi

@@ -98,9 +98,11 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
         unsigned maj, min, rel;
         H5get_libversion(&maj, &min, &rel);
-        printf("fcbo-dist %s\nCUDA backend: %s\nNCCL: %s\nHDF5: %u.%u.%u (serial)\nMPI: %d.%d\ncairo (dpc --plot): %s\n",
+        printf("fcbo-dist %s\nCUDA backend: %s\nNCCL: %s\nHDF5: %u.%u.%u (serial)\nMPI: %d.%d\ncairo (dpc --plot): %s\n"
+               "OpenBLAS (bcp on the CPU): %s\n",
                FD_VERSION, FD_HAVE_CUDA ? "built" : "not built", FD_HAVE_NCCL ? "built" : "not built", maj, min, rel,
-               MPI_VERSION, MPI_SUBVERSION, FD_HAVE_CAIRO ? "built" : "not built");
+               MPI_VERSION, MPI_SUBVERSION, FD_HAVE_CAIRO ? "built" : "not built",
+               FD_HAVE_OPENBLAS ? "built" : "not built");
         return 0;
     }
     const fd_cmd *cmd = NULL;

@@ -1,12 +1,12 @@
 #!/usr/bin/env bash
 # Installs what fcbo-dist needs to build and test, on Debian or Ubuntu, only
 # where it is missing: compiler, CMake, Open MPI, serial HDF5 (and its
-# tools, for h5dump), cairo (dpc --plot), and SLURM with munge for the
-# batch-script test (which starts a private one-node SLURM of its own;
-# tools/slurm-local.sh).  CUDA is not installed here: the CUDA backends
+# tools, for h5dump), cairo (dpc --plot), OpenBLAS (bcp on the CPU), and
+# SLURM with munge for the batch-script test (which starts a private
+# one-node SLURM of its own; tools/slurm-local.sh).  CUDA is not installed here: the CUDA backends
 # are built when nvcc is already on the PATH or in /usr/local/cuda.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools slurm-wlm munge libcairo2-dev)
+pkgs=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools slurm-wlm munge libcairo2-dev libopenblas-dev)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -4,15 +4,17 @@
  * of [h, N), is contracted with one half's Khatri-Rao product (T0 = Y KR,
  * T1 = Y^T KL), and each mode's MTTKRP then sums over the small
  * intermediate of its half, so that a sweep reads the block twice instead
- * of N times.  Rows on threads, each row's sums in a fixed order, so the
- * result does not depend on the threads.  Plain loops (no BLAS, which the
- * GPU machine does not have). */
+ * of N times.  The contractions by OpenBLAS where the build has it
+ * (common/gemm.h), else plain loops (the GPU machine has no BLAS); rows on
+ * threads, each row's sums in a fixed order, so the result does not
+ * depend on the threads. */
 #include "version.h" /* FD_HAVE_CUDA */
 
 #include "bcp_backend.h"
 
 #include "../common/backend.h"
 #include "../common/dispatch.h"
+#include "../common/gemm.h"
 #include "../common/par_rows.h"
 
 #include <stdlib.h>
@@ -131,9 +133,17 @@ static fd_status cpu_contract(void *state, const bcp_tensor *t, int side, const 
     if (threads < 1) threads = 1;
     if (side == 0) {
         khatri_rao(t, A, R, s->h, t->order, s->kb);
+        if (fd_dgemm_can(c.L, R, c.K)) { /* T0 (L x R) = Y (L x K) KR (K x R) */
+            fd_dgemm(0, c.L, R, c.K, t->x, c.K, s->kb, R, s->T[0], R, threads);
+            return FD_OK;
+        }
         return par_rows_chunk(threads, 0, c.L, c.L / (4 * (uint64_t)threads), contract0_rows, &c, NULL);
     }
     khatri_rao(t, A, R, 0, s->h, s->ka);
+    if (fd_dgemm_can(c.K, R, c.L)) { /* T1 (K x R) = Y^T (K x L) KL (L x R) */
+        fd_dgemm(1, c.K, R, c.L, t->x, c.K, s->ka, R, s->T[1], R, threads);
+        return FD_OK;
+    }
     /* Chunks of at least 512 columns: each pass over l then reads 4 KB runs. */
     const uint64_t chunk = c.K / (4 * (uint64_t)threads) > 512 ? c.K / (4 * (uint64_t)threads) : 512;
     return par_rows_chunk(threads, 0, c.K, chunk, contract1_rows, &c, NULL);

@@ -1,0 +1,21 @@
+/* Dense double products for the CPU backends, by OpenBLAS where the
+ * build found it (libopenblas-dev; FD_HAVE_OPENBLAS in version.h), else
+ * not at all: callers keep their own loops for that case (the GPU
+ * machine has no BLAS).  One of gemm_openblas.c and gemm_none.c is built. */
+#ifndef FD_GEMM_H
+#define FD_GEMM_H
+
+#include <stdint.h>
+
+/* Whether fd_dgemm can take a product of these sizes (BLAS takes int
+ * sizes). */
+int fd_dgemm_can(uint64_t m, uint64_t n, uint64_t k);
+
+/* Row-major C (m x n) = op(A) B, op(A) = A (m x k, leading dimension
+ * lda) or, with trans_a, A^T (A k x m), B k x n; on `threads` threads.
+ * Each entry of C sums over k in an order that does not depend on the
+ * threads (OpenBLAS splits C, not k, among them). */
+void fd_dgemm(int trans_a, uint64_t m, uint64_t n, uint64_t k, const double *A, uint64_t lda, const double *B,
+              uint64_t ldb, double *C, uint64_t ldc, int threads);
+
+#endif

@@ -1,0 +1,14 @@
+/* No BLAS in this build (see gemm.h): callers use their own loops. */
+#include "gemm.h"
+
+int fd_dgemm_can(uint64_t m, uint64_t n, uint64_t k)
+{
+    (void)m, (void)n, (void)k;
+    return 0;
+}
+
+void fd_dgemm(int trans_a, uint64_t m, uint64_t n, uint64_t k, const double *A, uint64_t lda, const double *B,
+              uint64_t ldb, double *C, uint64_t ldc, int threads)
+{
+    (void)trans_a, (void)m, (void)n, (void)k, (void)A, (void)lda, (void)B, (void)ldb, (void)C, (void)ldc, (void)threads;
+}

@@ -1,0 +1,46 @@
+/* fd_dgemm by OpenBLAS (see gemm.h).  OpenBLAS's own threads split C in
+ * ways that depend on their number, and with them the rounding of an
+ * entry (a bcp test caught -t 3 and -t 2 differing): instead C goes out in
+ * row blocks of a fixed size to our threads, each a one-thread OpenBLAS
+ * call, so every entry comes from the same call whatever the threads. */
+#include "gemm.h"
+
+#include "par_rows.h"
+
+#include <cblas.h>
+#include <limits.h>
+
+/* Rows of C a call: large enough for OpenBLAS's blocking, small enough
+ * for several per thread. */
+#define GEMM_ROWS 256
+
+typedef struct {
+    int trans_a;
+    uint64_t n, k, lda, ldb, ldc;
+    const double *A, *B;
+    double *C;
+} gemm_ctx;
+
+static fd_status gemm_rows(void *arg, uint64_t i0, uint64_t i1, int thread)
+{
+    const gemm_ctx *g = arg;
+    (void)thread;
+    /* Rows i0.. of op(A): rows of A, or its columns when transposed. */
+    const double *a = g->trans_a ? g->A + i0 : g->A + i0 * g->lda;
+    cblas_dgemm(CblasRowMajor, g->trans_a ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)(i1 - i0), (int)g->n,
+                (int)g->k, 1.0, a, (int)g->lda, g->B, (int)g->ldb, 0.0, g->C + i0 * g->ldc, (int)g->ldc);
+    return FD_OK;
+}
+
+int fd_dgemm_can(uint64_t m, uint64_t n, uint64_t k)
+{
+    return m <= INT_MAX && n <= INT_MAX && k <= INT_MAX;
+}
+
+void fd_dgemm(int trans_a, uint64_t m, uint64_t n, uint64_t k, const double *A, uint64_t lda, const double *B,
+              uint64_t ldb, double *C, uint64_t ldc, int threads)
+{
+    gemm_ctx g = {trans_a, n, k, lda, ldb, ldc, A, B, C};
+    openblas_set_num_threads(1);
+    (void)par_rows_chunk(threads > 0 ? threads : 1, 0, m, GEMM_ROWS, gemm_rows, &g, NULL);
+}
