@@ -51,6 +51,7 @@ typedef struct {
     double *EAA[BCP_MAX_ORDER]; /* R x R: E[A(n)^T A(n)] */
     double *M;                  /* I_max x R: the MTTKRP */
     double *psi, *chol;         /* R x R */
+    double *part;               /* R x R + 1: this rank's part of A^T A and <Y, [[A]]> */
     double yy;                  /* ||Y||^2 */
     int threads;
     double logdet[BCP_MAX_ORDER];
@@ -62,6 +63,27 @@ static fd_status reduce(const work *w, double *v, uint64_t n)
     if (!w->comm || !w->comm->sum) return FD_OK;
     const double t0 = fd_now();
     const fd_status st = w->comm->sum(w->comm->ctx, v, n);
+    w->m->sum_seconds += fd_now() - t0;
+    return st;
+}
+
+/* w->M's rows [*o0, *o1) summed over the ranks (bcp_comm's sum_rows;
+ * all of them on one rank). */
+static fd_status sum_rows(const work *w, uint64_t rows, uint64_t *o0, uint64_t *o1)
+{
+    if (!w->comm || !w->comm->sum_rows) return FD_OK;
+    const double t0 = fd_now();
+    const fd_status st = w->comm->sum_rows(w->comm->ctx, w->M, rows, w->m->R, o0, o1);
+    w->m->sum_seconds += fd_now() - t0;
+    return st;
+}
+
+/* Every rank's rows of factor n to every rank. */
+static fd_status gather_rows(const work *w, uint32_t n)
+{
+    if (!w->comm || !w->comm->gather_rows) return FD_OK;
+    const double t0 = fd_now();
+    const fd_status st = w->comm->gather_rows(w->comm->ctx, w->m->A[n], w->m->dims[n], w->m->R);
     w->m->sum_seconds += fd_now() - t0;
     return st;
 }
@@ -134,25 +156,29 @@ static int spd_inverse(const double *S, uint32_t R, double *L, double *inv, doub
     return 1;
 }
 
-/* E[A(n)^T A(n)] = A^T A + I_n Sigma. */
-FD_HOT static void expect_gram(work *w, uint32_t n)
+/* G (R x R) = the sum over rows [i0, i1) of A of a_i a_i^T.  Rows in the
+ * outer loop (each entry still sums over i in order), so that the inner
+ * loop runs along a row; exactly symmetric (a_p a_q = a_q a_p). */
+FD_HOT static void factor_gram(const double *A, uint64_t i0, uint64_t i1, uint32_t R, double *G)
 {
-    const bcp_model *m = w->m;
-    const uint32_t R = m->R;
-    const uint64_t I = m->dims[n];
-    double *G = w->EAA[n];
-    /* Rows of A in the outer loop (each entry still sums over i in order):
-     * the inner loop runs along a row, not down a column. */
     for (uint32_t e = 0; e < R * R; e++) G[e] = 0;
-    for (uint64_t i = 0; i < I; i++) {
-        const double *a = m->A[n] + i * R;
+    for (uint64_t i = i0; i < i1; i++) {
+        const double *a = A + i * R;
         for (uint32_t p = 0; p < R; p++) {
             const double ap = a[p];
             double *g = G + p * R;
             for (uint32_t q = 0; q < R; q++) g[q] += ap * a[q];
         }
     }
-    for (uint32_t e = 0; e < R * R; e++) G[e] += (double)I * m->Sigma[n][e];
+}
+
+/* E[A(n)^T A(n)] = A^T A + I_n Sigma. */
+static void expect_gram(work *w, uint32_t n)
+{
+    const bcp_model *m = w->m;
+    const uint32_t R = m->R;
+    factor_gram(m->A[n], 0, m->dims[n], R, w->EAA[n]);
+    for (uint32_t e = 0; e < R * R; e++) w->EAA[n][e] += (double)m->dims[n] * m->Sigma[n][e];
 }
 
 /* The leading R eigenvectors of the symmetric I x I matrix G (destroyed),
@@ -467,19 +493,29 @@ static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, doub
             return fd_fail(FD_ERR_INTERNAL, "bcp: tau Psi + diag(lambda) of mode %u is not positive definite", n + 1);
         w->logdet[n] = -w->logdet[n]; /* ln det Sigma_n */
         FD_TRY(mttkrp(w, n));
-        FD_TRY(reduce(w, w->M, I * R));
-        update_means(w->M, m->Sigma[n], m->tau, I, R, m->A[n]);
+        /* This rank's rows of the summed MTTKRP (all of them on one rank),
+         * their update, their part of A^T A and of <Y, [[A]]>; then every
+         * rank gets all rows and the parts' sums. */
+        uint64_t o0 = 0, o1 = I;
+        FD_TRY(sum_rows(w, I, &o0, &o1));
+        update_means(w->M + o0 * R, m->Sigma[n], m->tau, o1 - o0, R, m->A[n] + o0 * R);
         /* --nonneg: the means projected on >= 0.  G-BF then makes the
          * columns unit vectors; here the scales are balanced across the
          * modes instead (rebalance, which keeps signs), since unit columns
          * in all modes but one fight the ARD prior: on amino they made
          * lambda shrink every component to nothing. */
         if (o->nonneg)
-            for (uint64_t i = 0; i < I * R; i++) m->A[n][i] = m->A[n][i] > 0 ? m->A[n][i] : 0;
-        expect_gram(w, n);
+            for (uint64_t i = o0 * R; i < o1 * R; i++) m->A[n][i] = m->A[n][i] > 0 ? m->A[n][i] : 0;
+        double *part = w->part;
+        factor_gram(m->A[n], o0, o1, R, part);
         /* <Y, [[A]]> from the last mode's MTTKRP and its new factor. */
+        part[R * R] = 0;
         if (n == N - 1)
-            for (uint64_t i = 0; i < I * R; i++) yx += w->M[i] * m->A[n][i];
+            for (uint64_t i = o0 * R; i < o1 * R; i++) part[R * R] += w->M[i] * m->A[n][i];
+        FD_TRY(gather_rows(w, n));
+        FD_TRY(reduce(w, part, (uint64_t)R * R + 1));
+        for (uint32_t e = 0; e < R * R; e++) w->EAA[n][e] = part[e] + (double)I * m->Sigma[n][e];
+        if (n == N - 1) yx = part[R * R];
     }
     if (balance) rebalance(w);
     /* lambda: Gamma(a, b_r). */
@@ -569,6 +605,7 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
     FD_ALLOC_GOTO(w.M, Imax * R, st, done);
     FD_ALLOC_GOTO(w.psi, (size_t)R * R, st, done);
     FD_ALLOC_GOTO(w.chol, (size_t)R * R, st, done);
+    FD_ALLOC_GOTO(w.part, (size_t)R * R + 1, st, done);
     for (uint64_t i = 0; i < t->size; i++) w.yy += t->x[i] * t->x[i];
     FD_TRY_GOTO(reduce(&w, &w.yy, 1), st, done);
     /* Start at the data's scale: factors from the SVD of each unfolding
@@ -660,6 +697,7 @@ done:
     free(w.M);
     free(w.psi);
     free(w.chol);
+    free(w.part);
     if (st != FD_OK) bcp_model_free(m);
     return st;
 }

@@ -53,6 +53,14 @@ typedef struct bcp_comm {
      * full t->full[n] rows, in order).  The SVD start needs whole columns
      * of the unfolding.  NULL: one rank, or no split of any mode. */
     fd_status (*gather)(void *ctx, uint32_t n, const double *mine, uint64_t cols, double *all);
+    /* The MTTKRP's rows shared out (PLANC's and SPLATT's layout): M (rows
+     * x R, each rank's part) summed over the ranks into this rank's share
+     * of the rows [*o0, *o1) only (reduce-scatter); after the update of
+     * those rows of the factor, gather_rows gives every rank all of them
+     * (all-gather), so the I_n x R^2 work is split among the ranks.  NULL:
+     * one rank, which owns every row. */
+    fd_status (*sum_rows)(void *ctx, double *M, uint64_t rows, uint32_t R, uint64_t *o0, uint64_t *o1);
+    fd_status (*gather_rows)(void *ctx, double *A, uint64_t rows, uint32_t R);
 } bcp_comm;
 
 struct bcp_ops;

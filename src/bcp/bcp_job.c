@@ -15,6 +15,7 @@
 #include "bcp_fuse.h"
 #include "bcp_h5.h"
 
+#include <limits.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -65,9 +66,11 @@ done:
  * blocks of every other mode (a fiber of the grid along that mode), in
  * the order of their blocks of it, and each one's rows of that mode. */
 typedef struct {
-    int rank;
+    int rank, size;
     MPI_Comm fiber[BCP_MAX_ORDER];
     int *rows[BCP_MAX_ORDER], *counts, *displs;
+    double *share; /* sum_rows' receive buffer */
+    uint64_t share_cap;
 } grid_comm;
 
 static void grid_comm_free(grid_comm *g)
@@ -80,7 +83,9 @@ static void grid_comm_free(grid_comm *g)
     }
     free(g->counts);
     free(g->displs);
+    free(g->share);
     g->counts = g->displs = NULL;
+    g->share = NULL;
 }
 
 /* Rank `rank`'s block (C order over the grid, as bcp_grid_block). */
@@ -90,6 +95,7 @@ static fd_status grid_comm_open(grid_comm *g, int rank, int size, uint32_t order
     fd_status st = FD_OK;
     memset(g, 0, sizeof *g);
     g->rank = rank;
+    g->size = size;
     for (uint32_t n = 0; n < BCP_MAX_ORDER; n++) g->fiber[n] = MPI_COMM_NULL;
     uint64_t coord[BCP_MAX_ORDER], stride[BCP_MAX_ORDER], v = (uint64_t)rank, s = 1;
     for (uint32_t n = order; n-- > 0;) {
@@ -160,6 +166,56 @@ static void print_stats(const bcp_model *m, double t_load, double t_fit)
                     "%.3f ms, the rest on the host %.3f ms)\n",
             t_load, t_fit, 1e3 * med, 1e3 * m->sweep_seconds / k, 1e3 * m->product_seconds / k,
             1e3 * m->sum_seconds / k, 1e3 * (m->sweep_seconds - m->product_seconds - m->sum_seconds) / k);
+}
+
+/* Rank p's share of `rows` rows: [rows p / P, rows (p + 1) / P), as
+ * counts and displacements of doubles at R a row. */
+static fd_status row_shares(grid_comm *g, uint64_t rows, uint32_t R)
+{
+    if (rows * R > INT_MAX)
+        return fd_fail(FD_ERR_INPUT, "a mode of %llu rows at rank %u is too long for one MPI message (2^31 numbers)",
+                       (unsigned long long)rows, R);
+    for (int p = 0; p < g->size; p++) {
+        const uint64_t a = rows * (uint64_t)p / (uint64_t)g->size, b = rows * (uint64_t)(p + 1) / (uint64_t)g->size;
+        g->displs[p] = (int)(a * R);
+        g->counts[p] = (int)((b - a) * R);
+    }
+    return FD_OK;
+}
+
+/* bcp_comm's sum_rows: a reduce-scatter by row shares.  Each entry is
+ * summed at its owner only, and gather_rows hands the owner's bits to
+ * everyone, so every rank ends with the same factors. */
+static fd_status grid_sum_rows(void *ctx, double *M, uint64_t rows, uint32_t R, uint64_t *o0, uint64_t *o1)
+{
+    grid_comm *g = ctx;
+    fd_status st = FD_OK;
+    FD_TRY(row_shares(g, rows, R));
+    const uint64_t mine = (uint64_t)g->counts[g->rank];
+    if (mine > g->share_cap) {
+        double *b = realloc(g->share, mine * sizeof *b);
+        if (!b) return fd_fail(FD_ERR_NOMEM, "out of memory");
+        g->share = b;
+        g->share_cap = mine;
+    }
+    MPI_CHECK_GOTO(MPI_Reduce_scatter(M, g->share, g->counts, MPI_DOUBLE, MPI_SUM, MPI_COMM_WORLD), st, done);
+    memcpy(M + g->displs[g->rank], g->share, mine * sizeof *M);
+    *o0 = (uint64_t)g->displs[g->rank] / R;
+    *o1 = *o0 + mine / R;
+done:
+    return st;
+}
+
+/* bcp_comm's gather_rows: an all-gather of the row shares, in place. */
+static fd_status grid_gather_rows(void *ctx, double *A, uint64_t rows, uint32_t R)
+{
+    grid_comm *g = ctx;
+    fd_status st = FD_OK;
+    FD_TRY(row_shares(g, rows, R));
+    MPI_CHECK_GOTO(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, A, g->counts, g->displs, MPI_DOUBLE, MPI_COMM_WORLD),
+                   st, done);
+done:
+    return st;
 }
 
 /* bcp_fit from `starts` starts (the first as --init says, the others
@@ -381,7 +437,7 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
     }
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     if (o->fuse_n) {
-        const bcp_comm comm = {distributed ? mpi_sum : NULL, &rank, NULL};
+        const bcp_comm comm = {distributed ? mpi_sum : NULL, &rank, NULL, NULL, NULL};
         uint32_t fiters = 0;
         const int threads = o->fit.threads > 0 ? o->fit.threads : fd_place_threads(mpi);
         st = fuse_job(o, mpi, &comm, ops, device, order, dims, threads, &m, &t, &fiters, o->quiet || mpi->rank != 0);
@@ -420,7 +476,8 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
         gc_open = st == FD_OK;
     }
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
-    const bcp_comm comm = {distributed ? grid_sum : NULL, &gc, distributed ? grid_gather : NULL};
+    const bcp_comm comm = {distributed ? grid_sum : NULL, &gc, distributed ? grid_gather : NULL,
+                           distributed ? grid_sum_rows : NULL, distributed ? grid_gather_rows : NULL};
     bcp_opts fo = o->fit;
     if (fo.threads < 1) fo.threads = fd_place_threads(mpi);
     st = fit_best(t, &fo, o->starts, &comm, ops, state, &m, &prog);
