@@ -2,10 +2,12 @@
  * tensor's modes (P = P_1 x ... x P_N); each reads and keeps its block
  * only, and every rank holds every factor (they are small: sum_n I_n x
  * R).  Per mode, each rank's MTTKRP of its block fills its rows of the
- * product; the sum over ranks (a reduction to rank 0 and a broadcast, so
- * that every rank gets the same bits) gives every rank the whole of it,
- * and the update after it is the same everywhere.  The same holds for
- * ||Y||^2 and the SVD start's Gram matrices. */
+ * product; a reduce-scatter sums each rank's share of the rows, the rank
+ * updates those rows of the factor, and an all-gather hands them to
+ * everyone (each entry is summed at one rank only, so every rank gets the
+ * same bits and the update after it is the same everywhere).  ||Y||^2,
+ * the R x R Gram matrices and the SVD start's mode Grams are sums over
+ * all ranks (a reduction and a broadcast). */
 #include "bcp_job.h"
 
 #include "../common/clock.h"
