@@ -27,6 +27,7 @@ import h5py
 import numpy as np
 from scipy.optimize import linear_sum_assignment
 import testlib
+from bcp_testlib import factor_diff
 from testlib import check
 
 BIN, WORK, SHARED = sys.argv[1], sys.argv[2], sys.argv[3]
@@ -127,20 +128,6 @@ for shape, seed in (("20x30x25", 3), ("15x20x12x18", 7)):
 # 1e-10 once components are matched and signs aligned, from HDF5 and .npy.
 
 
-def same_factors(A, B):
-    """The largest difference between the factors of A and B relative to
-    A's largest entry, components matched by congruence, signs aligned."""
-    C = np.ones((A[0].shape[1], B[0].shape[1]))
-    for a, b in zip(A, B):
-        C *= np.abs((a / np.linalg.norm(a, axis=0)).T @ (b / np.linalg.norm(b, axis=0)))
-    r, c = linear_sum_assignment(-C)
-    worst = 0.0
-    for a, b in zip(A, B):
-        bb = b[:, c] * np.sign(np.sum(a[:, r] * b[:, c], axis=0))
-        worst = max(worst, np.abs(a[:, r] - bb).max() / np.abs(a).max())
-    return worst if A[0].shape[1] == B[0].shape[1] else np.inf
-
-
 t4 = os.path.join(WORK, "t15x20x12x18.h5")
 t4npy = os.path.join(WORK, "t15x20x12x18.npy")
 # 6 x 50 x 8 x 40: the grids split the 50 (and the 40), so the SVD start
@@ -162,7 +149,7 @@ for series in (((1, t4 + ":/tensor"), (2, t4 + ":/tensor"), (3, t4npy), (4, t4 +
             continue
         name = "np %d (%s)" % (nranks, os.path.basename(spec))
         check("%d ranks (grid" % nranks in r.stderr, "%s: no grid in the summary: %s" % (name, r.stderr.strip()))
-        d = same_factors(one["A"], res["A"])
+        d = factor_diff(one["A"], res["A"])
         check(d <= 1e-10, "%s: factors differ from one rank's by %g" % (name, d))
         check(abs(res["attrs"]["fit"] - one["attrs"]["fit"]) <= 1e-12, "%s: fit %r against %r" % (
             name, res["attrs"]["fit"], one["attrs"]["fit"]))

@@ -12,8 +12,7 @@ import subprocess
 import sys
 
 import h5py
-import numpy as np
-from scipy.optimize import linear_sum_assignment
+from bcp_testlib import factor_diff
 from testlib import ENV, check, finish
 
 BIN, WORK, GB, GPUS, SHARED = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), sys.argv[5]
@@ -32,20 +31,6 @@ def load(d):
         return [f["factors/A%d" % (k + 1)][:] for k in range(int(f.attrs["order"]))], int(f.attrs["rank"])
 
 
-def differ(A, B):
-    if A[0].shape[1] != B[0].shape[1]:
-        return np.inf
-    C = np.ones((A[0].shape[1], B[0].shape[1]))
-    for a, b in zip(A, B):
-        C *= np.abs((a / np.linalg.norm(a, axis=0)).T @ (b / np.linalg.norm(b, axis=0)))
-    r, c = linear_sum_assignment(-C)
-    worst = 0.0
-    for a, b in zip(A, B):
-        bb = b[:, c] * np.sign(np.sum(a[:, r] * b[:, c], axis=0))
-        worst = max(worst, np.abs(a[:, r] - bb).max() / np.abs(a).max())
-    return worst
-
-
 specs = []
 for shape, seed in (("20x30x25", 3), ("15x20x12x18", 7), ("6x50x8x40", 11)):
     path = os.path.join(WORK, "t%s.h5" % shape)
@@ -61,13 +46,13 @@ for name, spec, R in specs:
     run([spec, "--rank", str(R), "-o", gpu], GB)
     (a, ra), (b, rb) = load(cpu), load(gpu)
     check(ra == rb, "%s: rank %d on the CPU, %d on the GPU" % (name, ra, rb))
-    d = differ(a, b)
+    d = factor_diff(a, b)
     check(d <= 1e-10, "%s: the GPU's factors differ by %g" % (name, d))
     if GPUS >= 2:
         g2 = os.path.join(WORK, "gpu2")
         run([spec, "--rank", str(R), "-o", g2], GB, np_=2)
         c, rc = load(g2)
-        d = differ(a, c)
+        d = factor_diff(a, c)
         check(rc == ra and d <= 1e-10, "%s: 2 GPUs: rank %d, factors differ by %g" % (name, rc, d))
 # --fuse: each sub-tensor fitted on the GPU (rank 5 from 15, 4 starts,
 # 200 sweeps each), the fusion on the host: the fused factors as the
@@ -76,6 +61,6 @@ t4 = specs[1][1]
 for backend, out in (("cpu", "fcpu"), (GB, "fgpu")):
     run([t4, "--rank", "5", "--fuse", "2x2x2x2", "-o", os.path.join(WORK, out)], backend)
 (a, ra), (b, rb) = load(os.path.join(WORK, "fcpu")), load(os.path.join(WORK, "fgpu"))
-d = differ(a, b)
+d = factor_diff(a, b)
 check(ra == rb == 5 and d <= 1e-8, "--fuse 2x2x2x2: ranks %d and %d, the GPU's fused factors differ by %g" % (ra, rb, d))
 finish()
