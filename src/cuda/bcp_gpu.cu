@@ -138,11 +138,11 @@ extern "C" fd_status bcp_gpu_create(bcp_gpu **out, int device, const double *x, 
         Imax = dims[m] > Imax ? dims[m] : Imax;
     }
     const uint64_t L = span(g, 0, h), K = span(g, h, order), big = L > K ? L : K;
-    /* cuBLAS takes int sizes: each half's rows below 2^31. */
-    if (L > INT32_MAX || K > INT32_MAX) {
-        st = fd_fail(FD_ERR_INPUT, "a block of %llu x %llu (the two halves of its modes) is too large for one GPU "
-                                   "product (2^31); use more ranks or --fuse",
-                     (unsigned long long)L, (unsigned long long)K);
+    /* cuBLAS takes int sizes, and a mode's kernel a block per (i, r). */
+    if (L > INT32_MAX || K > INT32_MAX || Imax * Rmax > INT32_MAX) {
+        st = fd_fail(FD_ERR_INPUT, "a block of %llu x %llu (the two halves of its modes), or a mode of %llu rows at "
+                                   "rank %u, is too large for the GPU's products (2^31); use more ranks or --fuse",
+                     (unsigned long long)L, (unsigned long long)K, (unsigned long long)Imax, Rmax);
         goto done;
     }
     CK(cudaSetDevice(device));
