@@ -227,6 +227,12 @@ with h5py.File(os.path.join(WORK, "t.h5"), "w") as f:
 cases["t.h5:/nope"] = "no dataset '/nope'"
 cases["t.h5:/i"] = "not floating point"
 cases["missing.npy"] = "cannot open"
+# Found by tests/fuzz: a header that promises more values than the file
+# holds is refused before anything is allocated for them.
+np.save(os.path.join(WORK, "short.npy"), np.ones((3, 4, 5)))
+with open(os.path.join(WORK, "short.npy"), "r+b") as f:
+    f.truncate(os.path.getsize(os.path.join(WORK, "short.npy")) - 8)
+cases["short.npy"] = "truncated: the header promises 480 bytes of values, the file holds 472"
 for spec, want in cases.items():
     r = run([os.path.join(WORK, spec), "-o", bad], expect=2)
     check(want in r.stderr, "%s: no '%s' in: %s" % (spec, want, r.stderr.strip()))

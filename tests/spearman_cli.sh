@@ -18,6 +18,9 @@ bad_case empty.txt '' "empty.txt: no data rows"
 bad_case blank.txt '\n  \n' "blank.txt: no data rows"
 bad_case two.txt '1 2\n3 4\n' "at least 3 observations"
 bad_case badnpy.npy 'not numpy' "not a NumPy .npy file"
+# Found by tests/fuzz: a NUL byte in a text file; a shape with a sign and
+# one with no columns in a .npy header.
+bad_case nul.txt '1 2 3 4\n1 2\0003 4\n' "byte 12 is NUL: not a text file"
 # Binary inputs: a NumPy header written by hand, and HDF5 datasets of a
 # lattice result (1-D, so not a matrix).
 npy() { # file, header dict, payload bytes
@@ -32,7 +35,9 @@ bad_npy() { # name, header, payload, expected message
 bad_npy dtype.npy "{'descr': '<c16', 'fortran_order': False, 'shape': (2, 3), }" '' "dtype '<c16' is not supported"
 bad_npy fortran.npy "{'descr': '|u1', 'fortran_order': True, 'shape': (2, 3), }" '\001\002\003\004\005\006' "Fortran-ordered"
 bad_npy oned.npy "{'descr': '|u1', 'fortran_order': False, 'shape': (6,), }" '\001\002\003\004\005\006' "only 2-D arrays"
-bad_npy short.npy "{'descr': '|u1', 'fortran_order': False, 'shape': (3, 3), }" '\001\002\003\004' "truncated: row 1 of 3"
+bad_npy negative.npy "{'descr': '|u1', 'fortran_order': False, 'shape': (-1, 3), }" '' "bad shape in the .npy header"
+bad_npy nocols.npy "{'descr': '|u1', 'fortran_order': False, 'shape': (3, 0), }" '' "no columns"
+bad_npy short.npy "{'descr': '|u1', 'fortran_order': False, 'shape': (3, 3), }" '\001\002\003\004' "truncated: the header promises 3 rows of 3 values"
 npy ok.npy "{'descr': '|u1', 'fortran_order': False, 'shape': (3, 3), }" '\001\002\003\003\001\002\002\002\002'
 "$BIN" spearman "$W/ok.npy" --check-input > "$W/ci" 2>&1
 check 'grep -q "3 rows x 3 observations, 1 constant" "$W/ci"' "a hand-written .npy: $(cat "$W/ci")"

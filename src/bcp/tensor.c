@@ -11,6 +11,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 fd_status bcp_tensor_create(bcp_tensor **out, uint32_t order, const uint64_t *dims)
 {
@@ -84,8 +85,13 @@ static fd_status check_shape(const char *what, uint32_t order, const uint64_t *d
     if (order < 3)
         return fd_fail(FD_ERR_INPUT, "%s: %u modes; bcp factorises tensors of 3 modes or more", what, order);
     if (order > BCP_MAX_ORDER) return fd_fail(FD_ERR_INPUT, "%s: %u modes (at most %d)", what, order, BCP_MAX_ORDER);
-    for (uint32_t n = 0; n < order; n++)
+    uint64_t size = 1;
+    for (uint32_t n = 0; n < order; n++) {
         if (dims[n] == 0) return fd_fail(FD_ERR_INPUT, "%s: mode %u is empty", what, n + 1);
+        if (dims[n] > (UINT64_MAX / sizeof(double)) / size)
+            return fd_fail(FD_ERR_INPUT, "%s: a shape of more than 2^61 elements", what);
+        size *= dims[n];
+    }
     return FD_OK;
 }
 
@@ -135,14 +141,30 @@ static fd_status npy_header(FILE *f, const char *path, uint32_t *order, uint64_t
     *order = 0;
     for (const char *p = strchr(sh, '(') + 1; *p && *p != ')';) {
         char *end;
+        errno = 0;
         const unsigned long long v = strtoull(p, &end, 10);
         if (end == p) break;
+        if (errno) return fd_fail(FD_ERR_INPUT, "%s: bad .npy header: a mode's length out of range", path);
         if (*order == BCP_MAX_ORDER) return fd_fail(FD_ERR_INPUT, "%s: more than %d modes", path, BCP_MAX_ORDER);
         dims[(*order)++] = v;
         p = end;
         while (*p == ',' || *p == ' ') p++;
     }
-    return check_shape(path, *order, dims);
+    FD_TRY(check_shape(path, *order, dims));
+    /* The data the header promises must be in the file, before anyone
+     * allocates room for it (a fuzzed header asked for 2^63 elements). */
+    struct stat sb;
+    const long at = ftell(f);
+    uint64_t size = *dbl ? 8 : 4;
+    for (uint32_t n = 0; n < *order; n++) size *= dims[n];
+    if (at < 0 || fstat(fileno(f), &sb) != 0) return fd_fail(FD_ERR_IO, "%s: %s", path, strerror(errno));
+    if ((uint64_t)sb.st_size < (uint64_t)at || (uint64_t)sb.st_size - (uint64_t)at < size)
+    {
+        const uint64_t held = (uint64_t)sb.st_size > (uint64_t)at ? (uint64_t)sb.st_size - (uint64_t)at : 0;
+        return fd_fail(FD_ERR_INPUT, "%s: truncated: the header promises %llu bytes of values, the file holds %llu", path,
+                       (unsigned long long)size, (unsigned long long)held);
+    }
+    return FD_OK;
 }
 
 /* The block, as runs along the last mode (one seek and read each). */

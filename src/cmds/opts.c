@@ -1,20 +1,36 @@
 #include "cmds.h"
 
 #include <errno.h>
+#include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
 
+/* A decimal integer at s: digits only (strtoull would also take a sign
+ * and leading space, and wrap " -5" to 2^64 - 5), without overflow.  *end:
+ * the first character after the digits; 0 when there are none or the
+ * value is past 2^64 - 1. */
+static int parse_decimal(const char *s, const char **end, uint64_t *out)
+{
+    uint64_t v = 0;
+    const char *p = s;
+    for (; *p >= '0' && *p <= '9'; p++) {
+        const uint64_t d = (uint64_t)(*p - '0');
+        if (v > (UINT64_MAX - d) / 10) return 0;
+        v = v * 10 + d;
+    }
+    *end = p;
+    *out = v;
+    return p > s;
+}
+
 fd_status opt_u64(const char *opt, const char *val, uint64_t *out)
 {
-    char *end;
-    errno = 0;
-    if (!val || *val == '-' || *val == 0) goto bad;
-    unsigned long long v = strtoull(val, &end, 10);
-    if (errno || *end) goto bad;
+    const char *end;
+    uint64_t v;
+    if (!val || !parse_decimal(val, &end, &v) || *end)
+        return fd_fail(FD_ERR_USAGE, "%s: '%s' is not a non-negative integer (below 2^64)", opt, val ? val : "");
     *out = v;
     return FD_OK;
-bad:
-    return fd_fail(FD_ERR_USAGE, "%s: '%s' is not a non-negative integer", opt, val ? val : "");
 }
 
 fd_status opt_u32(const char *opt, const char *val, uint32_t lo, uint32_t hi, uint32_t *out)
@@ -47,9 +63,10 @@ fd_status opt_dims(const char *opt, const char *val, const char *what, uint32_t 
 {
     *n = 0;
     for (const char *p = val; *p;) {
-        char *end;
-        const unsigned long long x = strtoull(p, &end, 10);
-        if (end == p || x == 0 || *n == max || (*end && *end != 'x'))
+        const char *end;
+        uint64_t x;
+        /* "2x" (nothing after the last x) is refused too. */
+        if (!parse_decimal(p, &end, &x) || x == 0 || *n == max || (*end && (*end != 'x' || !end[1])))
             return fd_fail(FD_ERR_USAGE, "%s %s: expected %s joined by x, as 2x2x2", opt, val, what);
         v[(*n)++] = x;
         p = *end ? end + 1 : end;

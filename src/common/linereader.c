@@ -3,6 +3,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define BLOCK (4u << 20)
 
@@ -12,7 +13,12 @@ fd_status fd_lines_open(fd_lines *r, const char *path)
     r->path = path;
     r->f = fopen(path, "rb");
     if (!r->f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    /* No bigger than the file needs (small files are read often: tests,
+     * the fuzzer); past that, blocks of BLOCK. */
+    struct stat sb;
     r->cap = BLOCK + 1;
+    if (fstat(fileno(r->f), &sb) == 0 && S_ISREG(sb.st_mode) && (uint64_t)sb.st_size < BLOCK)
+        r->cap = (size_t)sb.st_size + 2;
     r->buf = malloc(r->cap);
     if (!r->buf) {
         fclose(r->f);
@@ -32,7 +38,7 @@ static int refill(fd_lines *r)
         r->len -= r->pos;
         r->pos = 0;
     }
-    if (r->cap - r->len < BLOCK / 2 + 1) {
+    if (r->cap - r->len < (r->cap - 1) / 2 + 1) { /* less than half free: double */
         size_t ncap = r->cap * 2;
         char *nb = realloc(r->buf, ncap);
         if (!nb) {

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <strings.h>
 
 /* ---------------- NumPy .npy ---------------- */
@@ -112,8 +113,24 @@ static fd_status read_npy(const char *path, int drop_nan, const fd_matrix_sink *
         st = fd_fail(FD_ERR_INPUT, "%s: dtype '%s' is not supported (little-endian ints, uints, float32, float64)", path, descr);
         goto done;
     }
+    const char *close = strchr(sh, ')');
+    if (!close || memchr(sh, '-', (size_t)(close - sh))) { /* %llu takes "-1" and wraps it */
+        st = fd_fail(FD_ERR_INPUT, "%s: bad shape in the .npy header: %s", path, hdr);
+        goto done;
+    }
     if (rows == 0) { st = fd_fail(FD_ERR_INPUT, "%s: no data rows", path); goto done; }
+    if (cols == 0) { st = fd_fail(FD_ERR_INPUT, "%s: no columns", path); goto done; }
     if (cols > 32767) { st = fd_fail(FD_ERR_INPUT, "%s: %llu columns is too many", path, cols); goto done; }
+    /* The rows the header promises must be in the file before the sink
+     * sizes its storage by them. */
+    struct stat sb;
+    const long at = ftell(f);
+    if (at >= 0 && fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) &&
+        ((uint64_t)sb.st_size < (uint64_t)at || rows > ((uint64_t)sb.st_size - (uint64_t)at) / ((uint64_t)types[ti].size * cols))) {
+        st = fd_fail(FD_ERR_INPUT, "%s: truncated: the header promises %llu rows of %llu values, the file holds fewer", path,
+                     rows, cols);
+        goto done;
+    }
     FD_TRY_GOTO(feed_begin(&feed, sink, (uint32_t)cols, rows), st, done);
     size_t es = (size_t)types[ti].size, rb = es * cols;
     FD_ALLOC_GOTO(raw, rb, st, done);

@@ -272,6 +272,8 @@ typedef struct {
     uint32_t n;
     const fd_matrix_sink *sink;
     uint64_t pushed;
+    uint64_t offset;           /* bytes read so far */
+    uint64_t fsize;            /* the file's size when it was opened (UINT64_MAX: unknown) */
 } text_reader;
 
 /* Reads up to T chunks of whole lines into cs[0..); sets *nc. */
@@ -281,14 +283,25 @@ static fd_status read_batch(text_reader *r, chunk *cs, chunk_job *jobs, int T, i
     for (; *nc < T && !r->eof; (*nc)++) {
         chunk *c = &cs[*nc];
         free(c->buf);
-        c->buf = malloc(r->ncarry + CHUNK_BYTES + 1);
+        /* No more room than the rest of the file needs (plus a byte, so
+         * that a short read says it ended): small files, small buffers. */
+        size_t want = CHUNK_BYTES;
+        if (r->fsize >= r->offset && r->fsize - r->offset < want) want = (size_t)(r->fsize - r->offset) + 1;
+        c->buf = malloc(r->ncarry + want + 1);
         if (!c->buf) return fd_fail(FD_ERR_NOMEM, "out of memory");
         if (r->ncarry) memcpy(c->buf, r->carry, r->ncarry);
-        size_t got = fread(c->buf + r->ncarry, 1, CHUNK_BYTES, r->f);
+        size_t got = fread(c->buf + r->ncarry, 1, want, r->f);
         if (ferror(r->f)) return fd_fail(FD_ERR_IO, "%s: read error", r->path);
         sha256_update(&r->sha, c->buf + r->ncarry, got);
+        /* The parsers work on NUL-terminated lines: a NUL inside one would
+         * end it early (a fuzzed file read past a line that way). */
+        const char *nul = memchr(c->buf + r->ncarry, 0, got);
+        if (nul)
+            return fd_fail(FD_ERR_INPUT, "%s: byte %llu is NUL: not a text file (binary input wants .npy or .h5)",
+                           r->path, (unsigned long long)(r->offset + (uint64_t)(nul - (c->buf + r->ncarry)) + 1));
+        r->offset += got;
         size_t len = r->ncarry + got, cut = len;
-        r->eof = got < CHUNK_BYTES;
+        r->eof = got < want;
         if (!r->eof) {
             while (cut > 0 && c->buf[cut - 1] != '\n') cut--;
             if (cut == 0) cut = len; /* a line longer than a chunk: it continues in the next */
@@ -369,6 +382,8 @@ fd_status fd_matrix_read_text(const char *path, int csv, int drop_nan, const fd_
         goto done;
     }
     if (!cs || !jobs || !th) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    struct stat fsb;
+    r.fsize = fstat(fileno(r.f), &fsb) == 0 && S_ISREG(fsb.st_mode) ? (uint64_t)fsb.st_size : UINT64_MAX;
     sha256_init(&r.sha);
     FD_TRY_GOTO(read_batch(&r, cs, jobs, T, &nc[0]), st, done);
     /* Set 0 is parsed by the main thread alone, to get going. */

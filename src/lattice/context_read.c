@@ -191,7 +191,7 @@ static fd_status read_fimi(fca_context **out, fd_lines *r)
     /* Dense ids in ascending order of the original ids. */
     uint32_t n_attr = 0;
     FD_ALLOC_GOTO(uniq, b.nidx, st, done);
-    memcpy(uniq, b.idx, b.nidx * sizeof *uniq);
+    if (b.nidx) memcpy(uniq, b.idx, b.nidx * sizeof *uniq); /* b.idx is NULL when there are none */
     if ((uint64_t)maxid <= 4 * (uint64_t)b.nidx + (1u << 20)) {
         FD_ALLOC_GOTO(map, (size_t)maxid + 1, st, done);
         for (size_t k = 0; k < b.nidx; k++) map[b.idx[k]] = 1;
@@ -210,8 +210,8 @@ static fd_status read_fimi(fca_context **out, fd_lines *r)
     /* Rows ascending and without repeats. */
     size_t w = 0;
     for (size_t o = 0; o + 1 < b.nptr; o++) {
-        uint32_t *row = b.idx + b.ptr[o];
         size_t len = b.ptr[o + 1] - b.ptr[o];
+        uint32_t *row = len ? b.idx + b.ptr[o] : NULL; /* b.idx is NULL when no row has items */
         int sorted = 1;
         for (size_t k = 1; k < len; k++)
             if (row[k] <= row[k - 1]) { sorted = 0; break; }
