@@ -5,6 +5,7 @@
 #include "mpi/fdmpi.h"
 #include "version.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -91,6 +92,10 @@ static void report(fd_status st)
 
 int main(int argc, char **argv)
 {
+    /* Past `ulimit -f` a write should fail (EFBIG) and take the error
+     * path, which removes what was half written, rather than kill the
+     * process and leave it. */
+    signal(SIGXFSZ, SIG_IGN);
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;
@@ -147,6 +152,9 @@ int main(int argc, char **argv)
         MPI_Abort(MPI_COMM_WORLD, 1);
     }
     if (mpi) MPI_Finalize();
+    /* After a failure HDF5 may hold a file it could not close; the error
+     * path has removed it, and the library is left to the exit. */
+    if (st == FD_OK) H5close();
     fflush(stdout);
     if (ferror(stdout)) {
         fprintf(stderr, "fcbo-dist: error: writing to standard output failed\n");

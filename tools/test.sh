@@ -1,11 +1,21 @@
 #!/usr/bin/env bash
 # The test suite, as CI runs it: install what is missing, build (CUDA
-# included where nvcc exists), run every test that needs no GPU.
-# Pass -L gpu (on a GPU machine) or other ctest arguments to choose.
+# included where nvcc exists), run every test that needs no GPU, the
+# sanitizer build's tests (tools/sanitize.sh) and a minute of fuzzing per
+# parser (tools/fuzz.sh).  Pass -L gpu (on a GPU machine) or other ctest
+# arguments to run only those tests of build/.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash tools/deps.sh
 bash tools/build.sh
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
-if [ $# -eq 0 ]; then set -- -LE gpu; fi
-ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"
+if [ $# -gt 0 ]; then
+  ctest --test-dir build --output-on-failure -j"$(nproc)" "$@"
+  exit
+fi
+# CI: every test that needs no GPU; then the unit, MPI and command-line
+# tests again under ASan and UBSan; then each parser fuzzed for a minute
+# from its seed corpus (tests/fuzz).
+ctest --test-dir build --output-on-failure -j"$(nproc)" -LE gpu
+bash tools/sanitize.sh
+bash tools/fuzz.sh --seconds 60

@@ -6,7 +6,14 @@
 #include <stdlib.h>
 #include <string.h>
 
-void h5u_init(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+void h5u_init(void)
+{
+    /* HDF5 closes what is still open at exit, and 1.10 crashed doing so
+     * for a file whose flush had failed (a full disk, `ulimit -f`): main
+     * closes the library itself, after a run that succeeded. */
+    H5dont_atexit();
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+}
 
 fd_status h5u_app_create(h5u_app *a, hid_t loc, const char *name, hid_t filetype, hid_t memtype, uint64_t chunk)
 {
@@ -260,7 +267,11 @@ fd_status h5u_commit(hid_t f, const char *tmp, const char *path)
 {
     /* complete = 1 last, so that a file cut short never claims it. */
     fd_status st = h5u_attr_u64(f, "complete", 1);
-    if (H5Fclose(f) < 0 && st == FD_OK) st = fd_fail(FD_ERR_IO, "%s: closing the HDF5 file failed (disk full?)", tmp);
+    errno = 0; /* what the last flush's write leaves there is the reason */
+    if (H5Fclose(f) < 0 && st == FD_OK) {
+        const int e = errno;
+        st = fd_fail(FD_ERR_IO, "%s: closing the HDF5 file failed: %s", tmp, e ? strerror(e) : "disk full?");
+    }
     if (st == FD_OK && rename(tmp, path) != 0)
         st = fd_fail(FD_ERR_IO, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
     return st;

@@ -8,19 +8,29 @@
 
 #include "../common/status.h"
 
+#include <errno.h>
 #include <hdf5.h>
 #include <stdint.h>
+#include <string.h>
 
+/* errno is cleared before the call, so that what the file driver's
+ * write or open left there (a full disk, `ulimit -f`, no permission) is
+ * the reason the message gives. */
 #define H5_CHECK_GOTO(call, st, label)                                        \
     do {                                                                      \
+        errno = 0;                                                            \
         if ((call) < 0) {                                                     \
+            const int h5_errno_ = errno;                                      \
             (st) = fd_fail_at(FD_ERR_HDF5, __FILE__, __LINE__,                \
-                              "HDF5 call failed: %s", #call);                 \
+                              "HDF5 call failed: %s%s%s", #call,              \
+                              h5_errno_ ? ": " : "",                          \
+                              h5_errno_ ? strerror(h5_errno_) : "");          \
             goto label;                                                       \
         }                                                                     \
     } while (0)
 
-/* Silences HDF5's automatic error printing (call once, early). */
+/* Before any other HDF5 call: silences HDF5's automatic error printing,
+ * and leaves closing the library to main (H5close after a success). */
 void h5u_init(void);
 
 /* A 1-D chunked dataset that grows as data is appended. */

@@ -1,0 +1,33 @@
+# Resource failures, every workload: a file-size limit hit while the
+# result is written (`ulimit -f`, as a full disk or a quota would), and an
+# output directory that cannot be created.  Each must end with a non-zero
+# exit and a message that names the cause, and leave nothing behind: no
+# output directory, no temporary file.  (A GPU too small for the problem
+# and more ranks than GPUs need a GPU: not here.)
+source "$(dirname "$0")/lib.sh" "$@"
+W=$WORK
+"$BIN" gen context --objects 3000 --attributes 40 --density 0.2 --seed 1 -o "$W/ctx.dat"
+"$BIN" gen counts --rows 3000 --cols 30 --seed 1 -o "$W/m.txt"
+"$BIN" gen blobs --n 20000 --dims 2 --clusters 5 --seed 1 -o "$W/p.txt"
+"$BIN" gen tensor --shape 40x40x40 --rank 3 --seed 1 -o "$W/t.npy"
+# name, 512-byte blocks allowed, command...
+limited() {
+  local name=$1 blocks=$2; shift 2
+  rm -rf "$W/out"
+  (ulimit -f "$blocks"; exec "$BIN" "$@" -o "$W/out" -q) 2> "$W/err"; rc=$?
+  check '[ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -q "File too large" "$W/err" && [ ! -e "$W/out" ]' \
+    "$name under ulimit -f $blocks: exit $rc, $(ls "$W/out" 2> /dev/null | tr '\n' ' ')message: $(cat "$W/err")"
+}
+limited lattice 200 lattice "$W/ctx.dat"
+limited spearman 200 spearman "$W/m.txt" --pvalue 0.5
+limited dpc 100 dpc "$W/p.txt"
+limited bcp 4 bcp "$W/t.npy" --rank 20
+# An output path under a regular file.
+touch "$W/file"
+for cmd in "lattice $W/ctx.dat" "spearman $W/m.txt" "dpc $W/p.txt" "bcp $W/t.npy --rank 3"; do
+  "$BIN" $cmd -o "$W/file/out" -q 2> "$W/err"; rc=$?
+  check '[ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -q "Not a directory" "$W/err"' "${cmd%% *} -o FILE/out: exit $rc: $(cat "$W/err")"
+done
+# Nothing temporary left anywhere in the scratch directory.
+check '[ -z "$(find "$W" -name "*.tmp*")" ]' "temporary files left: $(find "$W" -name "*.tmp*")"
+finish
