@@ -1,6 +1,7 @@
 # Resource failures, every workload: a file-size limit hit while the
 # result is written (`ulimit -f`, as a full disk or a quota would), and an
-# output directory that cannot be created.  Each must end with a non-zero
+# output directory that cannot be created, on one rank and (for the
+# result writers that run on threads) on two.  Each must end with a non-zero
 # exit and a message that names the cause, and leave nothing behind: no
 # output directory, no temporary file.  (A GPU too small for the problem
 # and more ranks than GPUs need a GPU: not here.)
@@ -22,6 +23,18 @@ limited lattice 200 lattice "$W/ctx.dat"
 limited spearman 200 spearman "$W/m.txt" --pvalue 0.5
 limited dpc 100 dpc "$W/p.txt"
 limited bcp 4 bcp "$W/t.npy" --rank 20
+# The same under mpirun, where writes happen on worker threads: one
+# message naming the rank, not HDF5's error stack (a thread-safe HDF5
+# keeps its printing switch per thread).  The limit leaves room for
+# mpirun's own files; the outputs are larger.
+"$BIN" gen context --objects 20000 --attributes 50 --density 0.25 --seed 2 -o "$W/big.dat"
+"$BIN" gen counts --rows 20000 --cols 30 --seed 1 -o "$W/m2.txt"
+for cmd in "lattice $W/big.dat" "spearman $W/m2.txt --pvalue 0.9"; do
+  rm -rf "$W/out"
+  (ulimit -f 40000; exec mpirun -np 2 "$BIN" $cmd -o "$W/out" -q) > /dev/null 2> "$W/err"; rc=$?
+  check '[ $rc -ne 0 ] && grep -q "rank .* of 2: .*File too large" "$W/err" && ! grep -q "HDF5-DIAG" "$W/err" && [ ! -e "$W/out" ]' \
+    "mpirun -np 2 ${cmd%% *} under ulimit -f: exit $rc, $(ls "$W/out" 2> /dev/null | tr '\n' ' ')message: $(head -5 "$W/err")"
+done
 # An output path under a regular file.
 touch "$W/file"
 for cmd in "lattice $W/ctx.dat" "spearman $W/m.txt" "dpc $W/p.txt" "bcp $W/t.npy --rank 3"; do

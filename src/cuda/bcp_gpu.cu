@@ -149,7 +149,9 @@ extern "C" fd_status bcp_gpu_create(bcp_gpu **out, int device, const double *x, 
     CK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
     CB(cublasCreate(&g->blas));
     CB(cublasSetStream(g->blas, g->stream));
-    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->y, g->size * sizeof(double), "the tensor block"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->y, g->size * sizeof(double),
+                              "the tensor block (more ranks, or --fuse K1xK2x..., make the blocks smaller)"),
+                st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->A, g->rows * Rmax * sizeof(double), "the factors"), st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->ka, big * Rmax * sizeof(double), "a Khatri-Rao product"), st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->kb, big * Rmax * sizeof(double), "a Khatri-Rao product"), st, done);

@@ -12,8 +12,10 @@ void h5u_init(void)
      * for a file whose flush had failed (a full disk, `ulimit -f`): main
      * closes the library itself, after a run that succeeded. */
     H5dont_atexit();
-    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    h5u_quiet();
 }
+
+void h5u_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
 
 fd_status h5u_app_create(h5u_app *a, hid_t loc, const char *name, hid_t filetype, hid_t memtype, uint64_t chunk)
 {

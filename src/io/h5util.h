@@ -32,6 +32,11 @@
 /* Before any other HDF5 call: silences HDF5's automatic error printing,
  * and leaves closing the library to main (H5close after a success). */
 void h5u_init(void);
+/* HDF5's error printing off for the calling thread: a thread-safe HDF5
+ * keeps the setting per thread, and printed its whole error stack from a
+ * writer thread under mpirun.  Every thread that may call HDF5 calls this
+ * first (h5u_init does it for the main thread). */
+void h5u_quiet(void);
 
 /* A 1-D chunked dataset that grows as data is appended. */
 typedef struct {

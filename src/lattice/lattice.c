@@ -1,6 +1,7 @@
 #include "lattice.h"
 
 #include "../common/clock.h"
+#include "../io/h5util.h"
 #include "../mpi/taskpool.h"
 
 #include <pthread.h>
@@ -53,6 +54,7 @@ typedef struct {
 
 static void *run_thread(void *arg)
 {
+    h5u_quiet(); /* the backend's sink writes from here */
     run_args *r = arg;
     r->st = r->ops->run(r->p, r->o, r->sink, &r->src, &r->stats);
     if (r->st != FD_OK) atomic_store(&r->sink->failed, 1);

@@ -3,6 +3,7 @@
 #include "lattice.h"
 
 #include "../common/clock.h"
+#include "../io/h5util.h"
 
 #include <pthread.h>
 #include <stdlib.h>
@@ -18,6 +19,7 @@ typedef struct {
 
 static void *work(void *arg)
 {
+    h5u_quiet(); /* the sink writes from every worker */
     worker *wk = arg;
     fcbo_ws *w = NULL;
     fd_status st = fcbo_ws_create(&w, wk->p, wk->sink);

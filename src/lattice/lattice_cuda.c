@@ -10,6 +10,7 @@
 #include "../common/clock.h"
 #include "../cuda/fca_gpu.h"
 #include "../cuda/fdcuda.h"
+#include "../io/h5util.h"
 
 #include <pthread.h>
 #include <stdio.h>
@@ -49,6 +50,7 @@ static fd_status flush_out(concept_sink *sink, const fca_gpu_out *o)
 
 static void *writer_main(void *arg)
 {
+    h5u_quiet();
     writer *w = arg;
     for (int i = 0;; i ^= 1) {
         pthread_mutex_lock(&w->mu);

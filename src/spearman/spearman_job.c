@@ -8,6 +8,7 @@
 #include "../common/clock.h"
 #include "../common/progress.h"
 #include "../io/h5part.h"
+#include "../io/h5util.h"
 #include "../mpi/placement.h"
 #include "../mpi/taskpool.h"
 #include "spearman_read.h"
@@ -160,6 +161,7 @@ static fd_status write_kept(job *jb)
  * one instead of 16x). */
 static fd_status run_record(void *arg, int t, const uint64_t *rec, size_t len)
 {
+    h5u_quiet(); /* a pool thread: it writes pairs */
     job *jb = arg;
     spearman_acc local = jb->acc[t], *a = &local;
     fd_status st = FD_OK;
