@@ -4,6 +4,7 @@
 #include "../common/clock.h"
 #include "../common/sha256.h"
 #include "../io/h5util.h"
+#include "../io/npy.h"
 
 #include <errno.h>
 #include <hdf5.h>
@@ -11,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 
 fd_status bcp_tensor_create(bcp_tensor **out, uint32_t order, const uint64_t *dims)
 {
@@ -114,56 +114,28 @@ static fd_status check_finite(const char *what, const bcp_tensor *t)
     return FD_OK;
 }
 
-/* A .npy's header: its shape and element type; f left at the data. */
-static fd_status npy_header(FILE *f, const char *path, uint32_t *order, uint64_t *dims, int *dbl)
+/* A .npy's header: its shape and element type, checked against what bcp
+ * reads and against the file's size; f left at the data. */
+static fd_status npy_header_check(FILE *f, const char *path, uint32_t *order, uint64_t *dims, int *dbl)
 {
-    char hdr[4096];
-    unsigned char pre[12];
-    if (fread(pre, 1, 10, f) != 10 || memcmp(pre, "\x93NUMPY", 6) != 0)
-        return fd_fail(FD_ERR_INPUT, "%s: not a NumPy .npy file", path);
-    size_t hlen = pre[8] | (size_t)pre[9] << 8;
-    if (pre[6] >= 2) {
-        if (fread(pre + 10, 1, 2, f) != 2) return fd_fail(FD_ERR_INPUT, "%s: truncated header", path);
-        hlen |= (size_t)pre[10] << 16 | (size_t)pre[11] << 24;
-    }
-    if (hlen >= sizeof hdr || fread(hdr, 1, hlen, f) != hlen)
-        return fd_fail(FD_ERR_INPUT, "%s: bad or truncated .npy header", path);
-    hdr[hlen] = 0;
-    const char *d = strstr(hdr, "'descr':"), *fo = strstr(hdr, "'fortran_order':"), *sh = strstr(hdr, "'shape':");
-    char descr[16] = "";
-    if (!d || !fo || !sh || sscanf(d, "'descr': '%15[^']'", descr) != 1 || !strchr(sh, '('))
-        return fd_fail(FD_ERR_INPUT, "%s: bad .npy header: %s", path, hdr);
-    if (strncmp(fo + strlen("'fortran_order':"), " False", 6) != 0)
-        return fd_fail(FD_ERR_INPUT, "%s: Fortran-ordered array; save it with np.ascontiguousarray", path);
-    *dbl = !strcmp(descr, "<f8");
-    if (!*dbl && strcmp(descr, "<f4") != 0)
-        return fd_fail(FD_ERR_INPUT, "%s: dtype '%s'; bcp reads float32 or float64 (little-endian)", path, descr);
-    *order = 0;
-    for (const char *p = strchr(sh, '(') + 1; *p && *p != ')';) {
-        char *end;
-        errno = 0;
-        const unsigned long long v = strtoull(p, &end, 10);
-        if (end == p) break;
-        if (errno) return fd_fail(FD_ERR_INPUT, "%s: bad .npy header: a mode's length out of range", path);
-        if (*order == BCP_MAX_ORDER) return fd_fail(FD_ERR_INPUT, "%s: more than %d modes", path, BCP_MAX_ORDER);
-        dims[(*order)++] = v;
-        p = end;
-        while (*p == ',' || *p == ' ') p++;
-    }
+    npy_header h;
+    FD_TRY(npy_read_header(f, path, &h, NULL));
+    if (h.fortran) return fd_fail(FD_ERR_INPUT, "%s: Fortran-ordered array; save it with np.ascontiguousarray", path);
+    *dbl = !strcmp(h.descr, "<f8");
+    if (!*dbl && strcmp(h.descr, "<f4") != 0)
+        return fd_fail(FD_ERR_INPUT, "%s: dtype '%s'; bcp reads float32 or float64 (little-endian)", path, h.descr);
+    if (h.ndim > BCP_MAX_ORDER) return fd_fail(FD_ERR_INPUT, "%s: more than %d modes", path, BCP_MAX_ORDER);
+    *order = h.ndim;
+    for (uint32_t n = 0; n < h.ndim; n++) dims[n] = h.shape[n];
     FD_TRY(check_shape(path, *order, dims));
     /* The data the header promises must be in the file, before anyone
      * allocates room for it (a fuzzed header asked for 2^63 elements). */
-    struct stat sb;
-    const long at = ftell(f);
-    uint64_t size = *dbl ? 8 : 4;
+    uint64_t size = h.elem;
     for (uint32_t n = 0; n < *order; n++) size *= dims[n];
-    if (at < 0 || fstat(fileno(f), &sb) != 0) return fd_fail(FD_ERR_IO, "%s: %s", path, strerror(errno));
-    if ((uint64_t)sb.st_size < (uint64_t)at || (uint64_t)sb.st_size - (uint64_t)at < size)
-    {
-        const uint64_t held = (uint64_t)sb.st_size > (uint64_t)at ? (uint64_t)sb.st_size - (uint64_t)at : 0;
+    const uint64_t held = npy_bytes_held(f);
+    if (held < size)
         return fd_fail(FD_ERR_INPUT, "%s: truncated: the header promises %llu bytes of values, the file holds %llu", path,
                        (unsigned long long)size, (unsigned long long)held);
-    }
     return FD_OK;
 }
 
@@ -177,7 +149,7 @@ static fd_status read_npy(bcp_tensor *t, const char *path)
     float *f32 = NULL;
     FILE *f = fopen(path, "rb");
     if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
-    FD_TRY_GOTO(npy_header(f, path, &order, dims, &dbl), st, done);
+    FD_TRY_GOTO(npy_header_check(f, path, &order, dims, &dbl), st, done);
     const long data = ftell(f);
     const size_t es = dbl ? 8 : 4, run = t->dims[order - 1];
     if (!dbl) FD_ALLOC_GOTO(f32, run, st, done);
@@ -284,7 +256,7 @@ fd_status bcp_tensor_shape(const char *spec, uint32_t *order, uint64_t *dims)
         int dbl;
         FILE *f = fopen(spec, "rb");
         if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", spec, strerror(errno));
-        const fd_status st = npy_header(f, spec, order, dims, &dbl);
+        const fd_status st = npy_header_check(f, spec, order, dims, &dbl);
         fclose(f);
         return st;
     }

@@ -4,13 +4,13 @@
 
 #include "../common/sha256.h"
 #include "h5util.h"
+#include "npy.h"
 
 #include <errno.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/stat.h>
 #include <strings.h>
 
 /* ---------------- NumPy .npy ---------------- */
@@ -71,36 +71,17 @@ static fd_status read_npy(const char *path, int drop_nan, const fd_matrix_sink *
     row_feed feed = {0};
     unsigned char *raw = NULL;
     double *row = NULL;
-    char hdr[4096];
     sha256_ctx sha; /* hashed as read: the file is read once */
     sha256_init(&sha);
     FILE *f = fopen(path, "rb");
     if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
-    unsigned char pre[10];
-    if (hashed_read(pre, 10, f, &sha) != 10 || memcmp(pre, "\x93NUMPY", 6) != 0) {
-        st = fd_fail(FD_ERR_INPUT, "%s: not a NumPy .npy file", path);
+    npy_header h;
+    FD_TRY_GOTO(npy_read_header(f, path, &h, &sha), st, done);
+    if (h.ndim != 2) {
+        st = fd_fail(FD_ERR_INPUT, "%s: only 2-D arrays are read (this one has %u dimensions)", path, h.ndim);
         goto done;
     }
-    size_t hlen = pre[8] | (size_t)pre[9] << 8;
-    if (pre[6] >= 2) {
-        unsigned char b[2];
-        if (hashed_read(b, 2, f, &sha) != 2) { st = fd_fail(FD_ERR_INPUT, "%s: truncated header", path); goto done; }
-        hlen |= (size_t)b[0] << 16 | (size_t)b[1] << 24;
-    }
-    if (hlen >= sizeof hdr || hashed_read(hdr, hlen, f, &sha) != hlen) {
-        st = fd_fail(FD_ERR_INPUT, "%s: bad or truncated .npy header", path);
-        goto done;
-    }
-    hdr[hlen] = 0;
-    char *d = strstr(hdr, "'descr':"), *fo = strstr(hdr, "'fortran_order':"), *sh = strstr(hdr, "'shape':");
-    char descr[16] = "";
-    unsigned long long rows = 0, cols = 0;
-    if (!d || !fo || !sh || sscanf(d, "'descr': '%15[^']'", descr) != 1 ||
-        sscanf(sh, "'shape': (%llu, %llu)", &rows, &cols) != 2) {
-        st = fd_fail(FD_ERR_INPUT, "%s: only 2-D arrays are read (header: %s)", path, hdr);
-        goto done;
-    }
-    if (strstr(fo, "True")) {
+    if (h.fortran) {
         st = fd_fail(FD_ERR_INPUT, "%s: Fortran-ordered array; save it with np.ascontiguousarray", path);
         goto done;
     }
@@ -108,25 +89,19 @@ static fd_status read_npy(const char *path, int drop_nan, const fd_matrix_sink *
         {"<f8", 8}, {"<f4", 4}, {"<i8", 8}, {"<i4", 4}, {"<i2", 2}, {"|i1", 1}, {"<u8", 8}, {"<u4", 4}, {"<u2", 2}, {"|u1", 1}};
     int ti = -1;
     for (int i = 0; i < (int)(sizeof types / sizeof *types); i++)
-        if (!strcmp(descr, types[i].descr)) ti = i;
+        if (!strcmp(h.descr, types[i].descr)) ti = i;
     if (ti < 0) {
-        st = fd_fail(FD_ERR_INPUT, "%s: dtype '%s' is not supported (little-endian ints, uints, float32, float64)", path, descr);
+        st = fd_fail(FD_ERR_INPUT, "%s: dtype '%s' is not supported (little-endian ints, uints, float32, float64)", path,
+                     h.descr);
         goto done;
     }
-    const char *close = strchr(sh, ')');
-    if (!close || memchr(sh, '-', (size_t)(close - sh))) { /* %llu takes "-1" and wraps it */
-        st = fd_fail(FD_ERR_INPUT, "%s: bad shape in the .npy header: %s", path, hdr);
-        goto done;
-    }
+    const unsigned long long rows = h.shape[0], cols = h.shape[1];
     if (rows == 0) { st = fd_fail(FD_ERR_INPUT, "%s: no data rows", path); goto done; }
     if (cols == 0) { st = fd_fail(FD_ERR_INPUT, "%s: no columns", path); goto done; }
     if (cols > 32767) { st = fd_fail(FD_ERR_INPUT, "%s: %llu columns is too many", path, cols); goto done; }
     /* The rows the header promises must be in the file before the sink
      * sizes its storage by them. */
-    struct stat sb;
-    const long at = ftell(f);
-    if (at >= 0 && fstat(fileno(f), &sb) == 0 && S_ISREG(sb.st_mode) &&
-        ((uint64_t)sb.st_size < (uint64_t)at || rows > ((uint64_t)sb.st_size - (uint64_t)at) / ((uint64_t)types[ti].size * cols))) {
+    if (rows > npy_bytes_held(f) / ((uint64_t)types[ti].size * cols)) {
         st = fd_fail(FD_ERR_INPUT, "%s: truncated: the header promises %llu rows of %llu values, the file holds fewer", path,
                      rows, cols);
         goto done;
