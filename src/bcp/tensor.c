@@ -151,6 +151,7 @@ static fd_status read_npy(bcp_tensor *t, const char *path)
     if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
     FD_TRY_GOTO(npy_header_check(f, path, &order, dims, &dbl), st, done);
     const long data = ftell(f);
+    long at = data; /* where the file is */
     const size_t es = dbl ? 8 : 4, run = t->dims[order - 1];
     if (!dbl) FD_ALLOC_GOTO(f32, run, st, done);
     const uint64_t runs = t->size / run;
@@ -165,10 +166,15 @@ static fd_status read_npy(bcp_tensor *t, const char *path)
         for (uint32_t n = 0; n + 1 < order; n++) e = e * t->full[n] + sub[n];
         e = e * t->full[order - 1] + t->lo[order - 1];
         double *out = t->x + q * run;
-        if (fseek(f, data + (long)(e * es), SEEK_SET) != 0 || fread(dbl ? (void *)out : (void *)f32, es, run, f) != run) {
+        /* Seek only where the run does not follow the last one: a whole
+         * tensor, or a block split along the first mode only, is then one
+         * sequential read through stdio's buffer. */
+        const long want = data + (long)(e * es);
+        if ((want != at && fseek(f, want, SEEK_SET) != 0) || fread(dbl ? (void *)out : (void *)f32, es, run, f) != run) {
             st = fd_fail(FD_ERR_INPUT, "%s: truncated: fewer than %llu values", path, (unsigned long long)t->full_size);
             goto done;
         }
+        at = want + (long)(run * es);
         if (!dbl)
             for (size_t k = 0; k < run; k++) out[k] = f32[k];
     }
