@@ -240,7 +240,9 @@ for spec, want in cases.items():
 r = run([os.path.join(WORK, "nan.npy"), "-o", bad], expect=2, launch=("mpirun", "--oversubscribe", "-np", "2"))
 check("is nan" in r.stderr and not os.path.exists(bad), "nan.npy under 2 ranks: %s" % r.stderr.strip())
 for args, want in ((["--rank", "0"], "--rank"), (["--init", "pca"], "--init"), (["--starts", "0"], "--starts"),
-                   (["--threads", "0"], "--threads"), (["--backend", "nope"], "backend 'nope'")):
+                   (["--threads", "0"], "--threads"), (["--backend", "nope"], "backend 'nope'"),
+                   # found by tests/fuzz: strtoull took a sign or a space (" -5" was 2^64 - 5)
+                   (["--rank", " 5"], "is not a non-negative integer"), (["--seed", "-5"], "is not a non-negative integer")):
     r = run([os.path.join(WORK, "t.h5:/x")] + args, expect=2)
     check(want in r.stderr, "%s: %s" % (args, r.stderr.strip()))
 r = subprocess.run([BIN, "gen", "tensor", "--shape", "4x5", "--rank", "2", "-o", os.path.join(WORK, "g.h5")],
@@ -250,4 +252,8 @@ r = subprocess.run([BIN, "gen", "tensor", "--shape", "4x0x5", "--rank", "2", "-o
                    env=ENV, capture_output=True, text=True)
 check(r.returncode == 2 and "expected positive sizes" in r.stderr and not os.path.exists(os.path.join(WORK, "g.h5")),
       "gen tensor --shape 4x0x5: %d %s" % (r.returncode, r.stderr.strip()))
+r = subprocess.run([BIN, "gen", "tensor", "--shape", "4x5x", "--rank", "2", "-o", os.path.join(WORK, "g.h5")],
+                   env=ENV, capture_output=True, text=True)
+check(r.returncode == 2 and "expected positive sizes" in r.stderr and not os.path.exists(os.path.join(WORK, "g.h5")),
+      "gen tensor --shape 4x5x (found by tests/fuzz): %d %s" % (r.returncode, r.stderr.strip()))
 testlib.finish()

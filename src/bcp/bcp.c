@@ -15,6 +15,7 @@
 #include "../common/dispatch.h"
 #include "../common/par_rows.h"
 #include "bcp_backend.h"
+#include "chol.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -125,19 +126,9 @@ static fd_status mttkrp(work *w, uint32_t n)
  * *logdet = ln det S.  0 when S is not positive definite. */
 static int spd_inverse(const double *S, uint32_t R, double *L, double *inv, double *logdet)
 {
+    if (!bcp_cholesky(S, R, L)) return 0;
     *logdet = 0;
-    for (uint32_t i = 0; i < R; i++)
-        for (uint32_t j = 0; j <= i; j++) {
-            double s = S[i * R + j];
-            for (uint32_t k = 0; k < j; k++) s -= L[i * R + k] * L[j * R + k];
-            if (i == j) {
-                if (!(s > 0)) return 0;
-                L[i * R + i] = sqrt(s);
-                *logdet += 2 * log(L[i * R + i]);
-            } else {
-                L[i * R + j] = s / L[j * R + j];
-            }
-        }
+    for (uint32_t i = 0; i < R; i++) *logdet += 2 * log(L[i * R + i]);
     /* Column c of the inverse: solve L L^T x = e_c. */
     for (uint32_t c = 0; c < R; c++) {
         double x[256];

@@ -6,6 +6,7 @@
  * the update of one ALS step; the objective is
  *   sum over k of ||[[U_k]]||^2 - 2 sum(Hadamard_m P_m(k)) + sum(Hadamard_m Q_m(k)). */
 #include "bcp_fuse.h"
+#include "chol.h"
 
 #include "../common/clock.h"
 
@@ -60,17 +61,7 @@ static void products(uint32_t order, uint32_t R, const double *U, const uint64_t
  * Cholesky, row by row.  0 when S is not positive definite. */
 static int solve_right(double *S, uint32_t R, const double *B, uint64_t rows, double *X)
 {
-    for (uint32_t i = 0; i < R; i++)
-        for (uint32_t j = 0; j <= i; j++) {
-            double s = S[i * R + j];
-            for (uint32_t k = 0; k < j; k++) s -= S[i * R + k] * S[j * R + k];
-            if (i == j) {
-                if (!(s > 0)) return 0;
-                S[i * R + i] = sqrt(s);
-            } else {
-                S[i * R + j] = s / S[j * R + j];
-            }
-        }
+    if (!bcp_cholesky(S, R, S)) return 0;
     for (uint64_t q = 0; q < rows; q++) { /* x S = b, S = L L^T: L y = b^T, L^T x^T = y */
         double y[256];
         for (uint32_t i = 0; i < R; i++) {
