@@ -29,6 +29,8 @@ typedef struct {
 
 /* Record i: {i, then i % 17 words of i * 31 + k}. */
 static size_t rec_words(size_t i) { return 1 + i % 17; }
+/* Ids the list gives its records (as a resumed run's list does). */
+static uint64_t rec_id(size_t i) { return 1000 + 3 * (uint64_t)i; }
 
 static void *worker(void *p)
 {
@@ -37,10 +39,11 @@ static void *worker(void *p)
     for (;;) {
         const uint64_t *r;
         size_t len;
-        fd_pool_next(a->pool, &r, &len);
+        uint64_t id;
+        fd_pool_next(a->pool, &r, &len, &id);
         if (!r) break;
         size_t i = (size_t)r[0];
-        int ok = i < NREC && len == rec_words(i);
+        int ok = i < NREC && len == rec_words(i) && id == rec_id(i);
         for (size_t k = 1; ok && k < len; k++) ok = r[k] == i * 31 + k;
         usleep(300); /* real work takes time: lets the ranks interleave */
         pthread_mutex_lock(a->lock);
@@ -69,17 +72,20 @@ static int pool_run(int failing_rank, uint32_t *total, int *bad)
     if (failing_rank >= 0) fd_pool_set_max_sleep(pool, 20000);
     uint64_t *data = NULL;
     size_t *start = NULL, nw = 0;
+    uint64_t *ids = NULL;
     if (rank == 0) {
         for (size_t i = 0; i < NREC; i++) nw += rec_words(i);
         data = calloc(nw, sizeof *data);
         start = calloc(NREC, sizeof *start);
+        ids = calloc(NREC, sizeof *ids);
         size_t w = 0;
         for (size_t i = 0; i < NREC; i++) {
             start[i] = w;
+            ids[i] = rec_id(i);
             data[w++] = i;
             for (size_t k = 1; k < rec_words(i); k++) data[w++] = i * 31 + k;
         }
-        fd_records recs = {data, start, NREC, nw};
+        fd_records recs = {data, start, NREC, nw, ids};
         fd_pool_set_work(pool, &recs);
     }
     uint32_t *seen = calloc(NREC, sizeof *seen);
@@ -99,6 +105,7 @@ static int pool_run(int failing_rank, uint32_t *total, int *bad)
     free(seen);
     free(data);
     free(start);
+    free(ids);
     return 0;
 }
 

@@ -22,6 +22,15 @@ fd_status opt_f64(const char *opt, const char *val, double lo, double hi, double
 /* "AxBxC": up to max positive integers joined by x into v, *n of them;
  * what names them in the message ("sizes", "parts per mode"). */
 fd_status opt_dims(const char *opt, const char *val, const char *what, uint32_t max, uint64_t *v, uint32_t *n);
+/* --resume DIR and --checkpoint-seconds S, once parsed: DIR becomes the
+ * output directory (-o, when also given, must name the same one), and
+ * resuming needs checkpoints. */
+typedef struct opt_ckpt {
+    const char *resume_dir;
+    double seconds;          /* default 300; 0: no checkpoints */
+} opt_ckpt;
+#define OPT_CKPT_DEFAULT_SECONDS 300.0
+fd_status opt_ckpt_finish(const opt_ckpt *c, const char **outdir, int *resume);
 /* FD_ERR_USAGE for an option getopt_long rejected (it printed why). */
 fd_status opt_bad(const char *cmd);
 

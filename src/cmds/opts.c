@@ -4,6 +4,7 @@
 #include <stdint.h>
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 /* A decimal integer at s: digits only (strtoull would also take a sign
  * and leading space, and wrap " -5" to 2^64 - 5), without overflow.  *end:
@@ -72,5 +73,18 @@ fd_status opt_dims(const char *opt, const char *val, const char *what, uint32_t 
         p = *end ? end + 1 : end;
     }
     if (*n == 0) return fd_fail(FD_ERR_USAGE, "%s: expected %s joined by x, as 2x2x2", opt, what);
+    return FD_OK;
+}
+
+fd_status opt_ckpt_finish(const opt_ckpt *c, const char **outdir, int *resume)
+{
+    *resume = c->resume_dir != NULL;
+    if (!c->resume_dir) return FD_OK;
+    if (*outdir && strcmp(*outdir, c->resume_dir) != 0)
+        return fd_fail(FD_ERR_USAGE, "-o %s and --resume %s name different directories; --resume DIR alone is enough",
+                       *outdir, c->resume_dir);
+    if (!(c->seconds > 0))
+        return fd_fail(FD_ERR_USAGE, "--resume needs checkpoints: drop --checkpoint-seconds 0");
+    *outdir = c->resume_dir;
     return FD_OK;
 }

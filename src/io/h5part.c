@@ -27,9 +27,10 @@ fd_status h5part_set_open(h5part_set *s, const char *dir, const char *master_nam
         if (!(s->part = fd_path_join(dir, name))) return fd_fail(FD_ERR_NOMEM, "out of memory");
     }
     if (rank != 0) return FD_OK;
-    FD_TRY(fd_outdir_prepare(dir, force, &s->created));
-    /* No complete-looking master may sit next to the parts of this run. */
-    if (unlink(s->master) != 0 && errno != ENOENT)
+    FD_TRY(fd_outdir_prepare(dir, force != H5PART_NEW, &s->created));
+    /* No complete-looking master may sit next to the parts of this run;
+     * a resumed run finds none (or its checkpoint check fails first). */
+    if (force != H5PART_RESUME && unlink(s->master) != 0 && errno != ENOENT)
         return fd_fail(FD_ERR_IO, "%s: cannot remove the result of an earlier run: %s", s->master, strerror(errno));
     return FD_OK;
 }

@@ -38,6 +38,10 @@ typedef struct h5part_set {
     int committed;          /* this rank's part is in place */
 } h5part_set;
 
+/* force: H5PART_NEW (DIR must not exist), H5PART_FORCE (may exist; an
+ * earlier master is removed), H5PART_RESUME (must hold a checkpoint: left
+ * as it is, a master included, until the run commits). */
+enum { H5PART_NEW = 0, H5PART_FORCE = 1, H5PART_RESUME = 2 };
 fd_status h5part_set_open(h5part_set *s, const char *dir, const char *master_name, int force, int rank, int size);
 void h5part_set_committed(h5part_set *s);
 void h5part_set_close(h5part_set *s, fd_status st);

@@ -38,7 +38,8 @@ task_source list_source_as(list_source *s) { return (task_source){list_next, s};
 static fd_status pool_next(void *self, const uint64_t **task)
 {
     size_t len;
-    fd_pool_next(self, task, &len);
+    uint64_t id;
+    fd_pool_next(self, task, &len, &id);
     return FD_OK;
 }
 
@@ -173,7 +174,7 @@ fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const str
             atomic_store(&sink->failed, 1);
             task_list_clear(&tasks);
         }
-        fd_records recs = {tasks.data, tasks.off, tasks.n, tasks.nwords};
+        fd_records recs = {tasks.data, tasks.off, tasks.n, tasks.nwords, NULL};
         fd_pool_set_work(pool, &recs);
     }
     /* The backend runs in a thread of its own: this (main) thread is the

@@ -8,7 +8,8 @@
 #include <time.h>
 
 /* Request (worker rank -> 0): {records wanted, concepts so far, failed}.
- * Reply (0 -> worker rank): {k, len_0 .. len_k-1, words of the k records};
+ * Reply (0 -> worker rank): {k, len_0 .. len_k-1, id_0 .. id_k-1, words of
+ * the k records};
  * k = 0 means "no more work": the requester stops asking. */
 enum { TAG_REQ = 1, TAG_WORK = 2 };
 enum { REQ_WANT, REQ_COUNT, REQ_FAILED, REQ_WORDS };
@@ -16,6 +17,7 @@ enum { REQ_WANT, REQ_COUNT, REQ_FAILED, REQ_WORDS };
 typedef struct {
     const uint64_t *rec;
     size_t len;
+    uint64_t id;
 } entry;
 
 struct fd_pool {
@@ -102,6 +104,8 @@ static size_t rec_len(const fd_records *r, size_t i)
     return (i + 1 < r->n ? r->start[i + 1] : r->nwords) - r->start[i];
 }
 
+static uint64_t rec_id(const fd_records *r, size_t i) { return r->ids ? r->ids[i] : i; }
+
 /* Claims up to k records from rank 0's list; returns the first index and
  * sets *got (0 when the list is exhausted). */
 static size_t claim(fd_pool *p, size_t k, size_t *got)
@@ -111,10 +115,11 @@ static size_t claim(fd_pool *p, size_t k, size_t *got)
     return i;
 }
 
-void fd_pool_next(fd_pool *p, const uint64_t **rec, size_t *len)
+void fd_pool_next(fd_pool *p, const uint64_t **rec, size_t *len, uint64_t *id)
 {
     *rec = NULL;
     *len = 0;
+    *id = 0;
     if (p->rank == 0) {
         size_t got, i;
         if (stopping(p)) return;
@@ -122,6 +127,7 @@ void fd_pool_next(fd_pool *p, const uint64_t **rec, size_t *len)
         if (!got) return;
         *rec = p->recs.data + p->recs.start[i];
         *len = rec_len(&p->recs, i);
+        *id = rec_id(&p->recs, i);
         return;
     }
     pthread_mutex_lock(&p->lock);
@@ -132,6 +138,7 @@ void fd_pool_next(fd_pool *p, const uint64_t **rec, size_t *len)
     if (p->qhead < p->qn && !stopping(p)) {
         *rec = p->q[p->qhead].rec;
         *len = p->q[p->qhead].len;
+        *id = p->q[p->qhead].id;
         p->qhead++;
     }
     if (p->qn - p->qhead < (size_t)p->workers || stopping(p)) pthread_cond_signal(&p->low);
@@ -182,14 +189,15 @@ static fd_status serve(fd_pool *p, fd_progress *progress)
         if (k > req[REQ_WANT]) k = (size_t)req[REQ_WANT];
         size_t got = 0, first = 0;
         if (!stopping(p)) first = claim(p, k, &got);
-        size_t words = 1 + got;
+        size_t words = 1 + 2 * got;
         for (size_t i = 0; i < got; i++) words += rec_len(&p->recs, first + i);
         FD_TRY_GOTO(fd_grow((void **)&msg, &cap, words, sizeof *msg), st, done);
         msg[0] = got;
-        size_t w = 1 + got;
+        size_t w = 1 + 2 * got;
         for (size_t i = 0; i < got; i++) {
             size_t len = rec_len(&p->recs, first + i);
             msg[1 + i] = len;
+            msg[1 + got + i] = rec_id(&p->recs, first + i);
             memcpy(msg + w, p->recs.data + p->recs.start[first + i], len * sizeof *msg);
             w += len;
         }
@@ -247,11 +255,15 @@ static fd_status fetch(fd_pool *p, fd_progress *progress)
         MPI_CHECK_GOTO(MPI_Recv(buf, words, MPI_UINT64_T, 0, TAG_WORK, p->comm, MPI_STATUS_IGNORE), st, done);
 
         uint64_t k = buf[0];
+        if ((uint64_t)words < 1 + 2 * k) {
+            st = fd_fail(FD_ERR_INTERNAL, "short work message from rank 0");
+            goto done;
+        }
         pthread_mutex_lock(&p->lock);
         st = fd_grow((void **)&p->q, &p->qcap, p->qn + k, sizeof *p->q);
-        size_t w = 1 + k;
+        size_t w = 1 + 2 * k;
         for (uint64_t i = 0; st == FD_OK && i < k; i++) {
-            p->q[p->qn++] = (entry){buf + w, buf[1 + i]};
+            p->q[p->qn++] = (entry){buf + w, buf[1 + i], buf[1 + k + i]};
             w += buf[1 + i];
         }
         if (k == 0 || st != FD_OK) p->end = 1;
@@ -291,9 +303,10 @@ static void *worker_main(void *v)
     for (;;) {
         const uint64_t *rec;
         size_t len;
-        fd_pool_next(w->p, &rec, &len);
+        uint64_t id;
+        fd_pool_next(w->p, &rec, &len, &id);
         if (!rec) break;
-        w->st = w->fn(w->arg, w->t, rec, len);
+        w->st = w->fn(w->arg, w->t, id, rec, len);
         if (w->st != FD_OK) {
             atomic_store(w->p->failed, 1);
             break;

@@ -26,11 +26,14 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* Record i is data[start[i] .. start[i+1]), the last one ends at nwords. */
+/* Record i is data[start[i] .. start[i+1]), the last one ends at nwords.
+ * Its id is ids[i], or i when ids is NULL: a resumed run hands out what
+ * is left of a list under the ids the first run gave them. */
 typedef struct fd_records {
     const uint64_t *data;
     const size_t *start;
     size_t n, nwords;
+    const uint64_t *ids;
 } fd_records;
 
 typedef struct fd_pool fd_pool;
@@ -50,9 +53,10 @@ void fd_pool_set_max_sleep(fd_pool *p, long ns);
  * caller keeps them alive until fd_pool_destroy(). */
 void fd_pool_set_work(fd_pool *p, const fd_records *recs);
 
-/* Thread-safe.  The next record for this rank, or *rec = NULL when no work
- * is left.  Record memory stays valid until fd_pool_destroy(). */
-void fd_pool_next(fd_pool *p, const uint64_t **rec, size_t *len);
+/* Thread-safe.  The next record for this rank and its id, or *rec = NULL
+ * when no work is left.  Record memory stays valid until
+ * fd_pool_destroy(). */
+void fd_pool_next(fd_pool *p, const uint64_t **rec, size_t *len, uint64_t *id);
 
 /* Main thread only, on every rank.  Returns once every record is handed
  * out and every rank has been told so.  progress: this rank's counter; on
@@ -65,7 +69,7 @@ fd_status fd_pool_drive(fd_pool *p, fd_progress *progress);
  * the calling (main) thread drives the pool.  A failing fn stops this
  * rank's workers and, through rank 0, every rank's.  Returns the first
  * failure. */
-typedef fd_status (*fd_pool_fn)(void *arg, int thread, const uint64_t *rec, size_t len);
+typedef fd_status (*fd_pool_fn)(void *arg, int thread, uint64_t id, const uint64_t *rec, size_t len);
 fd_status fd_pool_work(fd_pool *p, int threads, fd_pool_fn fn, void *arg, fd_progress *progress);
 
 /* This rank in the pool (0 without MPI) and the worker threads of all

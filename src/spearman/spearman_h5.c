@@ -102,6 +102,8 @@ static fd_status put_meta(hid_t f, const spearman_meta *m)
     FD_TRY(h5u_attr_f64(f, "load_seconds", m->load_seconds));
     FD_TRY(h5u_attr_f64(f, "pass1_seconds", m->pass1_seconds));
     FD_TRY(h5u_attr_f64(f, "pass2_seconds", m->pass2_seconds));
+    FD_TRY(h5u_attr_f64(f, "checkpoint_seconds", m->checkpoint_seconds));
+    FD_TRY(h5u_attr_u64(f, "resumed_records", m->resumed_records));
     if (m->hist) {
         double edges[SPEARMAN_HIST_BINS + 1];
         for (int b = 0; b <= SPEARMAN_HIST_BINS; b++) edges[b] = -1.0 + 2.0 * b / SPEARMAN_HIST_BINS;
@@ -126,6 +128,40 @@ static fd_status finish(spearman_h5 **pw)
     w->tmp = NULL;
 done:
     spearman_h5_abort(pw);
+    return st;
+}
+
+hid_t spearman_h5_file(const spearman_h5 *w) { return w->file; }
+const char *spearman_h5_path(const spearman_h5 *w) { return w->path; }
+fd_status spearman_h5_finish(spearman_h5 **pw) { return finish(pw); }
+
+fd_status spearman_h5_append_file(spearman_h5 *w, hid_t src, const char *what)
+{
+    fd_status st = FD_OK;
+    const uint64_t step = (uint64_t)1 << 20;
+    uint64_t n[4], *ii = NULL, *jj = NULL;
+    float *rho = NULL;
+    double *p = NULL;
+    for (int c = 0; c < 4; c++) FD_TRY(h5u_len(src, cols[c], &n[c]));
+    if (n[1] != n[0] || n[2] != n[0] || n[3] != n[0])
+        return fd_fail(FD_ERR_INPUT, "%s: its pair columns differ in length", what);
+    FD_ALLOC_GOTO(ii, step, st, done);
+    FD_ALLOC_GOTO(jj, step, st, done);
+    FD_ALLOC_GOTO(rho, step, st, done);
+    FD_ALLOC_GOTO(p, step, st, done);
+    for (uint64_t a = 0; a < n[0] && st == FD_OK; a += step) {
+        uint64_t k = n[0] - a < step ? n[0] - a : step;
+        FD_TRY_GOTO(h5u_read_range(src, cols[0], H5T_NATIVE_UINT64, a, k, ii), st, done);
+        FD_TRY_GOTO(h5u_read_range(src, cols[1], H5T_NATIVE_UINT64, a, k, jj), st, done);
+        FD_TRY_GOTO(h5u_read_range(src, cols[2], H5T_NATIVE_FLOAT, a, k, rho), st, done);
+        FD_TRY_GOTO(h5u_read_range(src, cols[3], H5T_NATIVE_DOUBLE, a, k, p), st, done);
+        st = spearman_h5_append(w, ii, jj, rho, p, (size_t)k);
+    }
+done:
+    free(ii);
+    free(jj);
+    free(rho);
+    free(p);
     return st;
 }
 
@@ -200,9 +236,9 @@ fd_status spearman_h5_info(hid_t f, const char *path, FILE *out)
                                  "backend", "selection"};
     static const char *nums[] = {"rows", "y_rows", "observations", "constant_rows", "y_constant_rows",
                                  "dropped_rows", "pairs_tested", "n_pairs", "count_only", "ranks", "threads", "parts",
-                                 "complete"};
+                                 "resumed_records", "complete"};
     static const char *dbls[] = {"threshold", "rho_cut", "wall_seconds", "load_seconds", "pass1_seconds",
-                                 "pass2_seconds"};
+                                 "pass2_seconds", "checkpoint_seconds"};
     char buf[4096];
     uint64_t v;
     double d;

@@ -28,6 +28,8 @@ typedef struct spearman_meta {
     const uint64_t *hist;           /* SPEARMAN_HIST_BINS */
     int ranks, threads;
     double wall_seconds, load_seconds, pass1_seconds, pass2_seconds;
+    double checkpoint_seconds;      /* 0: no checkpoints */
+    uint64_t resumed_records;       /* tile records earlier runs did (--resume) */
 } spearman_meta;
 
 
@@ -39,6 +41,15 @@ uint64_t spearman_h5_count(const spearman_h5 *w);
 fd_status spearman_h5_commit(spearman_h5 **w, const spearman_meta *m);
 fd_status spearman_h5_commit_part(spearman_h5 **w, const char *sha256, int rank, int ranks);
 void spearman_h5_abort(spearman_h5 **w);
+
+/* Checkpoint segments (src/io/ckpt.h) are pair files too: the file, for
+ * the segment's own attributes and sums, and the commit that closes and
+ * renames it without a part's attributes. */
+hid_t spearman_h5_file(const spearman_h5 *w);
+const char *spearman_h5_path(const spearman_h5 *w);
+fd_status spearman_h5_finish(spearman_h5 **w);
+/* Appends the pairs of the open file src (a segment). */
+fd_status spearman_h5_append_file(spearman_h5 *w, hid_t src, const char *what);
 
 /* rs[r]: rank r's pairs (results) and tile records (units). */
 fd_status spearman_master_write(const char *path, const spearman_meta *m, const h5part_rank *rs, int ranks);

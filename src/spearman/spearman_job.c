@@ -31,8 +31,10 @@ typedef struct {
     size_t *start, n;
 } seglist;
 
-/* A record: the rows of `rows_per_record(jb)` blocks from block rec[0]
- * on, against column blocks [rec[1], rec[2]). */
+/* A record: {first row block, first and end column block, row blocks}.
+ * It names its row blocks itself, so that a resumed run on another
+ * backend reads the saved list the same way. */
+#define REC_WORDS 4
 static uint64_t rows_per_record(const job *jb) { return jb->o->mode == 'k' ? 1 : jb->ops->record_blocks; }
 
 static fd_status make_segments(const job *jb, int workers, seglist *s)
@@ -59,17 +61,19 @@ static fd_status make_segments(const job *jb, int workers, seglist *s)
         for (uint64_t j = j0; j < nby; j += len) n++;
     }
     cap = n;
-    s->data = malloc(cap * 3 * sizeof *s->data);
-    s->start = malloc(cap * sizeof *s->start);
+    s->data = malloc((cap + 1) * REC_WORDS * sizeof *s->data);
+    s->start = malloc((cap + 1) * sizeof *s->start);
     if (!s->data || !s->start) return fd_fail(FD_ERR_NOMEM, "out of memory for %zu tile records", cap);
     s->n = 0;
     for (uint64_t ib = 0; ib < nbx; ib += R) {
         uint64_t j0 = tri ? ib : 0;
         for (uint64_t j = j0; j < nby; j += len) {
-            s->start[s->n] = s->n * 3;
-            s->data[s->n * 3] = ib;
-            s->data[s->n * 3 + 1] = j;
-            s->data[s->n * 3 + 2] = j + len < nby ? j + len : nby;
+            uint64_t *r = s->data + s->n * REC_WORDS;
+            s->start[s->n] = s->n * REC_WORDS;
+            r[0] = ib;
+            r[1] = j;
+            r[2] = j + len < nby ? j + len : nby;
+            r[3] = R;
             s->n++;
         }
     }
@@ -97,18 +101,16 @@ static fd_status collect_x(job *jb, spearman_acc *a)
     return st;
 }
 
-static fd_status flush_pairs(job *jb, spearman_acc *a)
+fd_status spearman_write_pairs(job *jb, spearman_h5 *h5, const spair *q0, size_t n)
 {
     fd_status st = FD_OK;
-    size_t n = a->nout;
     if (n == 0) return FD_OK;
-    if (jb->collect) return collect_x(jb, a);
     uint64_t *ii = malloc(n * sizeof *ii), *jj = malloc(n * sizeof *jj);
     float *rho = malloc(n * sizeof *rho);
     double *p = malloc(n * sizeof *p);
     if (!ii || !jj || !rho || !p) { st = fd_fail(FD_ERR_NOMEM, "out of memory for %zu pairs", n); goto done; }
     for (size_t k = 0; k < n; k++) {
-        const spair *q = &a->out[k];
+        const spair *q = &q0[k];
         int64_t sii = jb->x->sii[q->i], sjj = jb->y->sii[q->j];
         ii[k] = smat_id(jb->x, q->i);
         jj[k] = smat_id(jb->y, q->j);
@@ -116,14 +118,24 @@ static fd_status flush_pairs(job *jb, spearman_acc *a)
         p[k] = spearman_p_of_x(pair_x(q->s, sii, sjj), jb->sel.dof);
     }
     pthread_mutex_lock(&jb->lock);
-    if (jb->h5) st = spearman_h5_append(jb->h5, ii, jj, rho, p, n);
+    if (h5) st = spearman_h5_append(h5, ii, jj, rho, p, n);
     pthread_mutex_unlock(&jb->lock);
-    a->nout = 0;
 done:
     free(ii);
     free(jj);
     free(rho);
     free(p);
+    return st;
+}
+
+/* A thread's selected pairs: into its checkpoint segment, or the part. */
+static fd_status flush_pairs(job *jb, int t, spearman_acc *a)
+{
+    if (a->nout == 0) return FD_OK;
+    if (jb->collect) return collect_x(jb, a);
+    if (jb->ck && jb->stage) return spearman_ckpt_flush(jb, t, a);
+    fd_status st = spearman_write_pairs(jb, jb->h5, a->out, a->nout);
+    a->nout = 0;
     return st;
 }
 
@@ -150,7 +162,7 @@ static fd_status write_kept(job *jb)
             spearman_acc part = jb->acc[t];
             part.out = jb->obuf[t] + off;
             part.nout = jb->nkept[t] - off < FLUSH_PAIRS ? jb->nkept[t] - off : FLUSH_PAIRS;
-            st = flush_pairs(jb, &part);
+            st = flush_pairs(jb, t, &part);
         }
     return st;
 }
@@ -159,7 +171,7 @@ static fd_status write_kept(job *jb)
  * array of them shares cache lines, and counters bumped for every 8 pairs
  * in shared lines cost more than the pairs (16 threads ran 5x faster than
  * one instead of 16x). */
-static fd_status run_record(void *arg, int t, const uint64_t *rec, size_t len)
+static fd_status run_record(void *arg, int t, uint64_t id, const uint64_t *rec, size_t len)
 {
     h5u_quiet(); /* a pool thread: it writes pairs */
     job *jb = arg;
@@ -168,7 +180,7 @@ static fd_status run_record(void *arg, int t, const uint64_t *rec, size_t len)
     (void)len;
     double t0 = fd_now();
     uint64_t before = a->pairs;
-    const uint64_t rows = rows_per_record(jb) * BLOCK;
+    const uint64_t rows = rec[3] * BLOCK;
     uint64_t i0 = rec[0] * BLOCK, i1 = i0 + rows < jb->x->rows ? i0 + rows : jb->x->rows;
     int topk = jb->o->mode == 'k';
     if (topk) {
@@ -184,14 +196,15 @@ static fd_status run_record(void *arg, int t, const uint64_t *rec, size_t len)
         st = jb->ops->rect(jb->dev, jb->x, jb->y, i0, i1, j0, j1, upper, &jb->sel, a);
         if (st == FD_OK && a->failed) st = fd_fail(FD_ERR_NOMEM, "out of memory buffering selected pairs");
         if (st == FD_OK && a->keep_cap) keep_check(jb, t, a);
-        else if (st == FD_OK && a->out && a->nout >= FLUSH_PAIRS) st = flush_pairs(jb, a);
+        else if (st == FD_OK && a->out && a->nout >= FLUSH_PAIRS) st = flush_pairs(jb, t, a);
     }
     if (topk && st == FD_OK) {
         spearman_topk_emit(a->topk, jb->x, jb->y, a);
         if (a->failed) st = fd_fail(FD_ERR_NOMEM, "out of memory buffering selected pairs");
-        else if (a->nout >= FLUSH_PAIRS) st = flush_pairs(jb, a);
+        else if (a->nout >= FLUSH_PAIRS) st = flush_pairs(jb, t, a);
     }
     a->topk = NULL;
+    if (st == FD_OK) st = spearman_ckpt_record_done(jb, t, a, id);
     jb->acc[t] = local;
     fd_progress_add(&jb->prog, a->pairs - before);
     jb->busy[t] += fd_now() - t0;
@@ -208,7 +221,9 @@ fd_status spearman_pass(job *jb, int emit)
     fd_pool *pool = NULL;
     seglist segs = {0};
     const int keep = !emit && jb->keep_pairs;
+    fd_records todo = {0};
     if (keep) atomic_store(&jb->kept_over, 0);
+    jb->stage = !emit ? 1 : jb->collect ? 0 : 2;
     for (int t = 0; t < jb->threads; t++) {
         spearman_acc *a = &jb->acc[t];
         a->pairs = a->selected = 0;
@@ -228,21 +243,31 @@ fd_status spearman_pass(job *jb, int emit)
         a->capout = emit || keep ? jb->obufcap[t] : 0;
         a->keep_cap = keep ? jb->keep_pairs / (uint64_t)jb->threads + 1 : 0;
         a->keep_over = 0;
+        if (jb->seg) spearman_ckpt_pass_start(jb, t);
         if (a->hist) memset(a->hist, 0, SPEARMAN_HIST_BINS * sizeof *a->hist);
         if (a->xhist) memset(a->xhist, 0, FDR_BINS * sizeof *a->xhist);
     }
     FD_TRY_GOTO(fd_pool_create(&pool, jb->threads, &jb->failed), st, done);
     if (fd_pool_rank(pool) == 0) {
-        st = make_segments(jb, fd_pool_total_workers(pool), &segs);
-        if (st != FD_OK) atomic_store(&jb->failed, 1);
-        fd_records recs = {segs.data, segs.start, st == FD_OK ? segs.n : 0, st == FD_OK ? segs.n * 3 : 0};
+        /* A checkpointed run makes its list once (or loads it) and hands
+         * out what is not done yet. */
+        if (!jb->ck || !jb->recs.data) st = make_segments(jb, fd_pool_total_workers(pool), &segs);
+        fd_records recs = {segs.data, segs.start, segs.n, segs.n * REC_WORDS, NULL};
+        if (st == FD_OK && jb->ck) {
+            st = spearman_ckpt_list(jb, &recs, &todo);
+            recs = todo;
+        }
+        if (st != FD_OK) {
+            atomic_store(&jb->failed, 1);
+            recs = (fd_records){0};
+        }
         fd_pool_set_work(pool, &recs);
     }
     fd_status wst = fd_pool_work(pool, jb->threads, run_record, jb, &jb->prog);
     if (st == FD_OK) st = wst;
     for (int t = 0; t < jb->threads; t++) {
         spearman_acc *a = &jb->acc[t];
-        if (emit && st == FD_OK) st = flush_pairs(jb, a);
+        if (emit && st == FD_OK) st = flush_pairs(jb, t, a);
         jb->pairs += a->pairs;
         jb->selected += a->selected;
         for (int k = 0; a->hist && k < SPEARMAN_HIST_BINS; k++) jb->hist[k] += a->hist[k];
@@ -255,10 +280,14 @@ fd_status spearman_pass(job *jb, int emit)
         a->out = NULL;
         a->keep_cap = 0;
     }
+    if (st == FD_OK) st = spearman_ckpt_pass_end(jb);
 done:
     fd_pool_destroy(&pool);
     free(segs.data);
     free(segs.start);
+    free((void *)todo.data);
+    free((void *)todo.start);
+    free((void *)todo.ids);
     return st;
 }
 
@@ -421,6 +450,8 @@ static void fill_meta(const job *jb, spearman_meta *m)
     m->load_seconds = jb->load_s;
     m->pass1_seconds = jb->pass1_s;
     m->pass2_seconds = jb->pass2_s;
+    m->checkpoint_seconds = jb->ck ? o->checkpoint_seconds : 0;
+    m->resumed_records = jb->resumed;
 }
 
 /* This rank's row of the /ranks table: pairs written, tile records run. */
@@ -483,6 +514,9 @@ static void print_summary(const job *jb, const h5part_rank *reps)
         fprintf(stderr, "%llu constant row%s (rho undefined, never selected)\n",
                 (unsigned long long)(jb->x->constant + (jb->y != jb->x ? jb->y->constant : 0)),
                 jb->x->constant == 1 ? "" : "s");
+    if (jb->resumed)
+        fprintf(stderr, "resumed: %llu of %llu tile records were done by earlier runs\n",
+                (unsigned long long)jb->resumed, (unsigned long long)jb->recs.n);
     if (!o->stats) return;
     fprintf(stderr, "load %.3f s, pass 1 (count) %.3f s, %s %.3f s\n", jb->load_s, jb->pass1_s,
             jb->keep_pairs && !atomic_load(&jb->kept_over) ? "write (pairs kept by pass 1)" : "pass 2 (write)",
@@ -503,8 +537,11 @@ fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
 
     /* --check-input writes nothing, so it makes no directory either. */
     const char *dir = o->check_input ? NULL : o->outdir;
-    fd_status st = fd_mpi_agree(h5part_set_open(&jb.out, dir, "spearman.h5", o->force, mpi->rank, mpi->size), NULL);
+    fd_status st = fd_mpi_agree(h5part_set_open(&jb.out, dir, "spearman.h5",
+                                                 o->resume ? H5PART_RESUME : o->force ? H5PART_FORCE : H5PART_NEW,
+                                                 mpi->rank, mpi->size), NULL);
     if (st == FD_OK) st = fd_mpi_agree(stage_setup(&jb), NULL);
+    if (st == FD_OK && o->outdir && o->checkpoint_seconds > 0 && !o->check_input) st = spearman_ckpt_open(&jb);
     if (st == FD_OK && o->check_input) {
         if (mpi->rank == 0) report_input(&jb);
         goto done;
@@ -541,7 +578,7 @@ fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
                             file, o->outdir);
         st = fd_mpi_agree(local, NULL);
         if (st == FD_OK && !o->count_only && jb.keep_pairs && !atomic_load(&jb.kept_over)) {
-            st = fd_mpi_agree(write_kept(&jb), NULL);
+            st = fd_mpi_agree(jb.ck ? spearman_ckpt_merge(&jb, 1) : write_kept(&jb), NULL);
         } else if (st == FD_OK && !o->count_only) {
             uint64_t pairs = jb.pairs, selected = jb.selected;
             fd_progress_start(&jb.prog, "pairs", o->quiet || mpi->rank != 0);
@@ -554,6 +591,7 @@ fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
             }
             if (local == FD_ERR_MPI) { st = local; goto done; }
             st = fd_mpi_agree(local, NULL);
+            if (st == FD_OK && jb.ck) st = fd_mpi_agree(spearman_ckpt_merge(&jb, 2), NULL);
             if (st == FD_OK && o->mode == 'k') st = reduce_counts(&jb);
         }
         jb.pass2_s = fd_now() - t;
@@ -568,6 +606,7 @@ fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
 done:
     if (jb.dev) jb.ops->close(jb.dev);
     spearman_h5_abort(&jb.h5);
+    spearman_ckpt_close(&jb, st);
     h5part_set_close(&jb.out, st);
     if (jb.y != jb.x) smat_destroy(&jb.y);
     smat_destroy(&jb.x);

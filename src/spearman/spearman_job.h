@@ -18,6 +18,8 @@ typedef struct spearman_opts {
     int check_input;         /* read and rank only, then report */
     int threads;             /* 0: from the placement */
     uint64_t max_output;     /* bytes */
+    double checkpoint_seconds;  /* 0: no checkpoints */
+    int resume;              /* --resume: outdir holds a checkpoint to finish */
 } spearman_opts;
 
 fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi);

@@ -4,6 +4,7 @@
 #define FD_SPEARMAN_JOB_IMPL_H
 
 #include "../common/progress.h"
+#include "../io/ckpt.h"
 #include "../io/h5part.h"
 #include "rankmat.h"
 #include "spearman_backend.h"
@@ -26,6 +27,28 @@
 #define KEEP_PAIRS (1u << 24)
 /* Bins of the FDR histogram of x = 1 - rho^2 over [0, x_crit(Q)]. */
 #define FDR_BINS (1u << 16)
+
+/* A thread's open checkpoint segment (spearman_ckpt.c). */
+typedef struct spearman_seg {
+    spearman_h5 *w;               /* NULL until the thread has something to write */
+    double opened;
+    uint64_t *ids;                /* records whose results it holds in full */
+    size_t nids, capids;
+    uint64_t pairs, selected;     /* the thread's counters when it opened */
+    uint64_t *hist, *xhist;       /* its histograms then */
+    uint64_t kept;                /* pairs kept by pass 1 on this thread */
+    int complete;                 /* it holds every selected pair of its records */
+} spearman_seg;
+
+/* What the segments of earlier runs hold, per stage (rank 0). */
+typedef struct spearman_old {
+    uint8_t *done[3];             /* per record id */
+    uint64_t ndone[3];
+    uint64_t pairs[3], selected[3], *hist, *xhist;
+    char **paths[3];              /* segments with pairs */
+    size_t npaths[3], cappaths[3];
+    int incomplete;               /* some pass-1 segment did not keep its pairs */
+} spearman_old;
 
 typedef struct {
     const spearman_opts *o;
@@ -64,6 +87,18 @@ typedef struct {
     double *xs;
     size_t nxs, capxs;
     double t0, load_s, pass1_s, pass2_s;
+    /* Checkpoints (-o with --checkpoint-seconds > 0): every thread writes
+     * its results to segments of its own; NULL when off. */
+    ckpt *ck;
+    int stage;                    /* 1 counting, 2 writing, 0 the FDR collection (not checkpointed) */
+    spearman_seg *seg;            /* one per thread */
+    fd_records recs;              /* rank 0: the work list, the same for every pass */
+    uint64_t *rec_words;
+    size_t *rec_start;
+    spearman_old old;
+    char **mine[3];               /* this rank's committed segments per stage */
+    size_t nmine[3], capmine[3];
+    uint64_t resumed;             /* records of the main pass done by earlier runs */
 } job;
 
 /* One pass over all tiles: emit = 0 counts and fills the histograms (and
@@ -73,6 +108,29 @@ fd_status spearman_pass(job *jb, int emit);
 
 /* --fdr: the exact Benjamini-Hochberg cutoff after pass 1 (spearman_fdr.c). */
 fd_status spearman_fdr_cutoff(job *jb);
+
+/* Checkpoints (spearman_ckpt.c).  open: collective, after setup.  list:
+ * rank 0, this pass's records (all of them, or the saved list on
+ * --resume) less those earlier runs did in this stage; the caller frees
+ * out->data, ->start and ->ids.  record_done: a thread finished record
+ * id; its results go to its segment, committed when due (pass_start:
+ * the thread's counters start from zero).  flush: a
+ * thread's buffered pairs into its segment.  pass_end: commits every
+ * thread's segment and, on rank 0, adds what earlier runs did in this
+ * stage.  merge: appends the pairs of the stage's segments (this rank's
+ * and its share of earlier runs') to jb->h5.  close: removes the
+ * checkpoint after a success, and keeps it after a failure that left
+ * work worth resuming. */
+fd_status spearman_ckpt_open(job *jb);
+fd_status spearman_ckpt_list(job *jb, const fd_records *all, fd_records *out);
+void spearman_ckpt_pass_start(job *jb, int t);
+fd_status spearman_ckpt_record_done(job *jb, int t, spearman_acc *a, uint64_t id);
+fd_status spearman_ckpt_flush(job *jb, int t, spearman_acc *a);
+fd_status spearman_ckpt_pass_end(job *jb);
+fd_status spearman_ckpt_merge(job *jb, int stage);
+void spearman_ckpt_close(job *jb, fd_status st);
+/* Writes n pairs (i, j, rho, p) to h5 (a segment, or the part). */
+fd_status spearman_write_pairs(job *jb, spearman_h5 *h5, const spair *q, size_t n);
 
 
 #endif

@@ -1,0 +1,382 @@
+#include "ckpt.h"
+
+#include "../common/atomicfile.h"
+#include "../common/clock.h"
+#include "../mpi/fdmpi.h"
+#include "h5util.h"
+#include "outdir.h"
+
+#include <dirent.h>
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#define SEG_FORMAT "fcbo-dist checkpoint segment"
+#define JOB_FORMAT "fcbo-dist checkpoint"
+#define PARAMS_MAX 8192
+
+struct ckpt {
+    char *outdir;             /* DIR */
+    char *dir, *job;          /* DIR/checkpoint, DIR/checkpoint/job.h5 */
+    char *workload, *params;
+    double seconds;
+    int resume, rank, size;
+    uint64_t generation;
+    atomic_ulong seq;         /* this rank's segments so far */
+    atomic_ulong committed;   /* of them, those holding records */
+    long kill_rank, kill_after, kill_stage;
+    uint64_t *words, *ids;    /* a loaded work list */
+    size_t *start;
+};
+
+int ckpt_resuming(const ckpt *ck) { return ck->resume; }
+int ckpt_due(const ckpt *ck, double opened) { return fd_now() - opened >= ck->seconds; }
+
+/* Removes the files of DIR/checkpoint that match: all (what = 0), or the
+ * half-written ones (what = 1).  Returns how many committed segments
+ * remain. */
+static size_t sweep_dir(const char *dir, int what)
+{
+    size_t segs = 0;
+    DIR *d = opendir(dir);
+    if (!d) return 0;
+    struct dirent *e;
+    while ((e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
+        int tmp = strstr(e->d_name, ".tmp.") != NULL;
+        if (what == 0 || tmp) {
+            char *p = fd_path_join(dir, e->d_name);
+            if (p) unlink(p);
+            free(p);
+        } else if (!strncmp(e->d_name, "seg-", 4)) {
+            segs++;
+        }
+    }
+    closedir(d);
+    return segs;
+}
+
+static size_t sweep(const ckpt *ck, int what) { return sweep_dir(ck->dir, what); }
+
+/* The first line where a and b differ, for the message. */
+static void first_diff(const char *a, const char *b, char *la, char *lb, size_t cap)
+{
+    while (*a || *b) {
+        size_t na = strcspn(a, "\n"), nb = strcspn(b, "\n");
+        if (na != nb || strncmp(a, b, na) != 0) {
+            snprintf(la, cap, "%.*s", (int)na, a);
+            snprintf(lb, cap, "%.*s", (int)nb, b);
+            return;
+        }
+        a += na + (a[na] != 0);
+        b += nb + (b[nb] != 0);
+    }
+    snprintf(la, cap, "?");
+    snprintf(lb, cap, "?");
+}
+
+/* Rewrites job.h5 (under a temporary name: a kill leaves the old one). */
+static fd_status write_job(const ckpt *ck, const fd_records *recs)
+{
+    fd_status st = FD_OK;
+    char *tmp = fd_tmp_name(ck->job);
+    uint64_t *start = NULL;
+    hid_t f = -1, g = -1;
+    if (!tmp) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (f < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot create the checkpoint file: %s", tmp, strerror(errno)); goto done; }
+    FD_TRY_GOTO(h5u_attr_str(f, "format", JOB_FORMAT), st, done);
+    FD_TRY_GOTO(h5u_attr_str(f, "workload", ck->workload), st, done);
+    FD_TRY_GOTO(h5u_attr_str(f, "params", ck->params), st, done);
+    FD_TRY_GOTO(h5u_attr_u64(f, "generation", ck->generation), st, done);
+    if (recs) {
+        FD_ALLOC_GOTO(start, recs->n + 1, st, done);
+        for (size_t i = 0; i < recs->n; i++) start[i] = recs->start[i];
+        start[recs->n] = recs->nwords;
+        H5_CHECK_GOTO(g = H5Gcreate2(f, "records", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
+        FD_TRY_GOTO(h5u_write_1d(g, "words", H5T_STD_U64LE, H5T_NATIVE_UINT64, recs->data, recs->nwords), st, done);
+        FD_TRY_GOTO(h5u_write_1d(g, "start", H5T_STD_U64LE, H5T_NATIVE_UINT64, start, recs->n + 1), st, done);
+        H5Gclose(g);
+        g = -1;
+    }
+    hid_t ff = f;
+    f = -1;
+    st = h5u_commit(ff, tmp, ck->job);
+done:
+    if (g >= 0) H5Gclose(g);
+    if (f >= 0) H5Fclose(f);
+    if (st != FD_OK) unlink(tmp);
+    free(tmp);
+    free(start);
+    return st;
+}
+
+/* Rank 0 of a --resume: job.h5 must be there and agree with this run. */
+static fd_status open_resume(ckpt *ck)
+{
+    fd_status st = FD_OK;
+    char fmt[64], wl[64], *params = NULL;
+    char la[256], lb[256];
+    uint64_t gen = 0, complete = 0;
+    if (access(ck->job, R_OK) != 0)
+        return fd_fail(FD_ERR_USAGE,
+                       "--resume %s: no checkpoint there (%s is missing: the run finished, was not started with "
+                       "checkpoints, or stopped before its work list was saved); run without --resume",
+                       ck->outdir, ck->job);
+    hid_t f = H5Fopen(ck->job, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return fd_fail(FD_ERR_INPUT, "%s: not a readable HDF5 file", ck->job);
+    FD_ALLOC_GOTO(params, PARAMS_MAX, st, done);
+    if (h5u_read_attr_str(f, "format", fmt, sizeof fmt) != FD_OK || strcmp(fmt, JOB_FORMAT) ||
+        h5u_read_attr_str(f, "workload", wl, sizeof wl) != FD_OK ||
+        h5u_read_attr_str(f, "params", params, PARAMS_MAX) != FD_OK ||
+        h5u_read_attr_u64(f, "generation", &gen) != FD_OK || h5u_read_attr_u64(f, "complete", &complete) != FD_OK ||
+        complete != 1) {
+        st = fd_fail(FD_ERR_INPUT, "%s: not an fcbo-dist checkpoint", ck->job);
+        goto done;
+    }
+    if (strcmp(wl, ck->workload) != 0) {
+        st = fd_fail(FD_ERR_USAGE, "--resume: %s is a checkpoint of `fcbo-dist %s`, not of `%s`", ck->job, wl,
+                     ck->workload);
+        goto done;
+    }
+    if (strcmp(params, ck->params) != 0) {
+        first_diff(ck->params, params, la, lb, sizeof la);
+        st = fd_fail(FD_ERR_USAGE,
+                     "--resume: this run has %s where the checkpointed run had %s; resume with the parameters of "
+                     "the first run (%s)",
+                     la, lb, ck->job);
+        goto done;
+    }
+    ck->generation = gen + 1;
+done:
+    H5Fclose(f);
+    free(params);
+    return st;
+}
+
+static fd_status open_rank0(ckpt *ck)
+{
+    if (mkdir(ck->dir, 0777) != 0 && errno != EEXIST)
+        return fd_fail(FD_ERR_IO, "%s: cannot create the checkpoint directory: %s", ck->dir, strerror(errno));
+    if (!ck->resume) {
+        sweep(ck, 0); /* an old checkpoint in a --force'd directory */
+        return FD_OK;
+    }
+    FD_TRY(open_resume(ck));
+    /* What the killed run was writing: segments and parts. */
+    sweep(ck, 1);
+    sweep_dir(ck->outdir, 1);
+    return FD_OK;
+}
+
+fd_status ckpt_open(ckpt **out, const ckpt_opts *o)
+{
+    fd_status st = FD_OK;
+    ckpt *ck = calloc(1, sizeof *ck);
+    *out = NULL;
+    if (!ck) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    ck->outdir = strdup(o->dir);
+    ck->dir = fd_path_join(o->dir, "checkpoint");
+    ck->job = ck->dir ? fd_path_join(ck->dir, "job.h5") : NULL;
+    ck->workload = strdup(o->workload);
+    ck->params = strdup(o->params);
+    ck->seconds = o->seconds;
+    ck->resume = o->resume;
+    ck->rank = o->rank;
+    ck->size = o->size;
+    ck->kill_rank = -1;
+    ck->kill_stage = 0;
+    atomic_init(&ck->seq, 0);
+    atomic_init(&ck->committed, 0);
+    if (!ck->outdir || !ck->dir || !ck->job || !ck->workload || !ck->params) st = fd_fail(FD_ERR_NOMEM, "out of memory");
+    if (st == FD_OK && strlen(o->params) >= PARAMS_MAX) st = fd_fail(FD_ERR_INTERNAL, "checkpoint parameters too long");
+    const char *kill = getenv("FD_TEST_KILL_AFTER");
+    if (st == FD_OK && kill && sscanf(kill, "%ld:%ld:%ld", &ck->kill_rank, &ck->kill_after, &ck->kill_stage) < 2)
+        st = fd_fail(FD_ERR_USAGE, "FD_TEST_KILL_AFTER=%s: expected RANK:SEGMENTS[:STAGE]", kill);
+    if (st == FD_OK && o->rank == 0) st = open_rank0(ck);
+    if (o->size > 1) {
+        st = fd_mpi_agree(st, NULL);
+        if (st == FD_OK) MPI_CHECK_GOTO(MPI_Bcast(&ck->generation, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), st, done);
+    }
+done:
+    if (st != FD_OK) {
+        ckpt_close(&ck);
+        return st;
+    }
+    *out = ck;
+    return FD_OK;
+}
+
+void ckpt_close(ckpt **pck)
+{
+    ckpt *ck = *pck;
+    if (!ck) return;
+    free(ck->outdir);
+    free(ck->dir);
+    free(ck->job);
+    free(ck->workload);
+    free(ck->params);
+    free(ck->words);
+    free(ck->ids);
+    free(ck->start);
+    free(ck);
+    *pck = NULL;
+}
+
+fd_status ckpt_save_records(ckpt *ck, const fd_records *recs) { return write_job(ck, recs); }
+
+fd_status ckpt_load_records(ckpt *ck, fd_records *recs)
+{
+    fd_status st = FD_OK;
+    uint64_t nw = 0, ns = 0, *start = NULL;
+    hid_t f = H5Fopen(ck->job, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return fd_fail(FD_ERR_INPUT, "%s: not a readable HDF5 file", ck->job);
+    if (h5u_len(f, "records/words", &nw) != FD_OK || h5u_len(f, "records/start", &ns) != FD_OK || ns < 1) {
+        st = fd_fail(FD_ERR_INPUT, "%s: the checkpoint has no work list", ck->job);
+        goto done;
+    }
+    FD_ALLOC_GOTO(ck->words, nw + 1, st, done);
+    FD_ALLOC_GOTO(start, ns, st, done);
+    FD_ALLOC_GOTO(ck->start, ns, st, done);
+    FD_TRY_GOTO(h5u_read_range(f, "records/words", H5T_NATIVE_UINT64, 0, nw, ck->words), st, done);
+    FD_TRY_GOTO(h5u_read_range(f, "records/start", H5T_NATIVE_UINT64, 0, ns, start), st, done);
+    for (uint64_t i = 0; i < ns; i++) {
+        if (start[i] > nw || (i && start[i] < start[i - 1])) {
+            st = fd_fail(FD_ERR_INPUT, "%s: the checkpoint's work list is corrupt", ck->job);
+            goto done;
+        }
+        ck->start[i] = (size_t)start[i];
+    }
+    *recs = (fd_records){ck->words, ck->start, (size_t)(ns - 1), (size_t)nw, NULL};
+    /* The list keeps its generation count current, so that the next
+     * --resume names its segments apart from this run's. */
+    st = write_job(ck, recs);
+done:
+    H5Fclose(f);
+    free(start);
+    return st;
+}
+
+char *ckpt_seg_path(ckpt *ck)
+{
+    char name[64];
+    unsigned long s = atomic_fetch_add(&ck->seq, 1);
+    snprintf(name, sizeof name, "seg-%04llu-%05d-%06lu.h5", (unsigned long long)ck->generation, ck->rank, s);
+    return fd_path_join(ck->dir, name);
+}
+
+fd_status ckpt_seg_mark(hid_t f, const ckpt *ck, int stage, const uint64_t *ids, size_t n)
+{
+    FD_TRY(h5u_attr_str(f, "format", SEG_FORMAT));
+    FD_TRY(h5u_attr_str(f, "workload", ck->workload));
+    FD_TRY(h5u_attr_u64(f, "generation", ck->generation));
+    FD_TRY(h5u_attr_u64(f, "rank", (uint64_t)ck->rank));
+    FD_TRY(h5u_attr_u64(f, "stage", (uint64_t)stage));
+    return h5u_write_1d(f, "records", H5T_STD_U64LE, H5T_NATIVE_UINT64, ids, n);
+}
+
+void ckpt_seg_committed(ckpt *ck, int stage, size_t nids)
+{
+    if (!nids || (ck->kill_stage && stage != ck->kill_stage)) return;
+    unsigned long c = atomic_fetch_add(&ck->committed, 1) + 1;
+    if (ck->kill_rank == ck->rank && (long)c >= ck->kill_after) raise(SIGKILL);
+}
+
+fd_status ckpt_scan(ckpt *ck, ckpt_seg_fn fn, void *arg)
+{
+    fd_status st = FD_OK;
+    DIR *d = opendir(ck->dir);
+    if (!d) return fd_fail(FD_ERR_IO, "%s: cannot list the checkpoint: %s", ck->dir, strerror(errno));
+    struct dirent *e;
+    uint64_t *ids = NULL;
+    while (st == FD_OK && (e = readdir(d))) {
+        size_t len = strlen(e->d_name);
+        if (strncmp(e->d_name, "seg-", 4) != 0 || len < 8 || strcmp(e->d_name + len - 3, ".h5") != 0) continue;
+        char *path = fd_path_join(ck->dir, e->d_name);
+        if (!path) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); break; }
+        char fmt[64] = "", wl[64] = "";
+        uint64_t complete = 0, gen = 0, stage = 0, n = 0;
+        hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+        int ok = f >= 0 && h5u_read_attr_str(f, "format", fmt, sizeof fmt) == FD_OK && !strcmp(fmt, SEG_FORMAT) &&
+                 h5u_read_attr_str(f, "workload", wl, sizeof wl) == FD_OK && !strcmp(wl, ck->workload) &&
+                 h5u_read_attr_u64(f, "complete", &complete) == FD_OK && complete == 1 &&
+                 h5u_read_attr_u64(f, "generation", &gen) == FD_OK && gen < ck->generation &&
+                 h5u_read_attr_u64(f, "stage", &stage) == FD_OK && h5u_len(f, "records", &n) == FD_OK;
+        free(ids);
+        ids = NULL;
+        if (ok && n) {
+            ids = malloc(n * sizeof *ids);
+            ok = ids && h5u_read_range(f, "records", H5T_NATIVE_UINT64, 0, n, ids) == FD_OK;
+        }
+        fd_errclear();
+        if (ok) st = fn(arg, path, f, (int)stage, ids, (size_t)n);
+        if (f >= 0) H5Fclose(f);
+        if (!ok) unlink(path);
+        free(path);
+    }
+    closedir(d);
+    free(ids);
+    return st;
+}
+
+fd_status ckpt_share_paths(const ckpt *ck, char **paths, size_t n, char ***mine)
+{
+    fd_status st = FD_OK;
+    char *buf = NULL;
+    uint64_t len = 0;
+    *mine = NULL;
+    if (ck->rank == 0)
+        for (size_t i = 0; i < n; i++) len += strlen(paths[i]) + 1;
+    if (ck->size > 1) MPI_CHECK_GOTO(MPI_Bcast(&len, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), st, done);
+    FD_ALLOC_GOTO(buf, len + 1, st, done);
+    if (ck->rank == 0) {
+        size_t w = 0;
+        for (size_t i = 0; i < n; i++) {
+            size_t l = strlen(paths[i]) + 1;
+            memcpy(buf + w, paths[i], l);
+            w += l;
+        }
+    }
+    if (ck->size > 1) {
+        if (len > INT32_MAX) { st = fd_fail(FD_ERR_INTERNAL, "too many checkpoint segments"); goto done; }
+        MPI_CHECK_GOTO(MPI_Bcast(buf, (int)len, MPI_CHAR, 0, MPI_COMM_WORLD), st, done);
+    }
+    size_t total = 0;
+    for (uint64_t w = 0; w < len; w += strlen(buf + w) + 1) total++;
+    FD_ALLOC_GOTO(*mine, total / (size_t)ck->size + 2, st, done);
+    size_t k = 0, i = 0;
+    for (uint64_t w = 0; w < len; w += strlen(buf + w) + 1, i++) {
+        if (i % (size_t)ck->size != (size_t)ck->rank) continue;
+        if (!((*mine)[k++] = strdup(buf + w))) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    }
+done:
+    free(buf);
+    if (st != FD_OK) {
+        ckpt_free_paths(*mine);
+        *mine = NULL;
+    }
+    return st;
+}
+
+void ckpt_free_paths(char **paths)
+{
+    for (size_t i = 0; paths && paths[i]; i++) free(paths[i]);
+    free(paths);
+}
+
+int ckpt_finish(ckpt *ck, fd_status st)
+{
+    if (ck->rank != 0) return 0;
+    size_t segs = sweep(ck, 1);
+    /* Exit status 1: the machine failed the run (disk, MPI, device), and
+     * a rerun may finish it.  Exit status 2: the command or the input
+     * was wrong, and the same command would fail the same way. */
+    if (st != FD_OK && fd_exit_code(st) == 1 && segs > 0 && access(ck->job, R_OK) == 0) return 1;
+    sweep(ck, 0);
+    rmdir(ck->dir);
+    return 0;
+}

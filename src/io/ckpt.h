@@ -1,0 +1,89 @@
+/* Checkpoints of a long run, so that a rerun with --resume loses minutes,
+ * not the run (docs/architecture.md, "Checkpoints and --resume").
+ *
+ * DIR/checkpoint/ holds:
+ *   job.h5        rank 0: the workload, the parameters that decide the
+ *                 result, the work list (records, as the task pool hands
+ *                 them out) and the generation (runs so far)
+ *   seg-G-R-S.h5  committed segments: what one consumer (a worker thread,
+ *                 or a GPU rank) of rank R in generation G wrote, with the
+ *                 ids of the records whose results it holds in full
+ *   *.tmp.PID     segments being written; a killed run leaves these (and
+ *                 DIR/part-*.tmp.*), and the next --resume removes them
+ *
+ * A consumer writes its results to its own segment and commits it (closes
+ * and renames it) at a record boundary once it is --checkpoint-seconds
+ * old, so a dead rank loses at most that much of each consumer's work.
+ * Segments are renamed only after their data is closed: a committed
+ * segment is whole, and a record counts as done only through one.  The
+ * workload decides what else a segment holds (its results and sums) and
+ * builds the final parts from the segments when the run ends. */
+#ifndef FD_CKPT_H
+#define FD_CKPT_H
+
+#include "../common/status.h"
+#include "../mpi/taskpool.h"
+
+#include <hdf5.h>
+#include <stdatomic.h>
+#include <stddef.h>
+#include <stdint.h>
+
+typedef struct ckpt ckpt;
+
+typedef struct ckpt_opts {
+    const char *dir;          /* the run's output directory */
+    const char *workload;     /* "lattice", "spearman" */
+    const char *params;       /* "key=value" lines that must match on --resume */
+    double seconds;           /* commit a segment once it is this old */
+    int resume;
+    int rank, size;
+} ckpt_opts;
+
+/* Collective.  A fresh run (rank 0) empties DIR/checkpoint; --resume
+ * checks that DIR/checkpoint/job.h5 exists and has the same workload and
+ * parameters (FD_ERR_USAGE naming the first that differs), removes the
+ * segments a killed run left half-written, and starts a new generation. */
+fd_status ckpt_open(ckpt **out, const ckpt_opts *o);
+void ckpt_close(ckpt **ck);
+int ckpt_resuming(const ckpt *ck);
+
+/* Rank 0.  Saves the work list (fresh run) or loads it (resume: the list
+ * the first run saved, whatever the ranks and threads now).  Loaded
+ * memory belongs to ck. */
+fd_status ckpt_save_records(ckpt *ck, const fd_records *recs);
+fd_status ckpt_load_records(ckpt *ck, fd_records *recs);
+
+/* Segments.  ckpt_seg_path: a new name for one, in allocated memory (the
+ * workload writes it under fd_tmp_name(path) and renames it).
+ * ckpt_seg_mark: before the commit, the attributes every segment carries
+ * (stage: the workload's pass, 1 or 2) and the ids of its records.
+ * ckpt_seg_committed: after the rename; the test hook FD_TEST_KILL_AFTER
+ * = "R:K[:S]" kills rank R with SIGKILL once it has committed K segments
+ * that hold records (of stage S). */
+char *ckpt_seg_path(ckpt *ck);
+fd_status ckpt_seg_mark(hid_t f, const ckpt *ck, int stage, const uint64_t *ids, size_t n);
+void ckpt_seg_committed(ckpt *ck, int stage, size_t nids);
+/* 1 when a segment opened at `opened` (fd_now()) is old enough to commit. */
+int ckpt_due(const ckpt *ck, double opened);
+
+/* Rank 0: calls fn for every committed segment of earlier generations,
+ * with the file open for reading.  A segment that cannot be read is
+ * removed (its records are simply run again). */
+typedef fd_status (*ckpt_seg_fn)(void *arg, const char *path, hid_t f, int stage, const uint64_t *ids, size_t n);
+fd_status ckpt_scan(ckpt *ck, ckpt_seg_fn fn, void *arg);
+
+/* Sends rank 0's list of paths to every rank and returns this rank's
+ * share (every size-th from its rank on): the segments of earlier runs
+ * that it copies into its part.  Collective; *mine is allocated, a
+ * NULL-terminated array. */
+fd_status ckpt_share_paths(const ckpt *ck, char **paths, size_t n, char ***mine);
+void ckpt_free_paths(char **paths);
+
+/* Rank 0, once the run's result is committed (st = FD_OK): removes
+ * DIR/checkpoint.  After a failure of the machine (exit status 1: disk,
+ * MPI, device) keeps it when it holds committed work (returns 1: say so
+ * to the user); after a usage or input error removes it. */
+int ckpt_finish(ckpt *ck, fd_status st);
+
+#endif

@@ -1,0 +1,354 @@
+/* Checkpoints of a spearman run (src/io/ckpt.h; docs/architecture.md).
+ *
+ * Every worker thread writes what its records produce to a segment of its
+ * own: in the counting pass (stage 1) the sums (pairs tested, selected,
+ * the histograms) and, while pass 1 keeps pairs, the selected pairs; in
+ * the writing pass (stage 2) the pairs.  A record is done once its
+ * segment is committed.  A resumed run skips, per stage, the records that
+ * earlier runs' segments hold, adds their sums on rank 0, and copies their
+ * pairs into the parts along with its own. */
+#include "spearman_job_impl.h"
+
+#include "../common/atomicfile.h"
+#include "../common/clock.h"
+#include "../io/h5util.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define PARAMS_CAP 1024
+
+fd_status spearman_ckpt_open(job *jb)
+{
+    const spearman_opts *o = jb->o;
+    char params[PARAMS_CAP];
+    /* What decides the result; the threads, ranks and backend do not. */
+    snprintf(params, sizeof params,
+             "input_sha256=%s\ny_sha256=%s\nselection=%c\nvalue=%.17g\ncount_only=%d\ndrop_nan=%d\n"
+             "rows=%llu\nobservations=%u\nrecord_layout=1 block=%d\n",
+             jb->x->sha256, jb->y != jb->x ? jb->y->sha256 : "-", o->mode, o->value, o->count_only, o->drop_nan,
+             (unsigned long long)jb->x->rows, jb->x->n, BLOCK);
+    ckpt_opts co = {o->outdir, "spearman", params, o->checkpoint_seconds, o->resume, jb->mpi.rank, jb->mpi.size};
+    fd_status st = FD_OK;
+    FD_TRY(ckpt_open(&jb->ck, &co));
+    FD_ALLOC_GOTO(jb->seg, (size_t)jb->threads, st, done);
+    for (int t = 0; t < jb->threads; t++) {
+        FD_ALLOC_GOTO(jb->seg[t].hist, SPEARMAN_HIST_BINS, st, done);
+        if (jb->xhist) FD_ALLOC_GOTO(jb->seg[t].xhist, FDR_BINS, st, done);
+    }
+done:
+    return st;
+}
+
+/* ---------------- resuming (rank 0) ---------------- */
+
+static fd_status add_path(spearman_old *old, int stage, const char *path)
+{
+    FD_TRY(fd_grow((void **)&old->paths[stage], &old->cappaths[stage], old->npaths[stage] + 2, sizeof(char *)));
+    if (!(old->paths[stage][old->npaths[stage]] = strdup(path))) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    old->paths[stage][++old->npaths[stage]] = NULL;
+    return FD_OK;
+}
+
+typedef struct {
+    job *jb;
+    size_t nrec;
+} scan_arg;
+
+static fd_status take_segment(void *arg, const char *path, hid_t f, int stage, const uint64_t *ids, size_t n)
+{
+    scan_arg *sa = arg;
+    job *jb = sa->jb;
+    spearman_old *old = &jb->old;
+    uint64_t pairs = 0, selected = 0, complete = 0, npairs = 0;
+    if (stage < 1 || stage > 2) return FD_OK;
+    for (size_t k = 0; k < n; k++)
+        if (ids[k] >= sa->nrec) return fd_fail(FD_ERR_INPUT, "%s: record %llu is not in the work list", path,
+                                               (unsigned long long)ids[k]);
+    FD_TRY(h5u_read_attr_u64(f, "ckpt_pairs", &pairs));
+    FD_TRY(h5u_read_attr_u64(f, "ckpt_selected", &selected));
+    FD_TRY(h5u_read_attr_u64(f, "pairs_complete", &complete));
+    FD_TRY(h5u_len(f, "pairs/i", &npairs));
+    if (stage == 1) {
+        uint64_t *h = malloc(SPEARMAN_HIST_BINS * sizeof *h);
+        if (!h) return fd_fail(FD_ERR_NOMEM, "out of memory");
+        fd_status st = h5u_read_range(f, "ckpt_hist", H5T_NATIVE_UINT64, 0, SPEARMAN_HIST_BINS, h);
+        for (int b = 0; st == FD_OK && b < SPEARMAN_HIST_BINS; b++) old->hist[b] += h[b];
+        free(h);
+        FD_TRY(st);
+        if (old->xhist) {
+            uint64_t *x = malloc(FDR_BINS * sizeof *x);
+            if (!x) return fd_fail(FD_ERR_NOMEM, "out of memory");
+            st = h5u_read_range(f, "ckpt_xhist", H5T_NATIVE_UINT64, 0, FDR_BINS, x);
+            for (uint32_t b = 0; st == FD_OK && b < FDR_BINS; b++) old->xhist[b] += x[b];
+            free(x);
+            FD_TRY(st);
+        }
+        if (!complete) old->incomplete = 1;
+    }
+    for (size_t k = 0; k < n; k++) {
+        if (old->done[stage][ids[k]])
+            return fd_fail(FD_ERR_INPUT, "%s: record %llu is done twice in the checkpoint", path,
+                           (unsigned long long)ids[k]);
+        old->done[stage][ids[k]] = 1;
+    }
+    old->ndone[stage] += n;
+    old->pairs[stage] += pairs;
+    old->selected[stage] += selected;
+    if (npairs) FD_TRY(add_path(old, stage, path));
+    return FD_OK;
+}
+
+/* The work list: built and saved by a fresh run, loaded by a resumed one,
+ * whose earlier segments are read once. */
+static fd_status work_list(job *jb, const fd_records *all)
+{
+    spearman_old *old = &jb->old;
+    fd_status st = FD_OK;
+    if (jb->recs.data) return FD_OK;
+    if (!ckpt_resuming(jb->ck)) {
+        FD_TRY(ckpt_save_records(jb->ck, all));
+        /* The caller's memory lives for one pass: keep a copy. */
+        FD_ALLOC_GOTO(jb->rec_words, all->nwords + 1, st, done);
+        FD_ALLOC_GOTO(jb->rec_start, all->n + 1, st, done);
+        memcpy(jb->rec_words, all->data, all->nwords * sizeof *jb->rec_words);
+        memcpy(jb->rec_start, all->start, all->n * sizeof *jb->rec_start);
+        jb->recs = (fd_records){jb->rec_words, jb->rec_start, all->n, all->nwords, NULL};
+    } else {
+        FD_TRY(ckpt_load_records(jb->ck, &jb->recs));
+    }
+    for (int s = 1; s <= 2; s++) FD_ALLOC_GOTO(old->done[s], jb->recs.n + 1, st, done);
+    FD_ALLOC_GOTO(old->hist, SPEARMAN_HIST_BINS, st, done);
+    if (jb->xhist) FD_ALLOC_GOTO(old->xhist, FDR_BINS, st, done);
+    if (ckpt_resuming(jb->ck)) {
+        scan_arg sa = {jb, jb->recs.n};
+        st = ckpt_scan(jb->ck, take_segment, &sa);
+    }
+done:
+    return st;
+}
+
+fd_status spearman_ckpt_list(job *jb, const fd_records *all, fd_records *out)
+{
+    FD_TRY(work_list(jb, all));
+    const fd_records *r = &jb->recs;
+    const uint8_t *done = jb->stage ? jb->old.done[jb->stage] : NULL;
+    size_t n = 0, nw = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (!done || !done[i]) {
+            n++;
+            nw += (i + 1 < r->n ? r->start[i + 1] : r->nwords) - r->start[i];
+        }
+    uint64_t *data = malloc((nw + 1) * sizeof *data), *ids = malloc((n + 1) * sizeof *ids);
+    size_t *start = malloc((n + 1) * sizeof *start);
+    if (!data || !ids || !start) {
+        free(data);
+        free(ids);
+        free(start);
+        return fd_fail(FD_ERR_NOMEM, "out of memory for the work list");
+    }
+    size_t k = 0, w = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        if (done && done[i]) continue;
+        size_t len = (i + 1 < r->n ? r->start[i + 1] : r->nwords) - r->start[i];
+        start[k] = w;
+        ids[k++] = i;
+        memcpy(data + w, r->data + r->start[i], len * sizeof *data);
+        w += len;
+    }
+    *out = (fd_records){data, start, n, nw, ids};
+    if (jb->stage == (jb->o->mode == 'k' ? 2 : 1)) jb->resumed = jb->old.ndone[jb->stage];
+    return FD_OK;
+}
+
+/* ---------------- segments (worker threads) ---------------- */
+
+static fd_status seg_open(job *jb, int t, const spearman_acc *a)
+{
+    spearman_seg *sg = &jb->seg[t];
+    char *path = ckpt_seg_path(jb->ck);
+    if (!path) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    fd_status st = spearman_h5_create(&sg->w, path);
+    free(path);
+    FD_TRY(st);
+    sg->opened = fd_now();
+    sg->nids = 0;
+    /* Pass 1 holds every selected pair only while it keeps them. */
+    sg->complete = jb->stage == 2 || (a->out && a->keep_cap && !atomic_load(&jb->kept_over));
+    return FD_OK;
+}
+
+static fd_status remember(job *jb, int stage, const char *path)
+{
+    pthread_mutex_lock(&jb->lock);
+    fd_status st = fd_grow((void **)&jb->mine[stage], &jb->capmine[stage], jb->nmine[stage] + 1, sizeof(char *));
+    if (st == FD_OK && !(jb->mine[stage][jb->nmine[stage]] = strdup(path))) st = fd_fail(FD_ERR_NOMEM, "out of memory");
+    if (st == FD_OK) jb->nmine[stage]++;
+    pthread_mutex_unlock(&jb->lock);
+    return st;
+}
+
+/* Differences of a histogram since the segment opened. */
+static fd_status put_delta(hid_t f, const char *name, const uint64_t *now, const uint64_t *then, size_t n)
+{
+    uint64_t *d = malloc(n * sizeof *d);
+    if (!d) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    for (size_t k = 0; k < n; k++) d[k] = now ? now[k] - then[k] : 0;
+    fd_status st = h5u_write_1d(f, name, H5T_STD_U64LE, H5T_NATIVE_UINT64, d, n);
+    free(d);
+    return st;
+}
+
+static fd_status seg_commit(job *jb, int t, const spearman_acc *a)
+{
+    spearman_seg *sg = &jb->seg[t];
+    if (!sg->w) return FD_OK;
+    hid_t f = spearman_h5_file(sg->w);
+    char *path = NULL;
+    fd_status st = ckpt_seg_mark(f, jb->ck, jb->stage, sg->ids, sg->nids);
+    if (st == FD_OK) st = h5u_attr_u64(f, "ckpt_pairs", a->pairs - sg->pairs);
+    if (st == FD_OK) st = h5u_attr_u64(f, "ckpt_selected", a->selected - sg->selected);
+    if (st == FD_OK) st = h5u_attr_u64(f, "pairs_complete", (uint64_t)sg->complete);
+    if (st == FD_OK) st = put_delta(f, "ckpt_hist", a->hist, sg->hist, SPEARMAN_HIST_BINS);
+    if (st == FD_OK && jb->xhist) st = put_delta(f, "ckpt_xhist", a->xhist, sg->xhist, FDR_BINS);
+    if (st != FD_OK) {
+        spearman_h5_abort(&sg->w);
+        return st;
+    }
+    /* The path, before the writer that knows it is gone. */
+    path = strdup(spearman_h5_path(sg->w));
+    if (!path) {
+        spearman_h5_abort(&sg->w);
+        return fd_fail(FD_ERR_NOMEM, "out of memory");
+    }
+    st = spearman_h5_finish(&sg->w);
+    /* The next segment counts from here. */
+    sg->pairs = a->pairs;
+    sg->selected = a->selected;
+    if (a->hist) memcpy(sg->hist, a->hist, SPEARMAN_HIST_BINS * sizeof *sg->hist);
+    if (a->xhist) memcpy(sg->xhist, a->xhist, FDR_BINS * sizeof *sg->xhist);
+    if (st == FD_OK) st = remember(jb, jb->stage, path);
+    if (st == FD_OK) ckpt_seg_committed(jb->ck, jb->stage, sg->nids);
+    free(path);
+    sg->nids = 0;
+    return st;
+}
+
+/* The thread's buffered pairs into its segment. */
+fd_status spearman_ckpt_flush(job *jb, int t, spearman_acc *a)
+{
+    spearman_seg *sg = &jb->seg[t];
+    if (!sg->w) FD_TRY(seg_open(jb, t, a));
+    fd_status st = spearman_write_pairs(jb, sg->w, a->out, a->nout);
+    a->nout = 0;
+    return st;
+}
+
+void spearman_ckpt_pass_start(job *jb, int t)
+{
+    spearman_seg *sg = &jb->seg[t];
+    sg->kept = sg->pairs = sg->selected = 0;
+    memset(sg->hist, 0, SPEARMAN_HIST_BINS * sizeof *sg->hist);
+    if (sg->xhist) memset(sg->xhist, 0, FDR_BINS * sizeof *sg->xhist);
+}
+
+fd_status spearman_ckpt_record_done(job *jb, int t, spearman_acc *a, uint64_t id)
+{
+    spearman_seg *sg = &jb->seg[t];
+    if (!jb->ck || !jb->stage) return FD_OK;
+    if (!sg->w) FD_TRY(seg_open(jb, t, a));
+    if (jb->stage == 1 && sg->complete) {
+        /* Pass 1 keeps pairs, on disk here, while the thread's share of
+         * the budget lasts and no other thread ran out. */
+        if (a->out && a->keep_cap && !a->keep_over && !atomic_load(&jb->kept_over) &&
+            sg->kept + a->nout <= a->keep_cap) {
+            sg->kept += a->nout;
+            FD_TRY(spearman_ckpt_flush(jb, t, a));
+        } else {
+            atomic_store(&jb->kept_over, 1);
+            sg->complete = 0;
+        }
+    }
+    if (jb->stage == 1 && !sg->complete && a->out) {
+        /* Stop keeping: pass 2 will write the pairs. */
+        jb->obuf[t] = a->out;
+        jb->obufcap[t] = a->capout;
+        a->out = NULL;
+        a->nout = 0;
+        a->keep_cap = 0;
+    }
+    if (jb->stage == 2 && a->nout) FD_TRY(spearman_ckpt_flush(jb, t, a));
+    FD_TRY(fd_grow((void **)&sg->ids, &sg->capids, sg->nids + 1, sizeof *sg->ids));
+    sg->ids[sg->nids++] = id;
+    if (ckpt_due(jb->ck, sg->opened)) FD_TRY(seg_commit(jb, t, a));
+    return FD_OK;
+}
+
+fd_status spearman_ckpt_pass_end(job *jb)
+{
+    fd_status st = FD_OK;
+    if (!jb->ck || !jb->stage) return FD_OK;
+    for (int t = 0; t < jb->threads; t++) {
+        fd_status s = seg_commit(jb, t, &jb->acc[t]);
+        if (st == FD_OK) st = s;
+    }
+    if (st != FD_OK || jb->mpi.rank != 0) return st;
+    const spearman_old *old = &jb->old;
+    jb->pairs += old->pairs[jb->stage];
+    jb->selected += old->selected[jb->stage];
+    if (jb->stage == 1) {
+        for (int b = 0; b < SPEARMAN_HIST_BINS; b++) jb->hist[b] += old->hist[b];
+        for (uint32_t b = 0; jb->xhist && b < FDR_BINS; b++) jb->xhist[b] += old->xhist[b];
+        if (old->incomplete) atomic_store(&jb->kept_over, 1);
+    }
+    return FD_OK;
+}
+
+fd_status spearman_ckpt_merge(job *jb, int stage)
+{
+    fd_status st = FD_OK;
+    char **adopted = NULL;
+    FD_TRY(ckpt_share_paths(jb->ck, jb->old.paths[stage], jb->old.npaths[stage], &adopted));
+    for (size_t k = 0; st == FD_OK && k < jb->nmine[stage]; k++) {
+        hid_t f = H5Fopen(jb->mine[stage][k], H5F_ACC_RDONLY, H5P_DEFAULT);
+        if (f < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot reopen this run's segment", jb->mine[stage][k]); break; }
+        st = spearman_h5_append_file(jb->h5, f, jb->mine[stage][k]);
+        H5Fclose(f);
+    }
+    for (size_t k = 0; st == FD_OK && adopted && adopted[k]; k++) {
+        hid_t f = H5Fopen(adopted[k], H5F_ACC_RDONLY, H5P_DEFAULT);
+        if (f < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot reopen an earlier run's segment", adopted[k]); break; }
+        st = spearman_h5_append_file(jb->h5, f, adopted[k]);
+        H5Fclose(f);
+    }
+    ckpt_free_paths(adopted);
+    return st;
+}
+
+void spearman_ckpt_close(job *jb, fd_status st)
+{
+    for (int t = 0; jb->seg && t < jb->threads; t++) {
+        spearman_h5_abort(&jb->seg[t].w);
+        free(jb->seg[t].ids);
+        free(jb->seg[t].hist);
+        free(jb->seg[t].xhist);
+    }
+    free(jb->seg);
+    jb->seg = NULL;
+    if (jb->ck && ckpt_finish(jb->ck, st) && !jb->o->quiet)
+        fprintf(stderr, "fcbo-dist spearman: the work done so far is kept in %s/checkpoint; rerun the same command "
+                        "with --resume %s to finish it\n",
+                jb->o->outdir, jb->o->outdir);
+    ckpt_close(&jb->ck);
+    for (int s = 0; s < 3; s++) {
+        for (size_t k = 0; k < jb->nmine[s]; k++) free(jb->mine[s][k]);
+        free(jb->mine[s]);
+        free(jb->old.done[s]);
+        ckpt_free_paths(jb->old.paths[s]);
+    }
+    free(jb->old.hist);
+    free(jb->old.xhist);
+    free(jb->rec_words);
+    free(jb->rec_start);
+}

@@ -1,0 +1,107 @@
+# --checkpoint-seconds and --resume: rank 1 of `mpirun -np 3` is killed
+# with SIGKILL after it committed K segments (the FD_TEST_KILL_AFTER
+# hook); the job exits non-zero and leaves no result; `--resume DIR`
+# (on another number of ranks) then finishes with the same result as an
+# uninterrupted run, and the records the killed run committed are not run
+# again: the resumed run reports exactly them as resumed, and runs only
+# the others.  Also: parameters that differ are refused, and so is a
+# directory without a checkpoint.
+source "$(dirname "$0")/lib.sh" "$@"
+W=$WORK
+if ! python3 -c "import numpy, h5py" 2> /dev/null; then
+  python3 -m pip install -q numpy h5py > "$W/pip.log" 2>&1 ||
+    DEBIAN_FRONTEND=noninteractive apt-get install -y -q python3-numpy python3-h5py > "$W/apt.log" 2>&1
+fi
+HERE=$(dirname "$0")
+
+# Records held by the committed segments of DIR/checkpoint (stage S).
+done_records() {
+  python3 - "$1" "$2" << 'EOF'
+import glob, sys, h5py
+ids = set()
+for p in glob.glob(sys.argv[1] + "/checkpoint/seg-*.h5"):
+    with h5py.File(p) as f:
+        if f.attrs["stage"] == int(sys.argv[2]):
+            ids.update(f["records"][:].tolist())
+print(len(ids))
+EOF
+}
+
+# A killed run: exit status, no master, a checkpoint with committed work.
+killed() { # dir, rc
+  kdir=$1 krc=$2
+  check '[ "$krc" -ne 0 ] && [ ! -e "$kdir/spearman.h5" ] && [ ! -e "$kdir/lattice.h5" ] && [ -e "$kdir/checkpoint/job.h5" ]' \
+        "killed run into $kdir: exit $krc, left $(ls "$kdir" 2> /dev/null | tr '\n' ' ')"
+}
+
+# ---------------- spearman ----------------
+"$BIN" gen counts --rows 2500 --cols 12 --groups 30 --seed 7 -o "$W/m.npy"
+pairs_of() { # file -> sorted "i j rho p" lines
+  python3 -c "
+import sys, h5py
+f = h5py.File(sys.argv[1])
+for t in sorted(zip(*(f['pairs/' + c][:].tolist() for c in ('i', 'j', 'rho', 'p'))), key=lambda t: t[:2]):
+    print(*t)
+print('tested', f.attrs['pairs_tested'], 'selected', f.attrs['n_pairs'], 'hist', *f['histogram'][:].tolist())
+" "$1"
+}
+attr() { python3 -c "import sys, h5py; print(h5py.File(sys.argv[1]).attrs[sys.argv[2]])" "$1" "$2"; }
+tiles() { python3 -c "import sys, h5py; print(int(h5py.File(sys.argv[1])['ranks/tiles'][:].sum()))" "$1"; }
+
+# Selection | the stage rank 1 dies in | the passes over the records.
+# --pvalue keeps its pairs in pass 1 (stage 1 only); a small
+# FD_SPEARMAN_KEEP_PAIRS makes --rho run the writing pass (stage 2),
+# killed there; --fdr adds its collecting pass (c: not checkpointed, all
+# records again); --top-k has only the writing pass.
+for sel in "--pvalue 1e-3|1|1" "--rho 0.3|2|12" "--fdr 0.01|1|1c2" "--top-k 3|2|2" "--count-only --rho 0.5|1|1"; do
+  IFS='|' read -r args kstage passes <<< "$sel"
+  name=$(echo "$args" | tr -dc 'a-z0-9')
+  # shellcheck disable=SC2086
+  "$BIN" spearman "$W/m.npy" $args -o "$W/ref-$name" -t 2 -q --checkpoint-seconds 0
+  # shellcheck disable=SC2086
+  FD_SPEARMAN_KEEP_PAIRS=20000 FD_TEST_KILL_AFTER=1:2:$kstage mpirun -np 3 "$BIN" spearman "$W/m.npy" $args \
+    -o "$W/sp-$name" -t 2 -q --checkpoint-seconds 1e-9 > /dev/null 2>&1
+  killed "$W/sp-$name" $?
+  d1=$(done_records "$W/sp-$name" 1) d2=$(done_records "$W/sp-$name" 2)
+  total=$(python3 -c "import sys, h5py; print(len(h5py.File(sys.argv[1])['records/start']) - 1)" "$W/sp-$name/checkpoint/job.h5")
+  # shellcheck disable=SC2086
+  FD_SPEARMAN_KEEP_PAIRS=20000 mpirun -np 2 "$BIN" spearman "$W/m.npy" $args --resume "$W/sp-$name" -t 1 -q 2> "$W/err"
+  rc=$?
+  check '[ $rc -eq 0 ] && [ ! -e "$W/sp-$name/checkpoint" ]' "spearman $args: resume exit $rc: $(cat "$W/err")"
+  check 'cmp -s <(pairs_of "$W/ref-$name/spearman.h5") <(pairs_of "$W/sp-$name/spearman.h5")' \
+        "spearman $args: the resumed result differs from an uninterrupted run"
+  main=$d1; [ "$passes" = 2 ] && main=$d2
+  killed_in=$d1; [ "$kstage" = 2 ] && killed_in=$d2
+  resumed=$(attr "$W/sp-$name/spearman.h5" resumed_records)
+  check '[ "$killed_in" -gt 0 ] && [ "$killed_in" -lt "$total" ] && [ "$resumed" -eq "$main" ]' \
+        "spearman $args: $d1 + $d2 of $total records were committed, the resumed run took $resumed as done"
+  # Exactly the records not committed ran (the FDR collection: all).
+  want=0
+  case $passes in *1*) want=$((want + total - d1)) ;; esac
+  case $passes in *c*) want=$((want + total)) ;; esac
+  case $passes in *2*) want=$((want + total - d2)) ;; esac
+  ran=$(tiles "$W/sp-$name/spearman.h5")
+  check '[ "$ran" -eq "$want" ]' "spearman $args: the resumed run ran $ran records, expected $want"
+done
+
+# Single rank, checkpoints every record: the same result.
+"$BIN" spearman "$W/m.npy" --pvalue 1e-3 -o "$W/one" -q --checkpoint-seconds 1e-9
+check 'cmp -s <(pairs_of "$W/ref-pvalue1e3/spearman.h5") <(pairs_of "$W/one/spearman.h5") && [ ! -e "$W/one/checkpoint" ]' \
+      "spearman with checkpoints on one rank: another result"
+
+# Refusals: other parameters, no checkpoint, -o naming another directory.
+FD_TEST_KILL_AFTER=1:2 mpirun -np 3 "$BIN" spearman "$W/m.npy" --pvalue 1e-3 -o "$W/sp-x" -t 1 -q \
+  --checkpoint-seconds 1e-9 > /dev/null 2>&1
+killed "$W/sp-x" $?
+"$BIN" spearman "$W/m.npy" --pvalue 1e-4 --resume "$W/sp-x" -q 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "value=0.0001" "$W/err" && grep -q "value=0.001" "$W/err" && [ -e "$W/sp-x/checkpoint/job.h5" ]' \
+      "resume with another --pvalue: exit $rc: $(cat "$W/err")"
+"$BIN" spearman "$W/m.npy" --pvalue 1e-3 --resume "$W/ref-pvalue1e3" -q 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "no checkpoint there" "$W/err" && [ -e "$W/ref-pvalue1e3/spearman.h5" ]' \
+      "resume of a finished run: exit $rc: $(cat "$W/err")"
+"$BIN" spearman "$W/m.npy" --pvalue 1e-3 --resume "$W/sp-x" -o "$W/elsewhere" -q 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "different directories" "$W/err"' "-o and --resume apart: exit $rc: $(cat "$W/err")"
+"$BIN" spearman "$W/m.npy" --pvalue 1e-3 --resume "$W/sp-x" --checkpoint-seconds 0 -q 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "needs checkpoints" "$W/err"' "--resume without checkpoints: exit $rc: $(cat "$W/err")"
+
+finish
