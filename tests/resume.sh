@@ -84,6 +84,35 @@ for sel in "--pvalue 1e-3|1|1" "--rho 0.3|2|12" "--fdr 0.01|1|1c2" "--top-k 3|2|
   check '[ "$ran" -eq "$want" ]' "spearman $args: the resumed run ran $ran records, expected $want"
 done
 
+# ---------------- lattice ----------------
+"$BIN" gen context --objects 300 --attributes 40 --density 0.3 --seed 5 -o "$W/c.cxt"
+"$BIN" lattice "$W/c.cxt" -o "$W/lref" -t 2 -q --checkpoint-seconds 0
+"$BIN" info --text "$W/lref/lattice.h5" | sort > "$W/lref.txt"
+subtrees() { python3 -c "import sys, h5py; print(int(h5py.File(sys.argv[1])['ranks/subtrees'][:].sum()))" "$1"; }
+FD_TEST_KILL_AFTER=1:3:1 mpirun -np 3 "$BIN" lattice "$W/c.cxt" -o "$W/lat" -t 2 -q --checkpoint-seconds 1e-9 \
+  > /dev/null 2>&1
+killed "$W/lat" $?
+d1=$(done_records "$W/lat" 1)
+total=$(python3 -c "import sys, h5py; print(len(h5py.File(sys.argv[1])['records/start']) - 1)" "$W/lat/checkpoint/job.h5")
+mpirun -np 2 "$BIN" lattice "$W/c.cxt" --resume "$W/lat" -t 1 -q 2> "$W/err"; rc=$?
+check '[ $rc -eq 0 ] && [ ! -e "$W/lat/checkpoint" ]' "lattice: resume exit $rc: $(cat "$W/err")"
+"$BIN" info --text "$W/lat/lattice.h5" | sort > "$W/lat.txt"
+check 'cmp -s "$W/lref.txt" "$W/lat.txt"' "lattice: the resumed concepts differ from an uninterrupted run's"
+resumed=$(attr "$W/lat/lattice.h5" resumed_subtrees) ran=$(subtrees "$W/lat/lattice.h5")
+check '[ "$d1" -gt 0 ] && [ "$d1" -lt "$total" ] && [ "$resumed" -eq "$d1" ] && [ "$ran" -eq $((total - d1)) ]' \
+      "lattice: $d1 of $total subtrees committed; the resumed run took $resumed as done and ran $ran"
+# --text and --extents on one rank, with a segment per subtree.
+"$BIN" lattice "$W/c.cxt" -o "$W/lone" --text --extents -q --checkpoint-seconds 1e-9 | sort > "$W/lone.txt"
+check 'cmp -s "$W/lref.txt" "$W/lone.txt" && [ ! -e "$W/lone/checkpoint" ]' "lattice --text with checkpoints: another result"
+"$BIN" lattice "$W/c.cxt" --min-support 3 --resume "$W/lref" -q 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "no checkpoint there" "$W/err" && [ -e "$W/lref/lattice.h5" ]' \
+      "lattice: resume of a finished run: exit $rc: $(cat "$W/err")"
+FD_TEST_KILL_AFTER=1:2:1 mpirun -np 3 "$BIN" lattice "$W/c.cxt" -o "$W/lx" -t 1 -q --checkpoint-seconds 1e-9 \
+  > /dev/null 2>&1
+killed "$W/lx" $?
+"$BIN" lattice "$W/c.cxt" --min-support 3 --resume "$W/lx" -q 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "min_support=3" "$W/err"' "lattice: resume with another --min-support: exit $rc: $(cat "$W/err")"
+
 # Single rank, checkpoints every record: the same result.
 "$BIN" spearman "$W/m.npy" --pvalue 1e-3 -o "$W/one" -q --checkpoint-seconds 1e-9
 check 'cmp -s <(pairs_of "$W/ref-pvalue1e3/spearman.h5") <(pairs_of "$W/one/spearman.h5") && [ ! -e "$W/one/checkpoint" ]' \

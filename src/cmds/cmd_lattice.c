@@ -32,7 +32,9 @@ static const char *help =
     "  --extents             also store every extent (object ids)\n"
     "  --text                print intents to stdout, one per line, attribute ids\n"
     "                        ascending and separated by blanks (any order of lines);\n"
-    "                        with several ranks, rank 0 prints them from DIR at the end\n"
+    "                        with several ranks or checkpoints, printed from DIR at\n"
+    "                        the end\n"
+    OPT_CKPT_HELP("subtrees")
     "execution:\n"
     "  -t, --threads T       worker threads per rank (default: the cores the launcher\n"
     "                        bound the rank to, else the node's cores / ranks on it)\n"
@@ -53,7 +55,9 @@ static fd_status parse_args(int argc, char **argv, lattice_job_opts *a, int *don
         {"backend", required_argument, 0, 'b'}, {"extents", no_argument, 0, 'e'},
         {"text", no_argument, 0, 'x'},          {"force", no_argument, 0, 'F'},
         {"quiet", no_argument, 0, 'q'},         {"stats", no_argument, 0, 'S'},
-        {"help", no_argument, 0, 'h'},          {0, 0, 0, 0}};
+        {"help", no_argument, 0, 'h'},          OPT_CKPT_LONGOPTS,
+        {0, 0, 0, 0}};
+    opt_ckpt ck = {NULL, OPT_CKPT_DEFAULT_SECONDS};
     memset(a, 0, sizeof *a);
     a->backend = fd_backend_default();
     a->min_support_pct = -1;
@@ -62,6 +66,11 @@ static fd_status parse_args(int argc, char **argv, lattice_job_opts *a, int *don
     uint32_t t;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:t:qh", opts, NULL)) != -1) {
+        fd_status cst;
+        if (opt_ckpt_take(&ck, c, optarg, &cst)) {
+            FD_TRY(cst);
+            continue;
+        }
         switch (c) {
         case 'o': a->outdir = optarg; break;
         case 'f':
@@ -92,6 +101,8 @@ static fd_status parse_args(int argc, char **argv, lattice_job_opts *a, int *don
         return fd_fail(FD_ERR_USAGE, "lattice needs exactly one CONTEXT file; see 'fcbo-dist lattice --help'");
     a->input = argv[optind];
     a->command = fd_command_line;
+    FD_TRY(opt_ckpt_finish(&ck, &a->outdir, &a->resume));
+    a->checkpoint_seconds = ck.seconds;
     return FD_OK;
 }
 

@@ -39,12 +39,7 @@ static const char *help =
     "  --force               write into an existing DIR\n"
     "  --max-output SIZE     refuse to write more than SIZE bytes of pairs (default\n"
     "                        50G; suffixes K M G T, powers of 1000)\n"
-    "  --checkpoint-seconds S  with -o: each worker commits what it has done to\n"
-    "                        DIR/checkpoint/ at least every S seconds (default 300;\n"
-    "                        0: never), so a killed run loses at most that much\n"
-    "  --resume DIR          finish the run that was writing DIR (killed, out of\n"
-    "                        time, disk full): the tiles its checkpoint holds are\n"
-    "                        not computed again; give the first run's options\n"
+    OPT_CKPT_HELP("tiles")
     "execution:\n"
     "  -t, --threads T       worker threads per rank (default: as for lattice)\n"
     "  --backend B           cpu | cuda | auto (default $FD_BACKEND, else auto: the GPU\n"
@@ -83,8 +78,7 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
         {"threads", required_argument, 0, 't'},    {"backend", required_argument, 0, 'b'},
         {"stats", no_argument, 0, 'S'},            {"quiet", no_argument, 0, 'q'},
         {"check-input", no_argument, 0, 'C'},      {"help", no_argument, 0, 'h'},
-        {"checkpoint-seconds", required_argument, 0, 'K'}, {"resume", required_argument, 0, 'R'},
-        {0, 0, 0, 0}};
+        OPT_CKPT_LONGOPTS,                         {0, 0, 0, 0}};
     opt_ckpt ck = {NULL, OPT_CKPT_DEFAULT_SECONDS};
     memset(a, 0, sizeof *a);
     a->mode = 'p';
@@ -95,6 +89,11 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
     uint32_t t;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:t:qh", opts, NULL)) != -1) {
+        fd_status cst;
+        if (opt_ckpt_take(&ck, c, optarg, &cst)) {
+            FD_TRY(cst);
+            continue;
+        }
         switch (c) {
         case 'o': a->outdir = optarg; break;
         case 'p': FD_TRY(opt_f64("--pvalue", optarg, 0, 1, &a->value)); a->mode = 'p'; chosen++; break;
@@ -111,8 +110,6 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
         case 'b': a->backend = optarg; break;
         case 'S': a->stats = 1; break;
         case 'q': a->quiet = 1; break;
-        case 'K': FD_TRY(opt_f64("--checkpoint-seconds", optarg, 0, 1e9, &ck.seconds)); break;
-        case 'R': ck.resume_dir = optarg; break;
         case 'h': fputs(help, stdout); *done = 1; return FD_OK;
         default: return opt_bad("spearman");
         }

@@ -30,6 +30,22 @@ typedef struct opt_ckpt {
     double seconds;          /* default 300; 0: no checkpoints */
 } opt_ckpt;
 #define OPT_CKPT_DEFAULT_SECONDS 300.0
+/* getopt_long codes and table entries, and their --help lines (what: the
+ * units of work a resumed run does not redo). */
+enum { OPT_CKPT_SECONDS = 0x100, OPT_CKPT_RESUME };
+#define OPT_CKPT_LONGOPTS                                                     \
+    {"checkpoint-seconds", required_argument, 0, OPT_CKPT_SECONDS},           \
+        {"resume", required_argument, 0, OPT_CKPT_RESUME}
+#define OPT_CKPT_HELP(what)                                                                \
+    "  --checkpoint-seconds S  with -o: every worker commits what it has done to\n"         \
+    "                        DIR/checkpoint/ at least every S seconds (default 300;\n"     \
+    "                        0: never), so a killed run loses at most that much\n"         \
+    "  --resume DIR          finish the run that was writing DIR (killed, out of\n"        \
+    "                        time, disk full) with the same options: the " what "\n"       \
+    "                        its checkpoint holds are not computed again\n"
+/* 1 when code is one of the two options (*st tells whether its value was
+ * good), 0 for any other. */
+int opt_ckpt_take(opt_ckpt *c, int code, const char *val, fd_status *st);
 fd_status opt_ckpt_finish(const opt_ckpt *c, const char **outdir, int *resume);
 /* FD_ERR_USAGE for an option getopt_long rejected (it printed why). */
 fd_status opt_bad(const char *cmd);

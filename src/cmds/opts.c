@@ -76,6 +76,15 @@ fd_status opt_dims(const char *opt, const char *val, const char *what, uint32_t 
     return FD_OK;
 }
 
+int opt_ckpt_take(opt_ckpt *c, int code, const char *val, fd_status *st)
+{
+    *st = FD_OK;
+    if (code == OPT_CKPT_SECONDS) *st = opt_f64("--checkpoint-seconds", val, 0, 1e9, &c->seconds);
+    else if (code == OPT_CKPT_RESUME) c->resume_dir = val;
+    else return 0;
+    return 1;
+}
+
 fd_status opt_ckpt_finish(const opt_ckpt *c, const char **outdir, int *resume)
 {
     *resume = c->resume_dir != NULL;

@@ -1,5 +1,6 @@
 #include "lattice.h"
 
+#include "lattice_ckpt.h"
 #include "../common/clock.h"
 #include "../io/h5util.h"
 #include "../mpi/taskpool.h"
@@ -24,7 +25,7 @@ static fd_status list_next(void *self, const uint64_t **task)
     return FD_OK;
 }
 
-task_source list_source_as(list_source *s) { return (task_source){list_next, s}; }
+task_source list_source_as(list_source *s) { return (task_source){list_next, s, NULL, NULL}; }
 
 /* Tasks per worker: enough that the largest subtrees, taken first, are a
  * small part of the whole and the rest evens out the finish. */
@@ -164,22 +165,30 @@ fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const str
      * is kept aside and the pool is driven with no work. */
     if (fd_pool_rank(pool) == 0) {
         double t0 = fd_now();
-        split_st = fcbo_root(p, &tasks);
-        /* A device rank is one consumer; CPU threads are one each. */
-        size_t consumers = (size_t)(device ? fd_pool_ranks(pool) : fd_pool_total_workers(pool));
-        if (split_st == FD_OK && consumers > 1)
-            split_st = lattice_split(p, o, device, sink, &tasks, consumers * per_consumer, stats);
+        fd_records recs = {0};
+        if (o->ckpt && lattice_ckpt_resuming(o->ckpt)) {
+            /* The first run's list, less what its checkpoint holds. */
+            split_st = lattice_ckpt_remaining(o->ckpt, &recs);
+        } else {
+            split_st = fcbo_root(p, &tasks);
+            /* A device rank is one consumer; CPU threads are one each. */
+            size_t consumers = (size_t)(device ? fd_pool_ranks(pool) : fd_pool_total_workers(pool));
+            if (split_st == FD_OK && consumers > 1)
+                split_st = lattice_split(p, o, device, sink, &tasks, consumers * per_consumer, stats);
+            recs = (fd_records){tasks.data, tasks.off, tasks.n, tasks.nwords, NULL};
+            if (split_st == FD_OK && o->ckpt) split_st = lattice_ckpt_split_done(o->ckpt, &recs);
+        }
         stats->split_seconds += fd_now() - t0;
         if (split_st != FD_OK) {
             atomic_store(&sink->failed, 1);
-            task_list_clear(&tasks);
+            recs = (fd_records){0};
         }
-        fd_records recs = {tasks.data, tasks.off, tasks.n, tasks.nwords, NULL};
         fd_pool_set_work(pool, &recs);
     }
     /* The backend runs in a thread of its own: this (main) thread is the
      * only one that talks MPI. */
-    run_args r = {p, o, ops, sink, {pool_next, pool}, {0}, FD_OK};
+    task_source src = o->ckpt ? lattice_ckpt_source(o->ckpt, pool) : (task_source){pool_next, pool, NULL, NULL};
+    run_args r = {p, o, ops, sink, src, {0}, FD_OK};
     pthread_t th;
     if (pthread_create(&th, NULL, run_thread, &r) != 0) {
         atomic_store(&sink->failed, 1);
@@ -193,6 +202,7 @@ fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const str
     fcbo_stats_add(stats, &r.stats);
     if (st == FD_OK) st = split_st;
     if (st == FD_OK) st = r.st;
+    if (st == FD_OK && o->ckpt) st = lattice_ckpt_end(o->ckpt);
 done:
     fd_pool_destroy(&pool);
     task_list_free(&tasks);

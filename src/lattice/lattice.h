@@ -11,11 +11,14 @@
 #include "concepts.h"
 #include "fcbo.h"
 
+struct lattice_ckpt;
+
 typedef struct lattice_opts {
     uint32_t min_support;
     int threads;             /* worker threads per rank, >= 1 */
     int device;              /* the GPU this rank drives (GPU backends) */
     int quiet;
+    struct lattice_ckpt *ckpt;  /* checkpoints, or NULL */
 } lattice_opts;
 
 /* Hands out tasks to concurrent workers.  next() is called from several
@@ -24,6 +27,12 @@ typedef struct lattice_opts {
 typedef struct task_source {
     fd_status (*next)(void *self, const uint64_t **task);
     void *self;
+    /* Checkpoints (lattice_ckpt.h), NULL when off.  quiet: the calling
+     * consumer has finished every task it took and handed all their
+     * concepts to the sink.  due: a consumer that holds several tasks at
+     * once (a GPU) should finish them and call quiet. */
+    fd_status (*quiet)(void *self);
+    int (*due)(void *self);
 } task_source;
 
 struct lattice_ops {

@@ -30,6 +30,10 @@ static void *work(void *arg)
         if (st != FD_OK || !t) break;
         double t0 = fd_now();
         st = fcbo_run(w, t);
+        /* With checkpoints, a subtree counts as done once its concepts
+         * are in the sink. */
+        if (st == FD_OK && wk->src->quiet) st = fcbo_ws_flush(w);
+        if (st == FD_OK && wk->src->quiet) st = wk->src->quiet(wk->src->self);
         busy += fd_now() - t0;
     }
     if (w) {

@@ -111,13 +111,15 @@ typedef struct {
     fca_gpu *g;
     host_nodes h;
     int exhausted, per_refill;
+    int draining;             /* a checkpoint is due: finish what is on the device first */
     uint64_t tasks;
 } feeder;
 
 /* Tops the device stack up with tasks while it holds less than a step. */
 static fd_status refill(feeder *f)
 {
-    if (f->exhausted || fca_gpu_pending(f->g) >= fca_gpu_chunk(f->g)) return FD_OK;
+    if (!f->draining && f->src->due && f->src->due(f->src->self)) f->draining = 1;
+    if (f->exhausted || f->draining || fca_gpu_pending(f->g) >= fca_gpu_chunk(f->g)) return FD_OK;
     f->h.n = 0;
     f->h.next = 0;
     for (int t = 0; t < f->per_refill; t++) {
@@ -196,7 +198,7 @@ static fd_status cuda_run(const fcbo_prep *p, const lattice_opts *o, concept_sin
                           fcbo_stats *stats)
 {
     fd_status st = FD_OK;
-    feeder f = {p, src, NULL, {0}, 0, REFILL_TASKS, 0};
+    feeder f = {p, src, NULL, {0}, 0, REFILL_TASKS, 0, 0};
     const char *env = getenv("FD_GPU_REFILL"); /* a tuning knob, docs/performance.md */
     if (env && atoi(env) > 0) f.per_refill = atoi(env);
     double t_create = 0, t_refill = 0, t_step = 0, t_wait = 0, tt;
@@ -220,6 +222,18 @@ static fd_status cuda_run(const fcbo_prep *p, const lattice_opts *o, concept_sin
         tt = fd_now();
         FD_TRY_GOTO(refill(&f), st, done);
         t_refill += fd_now() - tt;
+        if (fca_gpu_pending(f.g) == 0 && f.draining) {
+            /* Every task taken is finished: once the writer has handed
+             * their concepts to the sink, the checkpoint may commit. */
+            pthread_mutex_lock(&w.mu);
+            while (w.slot[0].full || w.slot[1].full) pthread_cond_wait(&w.cv, &w.mu);
+            fd_status wst = w.st;
+            pthread_mutex_unlock(&w.mu);
+            FD_TRY_GOTO(wst, st, done);
+            FD_TRY_GOTO(f.src->quiet(f.src->self), st, done);
+            f.draining = 0;
+            continue;
+        }
         if (fca_gpu_pending(f.g) == 0) break;
         tt = fd_now();
         pthread_mutex_lock(&w.mu);

@@ -146,6 +146,8 @@ fd_status lattice_h5_put_meta(hid_t f, const fca_context *ctx, const lattice_met
     FD_TRY_GOTO(h5u_attr_u64(f, "canonicity_failures", m->stats.fails), st, fail);
     FD_TRY_GOTO(h5u_attr_u64(f, "pruned_by_failed_sets", m->stats.skipped_nj), st, fail);
     FD_TRY_GOTO(h5u_attr_f64(f, "wall_seconds", m->wall_seconds), st, fail);
+    FD_TRY_GOTO(h5u_attr_f64(f, "checkpoint_seconds", m->checkpoint_seconds), st, fail);
+    FD_TRY_GOTO(h5u_attr_u64(f, "resumed_subtrees", m->resumed_subtrees), st, fail);
     FD_TRY_GOTO(h5u_attr_u64(f, "extents_stored", (uint64_t)with_extents), st, fail);
     H5_CHECK_GOTO(g = H5Gcreate2(f, "attributes", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, fail);
     FD_TRY_GOTO(h5u_write_1d(g, "ids", H5T_STD_U32LE, H5T_NATIVE_UINT32, ctx->attr_label, ctx->n_attr), st, fail);
@@ -242,7 +244,7 @@ fd_status lattice_h5_info(const char *path, FILE *out)
     static const char *strs[] = {"version", "command", "input", "input_sha256", "input_format", "backend"};
     static const char *nums[] = {"n_objects", "n_attributes", "n_concepts", "min_support", "threads", "ranks",
                                  "closures", "canonicity_failures", "pruned_by_failed_sets", "extents_stored",
-                                 "complete"};
+                                 "resumed_subtrees", "complete"};
     char buf[4096];
     uint64_t v;
     double d;
@@ -260,22 +262,24 @@ fd_status lattice_h5_info(const char *path, FILE *out)
     return st;
 }
 
-fd_status lattice_h5_text(const char *path, FILE *out)
+/* Hands the concepts of an open lattice file (or part, or segment) to wr
+ * in slices, so memory stays bounded for any file size; full: supports
+ * and extents too (a copy), else intents only (text). */
+static fd_status stream_batches(hid_t f, const char *path, int full, concept_writer wr)
 {
     fd_status st = FD_OK;
-    hid_t f = -1;
-    uint64_t n, nids, *off = NULL;
-    uint32_t *ids = NULL;
+    uint64_t n, nids, next = 0, *off = NULL, *eoff = NULL;
+    uint32_t *ids = NULL, *eids = NULL, *supp = NULL;
     concept_batch b;
-    text_writer *tw = NULL;
     concept_batch_init(&b);
-    FD_TRY(lattice_h5_open(path, &f));
-    FD_TRY_GOTO(h5u_len(f, "supports", &n), st, done);
-    FD_TRY_GOTO(h5u_len(f, "intents/ids", &nids), st, done);
-    FD_TRY_GOTO(text_writer_create(&tw, out), st, done);
-    /* In slices of concepts, so memory stays bounded for any file size. */
+    const int ext = full && H5Lexists(f, "extents", H5P_DEFAULT) > 0;
+    FD_TRY(h5u_len(f, "supports", &n));
+    FD_TRY(h5u_len(f, "intents/ids", &nids));
+    if (ext) FD_TRY(h5u_len(f, "extents/ids", &next));
     const uint64_t slice = (uint64_t)1 << 16;
     FD_ALLOC_GOTO(off, slice + 1, st, done);
+    FD_ALLOC_GOTO(eoff, slice + 1, st, done);
+    FD_ALLOC_GOTO(supp, slice, st, done);
     for (uint64_t s = 0; s < n; s += slice) {
         uint64_t k = n - s < slice ? n - s : slice;
         FD_TRY_GOTO(h5u_read_range(f, "intents/offsets", H5T_NATIVE_UINT64, s, k + 1, off), st, done);
@@ -294,12 +298,60 @@ fd_status lattice_h5_text(const char *path, FILE *out)
         b.int_end = off;
         b.int_ids = ids;
         b.nint = m;
-        FD_TRY_GOTO(text_writer_as(tw).write(tw, &b), st, done);
+        if (full) {
+            FD_TRY_GOTO(h5u_read_range(f, "supports", H5T_NATIVE_UINT32, s, k, supp), st, done);
+            b.supp = supp;
+        }
+        if (ext) {
+            FD_TRY_GOTO(h5u_read_range(f, "extents/offsets", H5T_NATIVE_UINT64, s, k + 1, eoff), st, done);
+            if (eoff[k] < eoff[0] || eoff[k] > next) {
+                st = fd_fail(FD_ERR_INPUT, "%s: extents/offsets is inconsistent at concept %llu", path,
+                             (unsigned long long)s);
+                goto done;
+            }
+            uint64_t ebase = eoff[0], em = eoff[k] - ebase;
+            free(eids);
+            eids = NULL;
+            FD_ALLOC_GOTO(eids, em, st, done);
+            FD_TRY_GOTO(h5u_read_range(f, "extents/ids", H5T_NATIVE_UINT32, ebase, em, eids), st, done);
+            for (uint64_t i = 0; i < k; i++) eoff[i] = eoff[i + 1] - ebase;
+            b.ext_end = eoff;
+            b.ext_ids = eids;
+            b.next = em;
+        }
+        FD_TRY_GOTO(wr.write(wr.self, &b), st, done);
     }
 done:
-    text_writer_destroy(&tw);
     free(off);
+    free(eoff);
     free(ids);
-    if (f >= 0) H5Fclose(f);
+    free(eids);
+    free(supp);
     return st;
 }
+
+fd_status lattice_h5_text(const char *path, FILE *out)
+{
+    fd_status st = FD_OK;
+    hid_t f = -1;
+    text_writer *tw = NULL;
+    FD_TRY(lattice_h5_open(path, &f));
+    st = text_writer_create(&tw, out);
+    if (st == FD_OK) st = stream_batches(f, path, 0, text_writer_as(tw));
+    text_writer_destroy(&tw);
+    H5Fclose(f);
+    return st;
+}
+
+fd_status lattice_h5_append_file(lattice_h5 *w, const char *path)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return fd_fail(FD_ERR_IO, "%s: cannot reopen the checkpoint segment", path);
+    fd_status st = stream_batches(f, path, 1, lattice_h5_as(w));
+    H5Fclose(f);
+    return st;
+}
+
+hid_t lattice_h5_file(const lattice_h5 *w) { return w->file; }
+const char *lattice_h5_path(const lattice_h5 *w) { return w->path; }
+fd_status lattice_h5_finish(lattice_h5 **pw) { return finish(pw); }

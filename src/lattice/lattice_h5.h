@@ -31,6 +31,8 @@ typedef struct lattice_meta {
     int ranks;
     double wall_seconds;
     fcbo_stats stats;
+    double checkpoint_seconds;  /* 0: no checkpoints */
+    uint64_t resumed_subtrees;  /* done by earlier runs (--resume) */
 } lattice_meta;
 
 /* A part's place in the whole: the global index of its first concept and
@@ -74,6 +76,15 @@ fd_status lattice_h5_open(const char *path, hid_t *f);
 /* The part checks of lattice_h5_open (FD_OK for a single file). */
 fd_status lattice_master_check(hid_t f, const char *path);
 
+
+/* Checkpoint segments (src/io/ckpt.h) are lattice files too: the file,
+ * for the segment's attributes; its final name; the commit that closes
+ * and renames it with no part attributes.  append_file copies the
+ * concepts of a segment at path into w. */
+hid_t lattice_h5_file(const lattice_h5 *w);
+const char *lattice_h5_path(const lattice_h5 *w);
+fd_status lattice_h5_finish(lattice_h5 **w);
+fd_status lattice_h5_append_file(lattice_h5 *w, const char *path);
 
 /* Prints a summary of a lattice file (fcbo-dist info). */
 fd_status lattice_h5_info(const char *path, FILE *out);

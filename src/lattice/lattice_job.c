@@ -11,6 +11,7 @@
 #include "../io/h5part.h"
 #include "../mpi/placement.h"
 #include "lattice.h"
+#include "lattice_ckpt.h"
 #include "lattice_h5.h"
 
 #include <errno.h>
@@ -36,8 +37,11 @@ typedef struct {
     fd_progress prog;
     fcbo_stats stats;
     h5part_set out;           /* DIR/lattice.h5 and this rank's part */
+    lattice_ckpt *ck;         /* checkpoints, or NULL */
     double t0, enum_seconds;
 } run;
+
+static int checkpointed(const lattice_job_opts *a) { return a->outdir && a->checkpoint_seconds > 0; }
 
 /* Stage 1, rank 0: the output directory, before any rank writes into it. */
 static fd_status stage_outdir(run *r)
@@ -46,7 +50,8 @@ static fd_status stage_outdir(run *r)
     if (r->distributed && a->text && !a->outdir)
         return fd_fail(FD_ERR_USAGE, "with several ranks, --text needs -o DIR: rank 0 prints the intents from "
                                      "DIR/lattice.h5 once every rank has written its part");
-    return h5part_set_open(&r->out, a->outdir, "lattice.h5", a->force, r->mpi.rank, r->mpi.size);
+    return h5part_set_open(&r->out, a->outdir, "lattice.h5",
+                           a->resume ? H5PART_RESUME : a->force ? H5PART_FORCE : H5PART_NEW, r->mpi.rank, r->mpi.size);
 }
 
 /* Stage 2, every rank: read the input, open the writers.  The hash check
@@ -77,7 +82,9 @@ static fd_status stage_setup(run *r)
     }
     FD_TRY(concept_sink_init(&r->sink, a->extents, &r->prog));
     r->sink_ok = 1;
-    if (a->outdir) {
+    /* With checkpoints, concepts go to segments (stage_checkpoint) and
+     * the part is made from them at the end. */
+    if (a->outdir && !checkpointed(a)) {
         const char *file = r->distributed ? r->out.part : r->out.master;
         st = lattice_h5_create(&r->h5, file, r->ctx, a->extents);
         if (st != FD_OK && r->distributed)
@@ -86,11 +93,33 @@ static fd_status stage_setup(run *r)
         FD_TRY(st);
         FD_TRY(concept_sink_add(&r->sink, lattice_h5_as(r->h5)));
     }
-    if (a->text && !r->distributed) {
+    if (a->text && !r->distributed && !checkpointed(a)) {
         FD_TRY(text_writer_create(&r->tw, stdout));
         FD_TRY(concept_sink_add(&r->sink, text_writer_as(r->tw)));
     }
     return fcbo_prep_create(&r->prep, r->ctx, lo->min_support);
+}
+
+/* Stage 2b, every rank (collective): the checkpoint, and its router as
+ * the sink's writer. */
+static fd_status stage_checkpoint(run *r)
+{
+    const lattice_job_opts *a = r->a;
+    lattice_ckpt_opts co = {a->outdir, a->checkpoint_seconds, a->resume, a->extents, r->ops->device_tasks > 0,
+                            r->lo.min_support, r->lo.threads, r->mpi.rank, r->mpi.size};
+    FD_TRY(lattice_ckpt_open(&r->ck, &co, r->ctx));
+    r->lo.ckpt = r->ck;
+    return concept_sink_add(&r->sink, lattice_ckpt_writer(r->ck));
+}
+
+/* Stage 3b (collective): this rank's part (or the single file) from the
+ * segments of this run and its share of earlier runs'. */
+static fd_status stage_merge(run *r)
+{
+    const char *file = r->distributed ? r->out.part : r->out.master;
+    fd_status st = lattice_h5_create(&r->h5, file, r->ctx, r->a->extents);
+    fd_status mst = lattice_ckpt_merge(r->ck, st == FD_OK ? r->h5 : NULL);
+    return st != FD_OK ? st : mst;
 }
 
 /* What this rank did, for rank 0's table. */
@@ -117,11 +146,20 @@ static void print_summary(const run *r, const fcbo_stats *s, const rank_report *
     const lattice_job_opts *a = r->a;
     if (a->quiet || r->mpi.rank != 0) return;
     const char *out = r->out.master ? r->out.master : "";
-    fprintf(stderr, "%llu concepts in %.3f s (%.3g concepts/s), backend %s, ", (unsigned long long)s->concepts,
+    /* A resumed run wrote the concepts of earlier runs too. */
+    uint64_t concepts = s->concepts;
+    if (r->ck) {
+        concepts = 0;
+        for (int k = 0; k < r->mpi.size; k++) concepts += reps[k].rank.r.results;
+    }
+    fprintf(stderr, "%llu concepts in %.3f s (%.3g concepts/s), backend %s, ", (unsigned long long)concepts,
             secs, secs > 0 ? (double)s->concepts / secs : 0.0, r->ops->name);
     if (r->mpi.size > 1) fprintf(stderr, "%d ranks x ", r->mpi.size);
     if (r->ops->devices) fprintf(stderr, "GPU %d%s%s\n", r->lo.device, *out ? "; wrote " : "", out);
     else fprintf(stderr, "%d thread%s%s%s\n", r->lo.threads, r->lo.threads == 1 ? "" : "s", *out ? "; wrote " : "", out);
+    if (r->ck && lattice_ckpt_resumed(r->ck))
+        fprintf(stderr, "resumed: %llu subtrees were done by earlier runs (concepts/s counts this run's)\n",
+                (unsigned long long)lattice_ckpt_resumed(r->ck));
     if (!a->stats) return;
     fprintf(stderr, "enumeration %.4f s (rank 0, of which %.4f s splitting the tree), setup and output the rest\n",
             r->enum_seconds, s->split_seconds);
@@ -159,7 +197,8 @@ static fd_status stage_commit(run *r, rank_report *reps, fcbo_stats *total)
     if (r->mpi.rank != 0) return FD_OK;
     for (int k = 0; k < r->mpi.size; k++) fcbo_stats_add(total, &reps[k].stats);
     lattice_meta meta = {r->a->command, r->ops->name, r->lo.min_support, r->lo.threads, r->mpi.size,
-                         fd_now() - r->t0, *total};
+                         fd_now() - r->t0, *total, r->ck ? r->a->checkpoint_seconds : 0,
+                         r->ck ? lattice_ckpt_resumed(r->ck) : 0};
     if (!r->a->outdir) return FD_OK;
     if (!r->distributed) return lattice_h5_commit(&r->h5, r->ctx, &meta);
     lattice_rank *rs = calloc((size_t)r->mpi.size, sizeof *rs);
@@ -173,6 +212,7 @@ static fd_status stage_commit(run *r, rank_report *reps, fcbo_stats *total)
 static void cleanup(run *r, fd_status st)
 {
     lattice_h5_abort(&r->h5);
+    lattice_ckpt_close(&r->ck, st, r->a->quiet);
     text_writer_destroy(&r->tw);
     if (r->sink_ok) concept_sink_destroy(&r->sink);
     h5part_set_close(&r->out, st);
@@ -194,6 +234,7 @@ fd_status lattice_job_run(const lattice_job_opts *a, const fd_mpi *mpi)
     fd_status st = stage_outdir(&r);
     st = fd_mpi_agree(st, NULL);
     if (st == FD_OK) st = fd_mpi_agree(stage_setup(&r), NULL);
+    if (st == FD_OK && checkpointed(a)) st = fd_mpi_agree(stage_checkpoint(&r), NULL);
     if (st == FD_OK) {
         double t = fd_now();
         fd_progress_start(&r.prog, "concepts", a->quiet || mpi->rank != 0);
@@ -206,6 +247,7 @@ fd_status lattice_job_run(const lattice_job_opts *a, const fd_mpi *mpi)
         }
         st = fd_mpi_agree(local, NULL);
     }
+    if (st == FD_OK && r.ck) st = fd_mpi_agree(stage_merge(&r), NULL);
     if (st == FD_OK) {
         reps = calloc((size_t)mpi->size, sizeof *reps);
         st = reps ? FD_OK : fd_fail(FD_ERR_NOMEM, "out of memory");
@@ -215,7 +257,7 @@ fd_status lattice_job_run(const lattice_job_opts *a, const fd_mpi *mpi)
     }
     if (st == FD_OK && mpi->rank == 0) {
         print_summary(&r, &total, reps, fd_now() - r.t0);
-        if (a->text && r.distributed) st = lattice_h5_text(r.out.master, stdout);
+        if (a->text && (r.distributed || r.ck)) st = lattice_h5_text(r.out.master, stdout);
     }
 done:
     cleanup(&r, st);

@@ -16,6 +16,8 @@ typedef struct lattice_job_opts {
     double min_support_pct;  /* < 0 when given as a count */
     int threads;             /* 0: from the placement */
     int extents, text, force, quiet, stats;
+    double checkpoint_seconds;  /* with outdir; 0: no checkpoints */
+    int resume;              /* --resume: outdir holds a checkpoint to finish */
 } lattice_job_opts;
 
 /* Collective over MPI_COMM_WORLD when MPI is active; every rank returns the

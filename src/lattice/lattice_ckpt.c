@@ -1,0 +1,293 @@
+#include "lattice_ckpt.h"
+
+#include "../common/clock.h"
+#include "../io/ckpt.h"
+#include "../io/h5util.h"
+
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* One consumer's open segment and the subtrees it took. */
+typedef struct {
+    lattice_h5 *w;
+    double opened;
+    uint64_t *taken, *held;      /* taken: not finished yet; held: in w */
+    size_t ntaken, captaken, nheld, capheld;
+} slot;
+
+struct lattice_ckpt {
+    ckpt *ck;
+    const fca_context *ctx;
+    int extents, rank, device;
+    slot *slots;                 /* 0: rank 0's split and a GPU rank's loop; 1..: CPU workers */
+    int nslots;
+    atomic_int next_slot;
+    fd_pool *pool;
+    pthread_mutex_t lock;        /* the committed paths */
+    char **mine;
+    size_t nmine, capmine;
+    /* rank 0, --resume */
+    uint8_t *done;
+    uint64_t ndone;
+    char **old;
+    size_t nold, capold;
+    fd_records recs, left;
+    uint64_t *left_words, *left_ids;
+    size_t *left_start;
+};
+
+/* The calling thread's slot in the router it last used. */
+static _Thread_local const lattice_ckpt *tls_ck;
+static _Thread_local int tls_slot;
+
+static slot *my_slot(lattice_ckpt *lc)
+{
+    if (tls_ck != lc) return &lc->slots[0];
+    return &lc->slots[tls_slot];
+}
+
+int lattice_ckpt_resuming(const lattice_ckpt *lc) { return ckpt_resuming(lc->ck); }
+uint64_t lattice_ckpt_resumed(const lattice_ckpt *lc) { return lc->ndone; }
+
+fd_status lattice_ckpt_open(lattice_ckpt **out, const lattice_ckpt_opts *o, const fca_context *ctx)
+{
+    fd_status st = FD_OK;
+    char params[512];
+    lattice_ckpt *lc = calloc(1, sizeof *lc);
+    *out = NULL;
+    if (!lc) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    pthread_mutex_init(&lc->lock, NULL);
+    lc->ctx = ctx;
+    lc->extents = o->extents;
+    lc->rank = o->rank;
+    lc->device = o->device;
+    lc->nslots = o->consumers + 1;
+    atomic_init(&lc->next_slot, 1);
+    /* What decides the concepts, and the kind of tasks the list holds (a
+     * GPU's carry no failed sets); threads and ranks may change. */
+    snprintf(params, sizeof params, "input_sha256=%s\nmin_support=%u\nextents=%d\ntasks=%s\n", ctx->sha256,
+             o->min_support, o->extents, o->device ? "device" : "cpu");
+    ckpt_opts co = {o->dir, "lattice", params, o->seconds, o->resume, o->rank, o->size};
+    FD_ALLOC_GOTO(lc->slots, (size_t)lc->nslots, st, fail);
+    FD_TRY_GOTO(ckpt_open(&lc->ck, &co), st, fail);
+    *out = lc;
+    return FD_OK;
+fail:
+    lattice_ckpt_close(&lc, st, 1);
+    return st;
+}
+
+/* ---------------- segments ---------------- */
+
+static fd_status slot_open(lattice_ckpt *lc, slot *s)
+{
+    char *path = ckpt_seg_path(lc->ck);
+    if (!path) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    fd_status st = lattice_h5_create(&s->w, path, lc->ctx, lc->extents);
+    free(path);
+    s->opened = fd_now();
+    return st;
+}
+
+static fd_status slot_commit(lattice_ckpt *lc, slot *s, int stage)
+{
+    if (!s->w) return FD_OK;
+    fd_status st = ckpt_seg_mark(lattice_h5_file(s->w), lc->ck, stage, s->held, s->nheld);
+    char *path = st == FD_OK ? strdup(lattice_h5_path(s->w)) : NULL;
+    if (st == FD_OK && !path) st = fd_fail(FD_ERR_NOMEM, "out of memory");
+    if (st != FD_OK) {
+        lattice_h5_abort(&s->w);
+        return st;
+    }
+    st = lattice_h5_finish(&s->w);
+    if (st == FD_OK) {
+        pthread_mutex_lock(&lc->lock);
+        st = fd_grow((void **)&lc->mine, &lc->capmine, lc->nmine + 1, sizeof *lc->mine);
+        if (st == FD_OK) lc->mine[lc->nmine++] = path;
+        pthread_mutex_unlock(&lc->lock);
+        if (st == FD_OK) path = NULL;
+        ckpt_seg_committed(lc->ck, stage, s->nheld);
+    }
+    free(path);
+    s->nheld = 0;
+    return st;
+}
+
+/* Called under the sink's lock. */
+static fd_status route(void *self, const concept_batch *b)
+{
+    lattice_ckpt *lc = self;
+    slot *s = my_slot(lc);
+    if (!s->w) FD_TRY(slot_open(lc, s));
+    concept_writer w = lattice_h5_as(s->w);
+    return w.write(w.self, b);
+}
+
+concept_writer lattice_ckpt_writer(lattice_ckpt *lc) { return (concept_writer){route, lc}; }
+
+/* ---------------- the task source ---------------- */
+
+static fd_status ck_next(void *self, const uint64_t **task)
+{
+    lattice_ckpt *lc = self;
+    /* A CPU worker's first call: a slot of its own.  A GPU rank is one
+     * consumer whose concepts reach the sink from its writer thread: it
+     * keeps slot 0. */
+    if (tls_ck != lc && !lc->device) {
+        int k = atomic_fetch_add(&lc->next_slot, 1);
+        tls_ck = lc;
+        tls_slot = k < lc->nslots ? k : 0;
+    }
+    size_t len;
+    uint64_t id;
+    fd_pool_next(lc->pool, task, &len, &id);
+    if (!*task) return FD_OK;
+    slot *s = my_slot(lc);
+    FD_TRY(fd_grow((void **)&s->taken, &s->captaken, s->ntaken + 1, sizeof *s->taken));
+    s->taken[s->ntaken++] = id;
+    return FD_OK;
+}
+
+/* Everything taken is finished and in the sink: it is held by the open
+ * segment, which commits when due. */
+static fd_status move_taken(lattice_ckpt *lc, slot *s)
+{
+    if (!s->ntaken) return FD_OK;
+    if (!s->w) FD_TRY(slot_open(lc, s)); /* subtrees with no concepts still count as done */
+    FD_TRY(fd_grow((void **)&s->held, &s->capheld, s->nheld + s->ntaken, sizeof *s->held));
+    memcpy(s->held + s->nheld, s->taken, s->ntaken * sizeof *s->held);
+    s->nheld += s->ntaken;
+    s->ntaken = 0;
+    return FD_OK;
+}
+
+static fd_status ck_quiet(void *self)
+{
+    lattice_ckpt *lc = self;
+    slot *s = my_slot(lc);
+    FD_TRY(move_taken(lc, s));
+    if (s->w && ckpt_due(lc->ck, s->opened)) return slot_commit(lc, s, 1);
+    return FD_OK;
+}
+
+static int ck_due(void *self)
+{
+    lattice_ckpt *lc = self;
+    const slot *s = my_slot(lc);
+    return s->w && ckpt_due(lc->ck, s->opened);
+}
+
+task_source lattice_ckpt_source(lattice_ckpt *lc, fd_pool *pool)
+{
+    lc->pool = pool;
+    return (task_source){ck_next, lc, ck_quiet, ck_due};
+}
+
+fd_status lattice_ckpt_end(lattice_ckpt *lc)
+{
+    fd_status st = FD_OK;
+    for (int k = 0; k < lc->nslots; k++) {
+        fd_status s = move_taken(lc, &lc->slots[k]);
+        if (s == FD_OK) s = slot_commit(lc, &lc->slots[k], 1);
+        if (st == FD_OK) st = s;
+    }
+    return st;
+}
+
+/* ---------------- the work list (rank 0) ---------------- */
+
+fd_status lattice_ckpt_split_done(lattice_ckpt *lc, const fd_records *all)
+{
+    /* The split's concepts went to slot 0 from rank 0's threads. */
+    FD_TRY(slot_commit(lc, &lc->slots[0], 0));
+    return ckpt_save_records(lc->ck, all);
+}
+
+static fd_status take_segment(void *arg, const char *path, hid_t f, int stage, const uint64_t *ids, size_t n)
+{
+    lattice_ckpt *lc = arg;
+    (void)f;
+    if (stage != 0 && stage != 1) return FD_OK;
+    for (size_t k = 0; k < n; k++) {
+        if (ids[k] >= lc->recs.n || lc->done[ids[k]])
+            return fd_fail(FD_ERR_INPUT, "%s: subtree %llu is not in the work list or done twice", path,
+                           (unsigned long long)ids[k]);
+        lc->done[ids[k]] = 1;
+    }
+    lc->ndone += n;
+    FD_TRY(fd_grow((void **)&lc->old, &lc->capold, lc->nold + 2, sizeof *lc->old));
+    if (!(lc->old[lc->nold] = strdup(path))) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    lc->old[++lc->nold] = NULL;
+    return FD_OK;
+}
+
+fd_status lattice_ckpt_remaining(lattice_ckpt *lc, fd_records *out)
+{
+    fd_status st = FD_OK;
+    FD_TRY(ckpt_load_records(lc->ck, &lc->recs));
+    const fd_records *r = &lc->recs;
+    FD_ALLOC_GOTO(lc->done, r->n + 1, st, done);
+    FD_TRY_GOTO(ckpt_scan(lc->ck, take_segment, lc), st, done);
+    size_t n = 0, nw = 0;
+    for (size_t i = 0; i < r->n; i++)
+        if (!lc->done[i]) {
+            n++;
+            nw += (i + 1 < r->n ? r->start[i + 1] : r->nwords) - r->start[i];
+        }
+    FD_ALLOC_GOTO(lc->left_words, nw + 1, st, done);
+    FD_ALLOC_GOTO(lc->left_ids, n + 1, st, done);
+    FD_ALLOC_GOTO(lc->left_start, n + 1, st, done);
+    size_t k = 0, w = 0;
+    for (size_t i = 0; i < r->n; i++) {
+        if (lc->done[i]) continue;
+        size_t len = (i + 1 < r->n ? r->start[i + 1] : r->nwords) - r->start[i];
+        lc->left_start[k] = w;
+        lc->left_ids[k++] = i;
+        memcpy(lc->left_words + w, r->data + r->start[i], len * sizeof *lc->left_words);
+        w += len;
+    }
+    *out = (fd_records){lc->left_words, lc->left_start, n, nw, lc->left_ids};
+done:
+    return st;
+}
+
+/* ---------------- the end ---------------- */
+
+fd_status lattice_ckpt_merge(lattice_ckpt *lc, lattice_h5 *w)
+{
+    fd_status st = FD_OK;
+    char **adopted = NULL;
+    FD_TRY(ckpt_share_paths(lc->ck, lc->old, lc->nold, &adopted));
+    for (size_t k = 0; w && st == FD_OK && k < lc->nmine; k++) st = lattice_h5_append_file(w, lc->mine[k]);
+    for (size_t k = 0; w && st == FD_OK && adopted && adopted[k]; k++) st = lattice_h5_append_file(w, adopted[k]);
+    ckpt_free_paths(adopted);
+    return st;
+}
+
+void lattice_ckpt_close(lattice_ckpt **plc, fd_status st, int quiet)
+{
+    lattice_ckpt *lc = *plc;
+    if (!lc) return;
+    for (int k = 0; lc->slots && k < lc->nslots; k++) {
+        lattice_h5_abort(&lc->slots[k].w);
+        free(lc->slots[k].taken);
+        free(lc->slots[k].held);
+    }
+    free(lc->slots);
+    if (lc->ck && ckpt_finish(lc->ck, st) && !quiet)
+        fprintf(stderr, "fcbo-dist lattice: the work done so far is kept in the output directory's checkpoint/; "
+                        "rerun the same command with --resume DIR to finish it\n");
+    ckpt_close(&lc->ck);
+    for (size_t k = 0; k < lc->nmine; k++) free(lc->mine[k]);
+    free(lc->mine);
+    ckpt_free_paths(lc->old);
+    free(lc->done);
+    free(lc->left_words);
+    free(lc->left_ids);
+    free(lc->left_start);
+    pthread_mutex_destroy(&lc->lock);
+    free(lc);
+    *plc = NULL;
+}

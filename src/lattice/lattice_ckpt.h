@@ -1,0 +1,64 @@
+/* Checkpoints of a lattice run (src/io/ckpt.h; docs/architecture.md,
+ * "Checkpoints and --resume").
+ *
+ * Every consumer of subtrees (a CPU worker thread, or the one GPU loop of
+ * a rank) writes its concepts to segments of its own through a router
+ * that stands in the sink where the rank's part writer would be.  A
+ * consumer tells the router when everything it took is finished and in
+ * the sink (quiet: after each subtree on the CPU, after draining the
+ * device on the GPU); the router then counts those subtrees as held by
+ * the open segment and commits it once it is --checkpoint-seconds old.
+ * Rank 0's split of the top of the tree is a segment of its own (stage
+ * 0), committed before the work list is saved, so a resumed run neither
+ * splits again nor loses those concepts. */
+#ifndef FD_LATTICE_CKPT_H
+#define FD_LATTICE_CKPT_H
+
+#include "concepts.h"
+#include "context.h"
+#include "lattice.h"
+#include "lattice_h5.h"
+
+#include "../mpi/taskpool.h"
+
+typedef struct lattice_ckpt lattice_ckpt;
+
+typedef struct lattice_ckpt_opts {
+    const char *dir;
+    double seconds;
+    int resume, extents, device;  /* device: tasks made for a GPU backend */
+    uint32_t min_support;
+    int consumers;                /* slots: worker threads + 1 */
+    int rank, size;
+} lattice_ckpt_opts;
+
+/* Collective. */
+fd_status lattice_ckpt_open(lattice_ckpt **out, const lattice_ckpt_opts *o, const fca_context *ctx);
+/* Ends the run's checkpoint: removes it after a success, keeps it after a
+ * failure of the machine that left work (and says so), and frees ck. */
+void lattice_ckpt_close(lattice_ckpt **ck, fd_status st, int quiet);
+int lattice_ckpt_resuming(const lattice_ckpt *ck);
+
+/* The writer that routes the calling thread's concepts to its segment. */
+concept_writer lattice_ckpt_writer(lattice_ckpt *ck);
+
+/* Rank 0.  After the split of a fresh run: commits the split's segment
+ * and saves the list.  On --resume: the saved list less the subtrees
+ * earlier runs committed (out is ck's memory). */
+fd_status lattice_ckpt_split_done(lattice_ckpt *ck, const fd_records *all);
+fd_status lattice_ckpt_remaining(lattice_ckpt *ck, fd_records *out);
+uint64_t lattice_ckpt_resumed(const lattice_ckpt *ck);
+
+/* A task source over the pool that tracks which subtree each consumer
+ * took (next), and commits segments (quiet, due). */
+task_source lattice_ckpt_source(lattice_ckpt *ck, fd_pool *pool);
+
+/* After a successful enumeration: commits every consumer's segment. */
+fd_status lattice_ckpt_end(lattice_ckpt *ck);
+
+/* At commit: copies this rank's segments and its share of earlier runs'
+ * into w (the rank's part or the single file).  Collective: a rank whose
+ * part could not be created calls it with w = NULL. */
+fd_status lattice_ckpt_merge(lattice_ckpt *ck, lattice_h5 *w);
+
+#endif
