@@ -90,12 +90,19 @@ rm "$W/a.3.1/part-00001.h5"
 check '[ $rc -eq 2 ] && grep -q "part-00001.h5 is missing" "$W/err"' "missing part not detected: exit $rc: $(cat "$W/err")"
 
 # Rank 2 cannot commit its part (the name is taken by a directory): the job
-# exits non-zero, names rank 2 once, and leaves no lattice.h5 and no part.
+# exits non-zero, names rank 2 once, and leaves no lattice.h5 and no part,
+# only the checkpoint of its work; once the name is free, --resume
+# finishes it without enumerating anything again.
 mkdir -p "$W/fail/part-00002.h5"
 $MPI -np 3 "$BIN" lattice "$W/a.dat" -o "$W/fail" --force -q -t 1 2> "$W/err"; rc=$?
 check '[ $rc -ne 0 ] && grep -q "rank 2 of 3:" "$W/err" && [ $(grep -c "fcbo-dist: error" "$W/err") -eq 1 ]' \
       "failing rank 2: exit $rc: $(cat "$W/err")"
-check '[ "$(ls "$W/fail")" = "part-00002.h5" ]' "failing rank 2 left: $(ls "$W/fail" | tr '\n' ' ')"
+check '[ "$(ls "$W/fail" | tr "\n" " ")" = "checkpoint part-00002.h5 " ] && grep -q -- "--resume" "$W/err"' \
+      "failing rank 2 left: $(ls "$W/fail" | tr '\n' ' ')"
+rmdir "$W/fail/part-00002.h5"
+$MPI -np 3 "$BIN" lattice "$W/a.dat" --resume "$W/fail" -q -t 1 2> "$W/err"; rc=$?
+check '[ $rc -eq 0 ] && [ "$(python3 -c "import h5py; print(h5py.File(\"$W/fail/lattice.h5\")[\"ranks/subtrees\"][:].sum())")" = 0 ] && same_set <("$BIN" info --text "$W/fail/lattice.h5") <("$BIN" lattice "$W/a.dat" --text -q)' \
+      "resume after the failed commit: exit $rc: $(cat "$W/err")"
 # A bad input fails every rank the same way: exit 2, no directory.
 $MPI -np 2 "$BIN" lattice "$W/missing.dat" -o "$W/out2" -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "missing.dat: cannot open" "$W/err" && [ ! -e "$W/out2" ]' "np=2 missing input: exit $rc"

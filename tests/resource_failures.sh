@@ -3,10 +3,16 @@
 # output directory that cannot be created, on one rank and (for the
 # result writers that run on threads) on two.  Each must end with a non-zero
 # exit and a message that names the cause, and leave nothing behind: no
-# output directory, no temporary file.  (A GPU too small for the problem
+# output directory, no temporary file; or, where committed checkpoint
+# segments hold work worth keeping, DIR/checkpoint alone and a message
+# that says how to --resume.  (A GPU too small for the problem
 # and more ranks than GPUs need a GPU: not here.)
 source "$(dirname "$0")/lib.sh" "$@"
 W=$WORK
+# Nothing left in DIR, or its checkpoint alone with the way to resume.
+no_result() { # dir, stderr
+  [ ! -e "$1" ] || { [ "$(ls "$1")" = checkpoint ] && grep -q -- "--resume" "$2"; }
+}
 "$BIN" gen context --objects 3000 --attributes 40 --density 0.2 --seed 1 -o "$W/ctx.dat"
 "$BIN" gen counts --rows 3000 --cols 30 --seed 1 -o "$W/m.txt"
 "$BIN" gen blobs --n 20000 --dims 2 --clusters 5 --seed 1 -o "$W/p.txt"
@@ -16,7 +22,7 @@ limited() {
   local name=$1 blocks=$2; shift 2
   rm -rf "$W/out"
   (ulimit -f "$blocks"; exec "$BIN" "$@" -o "$W/out" -q) 2> "$W/err"; rc=$?
-  check '[ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -q "File too large" "$W/err" && [ ! -e "$W/out" ]' \
+  check '[ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -q "File too large" "$W/err" && no_result "$W/out" "$W/err"' \
     "$name under ulimit -f $blocks: exit $rc, $(ls "$W/out" 2> /dev/null | tr '\n' ' ')message: $(cat "$W/err")"
 }
 limited lattice 200 lattice "$W/ctx.dat"
@@ -32,8 +38,19 @@ limited bcp 4 bcp "$W/t.npy" --rank 20
 for cmd in "lattice $W/big.dat" "spearman $W/m2.txt --pvalue 0.9"; do
   rm -rf "$W/out"
   (ulimit -f 40000; exec mpirun -np 2 "$BIN" $cmd -o "$W/out" -q) > /dev/null 2> "$W/err"; rc=$?
-  check '[ $rc -ne 0 ] && grep -q "rank .* of 2: .*File too large" "$W/err" && ! grep -q "HDF5-DIAG" "$W/err" && [ ! -e "$W/out" ]' \
+  check '[ $rc -ne 0 ] && grep -q "rank .* of 2: .*File too large" "$W/err" && ! grep -q "HDF5-DIAG" "$W/err" && no_result "$W/out" "$W/err"' \
     "mpirun -np 2 ${cmd%% *} under ulimit -f: exit $rc, $(ls "$W/out" 2> /dev/null | tr '\n' ' ')message: $(head -5 "$W/err")"
+  # Space again: --resume finishes the run, with the result of one that
+  # never failed.
+  if [ -e "$W/out/checkpoint" ]; then
+    # shellcheck disable=SC2086
+    mpirun -np 2 "$BIN" $cmd --resume "$W/out" -q 2> "$W/err"; rc=$?
+    # shellcheck disable=SC2086
+    mpirun -np 2 "$BIN" $cmd -o "$W/ref" --force -q --checkpoint-seconds 0
+    check '[ $rc -eq 0 ] && cmp -s <("$BIN" info --text "$W/out/${cmd%% *}.h5" | sort) <("$BIN" info --text "$W/ref/${cmd%% *}.h5" | sort)' \
+          "${cmd%% *}: --resume after the full disk: exit $rc, $(cat "$W/err")"
+    rm -rf "$W/ref"
+  fi
 done
 # An output path under a regular file.
 touch "$W/file"

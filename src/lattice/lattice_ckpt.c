@@ -276,7 +276,8 @@ void lattice_ckpt_close(lattice_ckpt **plc, fd_status st, int quiet)
         free(lc->slots[k].held);
     }
     free(lc->slots);
-    if (lc->ck && ckpt_finish(lc->ck, st) && !quiet)
+    (void)quiet; /* part of the failure's message, printed even with -q */
+    if (lc->ck && ckpt_finish(lc->ck, st))
         fprintf(stderr, "fcbo-dist lattice: the work done so far is kept in the output directory's checkpoint/; "
                         "rerun the same command with --resume DIR to finish it\n");
     ckpt_close(&lc->ck);

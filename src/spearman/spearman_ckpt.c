@@ -336,7 +336,8 @@ void spearman_ckpt_close(job *jb, fd_status st)
     }
     free(jb->seg);
     jb->seg = NULL;
-    if (jb->ck && ckpt_finish(jb->ck, st) && !jb->o->quiet)
+    /* Part of the failure's message: printed even with -q. */
+    if (jb->ck && ckpt_finish(jb->ck, st))
         fprintf(stderr, "fcbo-dist spearman: the work done so far is kept in %s/checkpoint; rerun the same command "
                         "with --resume %s to finish it\n",
                 jb->o->outdir, jb->o->outdir);
