@@ -52,6 +52,24 @@ for cmd in "lattice $W/big.dat" "spearman $W/m2.txt --pvalue 0.9"; do
     rm -rf "$W/ref"
   fi
 done
+# A real full disk: a tmpfs of a few pages (needs the right to mount,
+# as root in a container; skipped otherwise).
+T="$W/tmpfs"
+mkdir -p "$T"
+if mount -t tmpfs -o size=4k tmpfs "$T" 2> /dev/null; then
+  umount "$T"
+  for spec in "100k|lattice $W/ctx.dat" "100k|spearman $W/m.txt --pvalue 0.5" "50k|dpc $W/p.txt" "4k|bcp $W/t.npy --rank 20"; do
+    cmd=${spec#*|}
+    mount -t tmpfs -o "size=${spec%%|*}" tmpfs "$T"
+    # shellcheck disable=SC2086
+    "$BIN" $cmd -o "$T/out" -q 2> "$W/err"; rc=$?
+    check '[ $rc -eq 1 ] && grep -q "No space left on device" "$W/err" && no_result "$T/out" "$W/err" && [ -z "$(find "$T" -name "*.tmp*")" ]' \
+          "${cmd%% *} on a full tmpfs: exit $rc, left $(ls -R "$T" | tr '\n' ' '), message: $(cat "$W/err")"
+    umount "$T"
+  done
+else
+  echo "note: cannot mount a tmpfs here; the full-disk cases ran under ulimit -f only"
+fi
 # An output path under a regular file.
 touch "$W/file"
 for cmd in "lattice $W/ctx.dat" "spearman $W/m.txt" "dpc $W/p.txt" "bcp $W/t.npy --rank 3"; do

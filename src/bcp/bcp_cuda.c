@@ -11,6 +11,8 @@ static int cuda_devices(void) { return fd_cuda_device_count(); }
 static fd_status cuda_open(void **state, const bcp_tensor *t, uint32_t R, int device)
 {
     bcp_gpu *g = NULL;
+    fd_cuda_set_oom_hint("the rank's block of the tensor and its products must fit: use more ranks, or --fuse "
+                         "K1xK2x... for sub-tensors that fit");
     FD_TRY(bcp_gpu_create(&g, device, t->x, t->order, t->dims, bcp_tree_split(t), R));
     *state = g;
     return FD_OK;

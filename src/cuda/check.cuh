@@ -19,19 +19,13 @@
         }                                                                     \
     } while (0)
 
-/* cudaMalloc with an out-of-memory error that says for what and how
- * much (FD_ERR_NOMEM: the user can shrink the problem or a chunk). */
-static inline fd_status fd_cuda_alloc(void **p, size_t bytes, const char *what)
-{
-    cudaError_t rc = cudaMalloc(p, bytes ? bytes : 8);
-    if (rc != cudaSuccess) {
-        cudaGetLastError();
-        *p = NULL;
-        return fd_fail(FD_ERR_NOMEM, "out of GPU memory for %s (%.1f MiB more): %s", what, (double)bytes / 1048576.0,
-                       cudaGetErrorString(rc));
-    }
-    return FD_OK;
-}
+/* cudaMalloc with an out-of-memory error that says for what, how much,
+ * and what the user can change (fd_cuda_set_oom_hint; FD_ERR_NOMEM, exit
+ * status 2).  device.cu. */
+#ifdef __cplusplus
+extern "C"
+#endif
+fd_status fd_cuda_alloc(void **p, size_t bytes, const char *what);
 
 /* A device buffer grown to hold n elements, at least doubling (contents
  * not kept). */

@@ -1,6 +1,8 @@
 #include "check.cuh"
 #include "fdcuda.h"
 
+#include <stdlib.h>
+
 extern "C" int fd_cuda_device_count(void)
 {
     int n = 0;
@@ -18,4 +20,24 @@ extern "C" fd_status fd_cuda_open(int device)
     CUDA_CHECK_GOTO(cudaFree(0), st, done);
 done:
     return st;
+}
+
+/* One workload runs in a process, and its backend sets this before its
+ * device work starts. */
+static const char *oom_hint = "use a GPU with more memory, or --backend cpu";
+
+extern "C" void fd_cuda_set_oom_hint(const char *hint) { oom_hint = hint; }
+
+extern "C" fd_status fd_cuda_alloc(void **p, size_t bytes, const char *what)
+{
+    static const char *limit_env = getenv("FD_GPU_MEM_LIMIT");
+    const unsigned long long limit = limit_env ? strtoull(limit_env, NULL, 10) : 0;
+    cudaError_t rc = limit && bytes > limit ? cudaErrorMemoryAllocation : cudaMalloc(p, bytes ? bytes : 8);
+    if (rc != cudaSuccess) {
+        cudaGetLastError();
+        *p = NULL;
+        return fd_fail(FD_ERR_NOMEM, "out of GPU memory for %s (%.1f MiB more): %s; %s", what,
+                       (double)bytes / 1048576.0, cudaGetErrorString(rc), oom_hint);
+    }
+    return FD_OK;
 }

@@ -20,6 +20,14 @@ int fd_cuda_device_count(void);
  * of any CUDA program, about a quarter second). */
 fd_status fd_cuda_open(int device);
 
+/* What the user can change when the GPU runs out of memory ("set
+ * FD_GPU_CHUNK lower", "use --backend cpu"): the workload's backend says
+ * it before it allocates, and every out-of-GPU-memory error ends with it.
+ * FD_GPU_MEM_LIMIT=BYTES (a test hook) fails every single device
+ * allocation larger than BYTES as the device would, so that the message
+ * can be tested on any GPU. */
+void fd_cuda_set_oom_hint(const char *hint);
+
 /* Transposes a bit matrix on the GPU: `in` has `rows` rows of `in_words`
  * 64-bit words (bit c of row r is column c), `out` gets `cols` rows of
  * `out_words` words with bit r of row c set iff in(r, c).  Host pointers;

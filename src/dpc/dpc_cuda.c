@@ -29,6 +29,7 @@ static fd_status cuda_open(void **state, const dpc_points *p, int device)
 {
     cuda_state *s = calloc(1, sizeof *s);
     if (!s) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    fd_cuda_set_oom_hint("every GPU holds all points and their grid: use --backend cpu, or a GPU with more memory");
     const fd_status st = dpc_gpu_create(&s->g, device, p->xt, p->n, p->d);
     if (st != FD_OK) {
         free(s);

@@ -35,6 +35,26 @@ done:
     return st;
 }
 
+fd_status h5u_app_open(h5u_app *a, hid_t loc, const char *name, hid_t memtype)
+{
+    fd_status st = FD_OK;
+    hid_t space = -1;
+    hsize_t dims = 0;
+    a->memtype = memtype;
+    a->n = 0;
+    H5_CHECK_GOTO(a->ds = H5Dopen2(loc, name, H5P_DEFAULT), st, done);
+    H5_CHECK_GOTO(space = H5Dget_space(a->ds), st, done);
+    if (H5Sget_simple_extent_ndims(space) != 1) {
+        st = fd_fail(FD_ERR_INPUT, "%s is not a 1-D dataset", name);
+        goto done;
+    }
+    H5_CHECK_GOTO(H5Sget_simple_extent_dims(space, &dims, NULL), st, done);
+    a->n = dims;
+done:
+    if (space >= 0) H5Sclose(space);
+    return st;
+}
+
 fd_status h5u_app_append(h5u_app *a, const void *data, uint64_t n)
 {
     fd_status st = FD_OK;

@@ -46,6 +46,8 @@ typedef struct {
 } h5u_app;
 
 fd_status h5u_app_create(h5u_app *a, hid_t loc, const char *name, hid_t filetype, hid_t memtype, uint64_t chunk);
+/* An existing appendable dataset, to append to (a file taken over). */
+fd_status h5u_app_open(h5u_app *a, hid_t loc, const char *name, hid_t memtype);
 fd_status h5u_app_append(h5u_app *a, const void *data, uint64_t n);
 fd_status h5u_app_close(h5u_app *a);
 /* Adds delta to every element of an appendable uint64 dataset, in slices

@@ -173,7 +173,9 @@ fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const str
             split_st = fcbo_root(p, &tasks);
             /* A device rank is one consumer; CPU threads are one each. */
             size_t consumers = (size_t)(device ? fd_pool_ranks(pool) : fd_pool_total_workers(pool));
-            if (split_st == FD_OK && consumers > 1)
+            /* One consumer takes the root alone, unless checkpoints need
+             * subtrees to count as done along the way. */
+            if (split_st == FD_OK && (consumers > 1 || o->ckpt))
                 split_st = lattice_split(p, o, device, sink, &tasks, consumers * per_consumer, stats);
             recs = (fd_records){tasks.data, tasks.off, tasks.n, tasks.nwords, NULL};
             if (split_st == FD_OK && o->ckpt) split_st = lattice_ckpt_split_done(o->ckpt, &recs);

@@ -5,6 +5,7 @@
 #include "../io/h5util.h"
 
 #include <pthread.h>
+#include <sys/stat.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -255,13 +256,30 @@ done:
 
 /* ---------------- the end ---------------- */
 
-fd_status lattice_ckpt_merge(lattice_ckpt *lc, lattice_h5 *w)
+static long long file_size(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+fd_status lattice_ckpt_build(lattice_ckpt *lc, const char *path, lattice_h5 **w)
 {
     fd_status st = FD_OK;
     char **adopted = NULL;
+    const char *largest = NULL;
+    long long most = -1;
     FD_TRY(ckpt_share_paths(lc->ck, lc->old, lc->nold, &adopted));
-    for (size_t k = 0; w && st == FD_OK && k < lc->nmine; k++) st = lattice_h5_append_file(w, lc->mine[k]);
-    for (size_t k = 0; w && st == FD_OK && adopted && adopted[k]; k++) st = lattice_h5_append_file(w, adopted[k]);
+    for (size_t k = 0; k < lc->nmine; k++)
+        if (file_size(lc->mine[k]) > most) most = file_size(largest = lc->mine[k]);
+    for (size_t k = 0; adopted && adopted[k]; k++)
+        if (file_size(adopted[k]) > most) most = file_size(largest = adopted[k]);
+    /* The largest segment becomes the part in place; the others are
+     * copied into it. */
+    st = largest ? lattice_h5_adopt(w, largest, path, lc->extents) : lattice_h5_create(w, path, lc->ctx, lc->extents);
+    for (size_t k = 0; st == FD_OK && k < lc->nmine; k++)
+        if (lc->mine[k] != largest) st = lattice_h5_append_file(*w, lc->mine[k]);
+    for (size_t k = 0; st == FD_OK && adopted && adopted[k]; k++)
+        if (adopted[k] != largest) st = lattice_h5_append_file(*w, adopted[k]);
     ckpt_free_paths(adopted);
     return st;
 }

@@ -56,9 +56,10 @@ task_source lattice_ckpt_source(lattice_ckpt *ck, fd_pool *pool);
 /* After a successful enumeration: commits every consumer's segment. */
 fd_status lattice_ckpt_end(lattice_ckpt *ck);
 
-/* At commit: copies this rank's segments and its share of earlier runs'
- * into w (the rank's part or the single file).  Collective: a rank whose
- * part could not be created calls it with w = NULL. */
-fd_status lattice_ckpt_merge(lattice_ckpt *ck, lattice_h5 *w);
+/* At commit: the writer *w of path (the rank's part or the single file)
+ * made from this rank's segments and its share of earlier runs': the
+ * largest becomes the file in place, the others are copied into it.
+ * Collective. */
+fd_status lattice_ckpt_build(lattice_ckpt *ck, const char *path, lattice_h5 **w);
 
 #endif

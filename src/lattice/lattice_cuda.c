@@ -185,6 +185,8 @@ static fd_status engine_open(fca_gpu **g, const fcbo_prep *p, const lattice_opts
     else if (how && strcmp(how, "columns") == 0) c.closure = FCA_GPU_CLOSE_COLUMNS;
     else if (how && strcmp(how, "auto") != 0)
         st = fd_fail(FD_ERR_USAGE, "FD_GPU_CLOSURE=%s: expected rows, columns or auto", how);
+    fd_cuda_set_oom_hint("the search stack outgrew the GPU: set FD_GPU_CHUNK lower (nodes a step; docs/performance.md), "
+                         "spread the run over more GPUs (mpirun -np), or use --backend cpu");
     if (st == FD_OK) st = fca_gpu_create(g, &c);
     free(rank_int);
     free(rank_label);

@@ -352,6 +352,50 @@ fd_status lattice_h5_append_file(lattice_h5 *w, const char *path)
     return st;
 }
 
+fd_status lattice_h5_adopt(lattice_h5 **out, const char *seg, const char *path, int with_extents)
+{
+    fd_status st = FD_OK;
+    lattice_h5 *w = calloc(1, sizeof *w);
+    if (!w) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    w->file = w->gint = w->gext = -1;
+    w->int_off.ds = w->int_ids.ds = w->supp.ds = w->ext_off.ds = w->ext_ids.ds = -1;
+    w->with_extents = with_extents;
+    w->path = strdup(path);
+    w->tmp = fd_tmp_name(path);
+    if (!w->path || !w->tmp) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto fail; }
+    if (rename(seg, w->tmp) != 0) {
+        st = fd_fail(FD_ERR_IO, "%s: cannot take it over as %s: %s", seg, w->tmp, strerror(errno));
+        free(w->tmp);
+        w->tmp = NULL; /* nothing of ours to remove */
+        goto fail;
+    }
+    w->file = H5Fopen(w->tmp, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (w->file < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot reopen the HDF5 file", w->tmp); goto fail; }
+    /* What made it a segment goes; commit writes what makes it a part. */
+    H5_CHECK_GOTO(H5Ldelete(w->file, "records", H5P_DEFAULT), st, fail);
+    static const char *const seg_attrs[] = {"workload", "generation", "stage", "complete"};
+    for (size_t k = 0; k < sizeof seg_attrs / sizeof *seg_attrs; k++)
+        if (H5Aexists(w->file, seg_attrs[k]) > 0) H5_CHECK_GOTO(H5Adelete(w->file, seg_attrs[k]), st, fail);
+    H5_CHECK_GOTO(w->gint = H5Gopen2(w->file, "intents", H5P_DEFAULT), st, fail);
+    FD_TRY_GOTO(h5u_app_open(&w->int_off, w->gint, "offsets", H5T_NATIVE_UINT64), st, fail);
+    FD_TRY_GOTO(h5u_app_open(&w->int_ids, w->gint, "ids", H5T_NATIVE_UINT32), st, fail);
+    FD_TRY_GOTO(h5u_app_open(&w->supp, w->file, "supports", H5T_NATIVE_UINT32), st, fail);
+    if (with_extents) {
+        H5_CHECK_GOTO(w->gext = H5Gopen2(w->file, "extents", H5P_DEFAULT), st, fail);
+        FD_TRY_GOTO(h5u_app_open(&w->ext_off, w->gext, "offsets", H5T_NATIVE_UINT64), st, fail);
+        FD_TRY_GOTO(h5u_app_open(&w->ext_ids, w->gext, "ids", H5T_NATIVE_UINT32), st, fail);
+    }
+    if (w->int_off.n != w->supp.n + 1) {
+        st = fd_fail(FD_ERR_INPUT, "%s: its offsets do not match its concepts", seg);
+        goto fail;
+    }
+    *out = w;
+    return FD_OK;
+fail:
+    lattice_h5_abort(&w);
+    return st;
+}
+
 hid_t lattice_h5_file(const lattice_h5 *w) { return w->file; }
 const char *lattice_h5_path(const lattice_h5 *w) { return w->path; }
 fd_status lattice_h5_finish(lattice_h5 **pw) { return finish(pw); }

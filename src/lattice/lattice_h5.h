@@ -85,6 +85,10 @@ hid_t lattice_h5_file(const lattice_h5 *w);
 const char *lattice_h5_path(const lattice_h5 *w);
 fd_status lattice_h5_finish(lattice_h5 **w);
 fd_status lattice_h5_append_file(lattice_h5 *w, const char *path);
+/* A writer for path that starts from the committed segment seg, renamed
+ * to path's temporary name: the largest segment becomes the part without
+ * being copied. */
+fd_status lattice_h5_adopt(lattice_h5 **w, const char *seg, const char *path, int with_extents);
 
 /* Prints a summary of a lattice file (fcbo-dist info). */
 fd_status lattice_h5_info(const char *path, FILE *out);

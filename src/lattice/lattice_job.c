@@ -116,10 +116,7 @@ static fd_status stage_checkpoint(run *r)
  * segments of this run and its share of earlier runs'. */
 static fd_status stage_merge(run *r)
 {
-    const char *file = r->distributed ? r->out.part : r->out.master;
-    fd_status st = lattice_h5_create(&r->h5, file, r->ctx, r->a->extents);
-    fd_status mst = lattice_ckpt_merge(r->ck, st == FD_OK ? r->h5 : NULL);
-    return st != FD_OK ? st : mst;
+    return lattice_ckpt_build(r->ck, r->distributed ? r->out.part : r->out.master, &r->h5);
 }
 
 /* What this rank did, for rank 0's table. */

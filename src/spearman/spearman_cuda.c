@@ -101,6 +101,8 @@ static fd_status cuda_open(void **state, const spearman_mat *x, const spearman_m
     FD_TRY_GOTO(to_int8_rows(x, kp, &ax, &gx), st, done);
     if (y != x) FD_TRY_GOTO(to_int8_rows(y, kp, &ay, &gy), st, done);
     FD_TRY_GOTO(tuning_from_env(&tu), st, done);
+    fd_cuda_set_oom_hint("every GPU holds the whole rank matrix (32 bytes a row) and a strip of tiles: set "
+                         "FD_GPU_STRIP lower (column tiles a block), or use --backend cpu");
     FD_TRY_GOTO(spearman_gpu_create(&c->g, device, kp ? kp : 32, &tu, &gx, y != x ? &gy : NULL), st, done);
 done:
     free(ax);
