@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 #define PARAMS_CAP 1024
 
@@ -200,13 +201,33 @@ static fd_status put_delta(hid_t f, const char *name, const uint64_t *now, const
     return st;
 }
 
-static fd_status seg_commit(job *jb, int t, const spearman_acc *a)
+/* Pass 1 keeps its pairs in memory, as without checkpoints, and writes
+ * them with the segment that commits their records, while the thread's
+ * share of the budget lasts: a run that commits only at the end of the
+ * pass writes them once, and only when they will be the result. */
+static fd_status write_kept(job *jb, int t, spearman_acc *a)
+{
+    spearman_seg *sg = &jb->seg[t];
+    if (jb->stage != 1 || !sg->complete) return FD_OK;
+    if (!a->out || !a->keep_cap || a->keep_over || atomic_load(&jb->kept_over) || sg->kept + a->nout > a->keep_cap) {
+        atomic_store(&jb->kept_over, 1);
+        sg->complete = 0;
+        return FD_OK;
+    }
+    sg->kept += a->nout;
+    fd_status st = spearman_write_pairs(jb, sg->w, a->out, a->nout);
+    a->nout = 0;
+    return st;
+}
+
+static fd_status seg_commit(job *jb, int t, spearman_acc *a)
 {
     spearman_seg *sg = &jb->seg[t];
     if (!sg->w) return FD_OK;
     hid_t f = spearman_h5_file(sg->w);
     char *path = NULL;
-    fd_status st = ckpt_seg_mark(f, jb->ck, jb->stage, sg->ids, sg->nids);
+    fd_status st = write_kept(jb, t, a);
+    if (st == FD_OK) st = ckpt_seg_mark(f, jb->ck, jb->stage, sg->ids, sg->nids);
     if (st == FD_OK) st = h5u_attr_u64(f, "ckpt_pairs", a->pairs - sg->pairs);
     if (st == FD_OK) st = h5u_attr_u64(f, "ckpt_selected", a->selected - sg->selected);
     if (st == FD_OK) st = h5u_attr_u64(f, "pairs_complete", (uint64_t)sg->complete);
@@ -258,26 +279,8 @@ fd_status spearman_ckpt_record_done(job *jb, int t, spearman_acc *a, uint64_t id
     spearman_seg *sg = &jb->seg[t];
     if (!jb->ck || !jb->stage) return FD_OK;
     if (!sg->w) FD_TRY(seg_open(jb, t, a));
-    if (jb->stage == 1 && sg->complete) {
-        /* Pass 1 keeps pairs, on disk here, while the thread's share of
-         * the budget lasts and no other thread ran out. */
-        if (a->out && a->keep_cap && !a->keep_over && !atomic_load(&jb->kept_over) &&
-            sg->kept + a->nout <= a->keep_cap) {
-            sg->kept += a->nout;
-            FD_TRY(spearman_ckpt_flush(jb, t, a));
-        } else {
-            atomic_store(&jb->kept_over, 1);
-            sg->complete = 0;
-        }
-    }
-    if (jb->stage == 1 && !sg->complete && a->out) {
-        /* Stop keeping: pass 2 will write the pairs. */
-        jb->obuf[t] = a->out;
-        jb->obufcap[t] = a->capout;
-        a->out = NULL;
-        a->nout = 0;
-        a->keep_cap = 0;
-    }
+    /* Pass 1 stopped keeping (keep_check): pass 2 will write the pairs. */
+    if (jb->stage == 1 && !(a->out && a->keep_cap)) sg->complete = 0;
     if (jb->stage == 2 && a->nout) FD_TRY(spearman_ckpt_flush(jb, t, a));
     FD_TRY(fd_grow((void **)&sg->ids, &sg->capids, sg->nids + 1, sizeof *sg->ids));
     sg->ids[sg->nids++] = id;
@@ -290,7 +293,9 @@ fd_status spearman_ckpt_pass_end(job *jb)
     fd_status st = FD_OK;
     if (!jb->ck || !jb->stage) return FD_OK;
     for (int t = 0; t < jb->threads; t++) {
-        fd_status s = seg_commit(jb, t, &jb->acc[t]);
+        fd_status s = FD_OK;
+        if (jb->stage == 2 && jb->acc[t].nout) s = spearman_ckpt_flush(jb, t, &jb->acc[t]);
+        if (s == FD_OK) s = seg_commit(jb, t, &jb->acc[t]);
         if (st == FD_OK) st = s;
     }
     if (st != FD_OK || jb->mpi.rank != 0) return st;
@@ -305,23 +310,40 @@ fd_status spearman_ckpt_pass_end(job *jb)
     return FD_OK;
 }
 
-fd_status spearman_ckpt_merge(job *jb, int stage)
+static fd_status append_segment(job *jb, const char *path)
+{
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+    if (f < 0) return fd_fail(FD_ERR_IO, "%s: cannot reopen the checkpoint segment", path);
+    fd_status st = spearman_h5_append_file(jb->h5, f, path);
+    H5Fclose(f);
+    return st;
+}
+
+static long long file_size(const char *path)
+{
+    struct stat sb;
+    return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
+}
+
+fd_status spearman_ckpt_build(job *jb, int stage, const char *path)
 {
     fd_status st = FD_OK;
-    char **adopted = NULL;
-    FD_TRY(ckpt_share_paths(jb->ck, jb->old.paths[stage], jb->old.npaths[stage], &adopted));
-    for (size_t k = 0; st == FD_OK && k < jb->nmine[stage]; k++) {
-        hid_t f = H5Fopen(jb->mine[stage][k], H5F_ACC_RDONLY, H5P_DEFAULT);
-        if (f < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot reopen this run's segment", jb->mine[stage][k]); break; }
-        st = spearman_h5_append_file(jb->h5, f, jb->mine[stage][k]);
-        H5Fclose(f);
-    }
-    for (size_t k = 0; st == FD_OK && adopted && adopted[k]; k++) {
-        hid_t f = H5Fopen(adopted[k], H5F_ACC_RDONLY, H5P_DEFAULT);
-        if (f < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot reopen an earlier run's segment", adopted[k]); break; }
-        st = spearman_h5_append_file(jb->h5, f, adopted[k]);
-        H5Fclose(f);
-    }
+    char **adopted = NULL, **mine = stage ? jb->mine[stage] : NULL;
+    const size_t nmine = stage ? jb->nmine[stage] : 0;
+    const char *largest = NULL;
+    long long most = -1;
+    FD_TRY(ckpt_share_paths(jb->ck, stage ? jb->old.paths[stage] : NULL, stage ? jb->old.npaths[stage] : 0, &adopted));
+    for (size_t k = 0; k < nmine; k++)
+        if (file_size(mine[k]) > most) most = file_size(largest = mine[k]);
+    for (size_t k = 0; adopted && adopted[k]; k++)
+        if (file_size(adopted[k]) > most) most = file_size(largest = adopted[k]);
+    /* The largest segment becomes the part in place; the others' pairs
+     * are copied into it. */
+    st = largest ? spearman_h5_adopt(&jb->h5, largest, path) : spearman_h5_create(&jb->h5, path);
+    for (size_t k = 0; st == FD_OK && k < nmine; k++)
+        if (mine[k] != largest) st = append_segment(jb, mine[k]);
+    for (size_t k = 0; st == FD_OK && adopted && adopted[k]; k++)
+        if (adopted[k] != largest) st = append_segment(jb, adopted[k]);
     ckpt_free_paths(adopted);
     return st;
 }

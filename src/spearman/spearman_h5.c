@@ -165,6 +165,44 @@ done:
     return st;
 }
 
+fd_status spearman_h5_adopt(spearman_h5 **out, const char *seg, const char *path)
+{
+    fd_status st = FD_OK;
+    spearman_h5 *w = calloc(1, sizeof *w);
+    if (!w) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    w->file = w->grp = -1;
+    for (int c = 0; c < 4; c++) w->col[c].ds = -1;
+    w->path = strdup(path);
+    w->tmp = fd_tmp_name(path);
+    if (!w->path || !w->tmp) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto fail; }
+    if (rename(seg, w->tmp) != 0) {
+        st = fd_fail(FD_ERR_IO, "%s: cannot take it over as %s: %s", seg, w->tmp, strerror(errno));
+        free(w->tmp);
+        w->tmp = NULL;
+        goto fail;
+    }
+    w->file = H5Fopen(w->tmp, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (w->file < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot reopen the HDF5 file", w->tmp); goto fail; }
+    /* What made it a segment goes. */
+    static const char *const dsets[] = {"records", "ckpt_hist", "ckpt_xhist"};
+    for (size_t k = 0; k < sizeof dsets / sizeof *dsets; k++)
+        if (H5Lexists(w->file, dsets[k], H5P_DEFAULT) > 0) H5_CHECK_GOTO(H5Ldelete(w->file, dsets[k], H5P_DEFAULT), st, fail);
+    static const char *const attrs[] = {"format", "workload", "generation", "rank", "stage", "complete",
+                                        "ckpt_pairs", "ckpt_selected", "pairs_complete"};
+    for (size_t k = 0; k < sizeof attrs / sizeof *attrs; k++)
+        if (H5Aexists(w->file, attrs[k]) > 0) H5_CHECK_GOTO(H5Adelete(w->file, attrs[k]), st, fail);
+    H5_CHECK_GOTO(w->grp = H5Gopen2(w->file, "pairs", H5P_DEFAULT), st, fail);
+    for (int c = 0; c < 4; c++) {
+        const hid_t mem = c < 2 ? H5T_NATIVE_UINT64 : c == 2 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
+        FD_TRY_GOTO(h5u_app_open(&w->col[c], w->grp, cols[c] + 6, mem), st, fail);
+    }
+    *out = w;
+    return FD_OK;
+fail:
+    spearman_h5_abort(&w);
+    return st;
+}
+
 fd_status spearman_h5_commit(spearman_h5 **pw, const spearman_meta *m)
 {
     fd_status st = put_meta((*pw)->file, m);

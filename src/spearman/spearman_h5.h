@@ -50,6 +50,9 @@ const char *spearman_h5_path(const spearman_h5 *w);
 fd_status spearman_h5_finish(spearman_h5 **w);
 /* Appends the pairs of the open file src (a segment). */
 fd_status spearman_h5_append_file(spearman_h5 *w, hid_t src, const char *what);
+/* A writer for path that starts from the committed segment seg (renamed
+ * to path's temporary name), so the largest segment is not copied. */
+fd_status spearman_h5_adopt(spearman_h5 **w, const char *seg, const char *path);
 
 /* rs[r]: rank r's pairs (results) and tile records (units). */
 fd_status spearman_master_write(const char *path, const spearman_meta *m, const h5part_rank *rs, int ranks);

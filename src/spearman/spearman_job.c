@@ -265,6 +265,9 @@ fd_status spearman_pass(job *jb, int emit)
     }
     fd_status wst = fd_pool_work(pool, jb->threads, run_record, jb, &jb->prog);
     if (st == FD_OK) st = wst;
+    /* Segments commit while the threads' buffers still hold what pass 1
+     * kept. */
+    if (st == FD_OK) st = spearman_ckpt_pass_end(jb);
     for (int t = 0; t < jb->threads; t++) {
         spearman_acc *a = &jb->acc[t];
         if (emit && st == FD_OK) st = flush_pairs(jb, t, a);
@@ -280,7 +283,6 @@ fd_status spearman_pass(job *jb, int emit)
         a->out = NULL;
         a->keep_cap = 0;
     }
-    if (st == FD_OK) st = spearman_ckpt_pass_end(jb);
 done:
     fd_pool_destroy(&pool);
     free(segs.data);
@@ -572,13 +574,14 @@ fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
     if (st == FD_OK && o->outdir) {
         double t = fd_now();
         const char *file = jb.out.distributed ? jb.out.part : jb.out.master;
-        fd_status local = spearman_h5_create(&jb.h5, file);
+        /* With checkpoints the part is made from the segments at the end. */
+        fd_status local = jb.ck ? FD_OK : spearman_h5_create(&jb.h5, file);
         if (local != FD_OK && jb.out.distributed)
             local = fd_fail(local, "%s: cannot write this rank's part (is %s on a file system every rank sees?)",
                             file, o->outdir);
         st = fd_mpi_agree(local, NULL);
         if (st == FD_OK && !o->count_only && jb.keep_pairs && !atomic_load(&jb.kept_over)) {
-            st = fd_mpi_agree(jb.ck ? spearman_ckpt_merge(&jb, 1) : write_kept(&jb), NULL);
+            st = fd_mpi_agree(jb.ck ? spearman_ckpt_build(&jb, 1, file) : write_kept(&jb), NULL);
         } else if (st == FD_OK && !o->count_only) {
             uint64_t pairs = jb.pairs, selected = jb.selected;
             fd_progress_start(&jb.prog, "pairs", o->quiet || mpi->rank != 0);
@@ -591,9 +594,11 @@ fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
             }
             if (local == FD_ERR_MPI) { st = local; goto done; }
             st = fd_mpi_agree(local, NULL);
-            if (st == FD_OK && jb.ck) st = fd_mpi_agree(spearman_ckpt_merge(&jb, 2), NULL);
+            if (st == FD_OK && jb.ck) st = fd_mpi_agree(spearman_ckpt_build(&jb, 2, file), NULL);
             if (st == FD_OK && o->mode == 'k') st = reduce_counts(&jb);
         }
+        /* --count-only: an empty part, with the counts. */
+        if (st == FD_OK && jb.ck && o->count_only) st = fd_mpi_agree(spearman_ckpt_build(&jb, 0, file), NULL);
         jb.pass2_s = fd_now() - t;
     }
     if (st == FD_OK) {

@@ -117,8 +117,10 @@ fd_status spearman_fdr_cutoff(job *jb);
  * the thread's counters start from zero).  flush: a
  * thread's buffered pairs into its segment.  pass_end: commits every
  * thread's segment and, on rank 0, adds what earlier runs did in this
- * stage.  merge: appends the pairs of the stage's segments (this rank's
- * and its share of earlier runs') to jb->h5.  close: removes the
+ * stage.  build: jb->h5, the part (or single file) at path, made from the
+ * stage's segments (this rank's and its share of earlier runs'): the
+ * largest becomes the part in place, the others' pairs are copied in;
+ * stage 0: an empty one (--count-only).  Collective.  close: removes the
  * checkpoint after a success, and keeps it after a failure that left
  * work worth resuming. */
 fd_status spearman_ckpt_open(job *jb);
@@ -127,7 +129,7 @@ void spearman_ckpt_pass_start(job *jb, int t);
 fd_status spearman_ckpt_record_done(job *jb, int t, spearman_acc *a, uint64_t id);
 fd_status spearman_ckpt_flush(job *jb, int t, spearman_acc *a);
 fd_status spearman_ckpt_pass_end(job *jb);
-fd_status spearman_ckpt_merge(job *jb, int stage);
+fd_status spearman_ckpt_build(job *jb, int stage, const char *path);
 void spearman_ckpt_close(job *jb, fd_status st);
 /* Writes n pairs (i, j, rho, p) to h5 (a segment, or the part). */
 fd_status spearman_write_pairs(job *jb, spearman_h5 *h5, const spair *q, size_t n);
