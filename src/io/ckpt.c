@@ -125,7 +125,8 @@ static fd_status open_resume(ckpt *ck)
     if (access(ck->job, R_OK) != 0)
         return fd_fail(FD_ERR_USAGE,
                        "--resume %s: no checkpoint there (%s is missing: the run finished, was not started with "
-                       "checkpoints, or stopped before its work list was saved); run without --resume",
+                       "checkpoints, or stopped before its work list was saved); run it again without --resume "
+                       "(and with --force, as the directory exists)",
                        ck->outdir, ck->job);
     hid_t f = H5Fopen(ck->job, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) return fd_fail(FD_ERR_INPUT, "%s: not a readable HDF5 file", ck->job);

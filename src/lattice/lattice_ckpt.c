@@ -71,8 +71,9 @@ fd_status lattice_ckpt_open(lattice_ckpt **out, const lattice_ckpt_opts *o, cons
     snprintf(params, sizeof params, "input_sha256=%s\nmin_support=%u\nextents=%d\ntasks=%s\n", ctx->sha256,
              o->min_support, o->extents, o->device ? "device" : "cpu");
     ckpt_opts co = {o->dir, "lattice", params, o->seconds, o->resume, o->rank, o->size};
-    FD_ALLOC_GOTO(lc->slots, (size_t)lc->nslots, st, fail);
+    /* Collective first: every rank reaches it, whatever fails after. */
     FD_TRY_GOTO(ckpt_open(&lc->ck, &co), st, fail);
+    FD_ALLOC_GOTO(lc->slots, (size_t)lc->nslots, st, fail);
     *out = lc;
     return FD_OK;
 fail:

@@ -32,7 +32,8 @@ typedef struct lattice_ckpt_opts {
     int rank, size;
 } lattice_ckpt_opts;
 
-/* Collective. */
+/* Collective; the caller agrees on the result (a later allocation may
+ * fail on one rank). */
 fd_status lattice_ckpt_open(lattice_ckpt **out, const lattice_ckpt_opts *o, const fca_context *ctx);
 /* Ends the run's checkpoint: removes it after a success, keeps it after a
  * failure of the machine that left work (and says so), and frees ck. */

@@ -543,7 +543,8 @@ fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
                                                  o->resume ? H5PART_RESUME : o->force ? H5PART_FORCE : H5PART_NEW,
                                                  mpi->rank, mpi->size), NULL);
     if (st == FD_OK) st = fd_mpi_agree(stage_setup(&jb), NULL);
-    if (st == FD_OK && o->outdir && o->checkpoint_seconds > 0 && !o->check_input) st = spearman_ckpt_open(&jb);
+    if (st == FD_OK && o->outdir && o->checkpoint_seconds > 0 && !o->check_input)
+        st = fd_mpi_agree(spearman_ckpt_open(&jb), NULL);
     if (st == FD_OK && o->check_input) {
         if (mpi->rank == 0) report_input(&jb);
         goto done;
