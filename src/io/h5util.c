@@ -55,6 +55,23 @@ done:
     return st;
 }
 
+fd_status h5u_take_over(const char *from, const char *tmp, const char *const *dsets, const char *const *attrs,
+                        hid_t *f)
+{
+    fd_status st = FD_OK;
+    *f = -1;
+    if (rename(from, tmp) != 0)
+        return fd_fail(FD_ERR_IO, "%s: cannot take it over as %s: %s", from, tmp, strerror(errno));
+    *f = H5Fopen(tmp, H5F_ACC_RDWR, H5P_DEFAULT);
+    if (*f < 0) return fd_fail(FD_ERR_IO, "%s: cannot reopen the HDF5 file", tmp);
+    for (size_t k = 0; dsets && dsets[k]; k++)
+        if (H5Lexists(*f, dsets[k], H5P_DEFAULT) > 0) H5_CHECK_GOTO(H5Ldelete(*f, dsets[k], H5P_DEFAULT), st, done);
+    for (size_t k = 0; attrs && attrs[k]; k++)
+        if (H5Aexists(*f, attrs[k]) > 0) H5_CHECK_GOTO(H5Adelete(*f, attrs[k]), st, done);
+done:
+    return st;
+}
+
 fd_status h5u_app_append(h5u_app *a, const void *data, uint64_t n)
 {
     fd_status st = FD_OK;

@@ -46,6 +46,14 @@ typedef struct {
 } h5u_app;
 
 fd_status h5u_app_create(h5u_app *a, hid_t loc, const char *name, hid_t filetype, hid_t memtype, uint64_t chunk);
+/* Renames the committed file `from` to tmp and opens it for writing, so
+ * that a writer continues it instead of copying it (the largest
+ * checkpoint segment becomes a part so); removes the datasets and
+ * attributes (NULL-terminated lists) that made it what it was.  On
+ * failure *f is the open file or -1, and tmp exists once the rename
+ * succeeded. */
+fd_status h5u_take_over(const char *from, const char *tmp, const char *const *dsets, const char *const *attrs,
+                        hid_t *f);
 /* An existing appendable dataset, to append to (a file taken over). */
 fd_status h5u_app_open(h5u_app *a, hid_t loc, const char *name, hid_t memtype);
 fd_status h5u_app_append(h5u_app *a, const void *data, uint64_t n);

@@ -50,17 +50,30 @@ void lattice_h5_abort(lattice_h5 **pw)
 /* Ids fit in 16 bits for most contexts; halving the largest dataset pays. */
 static hid_t id_type(uint32_t max) { return max <= UINT16_MAX ? H5T_STD_U16LE : H5T_STD_U32LE; }
 
-fd_status lattice_h5_create(lattice_h5 **out, const char *path, const fca_context *ctx, int with_extents)
+/* A writer of path (written as its temporary name), nothing open yet. */
+static lattice_h5 *writer_new(const char *path, int with_extents)
 {
-    fd_status st = FD_OK;
     lattice_h5 *w = calloc(1, sizeof *w);
-    if (!w) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    if (!w) return NULL;
     w->file = w->gint = w->gext = -1;
     w->int_off.ds = w->int_ids.ds = w->supp.ds = w->ext_off.ds = w->ext_ids.ds = -1;
     w->with_extents = with_extents;
     w->path = strdup(path);
     w->tmp = fd_tmp_name(path);
-    if (!w->path || !w->tmp) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto fail; }
+    if (!w->path || !w->tmp) {
+        free(w->path);
+        free(w->tmp);
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+fd_status lattice_h5_create(lattice_h5 **out, const char *path, const fca_context *ctx, int with_extents)
+{
+    fd_status st = FD_OK;
+    lattice_h5 *w = writer_new(path, with_extents);
+    if (!w) return fd_fail(FD_ERR_NOMEM, "out of memory");
     w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (w->file < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file", w->tmp); goto fail; }
     H5_CHECK_GOTO(w->gint = H5Gcreate2(w->file, "intents", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, fail);
@@ -262,6 +275,27 @@ fd_status lattice_h5_info(const char *path, FILE *out)
     return st;
 }
 
+/* Concepts [s, s + k) of one CSR pair (G/offsets, G/ids of total ids):
+ * off gets the k batch-local ends, *ids (regrown) the ids, *m their
+ * number. */
+static fd_status read_csr_slice(hid_t f, const char *path, const char *g, uint64_t total, uint64_t s, uint64_t k,
+                                uint64_t *off, uint32_t **ids, size_t *m)
+{
+    char name[32];
+    snprintf(name, sizeof name, "%s/offsets", g);
+    FD_TRY(h5u_read_range(f, name, H5T_NATIVE_UINT64, s, k + 1, off));
+    if (off[k] < off[0] || off[k] > total)
+        return fd_fail(FD_ERR_INPUT, "%s: %s is inconsistent at concept %llu", path, name, (unsigned long long)s);
+    const uint64_t base = off[0];
+    *m = (size_t)(off[k] - base);
+    free(*ids);
+    if (!(*ids = fd_calloc(*m, sizeof **ids))) return fd_fail(FD_ERR_NOMEM, "out of memory for %llu ids", (unsigned long long)*m);
+    snprintf(name, sizeof name, "%s/ids", g);
+    FD_TRY(h5u_read_range(f, name, H5T_NATIVE_UINT32, base, *m, *ids));
+    for (uint64_t i = 0; i < k; i++) off[i] = off[i + 1] - base;
+    return FD_OK;
+}
+
 /* Hands the concepts of an open lattice file (or part, or segment) to wr
  * in slices, so memory stays bounded for any file size; full: supports
  * and extents too (a copy), else intents only (text). */
@@ -282,42 +316,18 @@ static fd_status stream_batches(hid_t f, const char *path, int full, concept_wri
     FD_ALLOC_GOTO(supp, slice, st, done);
     for (uint64_t s = 0; s < n; s += slice) {
         uint64_t k = n - s < slice ? n - s : slice;
-        FD_TRY_GOTO(h5u_read_range(f, "intents/offsets", H5T_NATIVE_UINT64, s, k + 1, off), st, done);
-        if (off[k] < off[0] || off[k] > nids) {
-            st = fd_fail(FD_ERR_INPUT, "%s: intents/offsets is inconsistent at concept %llu", path,
-                         (unsigned long long)s);
-            goto done;
-        }
-        uint64_t base = off[0], m = off[k] - base;
-        free(ids);
-        ids = NULL;
-        FD_ALLOC_GOTO(ids, m, st, done);
-        FD_TRY_GOTO(h5u_read_range(f, "intents/ids", H5T_NATIVE_UINT32, base, m, ids), st, done);
-        for (uint64_t i = 0; i < k; i++) off[i] = off[i + 1] - base;
+        FD_TRY_GOTO(read_csr_slice(f, path, "intents", nids, s, k, off, &ids, &b.nint), st, done);
         b.n = k;
         b.int_end = off;
         b.int_ids = ids;
-        b.nint = m;
         if (full) {
             FD_TRY_GOTO(h5u_read_range(f, "supports", H5T_NATIVE_UINT32, s, k, supp), st, done);
             b.supp = supp;
         }
         if (ext) {
-            FD_TRY_GOTO(h5u_read_range(f, "extents/offsets", H5T_NATIVE_UINT64, s, k + 1, eoff), st, done);
-            if (eoff[k] < eoff[0] || eoff[k] > next) {
-                st = fd_fail(FD_ERR_INPUT, "%s: extents/offsets is inconsistent at concept %llu", path,
-                             (unsigned long long)s);
-                goto done;
-            }
-            uint64_t ebase = eoff[0], em = eoff[k] - ebase;
-            free(eids);
-            eids = NULL;
-            FD_ALLOC_GOTO(eids, em, st, done);
-            FD_TRY_GOTO(h5u_read_range(f, "extents/ids", H5T_NATIVE_UINT32, ebase, em, eids), st, done);
-            for (uint64_t i = 0; i < k; i++) eoff[i] = eoff[i + 1] - ebase;
+            FD_TRY_GOTO(read_csr_slice(f, path, "extents", next, s, k, eoff, &eids, &b.next), st, done);
             b.ext_end = eoff;
             b.ext_ids = eids;
-            b.next = em;
         }
         FD_TRY_GOTO(wr.write(wr.self, &b), st, done);
     }
@@ -355,27 +365,17 @@ fd_status lattice_h5_append_file(lattice_h5 *w, const char *path)
 fd_status lattice_h5_adopt(lattice_h5 **out, const char *seg, const char *path, int with_extents)
 {
     fd_status st = FD_OK;
-    lattice_h5 *w = calloc(1, sizeof *w);
+    lattice_h5 *w = writer_new(path, with_extents);
     if (!w) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    w->file = w->gint = w->gext = -1;
-    w->int_off.ds = w->int_ids.ds = w->supp.ds = w->ext_off.ds = w->ext_ids.ds = -1;
-    w->with_extents = with_extents;
-    w->path = strdup(path);
-    w->tmp = fd_tmp_name(path);
-    if (!w->path || !w->tmp) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto fail; }
-    if (rename(seg, w->tmp) != 0) {
-        st = fd_fail(FD_ERR_IO, "%s: cannot take it over as %s: %s", seg, w->tmp, strerror(errno));
-        free(w->tmp);
-        w->tmp = NULL; /* nothing of ours to remove */
-        goto fail;
-    }
-    w->file = H5Fopen(w->tmp, H5F_ACC_RDWR, H5P_DEFAULT);
-    if (w->file < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot reopen the HDF5 file", w->tmp); goto fail; }
     /* What made it a segment goes; commit writes what makes it a part. */
-    H5_CHECK_GOTO(H5Ldelete(w->file, "records", H5P_DEFAULT), st, fail);
-    static const char *const seg_attrs[] = {"workload", "generation", "stage", "complete"};
-    for (size_t k = 0; k < sizeof seg_attrs / sizeof *seg_attrs; k++)
-        if (H5Aexists(w->file, seg_attrs[k]) > 0) H5_CHECK_GOTO(H5Adelete(w->file, seg_attrs[k]), st, fail);
+    static const char *const dsets[] = {"records", NULL};
+    static const char *const attrs[] = {"workload", "generation", "stage", "complete", NULL};
+    st = h5u_take_over(seg, w->tmp, dsets, attrs, &w->file);
+    if (st != FD_OK && access(w->tmp, F_OK) != 0) {
+        free(w->tmp);
+        w->tmp = NULL; /* not renamed: nothing of ours to remove */
+    }
+    if (st != FD_OK) goto fail;
     H5_CHECK_GOTO(w->gint = H5Gopen2(w->file, "intents", H5P_DEFAULT), st, fail);
     FD_TRY_GOTO(h5u_app_open(&w->int_off, w->gint, "offsets", H5T_NATIVE_UINT64), st, fail);
     FD_TRY_GOTO(h5u_app_open(&w->int_ids, w->gint, "ids", H5T_NATIVE_UINT32), st, fail);

@@ -35,16 +35,29 @@ void spearman_h5_abort(spearman_h5 **pw)
     *pw = NULL;
 }
 
-fd_status spearman_h5_create(spearman_h5 **out, const char *path)
+/* A writer of path (written as its temporary name), nothing open yet. */
+static spearman_h5 *writer_new(const char *path)
 {
-    fd_status st = FD_OK;
     spearman_h5 *w = calloc(1, sizeof *w);
-    if (!w) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    if (!w) return NULL;
     w->file = w->grp = -1;
     for (int c = 0; c < 4; c++) w->col[c].ds = -1;
     w->path = strdup(path);
     w->tmp = fd_tmp_name(path);
-    if (!w->path || !w->tmp) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto fail; }
+    if (!w->path || !w->tmp) {
+        free(w->path);
+        free(w->tmp);
+        free(w);
+        return NULL;
+    }
+    return w;
+}
+
+fd_status spearman_h5_create(spearman_h5 **out, const char *path)
+{
+    fd_status st = FD_OK;
+    spearman_h5 *w = writer_new(path);
+    if (!w) return fd_fail(FD_ERR_NOMEM, "out of memory");
     w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
     if (w->file < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file", w->tmp); goto fail; }
     H5_CHECK_GOTO(w->grp = H5Gcreate2(w->file, "pairs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, fail);
@@ -168,29 +181,18 @@ done:
 fd_status spearman_h5_adopt(spearman_h5 **out, const char *seg, const char *path)
 {
     fd_status st = FD_OK;
-    spearman_h5 *w = calloc(1, sizeof *w);
+    spearman_h5 *w = writer_new(path);
     if (!w) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    w->file = w->grp = -1;
-    for (int c = 0; c < 4; c++) w->col[c].ds = -1;
-    w->path = strdup(path);
-    w->tmp = fd_tmp_name(path);
-    if (!w->path || !w->tmp) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto fail; }
-    if (rename(seg, w->tmp) != 0) {
-        st = fd_fail(FD_ERR_IO, "%s: cannot take it over as %s: %s", seg, w->tmp, strerror(errno));
-        free(w->tmp);
-        w->tmp = NULL;
-        goto fail;
-    }
-    w->file = H5Fopen(w->tmp, H5F_ACC_RDWR, H5P_DEFAULT);
-    if (w->file < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot reopen the HDF5 file", w->tmp); goto fail; }
     /* What made it a segment goes. */
-    static const char *const dsets[] = {"records", "ckpt_hist", "ckpt_xhist"};
-    for (size_t k = 0; k < sizeof dsets / sizeof *dsets; k++)
-        if (H5Lexists(w->file, dsets[k], H5P_DEFAULT) > 0) H5_CHECK_GOTO(H5Ldelete(w->file, dsets[k], H5P_DEFAULT), st, fail);
+    static const char *const dsets[] = {"records", "ckpt_hist", "ckpt_xhist", NULL};
     static const char *const attrs[] = {"format", "workload", "generation", "rank", "stage", "complete",
-                                        "ckpt_pairs", "ckpt_selected", "pairs_complete"};
-    for (size_t k = 0; k < sizeof attrs / sizeof *attrs; k++)
-        if (H5Aexists(w->file, attrs[k]) > 0) H5_CHECK_GOTO(H5Adelete(w->file, attrs[k]), st, fail);
+                                        "ckpt_pairs", "ckpt_selected", "pairs_complete", NULL};
+    st = h5u_take_over(seg, w->tmp, dsets, attrs, &w->file);
+    if (st != FD_OK && access(w->tmp, F_OK) != 0) {
+        free(w->tmp);
+        w->tmp = NULL; /* not renamed: nothing of ours to remove */
+    }
+    if (st != FD_OK) goto fail;
     H5_CHECK_GOTO(w->grp = H5Gopen2(w->file, "pairs", H5P_DEFAULT), st, fail);
     for (int c = 0; c < 4; c++) {
         const hid_t mem = c < 2 ? H5T_NATIVE_UINT64 : c == 2 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
