@@ -262,6 +262,48 @@ done:
     return st;
 }
 
+fd_status ckpt_put_values(const ckpt *ck, const char *name, const double *v, size_t n)
+{
+    fd_status st = FD_OK;
+    char file[96];
+    snprintf(file, sizeof file, "%s.h5", name);
+    char *path = fd_path_join(ck->dir, file), *tmp = path ? fd_tmp_name(path) : NULL;
+    hid_t f = -1;
+    if (!tmp) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    if (f < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot create the checkpoint file: %s", tmp, strerror(errno)); goto done; }
+    FD_TRY_GOTO(h5u_write_1d(f, "values", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v, n), st, done);
+    hid_t ff = f;
+    f = -1;
+    st = h5u_commit(ff, tmp, path);
+done:
+    if (f >= 0) H5Fclose(f);
+    if (st != FD_OK && tmp) unlink(tmp);
+    free(tmp);
+    free(path);
+    return st;
+}
+
+fd_status ckpt_get_values(const ckpt *ck, const char *name, double *v, size_t n, int *found)
+{
+    fd_status st = FD_OK;
+    char file[96];
+    uint64_t len = 0, complete = 0;
+    *found = 0;
+    snprintf(file, sizeof file, "%s.h5", name);
+    char *path = fd_path_join(ck->dir, file);
+    if (!path) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    hid_t f = access(path, R_OK) == 0 ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
+    /* Unreadable or partial: as if absent, the run computes it again. */
+    if (f >= 0 && h5u_read_attr_u64(f, "complete", &complete) == FD_OK && complete == 1 &&
+        h5u_len(f, "values", &len) == FD_OK && len == n && h5u_read_range(f, "values", H5T_NATIVE_DOUBLE, 0, n, v) == FD_OK)
+        *found = 1;
+    fd_errclear();
+    if (f >= 0) H5Fclose(f);
+    free(path);
+    return st;
+}
+
 char *ckpt_seg_path(ckpt *ck)
 {
     char name[64];

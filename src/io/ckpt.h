@@ -54,6 +54,12 @@ int ckpt_resuming(const ckpt *ck);
 fd_status ckpt_save_records(ckpt *ck, const fd_records *recs);
 fd_status ckpt_load_records(ckpt *ck, fd_records *recs);
 
+/* Rank 0: a few numbers a resumed run needs besides the segments (the
+ * FDR cutoff), in DIR/checkpoint/NAME.h5, written atomically; get: 1 in
+ * *found when there (FD_OK either way). */
+fd_status ckpt_put_values(const ckpt *ck, const char *name, const double *v, size_t n);
+fd_status ckpt_get_values(const ckpt *ck, const char *name, double *v, size_t n, int *found);
+
 /* Segments.  ckpt_seg_path: a new name for one, in allocated memory (the
  * workload writes it under fd_tmp_name(path) and renames it).
  * ckpt_seg_mark: before the commit, the attributes every segment carries

@@ -348,6 +348,31 @@ fd_status spearman_ckpt_build(job *jb, int stage, const char *path)
     return st;
 }
 
+fd_status spearman_ckpt_fdr(job *jb)
+{
+    fd_status st = FD_OK;
+    double v[4] = {0, 0, 0, 0}; /* x lo, x hi, pairs selected, found */
+    int found = 0;
+    if (!jb->ck) return spearman_fdr_cutoff(jb);
+    if (jb->mpi.rank == 0 && ckpt_resuming(jb->ck)) FD_TRY(ckpt_get_values(jb->ck, "fdr_cutoff", v, 3, &found));
+    v[3] = found;
+    if (jb->mpi.size > 1) MPI_CHECK_GOTO(MPI_Bcast(v, 4, MPI_DOUBLE, 0, MPI_COMM_WORLD), st, done);
+    if (v[3] != 0) {
+        jb->fdr_cut[0] = v[0];
+        jb->fdr_cut[1] = v[1];
+        spearman_sel_x(&jb->sel, v[0], v[1], jb->x->n);
+        jb->selected = (uint64_t)v[2];
+        return FD_OK;
+    }
+    FD_TRY(spearman_fdr_cutoff(jb));
+    if (jb->mpi.rank == 0) {
+        const double w[3] = {jb->fdr_cut[0], jb->fdr_cut[1], (double)jb->selected};
+        st = ckpt_put_values(jb->ck, "fdr_cutoff", w, 3);
+    }
+done:
+    return st;
+}
+
 void spearman_ckpt_close(job *jb, fd_status st)
 {
     for (int t = 0; jb->seg && t < jb->threads; t++) {

@@ -40,6 +40,8 @@ fd_status spearman_fdr_cutoff(job *jb)
     for (int b = FDR_BINS - 1; b >= 0 && b_hi < 0; b--)
         if (jb->xhist[b] && spearman_p_of_x(fmax(0, b / jb->xscale - eps), dof) <= (double)cum[b] * Q / m) b_hi = b;
     if (b_hi < 0) { /* no pair passes: select none */
+        jb->fdr_cut[0] = 1;
+        jb->fdr_cut[1] = 0;
         spearman_sel_x(&jb->sel, 1, 0, jb->x->n);
         jb->selected = 0;
         goto done;
@@ -92,6 +94,8 @@ fd_status spearman_fdr_cutoff(job *jb)
         st = fd_fail(FD_ERR_INTERNAL, "the FDR cutoff was not found between bins %d and %d", b_lo, b_hi);
         goto done;
     }
+    jb->fdr_cut[0] = -1;
+    jb->fdr_cut[1] = xstar;
     spearman_sel_x(&jb->sel, -1, xstar, jb->x->n);
     jb->selected = kstar;
 done:

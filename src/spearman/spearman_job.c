@@ -565,7 +565,7 @@ fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
         if (local == FD_ERR_MPI) { st = local; goto done; }
         st = fd_mpi_agree(local, NULL);
         if (st == FD_OK) st = reduce_counts(&jb);
-        if (st == FD_OK && o->mode == 'f') st = spearman_fdr_cutoff(&jb);
+        if (st == FD_OK && o->mode == 'f') st = spearman_ckpt_fdr(&jb);
         if (st == FD_OK) st = check_output_size(&jb);
         /* Every rank reaches the same verdict; one message is enough. */
         if (st != FD_ERR_MPI) st = fd_mpi_agree(st, NULL);

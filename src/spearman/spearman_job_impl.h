@@ -86,6 +86,7 @@ typedef struct {
     int bin_lo, bin_hi;
     double *xs;
     size_t nxs, capxs;
+    double fdr_cut[2];            /* the x range of spearman_sel_x that the cutoff chose */
     double t0, load_s, pass1_s, pass2_s;
     /* Checkpoints (-o with --checkpoint-seconds > 0): every thread writes
      * its results to segments of its own; NULL when off. */
@@ -130,6 +131,10 @@ fd_status spearman_ckpt_record_done(job *jb, int t, spearman_acc *a, uint64_t id
 fd_status spearman_ckpt_flush(job *jb, int t, spearman_acc *a);
 fd_status spearman_ckpt_pass_end(job *jb);
 fd_status spearman_ckpt_build(job *jb, int stage, const char *path);
+/* --fdr with checkpoints: the cutoff of an earlier run when it got that
+ * far (no collecting pass), else spearman_fdr_cutoff, saved for the next
+ * --resume.  Collective. */
+fd_status spearman_ckpt_fdr(job *jb);
 void spearman_ckpt_close(job *jb, fd_status st);
 /* Writes n pairs (i, j, rho, p) to h5 (a segment, or the part). */
 fd_status spearman_write_pairs(job *jb, spearman_h5 *h5, const spair *q, size_t n);
