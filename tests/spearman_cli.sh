@@ -68,6 +68,14 @@ done
 check '[ $rc -eq 2 ] && grep -q "has 10 observations per row but" "$W/err"' "--y with other columns: exit $rc"
 "$BIN" spearman "$W/c.txt" -o "$W/big" --pvalue 1 --max-output 1K -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "over --max-output" "$W/err" && [ ! -e "$W/big" ]' "--max-output: exit $rc: $(cat "$W/err")"
+# Checkpoint options: bad values, and a checkpoint that is not one.
+for v in abc -1; do
+  "$BIN" spearman "$W/c.txt" -o "$W/ckv" --checkpoint-seconds "$v" -q 2> "$W/err"; rc=$?
+  check '[ $rc -eq 2 ] && grep -q -- "--checkpoint-seconds" "$W/err" && [ ! -e "$W/ckv" ]' "--checkpoint-seconds $v: exit $rc: $(cat "$W/err")"
+done
+mkdir -p "$W/ckbad/checkpoint" && echo junk > "$W/ckbad/checkpoint/job.h5"
+"$BIN" spearman "$W/c.txt" --resume "$W/ckbad" -q 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "job.h5: not a readable HDF5 file" "$W/err"' "--resume over a corrupt job.h5: exit $rc: $(cat "$W/err")"
 # --check-input reads and reports, and writes nothing.
 printf '1 2 3 4\n4 4 4 4\n2 1 0 9\n' > "$W/ci.txt"
 "$BIN" spearman "$W/ci.txt" --check-input -o "$W/ci-out" > "$W/ci" 2>&1; rc=$?
