@@ -51,7 +51,7 @@ typedef struct {
     bcp_model *m;
     double *EAA[BCP_MAX_ORDER]; /* R x R: E[A(n)^T A(n)] */
     double *M;                  /* I_max x R: the MTTKRP */
-    double *psi, *chol;         /* R x R */
+    double *psi, *chol;         /* R x R, 2 R x R (bcp_spd_inverse's work) */
     double *part;               /* R x R + 1: this rank's part of A^T A and <Y, [[A]]> */
     double yy;                  /* ||Y||^2 */
     int threads;
@@ -122,38 +122,23 @@ static fd_status mttkrp(work *w, uint32_t n)
     return st;
 }
 
-/* inv = S^-1 for S symmetric positive definite (R x R), by Cholesky;
- * *logdet = ln det S.  0 when S is not positive definite. */
-static int spd_inverse(const double *S, uint32_t R, double *L, double *inv, double *logdet)
-{
-    if (!bcp_cholesky(S, R, L)) return 0;
-    *logdet = 0;
-    for (uint32_t i = 0; i < R; i++) *logdet += 2 * log(L[i * R + i]);
-    /* Column c of the inverse: solve L L^T x = e_c. */
-    for (uint32_t c = 0; c < R; c++) {
-        double x[256];
-        for (uint32_t i = 0; i < R; i++) {
-            double s = i == c;
-            for (uint32_t k = 0; k < i; k++) s -= L[i * R + k] * x[k];
-            x[i] = s / L[i * R + i];
-        }
-        for (uint32_t i = R; i-- > 0;) {
-            double s = x[i];
-            for (uint32_t k = i + 1; k < R; k++) s -= L[k * R + i] * x[k];
-            x[i] = s / L[i * R + i];
-        }
-        for (uint32_t i = 0; i < R; i++) inv[i * R + c] = x[i];
-    }
-    return 1;
-}
-
 /* G (R x R) = the sum over rows [i0, i1) of A of a_i a_i^T.  Rows in the
- * outer loop (each entry still sums over i in order), so that the inner
- * loop runs along a row; exactly symmetric (a_p a_q = a_q a_p). */
+ * outer loop, four at a time (each entry still sums over i in order), so
+ * that the inner loop runs along a row and loads and stores G once for
+ * four products; exactly symmetric (a_p a_q = a_q a_p). */
 FD_HOT static void factor_gram(const double *A, uint64_t i0, uint64_t i1, uint32_t R, double *G)
 {
     for (uint32_t e = 0; e < R * R; e++) G[e] = 0;
-    for (uint64_t i = i0; i < i1; i++) {
+    uint64_t i = i0;
+    for (; i + 4 <= i1; i += 4) {
+        const double *a0 = A + i * R, *a1 = a0 + R, *a2 = a1 + R, *a3 = a2 + R;
+        for (uint32_t p = 0; p < R; p++) {
+            const double b0 = a0[p], b1 = a1[p], b2 = a2[p], b3 = a3[p];
+            double *g = G + p * R;
+            for (uint32_t q = 0; q < R; q++) g[q] = g[q] + b0 * a0[q] + b1 * a1[q] + b2 * a2[q] + b3 * a3[q];
+        }
+    }
+    for (; i < i1; i++) {
         const double *a = A + i * R;
         for (uint32_t p = 0; p < R; p++) {
             const double ap = a[p];
@@ -452,7 +437,8 @@ static void rebalance(work *w)
 FD_HOT static void update_means(const double *M, const double *Sigma, double tau, uint64_t I, uint32_t R, double *A)
 {
     for (uint64_t i = 0; i < I; i++) {
-        double acc[256] = {0};
+        double acc[256];
+        for (uint32_t r = 0; r < R; r++) acc[r] = 0;
         for (uint32_t q = 0; q < R; q++) {
             const double v = M[i * R + q], *sg = Sigma + q * R;
             for (uint32_t r = 0; r < R; r++) acc[r] += v * sg[r];
@@ -480,7 +466,7 @@ static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, doub
                 for (uint32_t e = 0; e < R * R; e++) w->psi[e] *= w->EAA[k][e];
         for (uint32_t e = 0; e < R * R; e++) w->psi[e] *= m->tau;
         for (uint32_t r = 0; r < R; r++) w->psi[r * R + r] += m->lambda[r];
-        if (!spd_inverse(w->psi, R, w->chol, m->Sigma[n], &w->logdet[n]))
+        if (!bcp_spd_inverse(w->psi, R, w->chol, m->Sigma[n], &w->logdet[n]))
             return fd_fail(FD_ERR_INTERNAL, "bcp: tau Psi + diag(lambda) of mode %u is not positive definite", n + 1);
         w->logdet[n] = -w->logdet[n]; /* ln det Sigma_n */
         FD_TRY(mttkrp(w, n));
@@ -595,7 +581,7 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
     FD_ALLOC_GOTO(m->lambda, R, st, done);
     FD_ALLOC_GOTO(w.M, Imax * R, st, done);
     FD_ALLOC_GOTO(w.psi, (size_t)R * R, st, done);
-    FD_ALLOC_GOTO(w.chol, (size_t)R * R, st, done);
+    FD_ALLOC_GOTO(w.chol, (size_t)2 * R * R, st, done);
     FD_ALLOC_GOTO(w.part, (size_t)R * R + 1, st, done);
     for (uint64_t i = 0; i < t->size; i++) w.yy += t->x[i] * t->x[i];
     FD_TRY_GOTO(reduce(&w, &w.yy, 1), st, done);

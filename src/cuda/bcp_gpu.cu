@@ -25,7 +25,8 @@ struct bcp_gpu {
     uint64_t dims[MAXN], size, rows; /* rows: sum of dims */
     uint64_t off[MAXN];              /* mode m's rows start at row off[m] of A */
     double *y, *A, *ka, *kb, *T[2], *M;
-    double *hA;                      /* pinned: the factors on their way up */
+    double *hA;                      /* pinned: the factors as last sent up */
+    uint32_t upR;                    /* the rank hA is packed at; 0: nothing sent yet */
 };
 
 #define CK(call) CUDA_CHECK_GOTO(call, st, done)
@@ -84,6 +85,30 @@ __global__ void k_side_mttkrp(const double *T, uint64_t rows, const double *KA, 
         __syncthreads();
     }
     if (threadIdx.x == 0) M[i * R + r] = part[0];
+}
+
+/* The same sum for short ones (P Q up to WARP_TERMS): a warp per (i, r),
+ * eight to a block, lane-strided terms then a shuffle tree.  A block of
+ * 256 threads for 100 terms left most of them idle and spent its time in
+ * the eight barriers of the tree: at 100^4 the four modes' kernels were
+ * most of a sweep's overhead above the two DGEMMs. */
+#define WARP_TERMS 2048
+__global__ void k_side_mttkrp_warp(const double *T, uint64_t rows, const double *KA, const double *KB, uint64_t P,
+                                   uint64_t I, uint64_t Q, uint32_t R, double *M)
+{
+    const uint64_t w = (uint64_t)blockIdx.x * (THREADS / 32) + threadIdx.x / 32;
+    const uint32_t lane = threadIdx.x & 31u;
+    if (w >= I * R) return;
+    const uint64_t i = w % I;
+    const uint32_t r = (uint32_t)(w / I);
+    const double *t = T + (uint64_t)r * rows;
+    double s = 0;
+    for (uint64_t e = lane; e < P * Q; e += 32) {
+        const uint64_t p = e / Q, q = e - p * Q;
+        s += t[(p * I + i) * Q + q] * KA[p * R + r] * KB[q * R + r];
+    }
+    for (int d = 16; d > 0; d /= 2) s += __shfl_down_sync(0xffffffffu, s, d);
+    if (lane == 0) M[i * R + r] = s;
 }
 
 static uint64_t span(const bcp_gpu *g, uint32_t a, uint32_t b)
@@ -200,7 +225,9 @@ static void khatri_rao(bcp_gpu *g, uint32_t a, uint32_t b, uint32_t R, double *o
     k_khatri_rao<<<blocks_for(rows * R), THREADS, 0, g->stream>>>(g->A, km, rows, R, out);
 }
 
-/* The factors, packed at rank R, up in one copy (they are small). */
+/* The factors, packed at rank R, up in one copy of the modes that
+ * changed since the last (they are small, but a sweep calls this six
+ * times and one mode changes between calls). */
 static fd_status upload(bcp_gpu *g, const double *const *A, uint32_t R)
 {
     fd_status st = FD_OK;
@@ -208,8 +235,21 @@ static fd_status upload(bcp_gpu *g, const double *const *A, uint32_t R)
     CK(cudaSetDevice(g->device));
     /* The last copy from hA must be done before hA is overwritten. */
     CK(cudaStreamSynchronize(g->stream));
-    for (uint32_t m = 0; m < g->order; m++) memcpy(g->hA + g->off[m] * R, A[m], g->dims[m] * R * sizeof(double));
-    CK(cudaMemcpyAsync(g->A, g->hA, g->rows * R * sizeof(double), cudaMemcpyHostToDevice, g->stream));
+    {
+        uint64_t lo = g->rows, hi = 0; /* the changed rows */
+        for (uint32_t m = 0; m < g->order; m++) {
+            double *const h = g->hA + g->off[m] * R;
+            const size_t bytes = g->dims[m] * R * sizeof(double);
+            if (R == g->upR && memcmp(h, A[m], bytes) == 0) continue;
+            memcpy(h, A[m], bytes);
+            lo = g->off[m] < lo ? g->off[m] : lo;
+            hi = g->off[m] + g->dims[m];
+        }
+        g->upR = R;
+        if (lo < hi)
+            CK(cudaMemcpyAsync(g->A + lo * R, g->hA + lo * R, (hi - lo) * R * sizeof(double), cudaMemcpyHostToDevice,
+                               g->stream));
+    }
 done:
     return st;
 }
@@ -246,7 +286,11 @@ extern "C" fd_status bcp_gpu_mttkrp(bcp_gpu *g, uint32_t n, const double *const 
     FD_TRY(upload(g, A, R));
     khatri_rao(g, a, n, R, g->ka);
     khatri_rao(g, n + 1, b, R, g->kb);
-    k_side_mttkrp<<<(unsigned)(I * R), THREADS, 0, g->stream>>>(g->T[side], rows, g->ka, g->kb, P, I, Q, R, g->M);
+    if (P * Q <= WARP_TERMS)
+        k_side_mttkrp_warp<<<blocks_for(I * R * 32), THREADS, 0, g->stream>>>(g->T[side], rows, g->ka, g->kb, P, I, Q,
+                                                                             R, g->M);
+    else
+        k_side_mttkrp<<<(unsigned)(I * R), THREADS, 0, g->stream>>>(g->T[side], rows, g->ka, g->kb, P, I, Q, R, g->M);
     CK(cudaGetLastError());
     CK(cudaMemcpyAsync(M, g->M, I * R * sizeof(double), cudaMemcpyDeviceToHost, g->stream));
     CK(cudaStreamSynchronize(g->stream));
