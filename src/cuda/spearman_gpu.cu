@@ -48,6 +48,7 @@ struct kparams {
      * test is one subtraction. */
     float pre, post, mid, half;
     float pre_lo; /* MAX: pre lowered by 1e-6 of itself, for rho in another order of products */
+    float pre_lo_k; /* MAX with the histogram: pre_lo for u = 1000 rho, another product (hist_u) */
     uint32_t strip; /* column tiles per block */
     unsigned long long *cnt; /* pairs, kept for certain, records, warp tiles that took a closer look */
     unsigned long long *hist_out;
@@ -149,17 +150,16 @@ __device__ __forceinline__ float int_to_float(int32_t s)
     return __fsub_rn(__int_as_float(0x4B400000 + s), 12582912.0f);
 }
 
-/* tile.c's bin, (int)((rho + 1) 1000) clamped to [0, BINS), as a slot of
- * the shared histogram: floor(v) + 1 in [0, BINS + 1], by adding 1.5 2^23
- * rounding down, which leaves floor(v) in the low bits of the float: the
- * slot is those bits - 0x4B400000 + 1.  v >= -1 here, so floor and
- * truncation differ only on (-1, 0), which lands in slot 0 and is folded
- * into bin 0 with it, as the clamp does; slot BINS + 1 is folded into the
- * last bin. */
-__device__ __forceinline__ uint32_t hist_bits(float rho)
+/* tile.c's bin, floor(u) + 1000 clamped to [0, BINS) for u = 1000 rho
+ * (hist_u), as a slot of the shared histogram: floor(u) + 1001 in [0,
+ * BINS + 1], by adding 1.5 2^23 + 1000 rounding down, which leaves
+ * floor(u) + 1000 in the low bits of the float (ulp 1 there): the slot is
+ * those bits - 0x4B400000 + 1.  Slot 0 (u < -1000 by rounding) is folded
+ * into bin 0 and slot BINS + 1 (u >= 1000) into the last, as the clamp
+ * does. */
+__device__ __forceinline__ uint32_t hist_bits(float u)
 {
-    const float v = __fmul_rn(__fadd_rn(rho, 1.0f), (float)(BINS / 2));
-    return (uint32_t)__float_as_int(__fadd_rd(v, 12582912.0f));
+    return (uint32_t)__float_as_int(__fadd_rd(u, 12582912.0f + (float)(BINS / 2)));
 }
 
 /* One shared-memory increment, at a byte address of the shared window,
@@ -185,10 +185,12 @@ struct tile_pairs {
  *    in *ns and returns in *score the smallest distance of |rho| to mid,
  *    the middle of the band that needs a closer look; for thresholds that
  *    keep many pairs.
- *  - MAX: returns the largest |rho| in *score and counts nothing: any
- *    pair at or past pre sends the warp to the exact pass, which then also
- *    counts the certain keeps; for selective thresholds, where that is
- *    rare, it is the cheaper of the two.
+ *  - MAX: returns the largest |rho| in *score (with HIST, the largest |u|
+ *    = 1000 |rho| of the histogram's product, which saves the product of
+ *    rho) and counts nothing: any pair at or past pre sends the warp to
+ *    the exact pass, which then also counts the certain keeps; for
+ *    selective thresholds, where that is rare, it is the cheaper of the
+ *    two.
  * Counts valid pairs in *np. */
 template <bool ALL, bool HIST, bool MAX>
 __device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, const float (&inv_i)[4],
@@ -202,6 +204,7 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, co
     for (int r = 0; r < 4; r++) {
         const uint32_t rl = wm * 32 + (r >> 1) * 16 + gid + 8 * (r & 1);
         float rmax = 0.0f; /* MAX without HIST: max |S / sqrt(S_jj)| of the row, times 1/sqrt(S_ii) after */
+        const float ink_i = __fmul_rn(inv_i[r], (float)(BINS / 2)); /* hist_u's factor */
 #pragma unroll
         for (int k = 0; k < 16; k++) {
             bool v = true;
@@ -217,16 +220,21 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, co
                 rmax = fmaxf(rmax, fabsf(__fmul_rn(fs, invj[k])));
                 continue;
             }
-            const float rho = __fmul_rn(__fmul_rn(fs, inv_i[r]), invj[k]);
-            const float a = fabsf(rho);
-            if (MAX) {
-                if (ALL || v) sc = fmaxf(sc, a);
+            float u = 0.0f;
+            if (HIST) u = __fmul_rn(__fmul_rn(fs, ink_i), invj[k]);
+            if (MAX && HIST) {
+                if (ALL || v) sc = fmaxf(sc, fabsf(u));
             } else {
-                if (ALL || v) sc = fminf(sc, fabsf(__fsub_rn(a, P.mid)));
-                sure += (ALL || v) && a >= P.post;
+                const float a = fabsf(__fmul_rn(__fmul_rn(fs, inv_i[r]), invj[k]));
+                if (MAX) {
+                    if (ALL || v) sc = fmaxf(sc, a);
+                } else {
+                    if (ALL || v) sc = fminf(sc, fabsf(__fsub_rn(a, P.mid)));
+                    sure += (ALL || v) && a >= P.post;
+                }
             }
             if (HIST) {
-                const uint32_t addr = hist_bits(rho) * 4u + hoff;
+                const uint32_t addr = hist_bits(u) * 4u + hoff;
                 if (ALL) asm volatile("red.shared.add.u32 [%0], 1;\n" ::"r"(addr));
                 else shared_inc_if(addr, v);
             }
@@ -361,7 +369,7 @@ __global__ void __launch_bounds__(THREADS, 2) k_pairs(kparams P)
          * between the certain drop and the certain keep; for MAX, any pair
          * at or past pre), or with kept pairs to write, go over their pairs
          * again. */
-        const bool closer = MAX ? score >= P.pre_lo : score <= P.half;
+        const bool closer = MAX ? score >= (HIST ? P.pre_lo_k : P.pre_lo) : score <= P.half;
         if (__any_sync(FULL, closer || (P.emit && ns != 0))) {
             if (lane == 0) atomicAdd(&P.cnt[3], 1ull);
 #pragma unroll
@@ -585,6 +593,9 @@ static void screen_bounds(const spearman_gpu_sel *sel, kparams *P)
     P->mid = (float)((lo + hi) / 2);
     P->half = (float)((hi - lo) / 2 + 1e-6);
     P->pre_lo = (float)lo;
+    /* u = 1000 rho within a few units of 1e-7 of itself: lowered by 1e-6
+     * of itself once more, no pair at or past pre escapes the screen. */
+    P->pre_lo_k = (float)(lo * (BINS / 2) * (1 - 1e-6));
 }
 
 extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,

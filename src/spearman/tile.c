@@ -59,11 +59,19 @@ int spearman_keep(const spearman_sel *sel, int64_t s, int64_t sii, int64_t sjj)
 }
 
 /* The histogram is a summary: single precision, the same operations in
- * the scalar and the SIMD kernel, so both fill the same bins. */
+ * the scalar and the SIMD kernel and on the GPU, so all fill the same
+ * bins.  The bin is floor(u) + 1000 for u = 1000 rho computed as
+ * (s (1000 / sqrt(S_ii))) / sqrt(S_jj): two products, which the GPU
+ * turns into a bin with one addition (spearman_gpu.cu, hist_bits);
+ * (rho + 1) 1000 cost it two more instructions a pair. */
+static inline float hist_u(int32_t s, float inv_i, float inv_j)
+{
+    return ((float)s * (inv_i * (float)(SPEARMAN_HIST_BINS / 2))) * inv_j;
+}
+
 static inline int hist_bin(int32_t s, float inv_i, float inv_j)
 {
-    float rho = ((float)s * inv_i) * inv_j;
-    int b = (int)((rho + 1.0f) * (float)(SPEARMAN_HIST_BINS / 2));
+    int b = (int)floorf(hist_u(s, inv_i, inv_j)) + SPEARMAN_HIST_BINS / 2;
     return b < 0 ? 0 : b >= SPEARMAN_HIST_BINS ? SPEARMAN_HIST_BINS - 1 : b;
 }
 
@@ -300,10 +308,11 @@ __attribute__((target("avx2"))) static void tile_avx2(const spearman_mat *x, con
                 }
                 acc->pairs += (uint64_t)__builtin_popcount((unsigned)valid);
                 if (hist) {
-                    __m256 rho = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc4[r]), _mm256_set1_ps(x->inv_root[i])),
-                                               _mm256_loadu_ps(y->inv_root + jb));
-                    __m256i b = _mm256_cvttps_epi32(_mm256_mul_ps(_mm256_add_ps(rho, _mm256_set1_ps(1.0f)),
-                                                                  _mm256_set1_ps((float)(SPEARMAN_HIST_BINS / 2))));
+                    const float ik = x->inv_root[i] * (float)(SPEARMAN_HIST_BINS / 2);
+                    __m256 u = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc4[r]), _mm256_set1_ps(ik)),
+                                             _mm256_loadu_ps(y->inv_root + jb));
+                    __m256i b = _mm256_add_epi32(_mm256_cvttps_epi32(_mm256_floor_ps(u)),
+                                                 _mm256_set1_epi32(SPEARMAN_HIST_BINS / 2));
                     b = _mm256_min_epi32(_mm256_max_epi32(b, _mm256_setzero_si256()), _mm256_set1_epi32(SPEARMAN_HIST_BINS - 1));
                     int32_t bv[8];
                     _mm256_storeu_si256((__m256i *)bv, b);
