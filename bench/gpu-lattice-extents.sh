@@ -29,7 +29,7 @@ for a in "$D/mushroom.dat" "$D/T10I4D100K.dat" "$D/chess.dat --min-support 816" 
     for r in $(seq "$REPS"); do
       env $v FD_GPU_VERBOSE=1 timeout 120 "$BIN" lattice $a --backend cuda --stats 2> "$tmp/err" > /dev/null ||
         { echo "failed: $a $v: $(tail -2 "$tmp/err")"; continue 2; }
-      es+=("$(sed -n 's/^enumeration \([0-9.]*\) s.*/\1/p' "$tmp/err")")
+      es+=("$(sed -n 's/.*enumeration \([0-9.]*\) s.*/\1/p' "$tmp/err")")
     done
     e=$(printf '%s\n' "${es[@]}" | median)
     g=$(grep '^gpu ' "$tmp/err" | sed 's/.*stack at most \([0-9]*\) nodes and \([0-9]*\) extent words; \([0-9]*\) closures, \([0-9]*\) by columns.*/stack \1 nodes \2 words, \3 closures, \4 by columns/')

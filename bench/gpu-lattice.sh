@@ -53,7 +53,7 @@ run_one() {
       cat "$tmp/err" >&2; return 1; }
     t1=$(date +%s.%N)
     ws+=("$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.4f", b - a}')")
-    es+=("$(sed -n 's/^enumeration \([0-9.]*\) s.*/\1/p' "$tmp/err")")
+    es+=("$(sed -n 's/.*enumeration \([0-9.]*\) s.*/\1/p' "$tmp/err")")
     concepts=$(awk '/ concepts in /{print $1; exit}' "$tmp/err")
   done
   local e w; e=$(printf '%s\n' "${es[@]}" | median); w=$(printf '%s\n' "${ws[@]}" | median)

@@ -61,13 +61,20 @@ id=$(sbatch --parsable --export=ALL,INPUT="$W/missing.cxt",OUTDIR="$W/out-bad",F
        --nodes=1 --ntasks-per-node=2 --cpus-per-task=1 --time=00:05:00 --output="$W/job-bad.log" "$ROOT/jobs/fcbo.sbatch")
 wait_job "$id"
 check 'grep -q "finished with exit status 2" "$W/job-bad.log" && [ ! -e "$W/out-bad" ]' "failing job: $(cat "$W/job-bad.log")"
-# jobs/scaling.sbatch: one CSV row per rank count, each with every concept.
-id=$(cd "$ROOT" && sbatch --parsable --export=ALL,NP="1 2",REPS=1,OBJECTS=300,ATTRIBUTES=16,DENSITY=0.3,CSV="$W/scaling.csv",FCBO_DIST="$BIN" \
+# jobs/scaling.sbatch (bench/scaling.sh under srun): one CSV row per
+# problem and rank count, each with every concept, and the pairs that one
+# rank selects on its own.
+id=$(cd "$ROOT" && sbatch --parsable --export=ALL,NP="1 2",LATTICE=synth,SYNTH="300 16 0.3",SYNTH_SUPPORT=0,ROWS=1500,MODES=count-only,BACKEND=cpu,CSV_DIR="$W/scaling",FCBO_DIST="$BIN" \
        --nodes=1 --ntasks-per-node=2 --cpus-per-task=1 --time=00:05:00 --output="$W/job-scaling.log" jobs/scaling.sbatch)
 wait_job "$id"
 n=$("$BIN" gen context --objects 300 --attributes 16 --density 0.3 --seed 1 -o "$W/s.dat" && "$BIN" lattice "$W/s.dat" --text -q | wc -l)
-check '[ "$(awk -F, -v n="$n" "NR > 1 && \$4 == n {k++} END {print k}" "$W/scaling.csv" 2> /dev/null)" = 2 ]' \
-      "scaling.sbatch: $(cat "$W/job-scaling.log" "$W/scaling.csv" 2> /dev/null)"
+check '[ "$(awk -F, -v n="$n" "NR > 1 && \$2 == n {k++} END {print k}" "$W/scaling/scaling-lattice.csv" 2> /dev/null)" = 2 ]' \
+      "scaling.sbatch lattice: $(cat "$W/job-scaling.log" "$W/scaling/scaling-lattice.csv" 2> /dev/null)"
+"$BIN" gen counts --rows 1500 --cols 30 --groups 50 --seed 1 -o "$W/m.npy" &&
+  "$BIN" spearman "$W/m.npy" --count-only -q -o "$W/sp1" 2> "$W/sp.err"
+k=$(python3 -c "import h5py,sys; print(h5py.File(sys.argv[1],'r').attrs['n_pairs'])" "$W/sp1/spearman.h5")
+check '[ "$(awk -F, -v k="$k" "NR > 1 && \$12 == k {n++} END {print n}" "$W/scaling/scaling-spearman.csv" 2> /dev/null)" = 2 ]' \
+      "scaling.sbatch spearman: $(cat "$W/job-scaling.log" "$W/scaling/scaling-spearman.csv" 2> /dev/null)"
 # srun without --mpi: refused instead of two copies doing the whole job.
 srun -n 2 "$BIN" lattice "$W/ctx.cxt" -q -o "$W/out-nompi" 2> "$W/err"; rc=$?
 check '[ $rc -ne 0 ] && grep -q "without an MPI interface" "$W/err" && [ ! -e "$W/out-nompi" ]' "srun without --mpi: exit $rc"

@@ -38,7 +38,7 @@ typedef struct {
     fcbo_stats stats;
     h5part_set out;           /* DIR/lattice.h5 and this rank's part */
     lattice_ckpt *ck;         /* checkpoints, or NULL */
-    double t0, enum_seconds;
+    double t0, enum_seconds, setup_seconds, output_seconds; /* rank 0's phases (print_summary) */
 } run;
 
 static int checkpointed(const lattice_job_opts *a) { return a->outdir && a->checkpoint_seconds > 0; }
@@ -158,8 +158,13 @@ static void print_summary(const run *r, const fcbo_stats *s, const rank_report *
         fprintf(stderr, "resumed: %llu subtrees were done by earlier runs (concepts/s counts this run's)\n",
                 (unsigned long long)lattice_ckpt_resumed(r->ck));
     if (!a->stats) return;
-    fprintf(stderr, "enumeration %.4f s (rank 0, of which %.4f s splitting the tree), setup and output the rest\n",
-            r->enum_seconds, s->split_seconds);
+    /* Rank 0's phases: the enumeration includes writing the concepts
+     * (writer threads take them as they come); output is the merge of
+     * checkpoint segments, the parts' commit and the master. */
+    fprintf(stderr,
+            "setup %.4f s (reading the context, the output, the device), enumeration %.4f s (rank 0, of which %.4f s "
+            "splitting the tree; concepts are written as they come), output %.4f s\n",
+            r->setup_seconds, r->enum_seconds, s->split_seconds, r->output_seconds);
     fprintf(stderr,
             "closures %llu  canonicity failures %llu  pruned by failed sets %llu  below min support %llu  "
             "subtrees %llu\n",
@@ -232,6 +237,7 @@ fd_status lattice_job_run(const lattice_job_opts *a, const fd_mpi *mpi)
     st = fd_mpi_agree(st, NULL);
     if (st == FD_OK) st = fd_mpi_agree(stage_setup(&r), NULL);
     if (st == FD_OK && checkpointed(a)) st = fd_mpi_agree(stage_checkpoint(&r), NULL);
+    r.setup_seconds = fd_now() - r.t0;
     if (st == FD_OK) {
         double t = fd_now();
         fd_progress_start(&r.prog, "concepts", a->quiet || mpi->rank != 0);
@@ -244,6 +250,7 @@ fd_status lattice_job_run(const lattice_job_opts *a, const fd_mpi *mpi)
         }
         st = fd_mpi_agree(local, NULL);
     }
+    const double t_out = fd_now();
     if (st == FD_OK && r.ck) st = fd_mpi_agree(stage_merge(&r), NULL);
     if (st == FD_OK) {
         reps = calloc((size_t)mpi->size, sizeof *reps);
@@ -252,6 +259,7 @@ fd_status lattice_job_run(const lattice_job_opts *a, const fd_mpi *mpi)
         /* Only rank 0 knows whether the master was written. */
         if (st != FD_ERR_MPI) st = fd_mpi_agree(st, NULL);
     }
+    r.output_seconds = fd_now() - t_out;
     if (st == FD_OK && mpi->rank == 0) {
         print_summary(&r, &total, reps, fd_now() - r.t0);
         if (a->text && (r.distributed || r.ck)) st = lattice_h5_text(r.out.master, stdout);
