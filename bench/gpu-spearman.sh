@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # Spearman on the GPU: `fcbo-dist spearman --backend cuda` on zero-inflated
 # count matrices (`gen counts`, 30 columns, 50 row groups) of --sizes rows,
-# on 1 GPU and, where the machine has two, on 2 ranks; in three modes:
+# on 1 GPU and, where the machine has two, on 2 ranks; in four modes:
 # count-only-p1e-12 (--count-only --pvalue 1e-12: one pass, histogram and
 # count), p1e-12 (--pvalue 1e-12 -o DIR: the count pass, which keeps the
-# selected pairs, then their writing) and count-only (--count-only at the
+# selected pairs, then their writing), p1e-12-nohist (the same with
+# --no-histogram; not in the default --modes) and count-only (--count-only at the
 # default p <= 0.05, where 5% of all pairs are selected).  Side by side in
 # the same call:
 # the CPU backend on every core at --cpu-rows rows (it needs minutes for
@@ -44,6 +45,7 @@ one() {
   local N=$1 be=$2 np=$3 mode=$4 launch=() args=(--count-only)
   [ "$np" -gt 1 ] && launch=(mpirun -np "$np" --bind-to none)
   [ "$mode" = p1e-12 ] && args=(--pvalue 1e-12 -o "$tmp/out" --force)
+  [ "$mode" = p1e-12-nohist ] && args=(--pvalue 1e-12 --no-histogram -o "$tmp/out" --force)
   [ "$mode" = count-only-p1e-12 ] && args=(--count-only --pvalue 1e-12)
   local t0 t1; t0=$(date +%s.%N)
   "${launch[@]}" "$BIN" spearman "$tmp/m$N.npy" "${args[@]}" --backend "$be" --stats 2> "$tmp/err" < /dev/null ||

@@ -51,7 +51,9 @@ def same(name, args, backend_expected, np_gpu=1, env=None):
         check((a[3] == b[3]).all(), "%s: p not bit-identical (%d differ)" % (name, (a[3] != b[3]).sum()))
     for k in ("n_pairs", "pairs_tested", "constant_rows"):
         check(a[4][k] == b[4][k], "%s: %s cpu %s, gpu %s" % (name, k, a[4][k], b[4][k]))
-    if a[5] is not None or b[5] is not None:
+    if "--no-histogram" in args:
+        check(a[5] is None and b[5] is None, "%s: a histogram despite --no-histogram" % name)
+    elif a[5] is not None or b[5] is not None:
         check(a[5] is not None and b[5] is not None and (a[5] == b[5]).all(), "%s: histograms differ" % name)
     be = b[4]["backend"]
     be = be.decode() if isinstance(be, bytes) else be
@@ -68,7 +70,8 @@ for n, rows in [(7, 600), (30, 5000), (64, 1500), (128, 900), (200, 300)]:
     write(matrix(rows, n, n, far_equal=True), src)
     be = "cuda" if n <= 128 else "cpu"
     for sel in (["--pvalue", "0.05"], ["--pvalue", "1e-6"], ["--rho", "0.4123"], ["--rho", "0.5"],
-                ["--count-only"], ["--count-only", "--rho", "0.3"], ["--fdr", "0.05"]):
+                ["--count-only"], ["--count-only", "--rho", "0.3"], ["--fdr", "0.05"],
+                ["--pvalue", "1e-6", "--no-histogram"], ["--count-only", "--no-histogram"]):
         same("n=%d rows=%d %s" % (n, rows, " ".join(sel)), [src] + sel, be)
     same("n=%d --top-k 3" % n, [src, "--top-k", "3"], "cpu")
     if GPUS >= 2 and n in (7, 30):

@@ -97,6 +97,13 @@ for n, rows, fmt in [(7, 150, "txt"), (30, 260, "csv"), (64, 200, "npy"), (128, 
     for alpha in [0.05, 1e-4]:
         run([src, "-o", out, "--pvalue", str(alpha), "-t", "2"])
         compare("n=%d p<=%g" % (n, alpha), pairs(out + "/spearman.h5"), r, p, upper & (p <= alpha), ones)
+    # --no-histogram: the same pairs, and no /histogram in the file (on 1
+    # and 2 ranks: the master is written apart from the single file).
+    for np_ in ([1, 2] if n == 30 else [1]):
+        run([src, "-o", out, "--pvalue", "1e-4", "--no-histogram"], np_=np_)
+        got = pairs(out + "/spearman.h5")
+        compare("n=%d p<=1e-4 --no-histogram np=%d" % (n, np_), got, r, p, upper & (p <= 1e-4), ones)
+        check(got[5] is None, "n=%d --no-histogram np=%d: the file has a histogram" % (n, np_))
     R = 0.4123
     run([src, "-o", out, "--rho", str(R), "-t", "1"])
     compare("n=%d |rho|>=%g" % (n, R), pairs(out + "/spearman.h5"), r, p, upper & (np.abs(r) >= R), ones)

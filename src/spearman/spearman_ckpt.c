@@ -27,9 +27,9 @@ fd_status spearman_ckpt_open(job *jb)
     /* What decides the result; the threads, ranks and backend do not. */
     snprintf(params, sizeof params,
              "input_sha256=%s\ny_sha256=%s\nselection=%c\nvalue=%.17g\ncount_only=%d\ndrop_nan=%d\n"
-             "rows=%llu\nobservations=%u\nrecord_layout=1 block=%d\n",
+             "histogram=%d\nrows=%llu\nobservations=%u\nrecord_layout=1 block=%d\n",
              jb->x->sha256, jb->y != jb->x ? jb->y->sha256 : "-", o->mode, o->value, o->count_only, o->drop_nan,
-             (unsigned long long)jb->x->rows, jb->x->n, BLOCK);
+             !o->no_hist, (unsigned long long)jb->x->rows, jb->x->n, BLOCK);
     ckpt_opts co = {o->outdir, "spearman", params, o->checkpoint_seconds, o->resume, jb->mpi.rank, jb->mpi.size};
     fd_status st = FD_OK;
     FD_TRY(ckpt_open(&jb->ck, &co));

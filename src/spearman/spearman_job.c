@@ -229,7 +229,7 @@ fd_status spearman_pass(job *jb, int emit)
         a->pairs = a->selected = 0;
         a->nout = 0;
         a->failed = 0;
-        a->hist = emit ? NULL : jb->hbuf[t];
+        a->hist = emit || jb->o->no_hist ? NULL : jb->hbuf[t];
         a->xhist = emit || !jb->xhist ? NULL : jb->xbuf[t];
         a->xbins = FDR_BINS;
         a->xscale = jb->xscale;
@@ -445,7 +445,7 @@ static void fill_meta(const job *jb, spearman_meta *m)
     m->count_only = o->count_only;
     m->pairs_tested = jb->pairs;
     m->pairs_selected = jb->selected;
-    m->hist = jb->hist;
+    m->hist = o->no_hist ? NULL : jb->hist;
     m->ranks = jb->mpi.size;
     m->threads = jb->threads;
     m->wall_seconds = fd_now() - jb->t0;
