@@ -131,6 +131,9 @@ killed "$W/sp-x" $?
 "$BIN" spearman "$W/m.npy" --pvalue 1e-4 --resume "$W/sp-x" -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "value=0.0001" "$W/err" && grep -q "value=0.001" "$W/err" && [ -e "$W/sp-x/checkpoint/job.h5" ]' \
       "resume with another --pvalue: exit $rc: $(cat "$W/err")"
+"$BIN" spearman "$W/m.npy" --pvalue 1e-3 --no-histogram --resume "$W/sp-x" -q 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "histogram=0" "$W/err" && [ -e "$W/sp-x/checkpoint/job.h5" ]' \
+      "resume with --no-histogram added: exit $rc: $(cat "$W/err")"
 "$BIN" spearman "$W/m.npy" --pvalue 1e-3 --resume "$W/ref-pvalue1e31" -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "no checkpoint there" "$W/err" && [ -e "$W/ref-pvalue1e31/spearman.h5" ]' \
       "resume of a finished run: exit $rc: $(cat "$W/err")"
