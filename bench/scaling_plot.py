@@ -51,16 +51,22 @@ if not data:
 fig, (ax_s, ax_e) = plt.subplots(1, 2, figsize=(11, 4.4))
 pmax = max(p for pts in data.values() for p, _, _ in pts)
 emax = 1.0
-for (label, machine), pts in sorted(data.items()):
+# A colour per problem; solid circles for the wall time, dashed squares
+# for the compute phases.
+colours = plt.cm.tab10.colors + plt.cm.Dark2.colors
+for k, ((label, machine), pts) in enumerate(sorted(data.items())):
     p0, w0, c0 = pts[0]
     ps = [p for p, _, _ in pts]
-    for idx, (name, base, style) in enumerate((("wall", w0, "-o"), ("compute", c0, "--s"))):
+    colour = colours[k % len(colours)]
+    for idx, (base, style) in enumerate(((w0, "-o"), (c0, "--s"))):
         t = [(w if idx == 0 else c) for _, w, c in pts]
         speed = [base / x for x in t]
         eff = [s * p0 / p for s, p in zip(speed, ps)]
-        line, = ax_s.plot(ps, speed, style, label="%s (%s)" % (label, name))
-        ax_e.plot(ps, eff, style, color=line.get_color())
+        ax_s.plot(ps, speed, style, color=colour, label=label if idx == 0 else None)
+        ax_e.plot(ps, eff, style, color=colour)
         emax = max(emax, max(eff))
+ax_s.plot([], [], "-o", color="black", label="wall time")
+ax_s.plot([], [], "--s", color="black", label="compute phases")
 ax_s.plot([1, pmax], [1, pmax], ":", color="grey", label="ideal")
 ax_e.axhline(1.0, linestyle=":", color="grey")
 for ax, title in ((ax_s, "speed-up"), (ax_e, "parallel efficiency")):
