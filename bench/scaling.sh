@@ -8,8 +8,10 @@
 #            at --synth-support; chess: ../shared/data/fca/chess.dat at
 #            --chess-support (the concepts are written: intents only)
 #   spearman the zero-inflated count matrix of --rows x 30 (`gen counts
-#            --groups 50 --seed 1`) with --pvalue 1e-12 -o, and with
-#            --count-only (every pair binned, none written)
+#            --groups 50 --seed 1`) with --pvalue 1e-12 -o (mode
+#            p1e-12), the same with --no-histogram (p1e-12-nohist, not
+#            in the default --modes) and --count-only (every pair binned,
+#            none written)
 # Per run, one CSV row: wall seconds (the launcher's, process start to
 # exit), the phases rank 0 reports (`--stats`), bytes written, per-rank
 # busy and idle seconds from the master's /ranks (largest busy, mean
@@ -38,7 +40,7 @@ while [ $# -gt 0 ]; do
     --threads) THREADS=$2; shift 2;; --launch) LAUNCH=$2; shift 2;; --bin) BIN=$2; shift 2;;
     --shared) SHARED=$2; shift 2;; --scratch) SCRATCH=$2; shift 2;; --csv-dir) CSVDIR=$2; shift 2;;
     --machine) MACHINE=$2; shift 2;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0;;
+    -h|--help) sed -n '2,/^set -uo/p' "$0" | sed '$d'; exit 0;;
     *) echo "bench/scaling.sh: unknown option $1" >&2; exit 2;;
   esac
 done
@@ -114,8 +116,9 @@ spearman_mode() {  # mode
   local mode=$1 p base_p= base_t= args=()
   case $mode in
     p1e-12) args=(--pvalue 1e-12);;
+    p1e-12-nohist) args=(--pvalue 1e-12 --no-histogram);;
     count-only) args=(--count-only);;
-    *) echo "bench/scaling.sh: unknown spearman mode $mode (p1e-12 or count-only)" >&2; return;;
+    *) echo "bench/scaling.sh: unknown spearman mode $mode (p1e-12, p1e-12-nohist or count-only)" >&2; failed=1; return;;
   esac
   local pairs=$((ROWS * (ROWS - 1) / 2))
   for p in $NP; do
@@ -146,14 +149,14 @@ for w in $WORK; do
           chess)
             if [ -f "$SHARED/data/fca/chess.dat" ]; then lattice_set "chess-ms$CHESS_MS" "$SHARED/data/fca/chess.dat" "$CHESS_MS"
             else echo "bench/scaling.sh: no $SHARED/data/fca/chess.dat: chess left out (--shared DIR)" >&2; fi;;
-          *) echo "bench/scaling.sh: unknown lattice set $s (synth or chess)" >&2;;
+          *) echo "bench/scaling.sh: unknown lattice set $s (synth or chess)" >&2; failed=1;;
         esac
       done;;
     spearman)
       "$BIN" gen counts --rows "$ROWS" --cols 30 --groups 50 --seed 1 -o "$tmp/m.npy" || { failed=1; continue; }
       for m in $MODES; do spearman_mode "$m"; done
       rm -f "$tmp/m.npy";;
-    *) echo "bench/scaling.sh: unknown workload $w (lattice or spearman)" >&2;;
+    *) echo "bench/scaling.sh: unknown workload $w (lattice or spearman)" >&2; failed=1;;
   esac
 done
 exit $failed
