@@ -262,6 +262,44 @@ done:
     return st;
 }
 
+fd_status ckpt_records_left(const fd_records *all, const uint8_t *done, fd_records *left)
+{
+    *left = (fd_records){0};
+    size_t n = 0, nw = 0;
+    for (size_t i = 0; i < all->n; i++)
+        if (!done || !done[i]) {
+            n++;
+            nw += (i + 1 < all->n ? all->start[i + 1] : all->nwords) - all->start[i];
+        }
+    uint64_t *data = malloc((nw + 1) * sizeof *data), *ids = malloc((n + 1) * sizeof *ids);
+    size_t *start = malloc((n + 1) * sizeof *start);
+    if (!data || !ids || !start) {
+        free(data);
+        free(ids);
+        free(start);
+        return fd_fail(FD_ERR_NOMEM, "out of memory for the work list");
+    }
+    size_t k = 0, w = 0;
+    for (size_t i = 0; i < all->n; i++) {
+        if (done && done[i]) continue;
+        const size_t len = (i + 1 < all->n ? all->start[i + 1] : all->nwords) - all->start[i];
+        start[k] = w;
+        ids[k++] = i;
+        memcpy(data + w, all->data + all->start[i], len * sizeof *data);
+        w += len;
+    }
+    *left = (fd_records){data, start, n, nw, ids};
+    return FD_OK;
+}
+
+void ckpt_records_free(fd_records *r)
+{
+    free((void *)r->data);
+    free((void *)r->start);
+    free((void *)r->ids);
+    *r = (fd_records){0};
+}
+
 fd_status ckpt_put_values(const ckpt *ck, const char *name, const double *v, size_t n)
 {
     fd_status st = FD_OK;

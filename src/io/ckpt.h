@@ -54,6 +54,13 @@ int ckpt_resuming(const ckpt *ck);
 fd_status ckpt_save_records(ckpt *ck, const fd_records *recs);
 fd_status ckpt_load_records(ckpt *ck, fd_records *recs);
 
+/* What a resumed run still has to do: a copy in *left of the records of
+ * all whose done[i] is 0 (every one when done is NULL), each with its
+ * index in all as its id.  Its arrays are allocated; ckpt_records_free
+ * frees them. */
+fd_status ckpt_records_left(const fd_records *all, const uint8_t *done, fd_records *left);
+void ckpt_records_free(fd_records *r);
+
 /* Rank 0: a few numbers a resumed run needs besides the segments (the
  * FDR cutoff), in DIR/checkpoint/NAME.h5, written atomically; get: 1 in
  * *found when there (FD_OK either way). */

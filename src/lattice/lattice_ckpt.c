@@ -34,9 +34,8 @@ struct lattice_ckpt {
     uint64_t ndone;
     char **old;
     size_t nold, capold;
-    fd_records recs, left;
-    uint64_t *left_words, *left_ids;
-    size_t *left_start;
+    fd_records recs;             /* the first run's list */
+    fd_records left;             /* what this run still has to do (ckpt_records_left) */
 };
 
 /* The calling thread's slot in the router it last used. */
@@ -232,25 +231,8 @@ fd_status lattice_ckpt_remaining(lattice_ckpt *lc, fd_records *out)
     const fd_records *r = &lc->recs;
     FD_ALLOC_GOTO(lc->done, r->n + 1, st, done);
     FD_TRY_GOTO(ckpt_scan(lc->ck, take_segment, lc), st, done);
-    size_t n = 0, nw = 0;
-    for (size_t i = 0; i < r->n; i++)
-        if (!lc->done[i]) {
-            n++;
-            nw += (i + 1 < r->n ? r->start[i + 1] : r->nwords) - r->start[i];
-        }
-    FD_ALLOC_GOTO(lc->left_words, nw + 1, st, done);
-    FD_ALLOC_GOTO(lc->left_ids, n + 1, st, done);
-    FD_ALLOC_GOTO(lc->left_start, n + 1, st, done);
-    size_t k = 0, w = 0;
-    for (size_t i = 0; i < r->n; i++) {
-        if (lc->done[i]) continue;
-        size_t len = (i + 1 < r->n ? r->start[i + 1] : r->nwords) - r->start[i];
-        lc->left_start[k] = w;
-        lc->left_ids[k++] = i;
-        memcpy(lc->left_words + w, r->data + r->start[i], len * sizeof *lc->left_words);
-        w += len;
-    }
-    *out = (fd_records){lc->left_words, lc->left_start, n, nw, lc->left_ids};
+    FD_TRY_GOTO(ckpt_records_left(r, lc->done, &lc->left), st, done);
+    *out = lc->left;
 done:
     return st;
 }
@@ -304,9 +286,7 @@ void lattice_ckpt_close(lattice_ckpt **plc, fd_status st, int quiet)
     free(lc->mine);
     ckpt_free_paths(lc->old);
     free(lc->done);
-    free(lc->left_words);
-    free(lc->left_ids);
-    free(lc->left_start);
+    ckpt_records_free(&lc->left);
     pthread_mutex_destroy(&lc->lock);
     free(lc);
     *plc = NULL;

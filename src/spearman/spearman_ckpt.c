@@ -133,32 +133,7 @@ done:
 fd_status spearman_ckpt_list(job *jb, const fd_records *all, fd_records *out)
 {
     FD_TRY(work_list(jb, all));
-    const fd_records *r = &jb->recs;
-    const uint8_t *done = jb->stage ? jb->old.done[jb->stage] : NULL;
-    size_t n = 0, nw = 0;
-    for (size_t i = 0; i < r->n; i++)
-        if (!done || !done[i]) {
-            n++;
-            nw += (i + 1 < r->n ? r->start[i + 1] : r->nwords) - r->start[i];
-        }
-    uint64_t *data = malloc((nw + 1) * sizeof *data), *ids = malloc((n + 1) * sizeof *ids);
-    size_t *start = malloc((n + 1) * sizeof *start);
-    if (!data || !ids || !start) {
-        free(data);
-        free(ids);
-        free(start);
-        return fd_fail(FD_ERR_NOMEM, "out of memory for the work list");
-    }
-    size_t k = 0, w = 0;
-    for (size_t i = 0; i < r->n; i++) {
-        if (done && done[i]) continue;
-        size_t len = (i + 1 < r->n ? r->start[i + 1] : r->nwords) - r->start[i];
-        start[k] = w;
-        ids[k++] = i;
-        memcpy(data + w, r->data + r->start[i], len * sizeof *data);
-        w += len;
-    }
-    *out = (fd_records){data, start, n, nw, ids};
+    FD_TRY(ckpt_records_left(&jb->recs, jb->stage ? jb->old.done[jb->stage] : NULL, out));
     if (jb->stage == (jb->o->mode == 'k' ? 2 : 1)) jb->resumed = jb->old.ndone[jb->stage];
     return FD_OK;
 }

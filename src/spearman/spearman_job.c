@@ -287,9 +287,7 @@ done:
     fd_pool_destroy(&pool);
     free(segs.data);
     free(segs.start);
-    free((void *)todo.data);
-    free((void *)todo.start);
-    free((void *)todo.ids);
+    ckpt_records_free(&todo);
     return st;
 }
 
