@@ -55,7 +55,16 @@ static fd_status add_path(spearman_old *old, int stage, const char *path)
 typedef struct {
     job *jb;
     size_t nrec;
+    uint64_t *scratch; /* a segment's histogram on its way into the sums: FDR_BINS */
 } scan_arg;
+
+/* into[b] += the segment's dataset `name` (n counts). */
+static fd_status add_counts(hid_t f, const char *name, size_t n, uint64_t *scratch, uint64_t *into)
+{
+    FD_TRY(h5u_read_range(f, name, H5T_NATIVE_UINT64, 0, n, scratch));
+    for (size_t b = 0; b < n; b++) into[b] += scratch[b];
+    return FD_OK;
+}
 
 static fd_status take_segment(void *arg, const char *path, hid_t f, int stage, const uint64_t *ids, size_t n)
 {
@@ -72,20 +81,8 @@ static fd_status take_segment(void *arg, const char *path, hid_t f, int stage, c
     FD_TRY(h5u_read_attr_u64(f, "pairs_complete", &complete));
     FD_TRY(h5u_len(f, "pairs/i", &npairs));
     if (stage == 1) {
-        uint64_t *h = malloc(SPEARMAN_HIST_BINS * sizeof *h);
-        if (!h) return fd_fail(FD_ERR_NOMEM, "out of memory");
-        fd_status st = h5u_read_range(f, "ckpt_hist", H5T_NATIVE_UINT64, 0, SPEARMAN_HIST_BINS, h);
-        for (int b = 0; st == FD_OK && b < SPEARMAN_HIST_BINS; b++) old->hist[b] += h[b];
-        free(h);
-        FD_TRY(st);
-        if (old->xhist) {
-            uint64_t *x = malloc(FDR_BINS * sizeof *x);
-            if (!x) return fd_fail(FD_ERR_NOMEM, "out of memory");
-            st = h5u_read_range(f, "ckpt_xhist", H5T_NATIVE_UINT64, 0, FDR_BINS, x);
-            for (uint32_t b = 0; st == FD_OK && b < FDR_BINS; b++) old->xhist[b] += x[b];
-            free(x);
-            FD_TRY(st);
-        }
+        FD_TRY(add_counts(f, "ckpt_hist", SPEARMAN_HIST_BINS, sa->scratch, old->hist));
+        if (old->xhist) FD_TRY(add_counts(f, "ckpt_xhist", FDR_BINS, sa->scratch, old->xhist));
         if (!complete) old->incomplete = 1;
     }
     for (size_t k = 0; k < n; k++) {
@@ -123,8 +120,10 @@ static fd_status work_list(job *jb, const fd_records *all)
     FD_ALLOC_GOTO(old->hist, SPEARMAN_HIST_BINS, st, done);
     if (jb->xhist) FD_ALLOC_GOTO(old->xhist, FDR_BINS, st, done);
     if (ckpt_resuming(jb->ck)) {
-        scan_arg sa = {jb, jb->recs.n};
-        st = ckpt_scan(jb->ck, take_segment, &sa);
+        _Static_assert(FDR_BINS >= SPEARMAN_HIST_BINS, "the scratch holds either histogram");
+        scan_arg sa = {jb, jb->recs.n, malloc(FDR_BINS * sizeof(uint64_t))};
+        st = sa.scratch ? ckpt_scan(jb->ck, take_segment, &sa) : fd_fail(FD_ERR_NOMEM, "out of memory");
+        free(sa.scratch);
     }
 done:
     return st;
