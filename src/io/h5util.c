@@ -1,10 +1,13 @@
 #include "h5util.h"
 
+#include "../common/atomicfile.h"
+
 #include <errno.h>
 #include <stdio.h>
 
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void h5u_init(void)
 {
@@ -314,4 +317,55 @@ fd_status h5u_commit(hid_t f, const char *tmp, const char *path)
     if (st == FD_OK && rename(tmp, path) != 0)
         st = fd_fail(FD_ERR_IO, "%s: cannot rename to %s: %s", tmp, path, strerror(errno));
     return st;
+}
+
+static fd_status out_names(h5u_out *o, const char *path)
+{
+    o->file = -1;
+    o->path = strdup(path);
+    o->tmp = fd_tmp_name(path);
+    if (o->path && o->tmp) return FD_OK;
+    free(o->path);
+    free(o->tmp);
+    o->path = o->tmp = NULL;
+    return fd_fail(FD_ERR_NOMEM, "out of memory");
+}
+
+fd_status h5u_out_create(h5u_out *o, const char *path)
+{
+    FD_TRY(out_names(o, path));
+    o->file = H5Fcreate(o->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+    return o->file >= 0 ? FD_OK : fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file", o->tmp);
+}
+
+fd_status h5u_out_adopt(h5u_out *o, const char *path, const char *from, const char *const *dsets,
+                        const char *const *attrs)
+{
+    FD_TRY(out_names(o, path));
+    const fd_status st = h5u_take_over(from, o->tmp, dsets, attrs, &o->file);
+    if (st != FD_OK && access(o->tmp, F_OK) != 0) {
+        free(o->tmp);
+        o->tmp = NULL; /* not renamed: nothing of ours to remove */
+    }
+    return st;
+}
+
+fd_status h5u_out_commit(h5u_out *o)
+{
+    const hid_t f = o->file;
+    o->file = -1;
+    FD_TRY(h5u_commit(f, o->tmp, o->path));
+    free(o->tmp);
+    o->tmp = NULL; /* renamed: the abort that follows leaves it */
+    return FD_OK;
+}
+
+void h5u_out_abort(h5u_out *o)
+{
+    if (o->file >= 0) H5Fclose(o->file);
+    if (o->tmp) unlink(o->tmp);
+    free(o->tmp);
+    free(o->path);
+    o->file = -1;
+    o->path = o->tmp = NULL;
 }

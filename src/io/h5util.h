@@ -68,6 +68,25 @@ fd_status h5u_app_add(h5u_app *a, uint64_t delta);
  * failure. */
 fd_status h5u_commit(hid_t f, const char *tmp, const char *path);
 
+/* A result file that is written over time under its temporary name
+ * (fd_tmp_name) and renamed into place whole by h5u_out_commit;
+ * h5u_out_abort closes it and removes the temporary.  file is -1 while
+ * nothing is open; a zeroed h5u_out with file = -1 may be aborted. */
+typedef struct {
+    hid_t file;
+    char *path, *tmp;
+} h5u_out;
+
+/* A new, empty file for path. */
+fd_status h5u_out_create(h5u_out *o, const char *path);
+/* The committed file from, taken over (h5u_take_over) as the file for
+ * path. */
+fd_status h5u_out_adopt(h5u_out *o, const char *path, const char *from, const char *const *dsets,
+                        const char *const *attrs);
+/* h5u_commit: complete = 1, closed, renamed to path. */
+fd_status h5u_out_commit(h5u_out *o);
+void h5u_out_abort(h5u_out *o);
+
 /* One piece of a concatenation: elements [start, start+count) of the 1-D
  * dataset dset (src_len elements) in file, a path relative to the
  * directory of the file being written. */

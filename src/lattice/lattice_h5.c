@@ -1,10 +1,8 @@
 #include "lattice_h5.h"
 
-#include "../common/atomicfile.h"
 #include "../io/h5util.h"
 #include "version.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -13,12 +11,12 @@
 #define CHUNK ((uint64_t)1 << 18)
 
 struct lattice_h5 {
-    hid_t file, gint, gext;
+    h5u_out out;    /* the file, under its temporary name until the commit */
+    hid_t gint, gext;
     h5u_app int_off, int_ids, supp, ext_off, ext_ids;
     int with_extents;
     uint64_t *offbuf;
     size_t offcap;
-    char *path, *tmp;
 };
 
 static void close_all(lattice_h5 *w)
@@ -30,8 +28,7 @@ static void close_all(lattice_h5 *w)
     h5u_app_close(&w->ext_ids);
     if (w->gint >= 0) H5Gclose(w->gint);
     if (w->gext >= 0) H5Gclose(w->gext);
-    if (w->file >= 0) H5Fclose(w->file);
-    w->gint = w->gext = w->file = -1;
+    w->gint = w->gext = -1;
 }
 
 void lattice_h5_abort(lattice_h5 **pw)
@@ -39,9 +36,7 @@ void lattice_h5_abort(lattice_h5 **pw)
     lattice_h5 *w = *pw;
     if (!w) return;
     close_all(w);
-    if (w->tmp) unlink(w->tmp);
-    free(w->tmp);
-    free(w->path);
+    h5u_out_abort(&w->out);
     free(w->offbuf);
     free(w);
     *pw = NULL;
@@ -50,40 +45,31 @@ void lattice_h5_abort(lattice_h5 **pw)
 /* Ids fit in 16 bits for most contexts; halving the largest dataset pays. */
 static hid_t id_type(uint32_t max) { return max <= UINT16_MAX ? H5T_STD_U16LE : H5T_STD_U32LE; }
 
-/* A writer of path (written as its temporary name), nothing open yet. */
-static lattice_h5 *writer_new(const char *path, int with_extents)
+/* A writer with nothing open yet. */
+static lattice_h5 *writer_new(int with_extents)
 {
     lattice_h5 *w = calloc(1, sizeof *w);
     if (!w) return NULL;
-    w->file = w->gint = w->gext = -1;
+    w->out.file = w->gint = w->gext = -1;
     w->int_off.ds = w->int_ids.ds = w->supp.ds = w->ext_off.ds = w->ext_ids.ds = -1;
     w->with_extents = with_extents;
-    w->path = strdup(path);
-    w->tmp = fd_tmp_name(path);
-    if (!w->path || !w->tmp) {
-        free(w->path);
-        free(w->tmp);
-        free(w);
-        return NULL;
-    }
     return w;
 }
 
 fd_status lattice_h5_create(lattice_h5 **out, const char *path, const fca_context *ctx, int with_extents)
 {
     fd_status st = FD_OK;
-    lattice_h5 *w = writer_new(path, with_extents);
+    lattice_h5 *w = writer_new(with_extents);
     if (!w) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (w->file < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file", w->tmp); goto fail; }
-    H5_CHECK_GOTO(w->gint = H5Gcreate2(w->file, "intents", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, fail);
+    FD_TRY_GOTO(h5u_out_create(&w->out, path), st, fail);
+    H5_CHECK_GOTO(w->gint = H5Gcreate2(w->out.file, "intents", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, fail);
     FD_TRY_GOTO(h5u_app_create(&w->int_off, w->gint, "offsets", H5T_STD_U64LE, H5T_NATIVE_UINT64, CHUNK), st, fail);
     FD_TRY_GOTO(h5u_app_create(&w->int_ids, w->gint, "ids", lattice_h5_id_type(ctx, 0), H5T_NATIVE_UINT32, CHUNK), st, fail);
-    FD_TRY_GOTO(h5u_app_create(&w->supp, w->file, "supports", H5T_STD_U32LE, H5T_NATIVE_UINT32, CHUNK), st, fail);
+    FD_TRY_GOTO(h5u_app_create(&w->supp, w->out.file, "supports", H5T_STD_U32LE, H5T_NATIVE_UINT32, CHUNK), st, fail);
     uint64_t zero = 0;
     FD_TRY_GOTO(h5u_app_append(&w->int_off, &zero, 1), st, fail);
     if (with_extents) {
-        H5_CHECK_GOTO(w->gext = H5Gcreate2(w->file, "extents", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, fail);
+        H5_CHECK_GOTO(w->gext = H5Gcreate2(w->out.file, "extents", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, fail);
         FD_TRY_GOTO(h5u_app_create(&w->ext_off, w->gext, "offsets", H5T_STD_U64LE, H5T_NATIVE_UINT64, CHUNK), st, fail);
         FD_TRY_GOTO(h5u_app_create(&w->ext_ids, w->gext, "ids", lattice_h5_id_type(ctx, 1), H5T_NATIVE_UINT32, CHUNK), st, fail);
         FD_TRY_GOTO(h5u_app_append(&w->ext_off, &zero, 1), st, fail);
@@ -193,11 +179,7 @@ static fd_status finish(lattice_h5 **pw)
     w->gint = -1;
     if (w->gext >= 0) H5Gclose(w->gext);
     w->gext = -1;
-    hid_t f = w->file;
-    w->file = -1;
-    FD_TRY_GOTO(h5u_commit(f, w->tmp, w->path), st, fail);
-    free(w->tmp);
-    w->tmp = NULL;
+    FD_TRY_GOTO(h5u_out_commit(&w->out), st, fail);
 fail:
     lattice_h5_abort(pw);
     return st;
@@ -205,7 +187,7 @@ fail:
 
 fd_status lattice_h5_commit(lattice_h5 **pw, const fca_context *ctx, const lattice_meta *m)
 {
-    fd_status st = lattice_h5_put_meta((*pw)->file, ctx, m, (*pw)->supp.n, (*pw)->with_extents);
+    fd_status st = lattice_h5_put_meta((*pw)->out.file, ctx, m, (*pw)->supp.n, (*pw)->with_extents);
     if (st != FD_OK) {
         lattice_h5_abort(pw);
         return st;
@@ -217,7 +199,7 @@ fd_status lattice_h5_commit_part(lattice_h5 **pw, const fca_context *ctx, const 
 {
     lattice_h5 *w = *pw;
     fd_status st = FD_OK;
-    hid_t f = w->file;
+    hid_t f = w->out.file;
     FD_TRY_GOTO(h5u_app_add(&w->int_off, part->first_int), st, fail);
     FD_TRY_GOTO(h5u_app_add(&w->ext_off, part->first_ext), st, fail);
     FD_TRY_GOTO(h5u_attr_str(f, "format", "fcbo-dist lattice part"), st, fail);
@@ -365,23 +347,18 @@ fd_status lattice_h5_append_file(lattice_h5 *w, const char *path)
 fd_status lattice_h5_adopt(lattice_h5 **out, const char *seg, const char *path, int with_extents)
 {
     fd_status st = FD_OK;
-    lattice_h5 *w = writer_new(path, with_extents);
+    lattice_h5 *w = writer_new(with_extents);
     if (!w) return fd_fail(FD_ERR_NOMEM, "out of memory");
     /* What made it a segment goes; commit writes what makes it a part. */
     static const char *const dsets[] = {"records", NULL};
     static const char *const attrs[] = {"workload", "generation", "stage", "complete", NULL};
-    st = h5u_take_over(seg, w->tmp, dsets, attrs, &w->file);
-    if (st != FD_OK && access(w->tmp, F_OK) != 0) {
-        free(w->tmp);
-        w->tmp = NULL; /* not renamed: nothing of ours to remove */
-    }
-    if (st != FD_OK) goto fail;
-    H5_CHECK_GOTO(w->gint = H5Gopen2(w->file, "intents", H5P_DEFAULT), st, fail);
+    FD_TRY_GOTO(h5u_out_adopt(&w->out, path, seg, dsets, attrs), st, fail);
+    H5_CHECK_GOTO(w->gint = H5Gopen2(w->out.file, "intents", H5P_DEFAULT), st, fail);
     FD_TRY_GOTO(h5u_app_open(&w->int_off, w->gint, "offsets", H5T_NATIVE_UINT64), st, fail);
     FD_TRY_GOTO(h5u_app_open(&w->int_ids, w->gint, "ids", H5T_NATIVE_UINT32), st, fail);
-    FD_TRY_GOTO(h5u_app_open(&w->supp, w->file, "supports", H5T_NATIVE_UINT32), st, fail);
+    FD_TRY_GOTO(h5u_app_open(&w->supp, w->out.file, "supports", H5T_NATIVE_UINT32), st, fail);
     if (with_extents) {
-        H5_CHECK_GOTO(w->gext = H5Gopen2(w->file, "extents", H5P_DEFAULT), st, fail);
+        H5_CHECK_GOTO(w->gext = H5Gopen2(w->out.file, "extents", H5P_DEFAULT), st, fail);
         FD_TRY_GOTO(h5u_app_open(&w->ext_off, w->gext, "offsets", H5T_NATIVE_UINT64), st, fail);
         FD_TRY_GOTO(h5u_app_open(&w->ext_ids, w->gext, "ids", H5T_NATIVE_UINT32), st, fail);
     }
@@ -396,6 +373,6 @@ fail:
     return st;
 }
 
-hid_t lattice_h5_file(const lattice_h5 *w) { return w->file; }
-const char *lattice_h5_path(const lattice_h5 *w) { return w->path; }
+hid_t lattice_h5_file(const lattice_h5 *w) { return w->out.file; }
+const char *lattice_h5_path(const lattice_h5 *w) { return w->out.path; }
 fd_status lattice_h5_finish(lattice_h5 **pw) { return finish(pw); }

@@ -16,9 +16,9 @@
 static const char *const cols[4] = {"pairs/i", "pairs/j", "pairs/rho", "pairs/p"};
 
 struct spearman_h5 {
-    hid_t file, grp;
+    h5u_out out; /* the file, under its temporary name until the commit */
+    hid_t grp;
     h5u_app col[4];
-    char *path, *tmp;
 };
 
 void spearman_h5_abort(spearman_h5 **pw)
@@ -27,40 +27,28 @@ void spearman_h5_abort(spearman_h5 **pw)
     if (!w) return;
     for (int c = 0; c < 4; c++) h5u_app_close(&w->col[c]);
     if (w->grp >= 0) H5Gclose(w->grp);
-    if (w->file >= 0) H5Fclose(w->file);
-    if (w->tmp) unlink(w->tmp);
-    free(w->tmp);
-    free(w->path);
+    h5u_out_abort(&w->out);
     free(w);
     *pw = NULL;
 }
 
-/* A writer of path (written as its temporary name), nothing open yet. */
-static spearman_h5 *writer_new(const char *path)
+/* A writer with nothing open yet. */
+static spearman_h5 *writer_new(void)
 {
     spearman_h5 *w = calloc(1, sizeof *w);
     if (!w) return NULL;
-    w->file = w->grp = -1;
+    w->out.file = w->grp = -1;
     for (int c = 0; c < 4; c++) w->col[c].ds = -1;
-    w->path = strdup(path);
-    w->tmp = fd_tmp_name(path);
-    if (!w->path || !w->tmp) {
-        free(w->path);
-        free(w->tmp);
-        free(w);
-        return NULL;
-    }
     return w;
 }
 
 fd_status spearman_h5_create(spearman_h5 **out, const char *path)
 {
     fd_status st = FD_OK;
-    spearman_h5 *w = writer_new(path);
+    spearman_h5 *w = writer_new();
     if (!w) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    w->file = H5Fcreate(w->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (w->file < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file", w->tmp); goto fail; }
-    H5_CHECK_GOTO(w->grp = H5Gcreate2(w->file, "pairs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, fail);
+    FD_TRY_GOTO(h5u_out_create(&w->out, path), st, fail);
+    H5_CHECK_GOTO(w->grp = H5Gcreate2(w->out.file, "pairs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, fail);
     FD_TRY_GOTO(h5u_app_create(&w->col[0], w->grp, "i", H5T_STD_U64LE, H5T_NATIVE_UINT64, CHUNK), st, fail);
     FD_TRY_GOTO(h5u_app_create(&w->col[1], w->grp, "j", H5T_STD_U64LE, H5T_NATIVE_UINT64, CHUNK), st, fail);
     FD_TRY_GOTO(h5u_app_create(&w->col[2], w->grp, "rho", H5T_IEEE_F32LE, H5T_NATIVE_FLOAT, CHUNK), st, fail);
@@ -134,18 +122,14 @@ static fd_status finish(spearman_h5 **pw)
     for (int c = 0; c < 4; c++) FD_TRY_GOTO(h5u_app_close(&w->col[c]), st, done);
     H5Gclose(w->grp);
     w->grp = -1;
-    hid_t f = w->file;
-    w->file = -1;
-    FD_TRY_GOTO(h5u_commit(f, w->tmp, w->path), st, done);
-    free(w->tmp);
-    w->tmp = NULL;
+    FD_TRY_GOTO(h5u_out_commit(&w->out), st, done);
 done:
     spearman_h5_abort(pw);
     return st;
 }
 
-hid_t spearman_h5_file(const spearman_h5 *w) { return w->file; }
-const char *spearman_h5_path(const spearman_h5 *w) { return w->path; }
+hid_t spearman_h5_file(const spearman_h5 *w) { return w->out.file; }
+const char *spearman_h5_path(const spearman_h5 *w) { return w->out.path; }
 fd_status spearman_h5_finish(spearman_h5 **pw) { return finish(pw); }
 
 fd_status spearman_h5_append_file(spearman_h5 *w, hid_t src, const char *what)
@@ -181,19 +165,14 @@ done:
 fd_status spearman_h5_adopt(spearman_h5 **out, const char *seg, const char *path)
 {
     fd_status st = FD_OK;
-    spearman_h5 *w = writer_new(path);
+    spearman_h5 *w = writer_new();
     if (!w) return fd_fail(FD_ERR_NOMEM, "out of memory");
     /* What made it a segment goes. */
     static const char *const dsets[] = {"records", "ckpt_hist", "ckpt_xhist", NULL};
     static const char *const attrs[] = {"format", "workload", "generation", "rank", "stage", "complete",
                                         "ckpt_pairs", "ckpt_selected", "pairs_complete", NULL};
-    st = h5u_take_over(seg, w->tmp, dsets, attrs, &w->file);
-    if (st != FD_OK && access(w->tmp, F_OK) != 0) {
-        free(w->tmp);
-        w->tmp = NULL; /* not renamed: nothing of ours to remove */
-    }
-    if (st != FD_OK) goto fail;
-    H5_CHECK_GOTO(w->grp = H5Gopen2(w->file, "pairs", H5P_DEFAULT), st, fail);
+    FD_TRY_GOTO(h5u_out_adopt(&w->out, path, seg, dsets, attrs), st, fail);
+    H5_CHECK_GOTO(w->grp = H5Gopen2(w->out.file, "pairs", H5P_DEFAULT), st, fail);
     for (int c = 0; c < 4; c++) {
         const hid_t mem = c < 2 ? H5T_NATIVE_UINT64 : c == 2 ? H5T_NATIVE_FLOAT : H5T_NATIVE_DOUBLE;
         FD_TRY_GOTO(h5u_app_open(&w->col[c], w->grp, cols[c] + 6, mem), st, fail);
@@ -207,7 +186,7 @@ fail:
 
 fd_status spearman_h5_commit(spearman_h5 **pw, const spearman_meta *m)
 {
-    fd_status st = put_meta((*pw)->file, m);
+    fd_status st = put_meta((*pw)->out.file, m);
     if (st != FD_OK) {
         spearman_h5_abort(pw);
         return st;
@@ -217,7 +196,7 @@ fd_status spearman_h5_commit(spearman_h5 **pw, const spearman_meta *m)
 
 fd_status spearman_h5_commit_part(spearman_h5 **pw, const char *sha256, int rank, int ranks)
 {
-    hid_t f = (*pw)->file;
+    hid_t f = (*pw)->out.file;
     fd_status st = h5u_attr_str(f, "format", "fcbo-dist spearman part");
     if (st == FD_OK) st = h5u_attr_u64(f, "format_version", 1);
     if (st == FD_OK) st = h5u_attr_str(f, "input_sha256", sha256);
