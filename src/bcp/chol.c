@@ -26,8 +26,8 @@ int bcp_cholesky(const double *S, uint32_t R, double *L)
 /* Every inner loop below runs along a row with a scalar from outside it
  * (an axpy), so it vectorises.  The textbook order (a column of the
  * inverse at a time, each entry a dot product) is a chain of dependent
- * multiply-adds: at R = 32 it took about 26 microseconds an inverse, a
- * third of bcp's host work in a sweep on one GPU (docs/performance.md). */
+ * multiply-adds, which was the larger part of bcp's host work in a sweep
+ * on one GPU at R = 32 (docs/performance.md). */
 FD_HOT int bcp_spd_inverse(const double *S, uint32_t R, double *work, double *inv, double *logdet)
 {
     double *const U = work, *const V = work + (size_t)R * R;
