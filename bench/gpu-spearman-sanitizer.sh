@@ -1,28 +1,35 @@
 #!/usr/bin/env bash
 # compute-sanitizer over the CUDA spearman backend on a small zero-inflated
 # matrix (700 x 30, constant and equal rows): memcheck, racecheck,
-# synccheck and initcheck, for --pvalue (pairs written) and --fdr (pairs
-# back to the host undecided), with each screen of the kernel's common
-# path (FD_GPU_SCREEN).  A non-zero status from a tool is a finding.
+# synccheck and initcheck, for --pvalue (pairs written), --fdr (pairs
+# back to the host undecided) and --top-k (per-row thresholds), with each
+# screen of the kernel's common path (FD_GPU_SCREEN; --top-k always takes
+# the max screen).  A non-zero status from a tool is a finding.
 # Results: bench/results/spearman-gpu-sanitizer.txt.
 #
-#   bench/gpu-spearman-sanitizer.sh [--bin PATH] [--out DIR]   (full reports in DIR)
+#   bench/gpu-spearman-sanitizer.sh [--bin PATH] [--out DIR] [--sels "pvalue fdr topk"]   (full reports in DIR)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-BIN=$here/../build/fcbo-dist; OUT=${TMPDIR:-/tmp}/fd-sanitizer-spearman
+BIN=$here/../build/fcbo-dist; OUT=${TMPDIR:-/tmp}/fd-sanitizer-spearman; SELS="pvalue fdr topk"
 while [ $# -gt 0 ]; do
   case $1 in
-    --bin) BIN=$2; shift 2;; --out) OUT=$2; shift 2;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0;;
+    --bin) BIN=$2; shift 2;; --out) OUT=$2; shift 2;; --sels) SELS=$2; shift 2;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0;;
     *) echo "bench/gpu-spearman-sanitizer.sh: unknown option $1" >&2; exit 2;;
   esac
+done
+args=()
+for s in $SELS; do
+  case $s in pvalue) args+=("--pvalue 0.01");; fdr) args+=("--fdr 0.05");; topk) args+=("--top-k 5");;
+    *) echo "bench/gpu-spearman-sanitizer.sh: unknown selection $s (pvalue, fdr, topk)" >&2; exit 2;; esac
 done
 mkdir -p "$OUT"
 "$BIN" gen counts --rows 700 --cols 30 --seed 3 -o "$OUT/m.txt"
 worst=0
 for tool in memcheck racecheck synccheck initcheck; do
   for screen in band max; do
-    for sel in "--pvalue 0.01" "--fdr 0.05"; do
+    [ "$screen" = band ] && [ "$SELS" = topk ] && continue
+    for sel in "${args[@]}"; do
       f="$OUT/sanitizer-$tool-$screen-$(echo "$sel" | tr -d ' -').txt"
       FD_GPU_SCREEN=$screen timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 "$BIN" spearman "$OUT/m.txt" \
         --backend cuda -q $sel -o "$OUT/o" --force > "$f" 2>&1

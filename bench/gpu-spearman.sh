@@ -5,8 +5,9 @@
 # count-only-p1e-12 (--count-only --pvalue 1e-12: one pass, histogram and
 # count), p1e-12 (--pvalue 1e-12 -o DIR: the count pass, which keeps the
 # selected pairs, then their writing), p1e-12-nohist (the same with
-# --no-histogram; not in the default --modes) and count-only (--count-only at the
-# default p <= 0.05, where 5% of all pairs are selected).  Side by side in
+# --no-histogram; not in the default --modes), count-only (--count-only at the
+# default p <= 0.05, where 5% of all pairs are selected) and top-k10 (--top-k
+# 10 -o DIR: every ordered pair, N (N - 1); not in the default --modes).  Side by side in
 # the same call:
 # the CPU backend on every core at --cpu-rows rows (it needs minutes for
 # millions), and the peer a user would write in torch on the same GPU
@@ -30,9 +31,13 @@ while [ $# -gt 0 ]; do
     --sizes) SIZES=$2; shift 2;; --cpu-rows) CPUROWS=$2; shift 2;; --bin) BIN=$2; shift 2;;
     --modes) MODES=$2; shift 2;; --gpus) GPUS=$2; shift 2;;
     --csv) CSV=$2; shift 2;; --no-torch) TORCH=0; shift;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0;;
+    -h|--help) sed -n '2,19p' "$0"; exit 0;;
     *) echo "bench/gpu-spearman.sh: unknown option $1" >&2; exit 2;;
   esac
+done
+for mode in $MODES; do
+  case $mode in p1e-12|p1e-12-nohist|count-only-p1e-12|count-only|top-k10) ;;
+    *) echo "bench/gpu-spearman.sh: unknown mode $mode" >&2; exit 2;; esac
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0 FD_GPU_VERBOSE=1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -47,11 +52,13 @@ one() {
   [ "$mode" = p1e-12 ] && args=(--pvalue 1e-12 -o "$tmp/out" --force)
   [ "$mode" = p1e-12-nohist ] && args=(--pvalue 1e-12 --no-histogram -o "$tmp/out" --force)
   [ "$mode" = count-only-p1e-12 ] && args=(--count-only --pvalue 1e-12)
+  [ "$mode" = top-k10 ] && args=(--top-k 10 -o "$tmp/out" --force)
   local t0 t1; t0=$(date +%s.%N)
   "${launch[@]}" "$BIN" spearman "$tmp/m$N.npy" "${args[@]}" --backend "$be" --stats 2> "$tmp/err" < /dev/null ||
     { echo "failed: $be np=$np $mode: $(tail -3 "$tmp/err")" >&2; return; }
   t1=$(date +%s.%N)
   local pairs=$((N * (N - 1) / 2)) sel load c wall
+  [ "$mode" = top-k10 ] && pairs=$((N * (N - 1)))
   sel=$(sed -n 's/^\([0-9]*\) of .*/\1/p' "$tmp/err")
   load=$(sed -n 's/^load \([0-9.]*\) s, pass 1 (count) \([0-9.]*\) s, [a-z0-9 ()]* \([0-9.]*\) s/\1/p' "$tmp/err")
   c=$(sed -n 's/^load \([0-9.]*\) s, pass 1 (count) \([0-9.]*\) s, [a-z0-9 ()]* \([0-9.]*\) s/\2 \3/p' "$tmp/err" |

@@ -4,8 +4,10 @@ ties, constant, equal and opposite rows; row counts that are not multiples
 of a tile, and more than one 4,096-row record) every selection mode writes
 exactly the CPU backend's pairs with bit-identical rho and p, the same
 counts and the same rho histogram, on one rank and, where the machine has
-two GPUs, on two.  --top-k and n > 128 fall back to the CPU backend, which
-the backend attribute must say.
+two GPUs, on two.  --top-k runs on the GPU too (per-row screens feeding the
+host's heaps): the same partners, ties included, with k = 1, 3 and 40, k
+beyond the partners a row has, and two inputs.  n > 128 falls back to the
+CPU backend, which the backend attribute must say.
 usage: gpu_spearman.py FCBO_DIST WORKDIR GPU_BACKEND GPUS"""
 import os
 import re
@@ -73,9 +75,10 @@ for n, rows in [(7, 600), (30, 5000), (64, 1500), (128, 900), (200, 300)]:
                 ["--count-only"], ["--count-only", "--rho", "0.3"], ["--fdr", "0.05"],
                 ["--pvalue", "1e-6", "--no-histogram"], ["--count-only", "--no-histogram"]):
         same("n=%d rows=%d %s" % (n, rows, " ".join(sel)), [src] + sel, be)
-    same("n=%d --top-k 3" % n, [src, "--top-k", "3"], "cpu")
+    for k in ("1", "3", "40"):
+        same("n=%d --top-k %s" % (n, k), [src, "--top-k", k], be)
     if GPUS >= 2 and n in (7, 30):
-        for sel in (["--pvalue", "0.01"], ["--fdr", "0.05"], ["--count-only"]):
+        for sel in (["--pvalue", "0.01"], ["--fdr", "0.05"], ["--count-only"], ["--top-k", "3"]):
             same("n=%d rows=%d %s" % (n, rows, " ".join(sel)), [src] + sel, be, np_gpu=2)
 
 # The tuning knobs give the same results: a strip of one column tile, and
@@ -86,8 +89,14 @@ m30, m7 = os.path.join(WORK, "m30.txt"), os.path.join(WORK, "m7.txt")
 for env in ({"FD_GPU_STRIP": "1"}, {"FD_GPU_STRIP": "3"}, {"FD_GPU_SCREEN": "band"}, {"FD_GPU_SCREEN": "max"}):
     knob = " ".join("%s=%s" % kv for kv in env.items())
     for src in (m30, m7):
-        for sel in (["--pvalue", "0.05"], ["--pvalue", "1e-6"], ["--count-only"], ["--fdr", "0.05"]):
+        for sel in (["--pvalue", "0.05"], ["--pvalue", "1e-6"], ["--count-only"], ["--fdr", "0.05"], ["--top-k", "2"]):
             same("%s %s %s" % (os.path.basename(src), knob, " ".join(sel)), [src] + sel, "cuda", env=env)
+
+# --top-k with more wanted than a row has partners (its heap never fills,
+# so its screen lets every pair through to the end).
+small = os.path.join(WORK, "small.txt")
+write(matrix(150, 30, 9, far_equal=True), small)
+same("150 rows --top-k 200", [small, "--top-k", "200"], "cuda")
 if GB != "cpu":
     cmd = [BIN, "spearman", m30, "--count-only", "--backend", GB, "--force", "-o", os.path.join(WORK, "knob")]
     def verbose(env):
@@ -111,7 +120,7 @@ if GB != "cpu":
 x, y = matrix(700, 30, 5, far_equal=True), matrix(4500, 30, 6, far_equal=True)
 write(x, os.path.join(WORK, "x.txt"))
 write(y, os.path.join(WORK, "y.txt"))
-for sel in (["--pvalue", "0.05"], ["--count-only"]):
+for sel in (["--pvalue", "0.05"], ["--count-only"], ["--top-k", "5"]):
     same("--y %s" % " ".join(sel), [os.path.join(WORK, "x.txt"), "--y", os.path.join(WORK, "y.txt")] + sel, "cuda")
     if GPUS >= 2:
         same("--y %s" % " ".join(sel), [os.path.join(WORK, "x.txt"), "--y", os.path.join(WORK, "y.txt")] + sel,

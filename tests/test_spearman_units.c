@@ -3,6 +3,9 @@
  *  - the SIMD kernel against the scalar int64 kernel: the same S for every
  *    pair, the same selection, the same histogram, at sizes that reach the
  *    int32 limit the SIMD path relies on (n = 1290, rows with no ties);
+ *  - the --top-k heaps against a sort of all partners: grown past their
+ *    first size, fed every pair or only a shuffled superset of the top k
+ *    (as the GPU's per-row screen feeds them), ties broken by j;
  *  - p-values against values from scipy, and x_crit as the exact boundary;
  *  - the GPU epilogue's certain decisions (spearman_decide.h, float bounds
  *    and double) against the exact test, at and around the boundary. */
@@ -133,6 +136,83 @@ static void test_kernels(void)
     }
 }
 
+/* Partners of one row, strongest first: |S| / sqrt(S_jj) larger (exactly,
+ * in __int128), then j smaller. */
+static const spearman_mat *sort_y;
+static int cmp_strength(const void *p, const void *q)
+{
+    const spair *a = p, *b = q;
+    __int128 l = (__int128)a->s * a->s * sort_y->sii[b->j], r = (__int128)b->s * b->s * sort_y->sii[a->j];
+    if (l != r) return l > r ? -1 : 1;
+    return a->j < b->j ? -1 : a->j > b->j;
+}
+
+static int64_t direct_s(const spearman_mat *x, const spearman_mat *y, uint64_t i, uint64_t j)
+{
+    int64_t s = 0;
+    for (uint32_t c = 0; c < x->n; c++) s += (int64_t)smat_a(x, i, c) * smat_a(y, j, c);
+    return s;
+}
+
+static void test_topk(void)
+{
+    fd_rng rng = {11};
+    spearman_mat *x = random_mat(300, 30, 5, 1);
+    const uint64_t i0 = 40, i1 = 300;
+    static const uint32_t ks[] = {1, 5, 21, 290}; /* 290: more than a row has partners */
+    for (size_t kk = 0; kk < sizeof ks / sizeof *ks; kk++) {
+        const uint32_t k = ks[kk];
+        for (int feed = 0; feed < 2; feed++) {
+            spearman_topk t;
+            CHECK(spearman_topk_init(&t, k, 8) == FD_OK, "topk init");
+            CHECK(spearman_topk_reset(&t, i0, (uint32_t)(i1 - i0), 1) == FD_OK && t.cap >= i1 - i0,
+                  "the heaps grow to a record of %llu rows", (unsigned long long)(i1 - i0));
+            spearman_acc acc = {0};
+            acc.out = malloc(16 * sizeof *acc.out);
+            acc.capout = 16;
+            spair *all = malloc(x->rows * sizeof *all), *want = malloc((size_t)(i1 - i0) * k * sizeof *want);
+            size_t nwant = 0;
+            sort_y = x;
+            for (uint64_t i = i0; i < i1; i++) {
+                size_t n = 0;
+                if (x->sii[i])
+                    for (uint64_t j = 0; j < x->rows; j++)
+                        if (j != i && x->sii[j]) all[n++] = (spair){i, j, direct_s(x, x, i, j)};
+                qsort(all, n, sizeof *all, cmp_strength);
+                const size_t top = n < k ? n : k;
+                memcpy(want + nwant, all, top * sizeof *all);
+                nwant += top;
+                /* feed 1: the top k, the pairs tied with the k-th, a
+                 * random third of the rest, and the row itself, shuffled */
+                size_t m = 0;
+                for (size_t e = 0; e < n; e++)
+                    if (!feed || e < top || cmp_strength(&all[e], &all[top - 1]) == 0 || fd_rng_unif(&rng) < 0.3)
+                        all[m++] = all[e];
+                if (feed) {
+                    all[m++] = (spair){i, i, x->sii[i]};
+                    for (size_t e = m; e > 1; e--) {
+                        size_t r = (size_t)(fd_rng_unif(&rng) * e);
+                        spair tmp = all[e - 1];
+                        all[e - 1] = all[r];
+                        all[r] = tmp;
+                    }
+                }
+                for (size_t e = 0; e < m; e++) spearman_topk_offer(&t, x, all[e].i, all[e].j, all[e].s, x->sii[all[e].j]);
+            }
+            spearman_topk_emit(&t, &acc);
+            CHECK(!acc.failed && acc.nout == nwant && acc.selected == nwant &&
+                      !memcmp(acc.out, want, nwant * sizeof *want),
+                  "--top-k %u heaps (%s) = the sorted partners: %zu of %zu entries", k,
+                  feed ? "a shuffled superset" : "every pair", acc.nout, nwant);
+            free(all);
+            free(want);
+            free(acc.out);
+            spearman_topk_free(&t);
+        }
+    }
+    smat_destroy(&x);
+}
+
 static void test_pvalues(void)
 {
     /* scipy: 2 * stats.t.sf(|t|, dof) with t from rho (see pvalue.h) */
@@ -230,6 +310,7 @@ int main(void)
 {
     test_ranks();
     test_kernels();
+    test_topk();
     test_pvalues();
     test_decide();
     return t_report();

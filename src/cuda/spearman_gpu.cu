@@ -49,6 +49,10 @@ struct kparams {
     float pre, post, mid, half;
     float pre_lo; /* MAX: pre lowered by 1e-6 of itself, for rho in another order of products */
     float pre_lo_k; /* MAX with the histogram: pre_lo for u = 1000 rho, another product (hist_u) */
+    /* --top-k: each row's own pre, by which the MAX screen divides the
+     * row's 1/sqrt(S_ii), so that its one bound, pre_lo, is just under 1
+     * for every row (padded to whole tiles; NULL otherwise). */
+    const float *row_pre;
     uint32_t strip; /* column tiles per block */
     unsigned long long *cnt; /* pairs, kept for certain, records, warp tiles that took a closer look */
     unsigned long long *hist_out;
@@ -71,6 +75,8 @@ struct spearman_gpu {
     bool use_max; /* the next launch screens by the largest |rho| */
     dside x, y; /* y.a == NULL: pairs within x */
     unsigned long long *d_cnt, *h_cnt, *d_hist, *h_hist;
+    float *d_pre; /* --top-k: the rows' pre */
+    uint64_t cap_pre;
     spearman_gpu_pair *d_rec, *h_rec;
     uint64_t cap_d, cap_h;
     spearman_gpu_stats stats;
@@ -250,7 +256,7 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, co
  * column tiles (blockIdx.x): the rows, the histogram and the counters stay
  * in shared memory across the strip, and the next column tile loads while
  * the current one is computed. */
-template <int KP, bool HIST, bool MAX>
+template <int KP, bool HIST, bool MAX, bool TOPK>
 __global__ void __launch_bounds__(THREADS, 2) k_pairs(kparams P)
 {
     using L = smem_layout<KP>;
@@ -295,6 +301,20 @@ __global__ void __launch_bounds__(THREADS, 2) k_pairs(kparams P)
         const uint32_t rl = wm * 32 + (r >> 1) * 16 + gid + 8 * (r & 1);
         inv_i[r] = invA[rl];
         rowbits |= (uint32_t)(ti + rl < P.i1 && inv_i[r] != 0.0f) << r;
+    }
+    /* --top-k: a row whose heap is not full yet (pre 0) needs every pair,
+     * so its warp takes the closer look at every tile; its scaled factor
+     * is 0, which is how the closer look knows it. */
+    bool force = false;
+    if (TOPK) {
+#pragma unroll
+        for (int r = 0; r < 4; r++) {
+            const uint32_t rl = wm * 32 + (r >> 1) * 16 + gid + 8 * (r & 1);
+            const float pre = (rowbits >> r) & 1u ? P.row_pre[(uint64_t)blockIdx.y * TILE + rl] : 1.0f;
+            force |= pre <= 0.0f;
+            inv_i[r] = pre > 0.0f ? __fdiv_rn(inv_i[r], pre) : 0.0f;
+        }
+        force = __any_sync(FULL, force);
     }
     uint32_t npairs = 0, nsel = 0;
 
@@ -369,7 +389,7 @@ __global__ void __launch_bounds__(THREADS, 2) k_pairs(kparams P)
          * between the certain drop and the certain keep; for MAX, any pair
          * at or past pre), or with kept pairs to write, go over their pairs
          * again. */
-        const bool closer = MAX ? score >= (HIST ? P.pre_lo_k : P.pre_lo) : score <= P.half;
+        const bool closer = (TOPK && force) || (MAX ? score >= (HIST ? P.pre_lo_k : P.pre_lo) : score <= P.half);
         if (__any_sync(FULL, closer || (P.emit && ns != 0))) {
             if (lane == 0) atomicAdd(&P.cnt[3], 1ull);
 #pragma unroll
@@ -385,7 +405,9 @@ __global__ void __launch_bounds__(THREADS, 2) k_pairs(kparams P)
                     const float a = fabsf(__fmul_rn(__fmul_rn(int_to_float(s), inv_i[r]), invj[k]));
                     bool want = false;
                     uint32_t keep = 0;
-                    if (v && a >= P.post) {
+                    if (TOPK) {
+                        want = v && (inv_i[r] == 0.0f || a >= P.pre_lo); /* a is |rho| / pre here */
+                    } else if (v && a >= P.post) {
                         if (MAX) nsel++; /* not counted by the screen */
                         keep = 1;
                         want = P.emit != 0;
@@ -399,7 +421,8 @@ __global__ void __launch_bounds__(THREADS, 2) k_pairs(kparams P)
                             want = true;
                         }
                     }
-                    append(P, want, (uint32_t)(ti + rl), (uint32_t)(tj + cl), s, keep, lane);
+                    append(P, want, (uint32_t)(ti + rl), (uint32_t)(tj + cl), s, TOPK ? (uint32_t)siiB[cl] : keep,
+                           lane);
                 }
             }
         }
@@ -427,32 +450,36 @@ __global__ void __launch_bounds__(THREADS, 2) k_pairs(kparams P)
 
 #define CK(call) CUDA_CHECK_GOTO(call, st, done)
 
-template <int KP, bool HIST, bool MAX> static cudaError_t launch_kp(spearman_gpu *g, dim3 grid, const kparams &P)
+template <int KP, bool HIST, bool MAX, bool TOPK = false>
+static cudaError_t launch_kp(spearman_gpu *g, dim3 grid, const kparams &P)
 {
-    k_pairs<KP, HIST, MAX><<<grid, THREADS, smem_layout<KP>::BYTES, g->stream>>>(P);
+    k_pairs<KP, HIST, MAX, TOPK><<<grid, THREADS, smem_layout<KP>::BYTES, g->stream>>>(P);
     return cudaGetLastError();
 }
 
-template <bool HIST, bool MAX> static cudaError_t launch_hm(spearman_gpu *g, dim3 grid, const kparams &P)
+/* --top-k is its own kernel (max screen, no histogram): its per-row work
+ * in the others pushed them past their registers. */
+template <bool HIST, bool MAX, bool TOPK = false> static cudaError_t launch_hm(spearman_gpu *g, dim3 grid, const kparams &P)
 {
     switch (g->kp) {
-    case 32: return launch_kp<32, HIST, MAX>(g, grid, P);
-    case 64: return launch_kp<64, HIST, MAX>(g, grid, P);
-    case 96: return launch_kp<96, HIST, MAX>(g, grid, P);
-    default: return launch_kp<128, HIST, MAX>(g, grid, P);
+    case 32: return launch_kp<32, HIST, MAX, TOPK>(g, grid, P);
+    case 64: return launch_kp<64, HIST, MAX, TOPK>(g, grid, P);
+    case 96: return launch_kp<96, HIST, MAX, TOPK>(g, grid, P);
+    default: return launch_kp<128, HIST, MAX, TOPK>(g, grid, P);
     }
 }
 
 static cudaError_t launch(spearman_gpu *g, dim3 grid, const kparams &P, bool max)
 {
+    if (P.row_pre) return launch_hm<false, true, true>(g, grid, P);
     if (P.hist) return max ? launch_hm<true, true>(g, grid, P) : launch_hm<true, false>(g, grid, P);
     return max ? launch_hm<false, true>(g, grid, P) : launch_hm<false, false>(g, grid, P);
 }
 
 /* Over 48 KB of shared memory (kp = 128) needs the opt-in. */
-template <int KP, bool HIST, bool MAX> static cudaError_t allow_smem1()
+template <int KP, bool HIST, bool MAX, bool TOPK = false> static cudaError_t allow_smem1()
 {
-    return cudaFuncSetAttribute(k_pairs<KP, HIST, MAX>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+    return cudaFuncSetAttribute(k_pairs<KP, HIST, MAX, TOPK>, cudaFuncAttributeMaxDynamicSharedMemorySize,
                                 (int)smem_layout<KP>::BYTES);
 }
 
@@ -462,6 +489,7 @@ template <int KP> static cudaError_t allow_smem()
     if (rc == cudaSuccess) rc = allow_smem1<KP, true, false>();
     if (rc == cudaSuccess) rc = allow_smem1<KP, false, true>();
     if (rc == cudaSuccess) rc = allow_smem1<KP, false, false>();
+    if (rc == cudaSuccess) rc = allow_smem1<KP, false, true, true>();
     return rc;
 }
 
@@ -516,6 +544,7 @@ extern "C" void spearman_gpu_destroy(spearman_gpu **pg)
     side_free(&g->y);
     cudaFree(g->d_cnt);
     cudaFree(g->d_hist);
+    cudaFree(g->d_pre);
     cudaFree(g->d_rec);
     if (g->h_cnt) cudaFreeHost(g->h_cnt);
     if (g->h_hist) cudaFreeHost(g->h_hist);
@@ -596,6 +625,13 @@ static void screen_bounds(const spearman_gpu_sel *sel, kparams *P)
     /* u = 1000 rho within a few units of 1e-7 of itself: lowered by 1e-6
      * of itself once more, no pair at or past pre escapes the screen. */
     P->pre_lo_k = (float)(lo * (BINS / 2) * (1 - 1e-6));
+    if (sel->mode == 'k') {
+        /* |rho| / pre in float, rounded a few times (under 1e-6 of it):
+         * every pair at or past its row's pre reaches 1 - 1e-6. */
+        P->pre = 0.0f;
+        P->post = INFINITY;
+        P->pre_lo = (float)(1 - 1e-6);
+    }
 }
 
 extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,
@@ -636,16 +672,26 @@ extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1
         P.strip = g->strip;
         P.cnt = g->d_cnt;
         P.hist_out = g->d_hist;
+        P.row_pre = NULL;
+        if (sel->mode == 'k') {
+            if (sel->hist || upper || !sel->row_pre)
+                return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_rect: --top-k takes row_pre, no histogram, no triangle");
+            FD_TRY(fd_cuda_grow((void **)&g->d_pre, &g->cap_pre, gy * TILE, sizeof(float), "the rows' thresholds"));
+            CK(cudaMemcpyAsync(g->d_pre, sel->row_pre, (i1 - i0) * sizeof(float), cudaMemcpyHostToDevice, g->stream));
+            P.row_pre = g->d_pre;
+        }
+        /* --top-k thresholds differ per row: only the max screen takes them. */
+        const bool use_max = P.row_pre || g->use_max;
         for (;;) {
             P.rec = g->d_rec;
             P.cap = g->cap_d;
             CK(cudaMemsetAsync(g->d_cnt, 0, 4 * 8, g->stream));
             if (sel->hist) CK(cudaMemsetAsync(g->d_hist, 0, BINS * 8, g->stream));
-            CK(launch(g, dim3((unsigned)gx, (unsigned)gy), P, g->use_max));
+            CK(launch(g, dim3((unsigned)gx, (unsigned)gy), P, use_max));
             CK(cudaMemcpyAsync(g->h_cnt, g->d_cnt, 4 * 8, cudaMemcpyDeviceToHost, g->stream));
             CK(cudaStreamSynchronize(g->stream));
             g->stats.launches++;
-            g->stats.launches_max += g->use_max;
+            g->stats.launches_max += use_max;
             g->stats.closer += g->h_cnt[3];
             if (g->h_cnt[2] <= g->cap_d) break;
             if (P.emit && sel->emit_cap && g->h_cnt[2] > sel->emit_cap) {
@@ -662,7 +708,7 @@ extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1
             g->stats.reruns++;
         }
         const uint64_t nrec = g->h_cnt[2];
-        choose_screen(g);
+        if (!P.row_pre) choose_screen(g);
         if (nrec) {
             FD_TRY(fd_cuda_host_grow((void **)&g->h_rec, &g->cap_h, nrec, sizeof(spearman_gpu_pair)));
             CK(cudaMemcpyAsync(g->h_rec, g->d_rec, nrec * sizeof(spearman_gpu_pair), cudaMemcpyDeviceToHost,

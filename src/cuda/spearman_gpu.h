@@ -53,19 +53,27 @@ typedef struct spearman_gpu_mat {
 } spearman_gpu_mat;
 
 typedef struct spearman_gpu_sel {
-    int mode;                    /* 'p', 'r', 'a' or 'x', as spearman_sel */
+    int mode;                    /* 'p', 'r', 'a' or 'x', as spearman_sel; or 'k' (row_pre) */
     double q, x_lo, x_hi;        /* as spearman_sel */
     float pre;                   /* the float prefilter, as spearman_sel */
     int hist;                    /* fill the rho histogram */
     int emit;                    /* pairs kept for certain come back too (they are written) */
     int host_all;                /* every pair that may be kept comes back undecided (the host bins its x) */
     uint64_t emit_cap;           /* 0, or emit only while at most this many pairs come back (see emit_dropped) */
+    /* Mode 'k' (--top-k): per row i0 + r of the launch, the |rho| below
+     * which its pairs do not matter (0: all of them matter); every pair at
+     * or past it comes back undecided, for the host's heaps.  No histogram,
+     * no upper triangle: i == j counts in pairs and may come back. */
+    const float *row_pre;
 } spearman_gpu_sel;
 
 typedef struct spearman_gpu_pair {
     uint32_t i, j;               /* rows of x and y */
     int32_t s;                   /* S_ij */
-    uint32_t keep;               /* 1: kept for certain (counted in selected); 0: the host decides */
+    union {
+        uint32_t keep;           /* 1: kept for certain (counted in selected); 0: the host decides */
+        uint32_t sjj;            /* mode 'k': S_jj (below 2^21 for n <= 128), for the heaps */
+    };
 } spearman_gpu_pair;
 
 typedef struct spearman_gpu_out {

@@ -19,8 +19,9 @@ struct spearman_ops {
      * one call. */
     uint32_t record_blocks, rect_blocks;
     /* Per-run state on the device (NULL for the CPU): the rank matrices,
-     * resident for both passes.  y == x: pairs within x. */
-    fd_status (*open)(void **state, const spearman_mat *x, const spearman_mat *y, int device);
+     * resident for both passes.  y == x: pairs within x.  host_threads:
+     * the cores the backend may use for its host-side work. */
+    fd_status (*open)(void **state, const spearman_mat *x, const spearman_mat *y, int device, int host_threads);
     void (*close)(void *state);
     /* Whether this backend runs a selection: --top-k and n beyond the GPU's
      * exact range fall back to the CPU backend. */

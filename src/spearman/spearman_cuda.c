@@ -6,6 +6,8 @@
  * of tile.c can settle, which this file hands to spearman_acc_take. */
 #include "spearman_backend.h"
 
+#include "../common/clock.h"
+#include "../common/par_rows.h"
 #include "../cuda/fdcuda.h"
 #include "../cuda/spearman_gpu.h"
 
@@ -18,14 +20,22 @@ _Static_assert(SPEARMAN_GPU_HIST_BINS == SPEARMAN_HIST_BINS, "one histogram layo
 typedef struct {
     spearman_gpu *g;
     spearman_gpu_out out;
+    float *pre;      /* --top-k: each row's threshold for the next launch */
+    uint32_t prerows;
+    uint64_t offered; /* --top-k: pairs handed to the heaps, and the seconds that took */
+    double offer_s;
+    int host_threads;
 } cuda_state;
 
 static int cuda_devices(void) { return fd_cuda_device_count(); }
 static int cuda_available(void) { return fd_cuda_device_count() > 0; }
 
-/* int8 holds a_k exactly up to n = 128; --top-k keeps per-row heaps,
- * which only the CPU backend has so far. */
-static int cuda_supports(int mode, uint32_t n) { return mode != 'k' && n <= SPEARMAN_GPU_MAX_N; }
+/* int8 holds a_k exactly up to n = 128. */
+static int cuda_supports(int mode, uint32_t n)
+{
+    (void)mode;
+    return n <= SPEARMAN_GPU_MAX_N;
+}
 
 /* The rank matrix as int8 rows of kp bytes, zero past n (the packed int16
  * layout of rankmat.h, unpacked). */
@@ -84,12 +94,16 @@ static void cuda_close(void *state)
                 "launch to results, a strip of %u column tiles a block, %llu warp tiles took a closer look\n",
                 (unsigned long long)s.launches, (unsigned long long)s.reruns, (unsigned long long)s.launches_max,
                 s.kernel_seconds, s.strip, (unsigned long long)s.closer);
+        if (c->offered)
+            fprintf(stderr, "gpu: --top-k: %llu pairs through the screens to the heaps, %.4f s to offer them\n",
+                    (unsigned long long)c->offered, c->offer_s);
     }
     spearman_gpu_destroy(&c->g);
+    free(c->pre);
     free(c);
 }
 
-static fd_status cuda_open(void **state, const spearman_mat *x, const spearman_mat *y, int device)
+static fd_status cuda_open(void **state, const spearman_mat *x, const spearman_mat *y, int device, int host_threads)
 {
     fd_status st = FD_OK;
     const uint32_t kp = (x->n + 31) / 32 * 32;
@@ -98,6 +112,7 @@ static fd_status cuda_open(void **state, const spearman_mat *x, const spearman_m
     spearman_gpu_mat gx, gy;
     cuda_state *c = calloc(1, sizeof *c);
     if (!c) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    c->host_threads = host_threads;
     FD_TRY_GOTO(to_int8_rows(x, kp, &ax, &gx), st, done);
     if (y != x) FD_TRY_GOTO(to_int8_rows(y, kp, &ay, &gy), st, done);
     FD_TRY_GOTO(tuning_from_env(&tu), st, done);
@@ -115,16 +130,98 @@ done:
     return st;
 }
 
+/* The rows of [i0, i1) that vary and are also columns of [j0, j1): the
+ * pairs i == j the kernel counts, which --top-k does not. */
+static uint64_t diagonal_pairs(const spearman_mat *x, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1)
+{
+    uint64_t n = 0;
+    for (uint64_t r = i0 > j0 ? i0 : j0; r < i1 && r < j1; r++) n += x->sii[r] != 0;
+    return n;
+}
+
+#define TOPK_OFFER_THREADS 8
+
+/* One launch's pairs into the heaps of rows [r0, r1): each thread reads
+ * them all and takes its own rows' (a heap is one thread's). */
+typedef struct {
+    spearman_topk *t;
+    const spearman_mat *x;
+    const spearman_gpu_pair *rec;
+    uint64_t n;
+} offer_job;
+
+static fd_status offer_rows(void *ctx, uint64_t r0, uint64_t r1, int thread)
+{
+    const offer_job *o = ctx;
+    const uint64_t lo = o->t->i0 + r0, hi = o->t->i0 + r1;
+    (void)thread;
+    for (uint64_t k = 0; k < o->n; k++) {
+        const spearman_gpu_pair *q = &o->rec[k];
+        if (q->i >= lo && q->i < hi) spearman_topk_offer(o->t, o->x, q->i, q->j, q->s, q->sjj);
+    }
+    return FD_OK;
+}
+
+/* --top-k on the GPU: the heaps stay on the host (tile.c), and the GPU
+ * screens each pair against its row's weakest entry.  The columns go in
+ * runs that double, first k + 1 of them: after the first run most heaps
+ * are full, and after each run their thresholds have risen, so for random
+ * data a run lets about k pairs per row through (each partner of the run
+ * beats the k-th of the columns before it with odds k / columns done);
+ * rows with heaps not yet full get every pair.  The result is the CPU
+ * backend's, since the screen only ever lets through too much: a pair
+ * reaches a heap only through spearman_topk_offer's exact test. */
+static fd_status cuda_topk(cuda_state *c, const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1,
+                           uint64_t j0, uint64_t j1, spearman_acc *acc)
+{
+    spearman_topk *t = acc->topk;
+    spearman_gpu_out *o = &c->out;
+    const uint32_t rows = (uint32_t)(i1 - i0);
+    if (rows > c->prerows) {
+        float *p = realloc(c->pre, rows * sizeof *p);
+        if (!p) return fd_fail(FD_ERR_NOMEM, "out of memory for --top-k thresholds");
+        c->pre = p;
+        c->prerows = rows;
+    }
+    uint64_t width = (uint64_t)t->k + 1;
+    for (uint64_t a = j0; a < j1;) {
+        const uint64_t b = j1 - a > width ? a + width : j1;
+        /* thr rounds the weakest |rho| to float: 1e-5 below it is safely
+         * below the exact value (tile.c's fast kernel uses the same). */
+        for (uint32_t r = 0; r < rows; r++) c->pre[r] = t->thr[i0 + r - t->i0] * (1 - 1e-5f);
+        const spearman_gpu_sel gs = {'k', 0, 0, 0, 0, 0, 0, 0, 0, c->pre};
+        FD_TRY(spearman_gpu_rect(c->g, i0, i1, a, b, 0, &gs, o));
+        acc->pairs += o->pairs - (t->same ? diagonal_pairs(x, i0, i1, a, b) : 0);
+        const double t0 = fd_now();
+        /* An offer is some 60 ns (a sift through the heap, the new
+         * threshold; 2M rows on the GPU machine), so starting the threads
+         * pays from about 2,000 a thread.  Past 8 threads it got no
+         * faster, and slower at 32: every thread reads every pair
+         * (bench/results/spearman-gpu-history.txt). */
+        offer_job oj = {t, x, o->rec, o->nrec};
+        uint64_t T = o->nrec / 2048 < (uint64_t)c->host_threads ? o->nrec / 2048 : (uint64_t)c->host_threads;
+        if (T > TOPK_OFFER_THREADS) T = TOPK_OFFER_THREADS;
+        if (T > 1) FD_TRY(par_rows_chunk((int)T, 0, rows, (rows + T - 1) / T, offer_rows, &oj, NULL));
+        else FD_TRY(offer_rows(&oj, 0, rows, 0));
+        c->offer_s += fd_now() - t0;
+        c->offered += o->nrec;
+        width = b - j0;
+        a = b;
+    }
+    return FD_OK;
+}
+
 static fd_status cuda_rect(void *state, const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1,
                            uint64_t j0, uint64_t j1, int upper, const spearman_sel *sel, spearman_acc *acc)
 {
     cuda_state *c = state;
     spearman_gpu_out *o = &c->out;
+    if (acc->topk) return cuda_topk(c, x, y, i0, i1, j0, j1, acc);
     /* Keeping pairs in pass 1, a launch emits no more than the room left. */
     const uint64_t room = acc->keep_cap > acc->nout ? acc->keep_cap - acc->nout : 1;
     const spearman_gpu_sel gs = {sel->mode,         sel->q,           sel->x_lo,           sel->x_hi,
                                  sel->pre,          acc->hist != NULL, acc->out != NULL,   acc->xhist != NULL,
-                                 acc->keep_cap ? room : 0};
+                                 acc->keep_cap ? room : 0, NULL};
     FD_TRY(spearman_gpu_rect(c->g, i0, i1, j0, j1, upper, &gs, o));
     if (o->emit_dropped) acc->keep_over = 1;
     acc->pairs += o->pairs;
@@ -138,7 +235,8 @@ static fd_status cuda_rect(void *state, const spearman_mat *x, const spearman_ma
     return FD_OK;
 }
 
-/* 16 blocks of rows (4,096) per record and the whole record in one launch:
+/* 16 blocks of rows (4,096) per record and the whole record in one launch
+ * (--top-k: in runs of columns, cuda_topk):
  * a launch then holds millions of pairs, so its fixed cost (about 30 us:
  * launch, counters back, synchronisation) stays small. */
 const struct spearman_ops spearman_cuda_ops = {

@@ -6,6 +6,7 @@
 #include "spearman_job_impl.h"
 
 #include "../common/clock.h"
+#include "../common/par_rows.h"
 #include "../common/progress.h"
 #include "../io/h5part.h"
 #include "../io/h5util.h"
@@ -35,7 +36,17 @@ typedef struct {
  * It names its row blocks itself, so that a resumed run on another
  * backend reads the saved list the same way. */
 #define REC_WORDS 4
-static uint64_t rows_per_record(const job *jb) { return jb->o->mode == 'k' ? 1 : jb->ops->record_blocks; }
+/* --top-k on a GPU: 64 blocks (16,384 rows) a record, as far as the heaps
+ * stay within 4 Mi entries: each launch then hands the heaps enough pairs
+ * to share among the host threads, and its first, narrow runs of columns
+ * still fill the GPU. */
+static uint64_t rows_per_record(const job *jb)
+{
+    const uint64_t r = jb->ops->record_blocks;
+    if (jb->o->mode != 'k' || r <= 1) return r;
+    const uint64_t fit = (4u << 20) / ((uint64_t)jb->o->value * BLOCK);
+    return fit >= 4 * r ? 4 * r : fit > r ? fit : r;
+}
 
 static fd_status make_segments(const job *jb, int workers, seglist *s)
 {
@@ -101,30 +112,51 @@ static fd_status collect_x(job *jb, spearman_acc *a)
     return st;
 }
 
+typedef struct {
+    const job *jb;
+    const spair *q;
+    uint64_t *ii, *jj;
+    float *rho;
+    double *p;
+} pair_values;
+
+static fd_status values_rows(void *ctx, uint64_t k0, uint64_t k1, int thread)
+{
+    const pair_values *v = ctx;
+    const job *jb = v->jb;
+    (void)thread;
+    for (uint64_t k = k0; k < k1; k++) {
+        const spair *q = &v->q[k];
+        int64_t sii = jb->x->sii[q->i], sjj = jb->y->sii[q->j];
+        v->ii[k] = smat_id(jb->x, q->i);
+        v->jj[k] = smat_id(jb->y, q->j);
+        v->rho[k] = (float)spearman_rho(q->s, sii, sjj);
+        v->p[k] = spearman_p_of_x(pair_x(q->s, sii, sjj), jb->sel.dof);
+    }
+    return FD_OK;
+}
+
 fd_status spearman_write_pairs(job *jb, spearman_h5 *h5, const spair *q0, size_t n)
 {
     fd_status st = FD_OK;
     if (n == 0) return FD_OK;
-    uint64_t *ii = malloc(n * sizeof *ii), *jj = malloc(n * sizeof *jj);
-    float *rho = malloc(n * sizeof *rho);
-    double *p = malloc(n * sizeof *p);
-    if (!ii || !jj || !rho || !p) { st = fd_fail(FD_ERR_NOMEM, "out of memory for %zu pairs", n); goto done; }
-    for (size_t k = 0; k < n; k++) {
-        const spair *q = &q0[k];
-        int64_t sii = jb->x->sii[q->i], sjj = jb->y->sii[q->j];
-        ii[k] = smat_id(jb->x, q->i);
-        jj[k] = smat_id(jb->y, q->j);
-        rho[k] = (float)spearman_rho(q->s, sii, sjj);
-        p[k] = spearman_p_of_x(pair_x(q->s, sii, sjj), jb->sel.dof);
-    }
+    pair_values v = {jb, q0, malloc(n * sizeof *v.ii), malloc(n * sizeof *v.jj), malloc(n * sizeof *v.rho),
+                     malloc(n * sizeof *v.p)};
+    if (!v.ii || !v.jj || !v.rho || !v.p) { st = fd_fail(FD_ERR_NOMEM, "out of memory for %zu pairs", n); goto done; }
+    /* A p-value is a continued fraction of a microsecond or two: a GPU
+     * rank writing millions of pairs (--top-k) spreads them over its
+     * cores; a few go on the worker alone. */
+    st = n >= 65536 && jb->host_threads > 1 ? par_rows_chunk(jb->host_threads, 0, n, 8192, values_rows, &v, NULL)
+                                             : values_rows(&v, 0, n, 0);
+    if (st != FD_OK) goto done;
     pthread_mutex_lock(&jb->lock);
-    if (h5) st = spearman_h5_append(h5, ii, jj, rho, p, n);
+    if (h5) st = spearman_h5_append(h5, v.ii, v.jj, v.rho, v.p, n);
     pthread_mutex_unlock(&jb->lock);
 done:
-    free(ii);
-    free(jj);
-    free(rho);
-    free(p);
+    free(v.ii);
+    free(v.jj);
+    free(v.rho);
+    free(v.p);
     return st;
 }
 
@@ -185,10 +217,10 @@ static fd_status run_record(void *arg, int t, uint64_t id, const uint64_t *rec, 
     int topk = jb->o->mode == 'k';
     if (topk) {
         a->topk = &jb->topk[t];
-        spearman_topk_reset(a->topk, i0, (uint32_t)(i1 - i0), jb->x == jb->y);
+        st = spearman_topk_reset(a->topk, i0, (uint32_t)(i1 - i0), jb->x == jb->y);
     }
     const uint64_t step = jb->ops->rect_blocks ? jb->ops->rect_blocks : rec[2] - rec[1];
-    for (uint64_t b = rec[1]; b < rec[2] && st == FD_OK; b += step) {
+    for (uint64_t b = rec[1]; st == FD_OK && b < rec[2]; b += step) {
         uint64_t j0 = b * BLOCK, j1 = (b + step) * BLOCK < jb->y->rows ? (b + step) * BLOCK : jb->y->rows;
         /* Within x only j > i counts: it matters where the columns reach
          * back into the record's rows. */
@@ -199,7 +231,7 @@ static fd_status run_record(void *arg, int t, uint64_t id, const uint64_t *rec, 
         else if (st == FD_OK && a->out && a->nout >= FLUSH_PAIRS) st = flush_pairs(jb, t, a);
     }
     if (topk && st == FD_OK) {
-        spearman_topk_emit(a->topk, jb->x, jb->y, a);
+        spearman_topk_emit(a->topk, a);
         if (a->failed) st = fd_fail(FD_ERR_NOMEM, "out of memory buffering selected pairs");
         else if (a->nout >= FLUSH_PAIRS) st = flush_pairs(jb, t, a);
     }
@@ -338,13 +370,9 @@ static fd_status stage_setup(job *jb)
     /* The same on every rank (the same input, checked above), so either
      * every rank falls back or none does. */
     if (jb->ops->supports && !jb->ops->supports(o->mode, jb->x->n)) {
-        if (!o->quiet && jb->mpi.rank == 0) {
-            if (o->mode == 'k')
-                fprintf(stderr, "fcbo-dist spearman: --top-k runs on the CPU backend (not on %s yet)\n", jb->ops->name);
-            else
-                fprintf(stderr, "fcbo-dist spearman: rows of %u values run on the CPU backend (%s takes up to 128)\n",
-                        jb->x->n, jb->ops->name);
-        }
+        if (!o->quiet && jb->mpi.rank == 0)
+            fprintf(stderr, "fcbo-dist spearman: rows of %u values run on the CPU backend (%s takes up to 128)\n",
+                    jb->x->n, jb->ops->name);
         jb->ops = &spearman_cpu_ops;
     }
     /* A GPU rank is one worker thread driving its device; collective, as
@@ -353,9 +381,12 @@ static fd_status stage_setup(job *jb)
     if (jb->ops->devices) {
         FD_TRY(fd_place_device(&jb->mpi, jb->ops->devices(), &jb->device));
         if (jb->ops->open_device) FD_TRY(jb->ops->open_device(jb->device));
+        jb->host_threads = jb->threads;
         jb->threads = 1;
+    } else {
+        jb->host_threads = 1;
     }
-    if (jb->ops->open && !o->check_input) FD_TRY(jb->ops->open(&jb->dev, jb->x, jb->y, jb->device));
+    if (jb->ops->open && !o->check_input) FD_TRY(jb->ops->open(&jb->dev, jb->x, jb->y, jb->device, jb->host_threads));
     jb->load_s = fd_now() - t;
     /* --fdr Q: pass 1 selects p <= Q, where every BH cutoff lies. */
     /* --top-k: every pair is a candidate for the heaps. */
@@ -373,7 +404,7 @@ static fd_status stage_setup(job *jb)
         return fd_fail(FD_ERR_NOMEM, "out of memory");
     if (o->mode == 'k') {
         FD_ALLOC_GOTO(jb->topk, T, st, fail);
-        for (size_t k = 0; k < T; k++) FD_TRY_GOTO(spearman_topk_init(&jb->topk[k], (uint32_t)o->value, BLOCK), st, fail);
+        for (size_t k = 0; k < T; k++) FD_TRY_GOTO(spearman_topk_init(&jb->topk[k], (uint32_t)o->value, (uint32_t)(rows_per_record(jb) * BLOCK)), st, fail);
     }
     if (o->mode == 'f') {
         FD_ALLOC_GOTO(jb->xhist, FDR_BINS, st, fail);

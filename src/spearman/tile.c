@@ -98,18 +98,30 @@ static void emit(spearman_acc *acc, uint64_t i, uint64_t j, int64_t s)
 
 /* ---------------- top-k heaps ---------------- */
 
+static fd_status topk_alloc(spearman_topk *t, uint32_t rows)
+{
+    uint32_t *n = calloc(rows, sizeof *n);
+    float *thr = calloc(rows, sizeof *thr);
+    spearman_topk_ent *heap = calloc((size_t)rows * t->k, sizeof *heap);
+    if (!n || !thr || !heap) {
+        free(n);
+        free(thr);
+        free(heap);
+        return fd_fail(FD_ERR_NOMEM, "out of memory for --top-k %u heaps of %u rows", t->k, rows);
+    }
+    spearman_topk_free(t);
+    t->n = n;
+    t->thr = thr;
+    t->heap = heap;
+    t->cap = rows;
+    return FD_OK;
+}
+
 fd_status spearman_topk_init(spearman_topk *t, uint32_t k, uint32_t max_rows)
 {
     memset(t, 0, sizeof *t);
     t->k = k;
-    t->n = calloc(max_rows, sizeof *t->n);
-    t->thr = calloc(max_rows, sizeof *t->thr);
-    t->heap = calloc((size_t)max_rows * k, sizeof *t->heap);
-    if (!t->n || !t->thr || !t->heap) {
-        spearman_topk_free(t);
-        return fd_fail(FD_ERR_NOMEM, "out of memory for --top-k %u heaps", k);
-    }
-    return FD_OK;
+    return topk_alloc(t, max_rows);
 }
 
 void spearman_topk_free(spearman_topk *t)
@@ -120,77 +132,79 @@ void spearman_topk_free(spearman_topk *t)
     t->n = NULL;
     t->thr = NULL;
     t->heap = NULL;
+    t->cap = 0;
 }
 
-void spearman_topk_reset(spearman_topk *t, uint64_t i0, uint32_t rows, int same)
+fd_status spearman_topk_reset(spearman_topk *t, uint64_t i0, uint32_t rows, int same)
 {
+    if (rows > t->cap) FD_TRY(topk_alloc(t, rows));
     t->i0 = i0;
     t->rows = rows;
     t->same = same;
     memset(t->n, 0, rows * sizeof *t->n);
     memset(t->thr, 0, rows * sizeof *t->thr);
+    return FD_OK;
 }
 
 /* a stronger than b, both partners of one row: |S_a| / sqrt(S_ja) against
  * |S_b| / sqrt(S_jb), exactly (S^2 S_j fits 128 bits), then smaller j. */
-static int stronger(const spair *a, const spair *b, const spearman_mat *y)
+static int stronger(const spearman_topk_ent *a, const spearman_topk_ent *b)
 {
-    __int128 l = (__int128)a->s * a->s * y->sii[b->j], r = (__int128)b->s * b->s * y->sii[a->j];
+    __int128 l = (__int128)a->s * a->s * b->sjj, r = (__int128)b->s * b->s * a->sjj;
     return l != r ? l > r : a->j < b->j;
 }
 
-static void sift_down(spair *h, uint32_t n, uint32_t i, const spearman_mat *y)
+static void sift_down(spearman_topk_ent *h, uint32_t n, uint32_t i)
 {
     for (;;) {
         uint32_t c = 2 * i + 1, w = i;
-        if (c < n && stronger(&h[w], &h[c], y)) w = c;
-        if (c + 1 < n && stronger(&h[w], &h[c + 1], y)) w = c + 1;
+        if (c < n && stronger(&h[w], &h[c])) w = c;
+        if (c + 1 < n && stronger(&h[w], &h[c + 1])) w = c + 1;
         if (w == i) return;
-        spair tmp = h[i];
+        spearman_topk_ent tmp = h[i];
         h[i] = h[w];
         h[w] = tmp;
         i = w;
     }
 }
 
-static void topk_push(spearman_topk *t, const spearman_mat *x, const spearman_mat *y, uint64_t i, uint64_t j, int64_t s)
+void spearman_topk_offer(spearman_topk *t, const spearman_mat *x, uint64_t i, uint64_t j, int64_t s, int64_t sjj)
 {
     if (t->same && i == j) return;
     uint32_t r = (uint32_t)(i - t->i0), *n = &t->n[r];
-    spair *h = t->heap + (size_t)r * t->k, e = {i, j, s};
+    spearman_topk_ent *h = t->heap + (size_t)r * t->k, e = {j, s, sjj};
     if (*n < t->k) {
         uint32_t c = (*n)++;
         h[c] = e;
-        while (c > 0 && stronger(&h[(c - 1) / 2], &h[c], y)) { /* weakest on top */
-            spair tmp = h[c];
+        while (c > 0 && stronger(&h[(c - 1) / 2], &h[c])) { /* weakest on top */
+            spearman_topk_ent tmp = h[c];
             h[c] = h[(c - 1) / 2];
             h[(c - 1) / 2] = tmp;
             c = (c - 1) / 2;
         }
-    } else if (stronger(&e, &h[0], y)) {
+    } else if (stronger(&e, &h[0])) {
         h[0] = e;
-        sift_down(h, *n, 0, y);
+        sift_down(h, *n, 0);
     } else {
         return;
     }
-    if (*n == t->k) t->thr[r] = (float)fabs(spearman_rho(h[0].s, x->sii[i], y->sii[h[0].j]));
+    if (*n == t->k) t->thr[r] = (float)fabs(spearman_rho(h[0].s, x->sii[i], h[0].sjj));
 }
 
 /* Empties each row's heap, weakest first, into the end of the row's slice
  * of acc->out, so the row's partners come out strongest first. */
-void spearman_topk_emit(spearman_topk *t, const spearman_mat *x, const spearman_mat *y, spearman_acc *acc)
+void spearman_topk_emit(spearman_topk *t, spearman_acc *acc)
 {
-    (void)x;
     for (uint32_t r = 0; r < t->rows; r++) {
-        spair *h = t->heap + (size_t)r * t->k;
+        spearman_topk_ent *h = t->heap + (size_t)r * t->k;
         uint32_t n = t->n[r];
         if (!out_room(acc, n)) return;
         size_t base = acc->nout;
         acc->nout += n;
         for (uint32_t left = n; left > 0; left--) {
-            acc->out[base + left - 1] = h[0];
+            acc->out[base + left - 1] = (spair){t->i0 + r, h[0].j, h[0].s};
             h[0] = h[left - 1];
-            sift_down(h, left - 1, 0, y);
+            sift_down(h, left - 1, 0);
         }
         acc->selected += n;
     }
@@ -218,7 +232,7 @@ static inline void visit(const spearman_mat *x, const spearman_mat *y, uint64_t 
     if (sii == 0 || sjj == 0) return;
     if (acc->topk) {
         if (!(acc->topk->same && i == j)) acc->pairs++;
-        topk_push(acc->topk, x, y, i, j, s);
+        spearman_topk_offer(acc->topk, x, i, j, s, sjj);
         return;
     }
     acc->pairs++;
@@ -302,7 +316,7 @@ __attribute__((target("avx2"))) static void tile_avx2(const spearman_mat *x, con
                     _mm256_storeu_si256((__m256i *)sv, acc4[r]);
                     for (int m = cand & valid; m; m &= m - 1) {
                         int l = __builtin_ctz((unsigned)m);
-                        topk_push(acc->topk, x, y, i, jb + l, sv[l]);
+                        spearman_topk_offer(acc->topk, x, i, jb + l, sv[l], y->sii[jb + l]);
                     }
                     continue;
                 }

@@ -55,14 +55,22 @@ struct spair {
 
 /* --top-k: the K strongest partners (largest |rho|, then smaller j) of
  * each row of one block of rows, as min-heaps with the weakest on top.
- * The kernels skip a pair that cannot enter a full heap using thr. */
+ * The kernels skip a pair that cannot enter a full heap using thr.  An
+ * entry carries its partner's S_jj, so that comparing two needs no
+ * lookup in a table of millions of rows (a cache miss per pair). */
+typedef struct spearman_topk_ent {
+    uint64_t j;
+    int64_t s, sjj;
+} spearman_topk_ent;
+
 typedef struct spearman_topk {
     uint32_t k;
     uint64_t i0;          /* first row of the block */
     uint32_t rows;        /* rows in the block */
+    uint32_t cap;         /* rows the arrays hold */
     int same;             /* x == y: a row is not its own partner */
     uint32_t *n;          /* entries per row */
-    struct spair *heap;   /* rows x k */
+    spearman_topk_ent *heap; /* rows x k */
     float *thr;           /* per row: |rho| of its weakest entry when full, else 0 */
 } spearman_topk;
 
@@ -83,10 +91,16 @@ typedef struct spearman_acc {
 
 fd_status spearman_topk_init(spearman_topk *t, uint32_t k, uint32_t max_rows);
 void spearman_topk_free(spearman_topk *t);
-/* Starts a block of rows [i0, i0 + rows). */
-void spearman_topk_reset(spearman_topk *t, uint64_t i0, uint32_t rows, int same);
+/* Starts a block of rows [i0, i0 + rows), growing the heaps past
+ * max_rows where a record asks for more (a checkpoint written by another
+ * backend has records of another height). */
+fd_status spearman_topk_reset(spearman_topk *t, uint64_t i0, uint32_t rows, int same);
+/* Pair (i, j) with sum s into row i's heap, if it belongs there; sjj:
+ * S_jj of row j of y (a GPU backend hands over the pairs its per-row
+ * screen let through, with S_jj). */
+void spearman_topk_offer(spearman_topk *t, const spearman_mat *x, uint64_t i, uint64_t j, int64_t s, int64_t sjj);
 /* Appends each row's heap, strongest first, to acc->out. */
-void spearman_topk_emit(spearman_topk *t, const spearman_mat *x, const spearman_mat *y, spearman_acc *acc);
+void spearman_topk_emit(spearman_topk *t, spearman_acc *acc);
 
 /* upper: x == y and only pairs with j > i count.  i0 and j0 are multiples
  * of 8. */
