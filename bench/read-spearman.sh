@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Reading a spearman input: `fcbo-dist spearman FILE --check-input`, which
+# reads, hashes and ranks the matrix and stops ("read and ranked in S s"),
+# on a zero-inflated count matrix of --rows x 30 (`gen counts --groups 50
+# --seed 1`) as .npy (int32) and, with --text, as text.  Several binaries
+# side by side in the same call (--bin PATH[:LABEL], repeatable: a build of
+# another commit), alternating, the median of --reps runs each.  Appends
+# to bench/results/spearman-read.csv.
+#
+#   bench/read-spearman.sh [--rows 9879896] [--reps 3] [--bin PATH[:LABEL]]... [--text] [--csv FILE]
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
+ROWS=9879896; REPS=3; BINS=(); TEXT=0; CSV=$here/results/spearman-read.csv
+while [ $# -gt 0 ]; do
+  case $1 in
+    --rows) ROWS=$2; shift 2;; --reps) REPS=$2; shift 2;; --bin) BINS+=("$2"); shift 2;;
+    --text) TEXT=1; shift;; --csv) CSV=$2; shift 2;;
+    -h|--help) sed -n '2,10p' "$0"; exit 0;;
+    *) echo "bench/read-spearman.sh: unknown option $1" >&2; exit 2;;
+  esac
+done
+[ ${#BINS[@]} -gt 0 ] || BINS=("$here/../build/fcbo-dist:build")
+MACHINE="$(nproc) cores $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+first=${BINS[0]%%:*}
+"$first" gen counts --rows "$ROWS" --cols 30 --groups 50 --seed 1 -o "$tmp/m.npy" || exit 1
+files=("$tmp/m.npy")
+if [ $TEXT = 1 ]; then
+  python3 -c "import numpy as np, sys; np.savetxt(sys.argv[2], np.load(sys.argv[1]), fmt='%d')" "$tmp/m.npy" "$tmp/m.txt" || exit 1
+  files+=("$tmp/m.txt")
+fi
+[ -f "$CSV" ] || echo "binary,version,format,rows,cols,bytes,read_s,machine,date" > "$CSV"
+for f in "${files[@]}"; do
+  declare -A t=()
+  for r in $(seq "$REPS"); do
+    for b in "${BINS[@]}"; do
+      bin=${b%%:*}
+      s=$("$bin" spearman "$f" --check-input 2>&1 | sed -n 's/^read and ranked in \([0-9.]*\) s$/\1/p')
+      [ -n "$s" ] || { echo "bench/read-spearman.sh: $bin gave no time on $f" >&2; exit 1; }
+      t[$b]="${t[$b]:-} $s"
+    done
+  done
+  for b in "${BINS[@]}"; do
+    bin=${b%%:*}; label=${b#*:}; [ "$label" = "$b" ] && label=$(basename "$bin")
+    med=$(printf '%s\n' ${t[$b]} | median)
+    echo "$label,$("$bin" version | head -1 | cut -d' ' -f2),${f##*.},$ROWS,30,$(stat -c %s "$f"),$med,\"$MACHINE\",$(date -u +%F)" |
+      tee -a "$CSV"
+  done
+  unset t
+done
