@@ -1,7 +1,6 @@
 /* The bcp result file (see bcp_h5.h). */
 #include "bcp_h5.h"
 
-#include "../common/atomicfile.h"
 #include "../io/h5util.h"
 #include "version.h"
 
@@ -10,7 +9,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 /* A row-major rows x cols array of doubles as a 2-D dataset. */
 static fd_status write_2d(hid_t loc, const char *name, const double *v, uint64_t rows, uint64_t cols)
@@ -31,11 +29,10 @@ fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor
                        double t_load, double t_fit, uint32_t fuse_iters)
 {
     fd_status st = FD_OK;
-    char *tmp = fd_tmp_name(path);
-    hid_t f = -1, g = -1;
-    if (!tmp) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (f < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file", tmp); goto done; }
+    h5u_out out = {-1, NULL, NULL};
+    hid_t g = -1;
+    FD_TRY_GOTO(h5u_out_create(&out, path), st, done);
+    const hid_t f = out.file;
     const uint32_t R = m->R, last = m->iters - 1;
     FD_TRY_GOTO(h5u_attr_str(f, "format", "fcbo-dist bcp"), st, done);
     FD_TRY_GOTO(h5u_attr_str(f, "version", FD_VERSION), st, done);
@@ -88,14 +85,10 @@ fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor
     }
     H5Gclose(g);
     g = -1;
-    FD_TRY_GOTO(h5u_attr_u64(f, "complete", 1), st, done);
-    st = h5u_commit(f, tmp, path);
-    f = -1;
+    st = h5u_out_commit(&out); /* sets complete */
 done:
     if (g >= 0) H5Gclose(g);
-    if (f >= 0) H5Fclose(f);
-    if (st != FD_OK) unlink(tmp);
-    free(tmp);
+    h5u_out_abort(&out);
     return st;
 }
 

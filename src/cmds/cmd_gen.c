@@ -297,11 +297,10 @@ static fd_status gen_blobs(int argc, char **argv)
 static fd_status write_tensor_h5(const char *path, const bcp_tensor *t, const double *A, uint32_t rank, double snr)
 {
     fd_status st = FD_OK;
-    char *tmp = fd_tmp_name(path);
-    hid_t f = -1, g = -1, sp = -1, ds = -1;
-    if (!tmp) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (f < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file", tmp); goto done; }
+    h5u_out out = {-1, NULL, NULL};
+    hid_t g = -1, sp = -1, ds = -1;
+    FD_TRY_GOTO(h5u_out_create(&out, path), st, done);
+    const hid_t f = out.file;
     hsize_t dims[BCP_MAX_ORDER];
     for (uint32_t n = 0; n < t->order; n++) dims[n] = t->dims[n];
     H5_CHECK_GOTO(sp = H5Screate_simple((int)t->order, dims, NULL), st, done);
@@ -327,15 +326,12 @@ static fd_status write_tensor_h5(const char *path, const bcp_tensor *t, const do
     }
     H5Gclose(g);
     g = -1;
-    st = h5u_commit(f, tmp, path);
-    f = -1;
+    st = h5u_out_commit(&out);
 done:
     if (ds >= 0) H5Dclose(ds);
     if (sp >= 0) H5Sclose(sp);
     if (g >= 0) H5Gclose(g);
-    if (f >= 0) H5Fclose(f);
-    if (st != FD_OK) unlink(tmp);
-    free(tmp);
+    h5u_out_abort(&out);
     return st;
 }
 

@@ -1,7 +1,6 @@
 /* The dpc result file (see dpc_h5.h). */
 #include "dpc_h5.h"
 
-#include "../common/atomicfile.h"
 #include "../io/h5util.h"
 #include "version.h"
 
@@ -9,17 +8,14 @@
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <unistd.h>
 
 fd_status dpc_h5_write(const char *path, const dpc_opts *o, const dpc_result *r)
 {
     fd_status st = FD_OK;
     const uint64_t n = r->p->n;
-    char *tmp = fd_tmp_name(path);
-    hid_t f = -1;
-    if (!tmp) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (f < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file", tmp); goto done; }
+    h5u_out out = {-1, NULL, NULL};
+    FD_TRY_GOTO(h5u_out_create(&out, path), st, done);
+    const hid_t f = out.file;
     FD_TRY_GOTO(h5u_attr_str(f, "format", "fcbo-dist dpc"), st, done);
     FD_TRY_GOTO(h5u_attr_str(f, "version", FD_VERSION), st, done);
     FD_TRY_GOTO(h5u_attr_str(f, "command", o->command ? o->command : ""), st, done);
@@ -53,12 +49,9 @@ fd_status dpc_h5_write(const char *path, const dpc_opts *o, const dpc_result *r)
     FD_TRY_GOTO(h5u_write_1d(f, "gamma", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, r->gamma, n), st, done);
     FD_TRY_GOTO(h5u_write_1d(f, "centers", H5T_STD_I64LE, H5T_NATIVE_INT64, r->centers, r->k), st, done);
     if (r->core) FD_TRY_GOTO(h5u_write_1d(f, "core_labels", H5T_STD_I32LE, H5T_NATIVE_INT32, r->core, n), st, done);
-    st = h5u_commit(f, tmp, path);
-    f = -1;
+    st = h5u_out_commit(&out);
 done:
-    if (f >= 0) H5Fclose(f);
-    if (st != FD_OK) unlink(tmp);
-    free(tmp);
+    h5u_out_abort(&out);
     return st;
 }
 

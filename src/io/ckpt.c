@@ -83,12 +83,11 @@ static void first_diff(const char *a, const char *b, char *la, char *lb, size_t 
 static fd_status write_job(const ckpt *ck, const fd_records *recs)
 {
     fd_status st = FD_OK;
-    char *tmp = fd_tmp_name(ck->job);
+    h5u_out out = {-1, NULL, NULL};
     uint64_t *start = NULL;
-    hid_t f = -1, g = -1;
-    if (!tmp) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (f < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot create the checkpoint file: %s", tmp, strerror(errno)); goto done; }
+    hid_t g = -1;
+    FD_TRY_GOTO(h5u_out_create(&out, ck->job), st, done);
+    const hid_t f = out.file;
     FD_TRY_GOTO(h5u_attr_str(f, "format", JOB_FORMAT), st, done);
     FD_TRY_GOTO(h5u_attr_str(f, "workload", ck->workload), st, done);
     FD_TRY_GOTO(h5u_attr_str(f, "params", ck->params), st, done);
@@ -103,14 +102,10 @@ static fd_status write_job(const ckpt *ck, const fd_records *recs)
         H5Gclose(g);
         g = -1;
     }
-    hid_t ff = f;
-    f = -1;
-    st = h5u_commit(ff, tmp, ck->job);
+    st = h5u_out_commit(&out);
 done:
     if (g >= 0) H5Gclose(g);
-    if (f >= 0) H5Fclose(f);
-    if (st != FD_OK) unlink(tmp);
-    free(tmp);
+    h5u_out_abort(&out);
     free(start);
     return st;
 }
@@ -305,19 +300,14 @@ fd_status ckpt_put_values(const ckpt *ck, const char *name, const double *v, siz
     fd_status st = FD_OK;
     char file[96];
     snprintf(file, sizeof file, "%s.h5", name);
-    char *path = fd_path_join(ck->dir, file), *tmp = path ? fd_tmp_name(path) : NULL;
-    hid_t f = -1;
-    if (!tmp) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
-    f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (f < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot create the checkpoint file: %s", tmp, strerror(errno)); goto done; }
-    FD_TRY_GOTO(h5u_write_1d(f, "values", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v, n), st, done);
-    hid_t ff = f;
-    f = -1;
-    st = h5u_commit(ff, tmp, path);
+    char *path = fd_path_join(ck->dir, file);
+    h5u_out out = {-1, NULL, NULL};
+    if (!path) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    FD_TRY_GOTO(h5u_out_create(&out, path), st, done);
+    FD_TRY_GOTO(h5u_write_1d(out.file, "values", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v, n), st, done);
+    st = h5u_out_commit(&out);
 done:
-    if (f >= 0) H5Fclose(f);
-    if (st != FD_OK && tmp) unlink(tmp);
-    free(tmp);
+    h5u_out_abort(&out);
     free(path);
     return st;
 }

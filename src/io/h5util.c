@@ -334,8 +334,12 @@ static fd_status out_names(h5u_out *o, const char *path)
 fd_status h5u_out_create(h5u_out *o, const char *path)
 {
     FD_TRY(out_names(o, path));
+    errno = 0; /* the open's reason, when it is the system's */
     o->file = H5Fcreate(o->tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    return o->file >= 0 ? FD_OK : fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file", o->tmp);
+    const int e = errno;
+    return o->file >= 0 ? FD_OK
+                        : fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file%s%s", o->tmp, e ? ": " : "",
+                                  e ? strerror(e) : "");
 }
 
 fd_status h5u_out_adopt(h5u_out *o, const char *path, const char *from, const char *const *dsets,

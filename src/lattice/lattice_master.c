@@ -3,7 +3,6 @@
  * each rank did (docs/formats.md). */
 #include "lattice_h5.h"
 
-#include "../common/atomicfile.h"
 #include "../io/h5part.h"
 #include "../io/h5util.h"
 
@@ -11,7 +10,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define PART_NAME_MAX H5PART_NAME_MAX
 
@@ -65,12 +63,12 @@ fd_status lattice_master_write(const char *path, const fca_context *ctx, const l
                                const lattice_rank *rs, int ranks, int with_extents)
 {
     fd_status st = FD_OK;
-    hid_t f = -1, g = -1;
-    char *tmp = fd_tmp_name(path);
+    hid_t g = -1;
+    h5u_out out = {-1, NULL, NULL};
     char(*names)[PART_NAME_MAX] = calloc((size_t)ranks, sizeof *names);
     uint64_t *n = calloc((size_t)ranks, sizeof *n), *ni = calloc((size_t)ranks, sizeof *ni),
              *ne = calloc((size_t)ranks, sizeof *ne), total = 0;
-    if (!tmp || !names || !n || !ni || !ne) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    if (!names || !n || !ni || !ne) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
     for (int r = 0; r < ranks; r++) {
         h5part_name(names[r], PART_NAME_MAX, r);
         n[r] = rs[r].r.results;
@@ -78,8 +76,8 @@ fd_status lattice_master_write(const char *path, const fca_context *ctx, const l
         ne[r] = rs[r].ext_ids;
         total += n[r];
     }
-    f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (f < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file", tmp); goto done; }
+    FD_TRY_GOTO(h5u_out_create(&out, path), st, done);
+    const hid_t f = out.file;
     FD_TRY_GOTO(lattice_h5_put_meta(f, ctx, meta, total, with_extents), st, done);
     FD_TRY_GOTO(h5u_attr_u64(f, "parts", (uint64_t)ranks), st, done);
     FD_TRY_GOTO(concat(f, "supports", "supports", H5T_STD_U32LE, names, n, ranks, 0), st, done);
@@ -97,14 +95,10 @@ fd_status lattice_master_write(const char *path, const fca_context *ctx, const l
     }
     FD_TRY_GOTO(write_rank_table(f, rs, ranks), st, done);
     /* The caller writes the master only once every part is committed. */
-    hid_t ff = f;
-    f = -1;
-    st = h5u_commit(ff, tmp, path);
+    st = h5u_out_commit(&out);
 done:
     if (g >= 0) H5Gclose(g);
-    if (f >= 0) H5Fclose(f);
-    if (st != FD_OK && tmp) unlink(tmp);
-    free(tmp);
+    h5u_out_abort(&out);
     free(names);
     free(n);
     free(ni);

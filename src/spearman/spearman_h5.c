@@ -1,6 +1,5 @@
 #include "spearman_h5.h"
 
-#include "../common/atomicfile.h"
 #include "../io/h5part.h"
 #include "../io/h5util.h"
 #include "tile.h"
@@ -9,7 +8,6 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 #define CHUNK ((uint64_t)1 << 16)
 
@@ -213,13 +211,13 @@ fd_status spearman_h5_commit_part(spearman_h5 **pw, const char *sha256, int rank
 fd_status spearman_master_write(const char *path, const spearman_meta *m, const h5part_rank *rs, int ranks)
 {
     fd_status st = FD_OK;
-    hid_t f = -1, g = -1;
-    char *tmp = fd_tmp_name(path);
+    hid_t g = -1;
+    h5u_out out = {-1, NULL, NULL};
     char(*names)[H5PART_NAME_MAX] = calloc((size_t)ranks, sizeof *names);
     h5u_piece *pc = calloc((size_t)ranks, sizeof *pc);
-    if (!tmp || !names || !pc) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
-    f = H5Fcreate(tmp, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
-    if (f < 0) { st = fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file", tmp); goto done; }
+    if (!names || !pc) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    FD_TRY_GOTO(h5u_out_create(&out, path), st, done);
+    const hid_t f = out.file;
     FD_TRY_GOTO(put_meta(f, m), st, done);
     FD_TRY_GOTO(h5u_attr_u64(f, "parts", (uint64_t)ranks), st, done);
     H5_CHECK_GOTO(g = H5Gcreate2(f, "pairs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
@@ -236,14 +234,10 @@ fd_status spearman_master_write(const char *path, const spearman_meta *m, const 
     FD_TRY_GOTO(h5part_write_ranks(f, rs, ranks, "pairs", "tiles", &g), st, done);
     H5Gclose(g);
     g = -1;
-    hid_t ff = f;
-    f = -1;
-    st = h5u_commit(ff, tmp, path);
+    st = h5u_out_commit(&out);
 done:
     if (g >= 0) H5Gclose(g);
-    if (f >= 0) H5Fclose(f);
-    if (st != FD_OK && tmp) unlink(tmp);
-    free(tmp);
+    h5u_out_abort(&out);
     free(names);
     free(pc);
     return st;
