@@ -1,0 +1,17 @@
+# Every bench script answers --help (exit 0, its header) and refuses an
+# option it does not know (exit 2, naming itself and the option) before
+# doing any work, as the tool's own commands do.
+source "$(dirname "$0")/lib.sh" "$@"
+n=0
+for f in "$(dirname "$0")"/../bench/*.sh; do
+  name=bench/$(basename "$f")
+  [ "$name" = bench/lib.sh ] && continue
+  n=$((n + 1))
+  timeout 20 bash "$f" --help > "$WORK/help" 2> "$WORK/err"; rc=$?
+  check '[ $rc -eq 0 ] && grep -q "^# " "$WORK/help"' "$name --help: exit $rc: $(head -2 "$WORK/help") $(cat "$WORK/err")"
+  timeout 20 bash "$f" --no-such-option > /dev/null 2> "$WORK/err"; rc=$?
+  check '[ $rc -eq 2 ] && grep -q "^$name: unknown option --no-such-option" "$WORK/err"' \
+        "$name --no-such-option: exit $rc: $(cat "$WORK/err")"
+done
+check '[ $n -ge 20 ]' "only $n bench scripts found"
+finish
