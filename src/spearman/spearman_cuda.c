@@ -171,8 +171,8 @@ static fd_status offer_rows(void *ctx, uint64_t r0, uint64_t r1, int thread)
  * rows with heaps not yet full get every pair.  The result is the CPU
  * backend's, since the screen only ever lets through too much: a pair
  * reaches a heap only through spearman_topk_offer's exact test. */
-static fd_status cuda_topk(cuda_state *c, const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1,
-                           uint64_t j0, uint64_t j1, spearman_acc *acc)
+static fd_status cuda_topk(cuda_state *c, const spearman_mat *x, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,
+                           spearman_acc *acc)
 {
     spearman_topk *t = acc->topk;
     spearman_gpu_out *o = &c->out;
@@ -216,7 +216,7 @@ static fd_status cuda_rect(void *state, const spearman_mat *x, const spearman_ma
 {
     cuda_state *c = state;
     spearman_gpu_out *o = &c->out;
-    if (acc->topk) return cuda_topk(c, x, y, i0, i1, j0, j1, acc);
+    if (acc->topk) return cuda_topk(c, x, i0, i1, j0, j1, acc);
     /* Keeping pairs in pass 1, a launch emits no more than the room left. */
     const uint64_t room = acc->keep_cap > acc->nout ? acc->keep_cap - acc->nout : 1;
     const spearman_gpu_sel gs = {sel->mode,         sel->q,           sel->x_lo,           sel->x_hi,
