@@ -105,13 +105,13 @@ if command -v mpirun > /dev/null; then
   "$BIN" info --text "$W/res3/spearman.h5" > "$W/text3"
   check 'cmp -s <(sort "$W/text") <(sort "$W/text3")' "np=3 pairs differ from np=1"
 fi
-# A .npy read in many batches (the reader's pipeline: about 4 MiB a batch,
-# 17,476 rows of 30 float64 here) against the same matrix as text (the
-# text reader, written separately): the same pairs, rho and p, with NaN
-# rows dropped in the first, a middle and the last batch; without
-# --drop-nan-rows, the first NaN row in input order is named, although the
-# batch after it was already converted.
-if python3 -c "import numpy" 2> /dev/null; then
+# A .npy and an HDF5 dataset read in many batches (the binary readers'
+# pipeline: about 4 MiB a batch, 17,476 rows of 30 float64 here) against
+# the same matrix as text (the text reader, written separately): the same
+# pairs, rho and p, with NaN rows dropped in a middle batch, another
+# and the last; without --drop-nan-rows, the first NaN row in input order
+# is named, although the batch after it was already converted.
+if python3 -c "import numpy, h5py" 2> /dev/null; then
   python3 - "$W" << 'PY'
 import sys
 import numpy as np
@@ -122,22 +122,27 @@ x[17500, 4] = np.nan    # batch 1
 x[40000, 0] = np.inf    # batch 2
 x[149999, 29] = np.nan  # the last row
 np.save(w + "/big.npy", x)
+import h5py
+with h5py.File(w + "/big.h5", "w") as f:
+    f["x"] = x
 np.savetxt(w + "/big.txt", x, fmt="%.17g")
 np.savetxt(w + "/y.txt", rng.poisson(2.0, (40, 30)), fmt="%d")
 PY
-  for f in big.npy big.txt; do
-    "$BIN" spearman "$W/$f" --y "$W/y.txt" --drop-nan-rows --pvalue 0.01 -o "$W/r-$f" -q --force ||
+  for f in big.txt big.npy big.h5:/x; do
+    k=${f%%:*}
+    "$BIN" spearman "$W/$f" --y "$W/y.txt" --drop-nan-rows --pvalue 0.01 -o "$W/r-$k" -q --force ||
       bad "spearman $f --drop-nan-rows failed"
-    "$BIN" info --text "$W/r-$f/spearman.h5" | sort > "$W/pairs-$f"
-    "$BIN" info "$W/r-$f/spearman.h5" | grep -E "^(dropped_rows|n_pairs|pairs_tested) " > "$W/counts-$f"
+    "$BIN" info --text "$W/r-$k/spearman.h5" | sort > "$W/pairs-$k"
+    "$BIN" info "$W/r-$k/spearman.h5" | grep -E "^(dropped_rows|n_pairs|pairs_tested) " > "$W/counts-$k"
+    [ "$k" = big.txt ] && continue
+    check '[ -s "$W/pairs-$k" ] && cmp -s "$W/pairs-$k" "$W/pairs-big.txt"' \
+          "$k and big.txt give different pairs ($(wc -l < "$W/pairs-$k") and $(wc -l < "$W/pairs-big.txt"))"
+    check 'cmp -s "$W/counts-$k" "$W/counts-big.txt" && grep -qE "^dropped_rows +3$" "$W/counts-$k"' \
+          "$k counts: $(cat "$W/counts-$k") against $(cat "$W/counts-big.txt")"
+    "$BIN" spearman "$W/$f" --check-input 2> "$W/err" > /dev/null; rc=$?
+    check '[ $rc -eq 2 ] && grep -q "$f: row 17500, column 5 is NaN or infinite" "$W/err"' \
+          "$f with NaN: exit $rc: $(cat "$W/err")"
   done
-  check '[ -s "$W/pairs-big.npy" ] && cmp -s "$W/pairs-big.npy" "$W/pairs-big.txt"' \
-        "big.npy and big.txt give different pairs ($(wc -l < "$W/pairs-big.npy") and $(wc -l < "$W/pairs-big.txt"))"
-  check 'cmp -s "$W/counts-big.npy" "$W/counts-big.txt" && grep -qE "^dropped_rows +3$" "$W/counts-big.npy"' \
-        "counts: $(cat "$W/counts-big.npy") against $(cat "$W/counts-big.txt")"
-  "$BIN" spearman "$W/big.npy" --check-input 2> "$W/err" > /dev/null; rc=$?
-  check '[ $rc -eq 2 ] && grep -q "big.npy: row 17500, column 5 is NaN or infinite" "$W/err"' \
-        "big.npy with NaN: exit $rc: $(cat "$W/err")"
 fi
 "$BIN" spearman --help > "$W/help"
 for o in --pvalue --rho --count-only --y --drop-nan-rows --max-output --threads --backend --stats --force; do

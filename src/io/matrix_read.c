@@ -15,7 +15,7 @@
 #include <strings.h>
 #include <unistd.h>
 
-/* ---------------- NumPy .npy ---------------- */
+/* ---------------- rows to the sink ---------------- */
 
 static size_t hashed_read(void *buf, size_t n, FILE *f, sha256_ctx *sha)
 {
@@ -24,47 +24,17 @@ static size_t hashed_read(void *buf, size_t n, FILE *f, sha256_ctx *sha)
     return got;
 }
 
-/* A binary reader's rows on their way to the sink: the transform's
- * output and scratch, and how many rows went in. */
+/* A binary reader's rows on their way to the sink: how many went in. */
 typedef struct {
     const fd_matrix_sink *sink;
-    uint32_t n;
-    void *out;
-    double *scratch;
     uint64_t pushed;
 } row_feed;
 
 static fd_status feed_begin(row_feed *f, const fd_matrix_sink *sink, uint32_t n, uint64_t rows)
 {
     f->sink = sink;
-    f->n = n;
     f->pushed = 0;
-    f->out = malloc(sink->row_bytes(n) + 1);
-    f->scratch = malloc(((size_t)n + 1) * sizeof *f->scratch);
-    if (!f->out || !f->scratch) return fd_fail(FD_ERR_NOMEM, "out of memory");
     return sink->begin(sink->ctx, n, rows);
-}
-
-static void feed_free(row_feed *f)
-{
-    free(f->out);
-    free(f->scratch);
-    f->out = f->scratch = NULL;
-}
-
-/* Adds a row given as doubles, dropping or refusing non-finite values. */
-static fd_status push_checked(row_feed *f, const double *x, uint64_t r, int drop_nan, const char *where)
-{
-    for (uint32_t k = 0; k < f->n; k++)
-        if (!isfinite(x[k])) {
-            if (!drop_nan)
-                return fd_fail(FD_ERR_INPUT, "%s: row %llu, column %u is NaN or infinite%s", where, (unsigned long long)r,
-                               k + 1, f->sink->nan_hint ? f->sink->nan_hint : "");
-            return f->sink->drop(f->sink->ctx);
-        }
-    f->sink->transform(x, NULL, f->n, f->out, f->scratch);
-    f->pushed++;
-    return f->sink->push(f->sink->ctx, f->out, r);
 }
 
 /* The .npy element types read, as numpy's descr. */
@@ -92,32 +62,48 @@ static void npy_row(const unsigned char *raw, int ti, size_t cols, double *row)
     }
 }
 
-/* A batch of rows on its way through the pipeline of read_npy: read and
- * hashed by the main thread, converted and transformed by the workers,
- * then handed to the sink in order by the main thread. */
+/* ---------------- the batch pipeline of the binary readers ---------------- */
+
+/* A batch of rows on its way through read_batches: read (and hashed) by
+ * the source, converted and transformed by the workers, then handed to the
+ * sink in order by the main thread. */
 typedef struct {
-    unsigned char *raw;
+    unsigned char *raw; /* rows of npy_types[ti] values */
     void *out;          /* rows x row_bytes */
     uint32_t *bad;      /* per row: 0, or 1 + the first column that is NaN or infinite */
     uint64_t first;     /* the batch's first row */
     size_t bytes;       /* bytes read */
     size_t rows;        /* rows read whole */
-    int truncated;      /* the file ended inside the batch */
-} npy_batch;
+    int failed;         /* the source failed after these rows (said when the batch's turn comes) */
+} row_batch;
+
+/* Where the rows come from.  fill reads the next batch into b on the
+ * main thread (HDF5 is not thread-safe here) and returns 0 when there is
+ * none; it records a failure in b->failed rather than failing, so that the
+ * error is raised in input order by fail.  hash, when not NULL, takes a
+ * filled batch in, in order, on a thread of its own. */
+typedef struct batch_src batch_src;
+struct batch_src {
+    int (*fill)(batch_src *s, row_batch *b);
+    void (*hash)(batch_src *s, const row_batch *b);
+    fd_status (*fail)(batch_src *s, const row_batch *b);
+    uint64_t rows, next; /* rows of the input; the next to read */
+    size_t B, rb;        /* rows a batch, bytes a row */
+};
 
 typedef struct {
-    npy_batch *b;
+    row_batch *b;
     size_t r0, r1;
     int ti;
     uint32_t cols;
     size_t obytes;
     const fd_matrix_sink *sink;
     double *row;        /* cols, then cols + 1 of the transform's scratch */
-} npy_slice;
+} batch_slice;
 
-static void *npy_transform(void *arg)
+static void *batch_transform(void *arg)
 {
-    npy_slice *w = arg;
+    batch_slice *w = arg;
     const size_t rb = (size_t)npy_types[w->ti].size * w->cols;
     for (size_t r = w->r0; r < w->r1; r++) {
         npy_row(w->b->raw + r * rb, w->ti, w->cols, w->row);
@@ -130,48 +116,28 @@ static void *npy_transform(void *arg)
     return NULL;
 }
 
-/* Where read_npy's reading stands: the rows of the file, and the next row
- * to read, in batches of B rows of rb bytes; the hash of what was read. */
 typedef struct {
-    FILE *f;
-    sha256_ctx sha;
-    uint64_t rows, next;
-    size_t B, rb;
-    const npy_batch *tohash; /* for npy_hash */
-} npy_reader;
+    batch_src *src;
+    const row_batch *b;
+} hash_job;
 
-/* The next batch into b, not hashed yet; 0 when the array is read or the
- * file ended. */
-static int npy_fill(npy_reader *rd, npy_batch *b)
+static void *batch_hash(void *arg)
 {
-    if (rd->next >= rd->rows) return 0;
-    const size_t want = rd->rows - rd->next < rd->B ? (size_t)(rd->rows - rd->next) : rd->B;
-    const size_t got = fread(b->raw, 1, want * rd->rb, rd->f);
-    b->first = rd->next;
-    b->bytes = got;
-    b->rows = got / rd->rb;
-    b->truncated = b->rows < want;
-    rd->next = b->truncated ? rd->rows : rd->next + want; /* nothing after a short read */
-    return 1;
-}
-
-/* rd->tohash into the hash: batches go in in the order they were read. */
-static void *npy_hash(void *arg)
-{
-    npy_reader *rd = arg;
-    sha256_update(&rd->sha, rd->tohash->raw, rd->tohash->bytes);
+    hash_job *h = arg;
+    h->src->hash(h->src, h->b);
     return NULL;
 }
 
-/* b's rows into the sink, in order, as push_checked would. */
-static fd_status npy_push(row_feed *feed, const npy_batch *b, uint64_t rows, int drop_nan, const char *path,
-                          size_t obytes)
+/* b's rows into the sink, in order; a row with a NaN or infinite value is
+ * dropped or refused. */
+static fd_status batch_push(row_feed *feed, batch_src *src, const row_batch *b, int drop_nan, const char *where,
+                            size_t obytes)
 {
     for (size_t r = 0; r < b->rows; r++) {
         const uint64_t row = b->first + r;
         if (b->bad[r]) {
             if (!drop_nan)
-                return fd_fail(FD_ERR_INPUT, "%s: row %llu, column %u is NaN or infinite%s", path,
+                return fd_fail(FD_ERR_INPUT, "%s: row %llu, column %u is NaN or infinite%s", where,
                                (unsigned long long)row, b->bad[r], feed->sink->nan_hint ? feed->sink->nan_hint : "");
             FD_TRY(feed->sink->drop(feed->sink->ctx));
             continue;
@@ -179,34 +145,122 @@ static fd_status npy_push(row_feed *feed, const npy_batch *b, uint64_t rows, int
         feed->pushed++;
         FD_TRY(feed->sink->push(feed->sink->ctx, (const char *)b->out + r * obytes, row));
     }
-    if (b->truncated)
-        return fd_fail(FD_ERR_INPUT, "%s: truncated: row %llu of %llu is missing", path,
-                       (unsigned long long)(b->first + b->rows), (unsigned long long)rows);
-    return FD_OK;
+    return b->failed ? src->fail(src, b) : FD_OK;
 }
 
-/* Rows go in batches of about 4 MiB through three stages: while the
- * workers convert, check and transform batch k + 1 (for spearman, the
- * ranking) and one more thread hashes it, the main thread hands batch k to
- * the sink and reads batch k + 2.  The sink sees the rows, and any error,
- * in input order, as a row-at-a-time reader would. */
+/* Rows go in batches of about 4 MiB (src->B rows) through three stages:
+ * while the workers convert, check and transform batch k + 1 (for
+ * spearman, the ranking) and one more thread hashes it, the main thread
+ * hands batch k to the sink and reads batch k + 2.  The sink sees the
+ * rows, and any error, in input order, as a row-at-a-time reader would. */
+static fd_status read_batches(row_feed *feed, batch_src *src, int ti, uint32_t cols, int drop_nan, const char *where)
+{
+    fd_status st = FD_OK;
+    const fd_matrix_sink *sink = feed->sink;
+    const size_t B = src->B, obytes = sink->row_bytes(cols);
+    const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    const int T = ncpu < 1 ? 1 : ncpu > 8 ? 8 : (int)ncpu;
+    row_batch bs[3];
+    batch_slice sl[8];
+    pthread_t th[8];
+    memset(bs, 0, sizeof bs);
+    memset(sl, 0, sizeof sl);
+    for (int k = 0; k < 3; k++) {
+        FD_ALLOC_GOTO(bs[k].raw, B * src->rb, st, done);
+        FD_ALLOC_GOTO(bs[k].bad, B, st, done);
+        if (!(bs[k].out = malloc(B * obytes + 1))) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    }
+    for (int t = 0; t < T; t++) FD_ALLOC_GOTO(sl[t].row, 2 * (size_t)cols + 1, st, done);
+    int nb = src->fill(src, &bs[0]); /* batches read */
+    if (nb && src->hash) src->hash(src, &bs[0]);
+    if (nb) { /* batch 0 by the main thread alone, to get going */
+        batch_slice w = {&bs[0], 0, bs[0].rows, ti, cols, obytes, sink, sl[0].row};
+        batch_transform(&w);
+        nb += src->fill(src, &bs[1]);
+    }
+    for (int k = 0; k < nb; k++) {
+        int started = 0, hashing = 0;
+        pthread_t hasher;
+        row_batch *nx = k + 1 < nb ? &bs[(k + 1) % 3] : NULL;
+        hash_job hj = {src, nx};
+        if (nx) {
+            const size_t per = (nx->rows + (size_t)T - 1) / (size_t)T;
+            for (int t = 0; t < T; t++) {
+                const size_t r0 = (size_t)t * per < nx->rows ? (size_t)t * per : nx->rows;
+                const size_t r1 = r0 + per < nx->rows ? r0 + per : nx->rows;
+                sl[t] = (batch_slice){nx, r0, r1, ti, cols, obytes, sink, sl[t].row};
+            }
+            for (; started < T; started++)
+                if (pthread_create(&th[started], NULL, batch_transform, &sl[started]) != 0) break;
+            if (src->hash) hashing = pthread_create(&hasher, NULL, batch_hash, &hj) == 0;
+        }
+        st = batch_push(feed, src, &bs[k % 3], drop_nan, where, obytes);
+        if (st == FD_OK) nb += src->fill(src, &bs[(k + 2) % 3]);
+        for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
+        for (int t = started; nx && t < T; t++) batch_transform(&sl[t]); /* threads that did not start */
+        if (hashing) pthread_join(hasher, NULL);
+        else if (nx && src->hash) batch_hash(&hj);
+        if (st != FD_OK) goto done;
+    }
+done:
+    for (int k = 0; k < 3; k++) {
+        free(bs[k].raw);
+        free(bs[k].out);
+        free(bs[k].bad);
+    }
+    for (int t = 0; t < 8; t++) free(sl[t].row);
+    return st;
+}
+
+/* Batch sizes: about 4 MiB of input a batch, at least a row. */
+static size_t batch_rows(uint64_t rows, size_t rb)
+{
+    size_t B = ((size_t)4 << 20) / rb;
+    if (B < 1) B = 1;
+    return B > rows ? (size_t)rows : B;
+}
+
+/* ---------------- NumPy .npy: the source ---------------- */
+
+typedef struct {
+    batch_src base;
+    FILE *f;
+    sha256_ctx sha;
+    const char *path;
+} npy_src;
+
+static int npy_fill(batch_src *s, row_batch *b)
+{
+    npy_src *n = (npy_src *)s;
+    if (s->next >= s->rows) return 0;
+    const size_t want = s->rows - s->next < s->B ? (size_t)(s->rows - s->next) : s->B;
+    const size_t got = fread(b->raw, 1, want * s->rb, n->f);
+    b->first = s->next;
+    b->bytes = got;
+    b->rows = got / s->rb;
+    b->failed = b->rows < want;
+    s->next = b->failed ? s->rows : s->next + want; /* nothing after a short read */
+    return 1;
+}
+
+static void npy_hash(batch_src *s, const row_batch *b) { sha256_update(&((npy_src *)s)->sha, b->raw, b->bytes); }
+
+static fd_status npy_fail(batch_src *s, const row_batch *b)
+{
+    return fd_fail(FD_ERR_INPUT, "%s: truncated: row %llu of %llu is missing", ((npy_src *)s)->path,
+                   (unsigned long long)(b->first + b->rows), (unsigned long long)s->rows);
+}
+
 static fd_status read_npy(const char *path, int drop_nan, const fd_matrix_sink *sink)
 {
     fd_status st = FD_OK;
     row_feed feed = {0};
-    npy_batch bs[3];
-    memset(bs, 0, sizeof bs);
-    long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    const int T = ncpu < 1 ? 1 : ncpu > 8 ? 8 : (int)ncpu;
-    npy_slice sl[8];
-    memset(sl, 0, sizeof sl);
-    pthread_t th[8];
-    npy_reader rd = {0}; /* hashed as read: the file is read once */
-    sha256_init(&rd.sha);
-    FILE *f = rd.f = fopen(path, "rb");
+    npy_src src = {.base = {npy_fill, npy_hash, npy_fail, 0, 0, 0, 0}, .path = path};
+    sha256_init(&src.sha); /* hashed as read: the file is read once */
+    FILE *f = src.f = fopen(path, "rb");
     if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
     npy_header h;
-    FD_TRY_GOTO(npy_read_header(f, path, &h, &rd.sha), st, done);
+    FD_TRY_GOTO(npy_read_header(f, path, &h, &src.sha), st, done);
     if (h.ndim != 2) {
         st = fd_fail(FD_ERR_INPUT, "%s: only 2-D arrays are read (this one has %u dimensions)", path, h.ndim);
         goto done;
@@ -235,78 +289,61 @@ static fd_status read_npy(const char *path, int drop_nan, const fd_matrix_sink *
         goto done;
     }
     FD_TRY_GOTO(feed_begin(&feed, sink, (uint32_t)cols, rows), st, done);
-    const size_t rb = (size_t)npy_types[ti].size * cols, obytes = sink->row_bytes((uint32_t)cols);
-    size_t B = ((size_t)4 << 20) / rb;
-    if (B < 1) B = 1;
-    if (B > rows) B = rows;
-    for (int k = 0; k < 3; k++) {
-        FD_ALLOC_GOTO(bs[k].raw, B * rb, st, done);
-        FD_ALLOC_GOTO(bs[k].bad, B, st, done);
-        if (!(bs[k].out = malloc(B * obytes + 1))) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
-    }
-    for (int t = 0; t < T; t++) FD_ALLOC_GOTO(sl[t].row, 2 * cols + 1, st, done);
-    rd.rows = rows;
-    rd.B = B;
-    rd.rb = rb;
-    int nb = npy_fill(&rd, &bs[0]); /* batches read */
-    rd.tohash = &bs[0];
-    npy_hash(&rd);
-    { /* batch 0 by the main thread alone, to get going */
-        npy_slice w = {&bs[0], 0, bs[0].rows, ti, (uint32_t)cols, obytes, sink, sl[0].row};
-        npy_transform(&w);
-    }
-    nb += npy_fill(&rd, &bs[1]);
-    for (int k = 0; k < nb; k++) {
-        /* Workers on batch k + 1 while this thread pushes batch k and reads k + 2. */
-        int started = 0, hashing = 0;
-        pthread_t hasher;
-        npy_batch *nx = k + 1 < nb ? &bs[(k + 1) % 3] : NULL;
-        if (nx) {
-            const size_t per = (nx->rows + (size_t)T - 1) / (size_t)T;
-            for (int t = 0; t < T; t++) {
-                const size_t r0 = (size_t)t * per < nx->rows ? (size_t)t * per : nx->rows;
-                const size_t r1 = r0 + per < nx->rows ? r0 + per : nx->rows;
-                sl[t] = (npy_slice){nx, r0, r1, ti, (uint32_t)cols, obytes, sink, sl[t].row};
-            }
-            for (; started < T; started++)
-                if (pthread_create(&th[started], NULL, npy_transform, &sl[started]) != 0) break;
-            rd.tohash = nx;
-            hashing = pthread_create(&hasher, NULL, npy_hash, &rd) == 0;
-        }
-        st = npy_push(&feed, &bs[k % 3], rows, drop_nan, path, obytes);
-        if (st == FD_OK) nb += npy_fill(&rd, &bs[(k + 2) % 3]);
-        for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
-        for (int t = started; nx && t < T; t++) npy_transform(&sl[t]); /* threads that did not start */
-        if (hashing) pthread_join(hasher, NULL);
-        else if (nx) npy_hash(&rd);
-        if (st != FD_OK) goto done;
-    }
+    src.base.rows = rows;
+    src.base.rb = (size_t)npy_types[ti].size * cols;
+    src.base.B = batch_rows(rows, src.base.rb);
+    FD_TRY_GOTO(read_batches(&feed, &src.base, ti, (uint32_t)cols, drop_nan, path), st, done);
     if (feed.pushed == 0) { st = fd_fail(FD_ERR_INPUT, "%s: no data rows", path); goto done; }
     /* Bytes after the array (there should be none) are part of the file. */
     char tail[4096], hex[65];
-    while (hashed_read(tail, sizeof tail, f, &rd.sha) > 0) {}
-    sha256_final_hex(&rd.sha, hex);
+    while (hashed_read(tail, sizeof tail, f, &src.sha) > 0) {}
+    sha256_final_hex(&src.sha, hex);
     sink->finish(sink->ctx, hex);
 done:
     if (f) fclose(f);
-    for (int k = 0; k < 3; k++) {
-        free(bs[k].raw);
-        free(bs[k].out);
-        free(bs[k].bad);
-    }
-    for (int t = 0; t < 8; t++) free(sl[t].row);
-    feed_free(&feed);
     return st;
 }
 
 /* ---------------- HDF5: FILE.h5:/dataset ---------------- */
 
+/* The dataset read as doubles (npy_types[0]), a hyperslab of rows a
+ * batch. */
+typedef struct {
+    batch_src base;
+    hid_t ds, fs;
+    uint64_t cols;
+    const char *path, *dset;
+} h5_src;
+
+static int h5_fill(batch_src *s, row_batch *b)
+{
+    h5_src *h = (h5_src *)s;
+    if (s->next >= s->rows) return 0;
+    hsize_t start[2] = {s->next, 0}, cnt[2] = {s->rows - s->next < s->B ? s->rows - s->next : s->B, h->cols};
+    hid_t ms = -1;
+    b->first = s->next;
+    b->rows = 0;
+    b->failed = H5Sselect_hyperslab(h->fs, H5S_SELECT_SET, start, NULL, cnt, NULL) < 0 ||
+                (ms = H5Screate_simple(2, cnt, NULL)) < 0 ||
+                H5Dread(h->ds, H5T_NATIVE_DOUBLE, ms, h->fs, H5P_DEFAULT, b->raw) < 0;
+    if (ms >= 0) H5Sclose(ms);
+    if (!b->failed) b->rows = (size_t)cnt[0];
+    s->next = b->failed ? s->rows : s->next + cnt[0];
+    return 1;
+}
+
+static fd_status h5_fail(batch_src *s, const row_batch *b)
+{
+    const h5_src *h = (const h5_src *)s;
+    return fd_fail(FD_ERR_INPUT, "%s:%s: rows from %llu cannot be read as numbers", h->path, h->dset,
+                   (unsigned long long)b->first);
+}
+
 static fd_status read_h5(const char *spec, int drop_nan, const fd_matrix_sink *sink)
 {
     fd_status st = FD_OK;
     row_feed feed = {0};
-    double *buf = NULL;
-    hid_t f = -1, ds = -1, fs = -1, ms = -1;
+    hid_t f = -1, ds = -1, fs = -1;
     const char *colon = strstr(spec, ".h5:");
     size_t plen = (size_t)(colon - spec) + 3;
     char *path = strndup(spec, plen);
@@ -328,35 +365,18 @@ static fd_status read_h5(const char *spec, int drop_nan, const fd_matrix_sink *s
     if (dims[0] == 0) { st = fd_fail(FD_ERR_INPUT, "%s:%s: no rows", path, dset); goto done; }
     if (dims[1] > 32767) { st = fd_fail(FD_ERR_INPUT, "%s:%s: too many columns", path, dset); goto done; }
     FD_TRY_GOTO(feed_begin(&feed, sink, (uint32_t)dims[1], dims[0]), st, done);
-    /* In slabs of rows, so memory stays bounded. */
-    hsize_t slab = (hsize_t)1 << 16, cnt[2] = {0, dims[1]}, start[2] = {0, 0};
-    if (slab > dims[0]) slab = dims[0];
-    FD_ALLOC_GOTO(buf, slab * dims[1], st, done);
-    for (hsize_t r = 0; r < dims[0]; r += slab) {
-        cnt[0] = dims[0] - r < slab ? dims[0] - r : slab;
-        start[0] = r;
-        H5_CHECK_GOTO(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, cnt, NULL), st, done);
-        if (ms >= 0) H5Sclose(ms);
-        H5_CHECK_GOTO(ms = H5Screate_simple(2, cnt, NULL), st, done);
-        if (H5Dread(ds, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, buf) < 0) {
-            st = fd_fail(FD_ERR_INPUT, "%s:%s: cannot be read as numbers", path, dset);
-            goto done;
-        }
-        for (hsize_t i = 0; i < cnt[0]; i++)
-            FD_TRY_GOTO(push_checked(&feed, buf + i * dims[1], r + i, drop_nan, spec), st, done);
-    }
+    const size_t rb = sizeof(double) * dims[1];
+    h5_src src = {{h5_fill, NULL, h5_fail, dims[0], 0, batch_rows(dims[0], rb), rb}, ds, fs, dims[1], path, dset};
+    FD_TRY_GOTO(read_batches(&feed, &src.base, 0, (uint32_t)dims[1], drop_nan, spec), st, done);
     if (feed.pushed == 0) { st = fd_fail(FD_ERR_INPUT, "%s: no data rows", spec); goto done; }
     char hex[65];
     FD_TRY_GOTO(sha256_file(path, hex), st, done);
     sink->finish(sink->ctx, hex);
 done:
-    if (ms >= 0) H5Sclose(ms);
     if (fs >= 0) H5Sclose(fs);
     if (ds >= 0) H5Dclose(ds);
     if (f >= 0) H5Fclose(f);
     free(path);
-    free(buf);
-    feed_free(&feed);
     return st;
 }
 
