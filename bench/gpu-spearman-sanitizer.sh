@@ -28,8 +28,8 @@ mkdir -p "$OUT"
 worst=0
 for tool in memcheck racecheck synccheck initcheck; do
   for screen in band max; do
-    [ "$screen" = band ] && [ "$SELS" = topk ] && continue
     for sel in "${args[@]}"; do
+      [ "$screen" = band ] && [ "$sel" = "--top-k 5" ] && continue # top-k ignores FD_GPU_SCREEN
       f="$OUT/sanitizer-$tool-$screen-$(echo "$sel" | tr -d ' -').txt"
       FD_GPU_SCREEN=$screen timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 "$BIN" spearman "$OUT/m.txt" \
         --backend cuda -q $sel -o "$OUT/o" --force > "$f" 2>&1

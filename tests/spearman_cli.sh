@@ -144,6 +144,15 @@ PY
           "$f with NaN: exit $rc: $(cat "$W/err")"
   done
 fi
+# An HDF5 dataset of strings: the batch that cannot be read as numbers is
+# named, exit 2, nothing written.
+if python3 -c "import h5py" 2> /dev/null; then
+  python3 -c "import h5py, numpy as np, sys; h5py.File(sys.argv[1], 'w')['s'] = np.array([[b'a', b'b', b'c']] * 4)" \
+    "$W/str.h5"
+  "$BIN" spearman "$W/str.h5:/s" -o "$W/out-str" -q 2> "$W/err"; rc=$?
+  check '[ $rc -eq 2 ] && grep -q "str.h5:/s: rows from 0 cannot be read as numbers" "$W/err" && [ ! -e "$W/out-str" ]' \
+        "a dataset of strings: exit $rc: $(cat "$W/err")"
+fi
 "$BIN" spearman --help > "$W/help"
 for o in --pvalue --rho --count-only --y --drop-nan-rows --max-output --threads --backend --stats --force; do
   check 'grep -q -- "$o" "$W/help"' "--help does not mention $o"

@@ -615,6 +615,17 @@ static void choose_screen(spearman_gpu *g)
  * every pair that is in it. */
 static void screen_bounds(const spearman_gpu_sel *sel, kparams *P)
 {
+    if (sel->mode == 'k') {
+        /* --top-k: |rho| / pre in float, rounded a few times (under 1e-6
+         * of it): every pair at or past its row's pre reaches 1 - 1e-6.
+         * The other bounds are unused (no band, no histogram). */
+        P->pre = 0.0f;
+        P->post = INFINITY;
+        P->mid = P->half = 0.0f;
+        P->pre_lo = (float)(1 - 1e-6);
+        P->pre_lo_k = P->pre_lo;
+        return;
+    }
     const int sure = spearman_post_usable(sel->mode, sel->q) && !sel->host_all;
     P->pre = sel->pre;
     P->post = sure ? spearman_post(sel->q) : INFINITY;
@@ -625,13 +636,6 @@ static void screen_bounds(const spearman_gpu_sel *sel, kparams *P)
     /* u = 1000 rho within a few units of 1e-7 of itself: lowered by 1e-6
      * of itself once more, no pair at or past pre escapes the screen. */
     P->pre_lo_k = (float)(lo * (BINS / 2) * (1 - 1e-6));
-    if (sel->mode == 'k') {
-        /* |rho| / pre in float, rounded a few times (under 1e-6 of it):
-         * every pair at or past its row's pre reaches 1 - 1e-6. */
-        P->pre = 0.0f;
-        P->post = INFINITY;
-        P->pre_lo = (float)(1 - 1e-6);
-    }
 }
 
 extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,

@@ -257,6 +257,12 @@ done:
     return st;
 }
 
+/* Words of record i. */
+static size_t rec_len(const fd_records *r, size_t i)
+{
+    return (i + 1 < r->n ? r->start[i + 1] : r->nwords) - r->start[i];
+}
+
 fd_status ckpt_records_left(const fd_records *all, const uint8_t *done, fd_records *left)
 {
     *left = (fd_records){0};
@@ -264,7 +270,7 @@ fd_status ckpt_records_left(const fd_records *all, const uint8_t *done, fd_recor
     for (size_t i = 0; i < all->n; i++)
         if (!done || !done[i]) {
             n++;
-            nw += (i + 1 < all->n ? all->start[i + 1] : all->nwords) - all->start[i];
+            nw += rec_len(all, i);
         }
     uint64_t *data = malloc((nw + 1) * sizeof *data), *ids = malloc((n + 1) * sizeof *ids);
     size_t *start = malloc((n + 1) * sizeof *start);
@@ -277,7 +283,7 @@ fd_status ckpt_records_left(const fd_records *all, const uint8_t *done, fd_recor
     size_t k = 0, w = 0;
     for (size_t i = 0; i < all->n; i++) {
         if (done && done[i]) continue;
-        const size_t len = (i + 1 < all->n ? all->start[i + 1] : all->nwords) - all->start[i];
+        const size_t len = rec_len(all, i);
         start[k] = w;
         ids[k++] = i;
         memcpy(data + w, all->data + all->start[i], len * sizeof *data);

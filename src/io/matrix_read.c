@@ -158,11 +158,10 @@ static fd_status read_batches(row_feed *feed, batch_src *src, int ti, uint32_t c
     fd_status st = FD_OK;
     const fd_matrix_sink *sink = feed->sink;
     const size_t B = src->B, obytes = sink->row_bytes(cols);
-    const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    const int T = ncpu < 1 ? 1 : ncpu > 8 ? 8 : (int)ncpu;
+    const int T = fd_matrix_threads();
     row_batch bs[3];
-    batch_slice sl[8];
-    pthread_t th[8];
+    batch_slice sl[FD_MATRIX_MAX_THREADS];
+    pthread_t th[FD_MATRIX_MAX_THREADS];
     memset(bs, 0, sizeof bs);
     memset(sl, 0, sizeof sl);
     for (int k = 0; k < 3; k++) {
@@ -208,7 +207,7 @@ done:
         free(bs[k].out);
         free(bs[k].bad);
     }
-    for (int t = 0; t < 8; t++) free(sl[t].row);
+    for (int t = 0; t < FD_MATRIX_MAX_THREADS; t++) free(sl[t].row);
     return st;
 }
 
@@ -378,6 +377,12 @@ done:
     if (f >= 0) H5Fclose(f);
     free(path);
     return st;
+}
+
+int fd_matrix_threads(void)
+{
+    const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+    return ncpu < 1 ? 1 : ncpu > FD_MATRIX_MAX_THREADS ? FD_MATRIX_MAX_THREADS : (int)ncpu;
 }
 
 static int ends_with(const char *s, const char *suf)

@@ -44,4 +44,9 @@ fd_status fd_matrix_read(const char *spec, int drop_nan, const fd_matrix_sink *s
 /* The text and CSV reader alone (csv: commas, optional header). */
 fd_status fd_matrix_read_text(const char *path, int csv, int drop_nan, const fd_matrix_sink *sink);
 
+/* Threads a reader transforms rows on: the machine's CPUs, at most 8 (past
+ * that, reading and the in-order hand-over bound it). */
+#define FD_MATRIX_MAX_THREADS 8
+int fd_matrix_threads(void);
+
 #endif
