@@ -42,17 +42,18 @@ static double digamma(double x)
     return r + log(x) - 0.5 / x - f * (1.0 / 12 - f * (1.0 / 120 - f * (1.0 / 252 - f * (1.0 / 240 - f / 132))));
 }
 
-/* The work arrays of one fit. */
+/* The work arrays of one fit.  The factors themselves live with the
+ * backend during the sweeps (bcp_backend.h); the model's A holds the
+ * start and, at the end, the result. */
 typedef struct {
     const bcp_tensor *t;        /* this rank's block */
     const bcp_comm *comm;
-    const struct bcp_ops *ops;  /* the MTTKRP's backend */
+    const struct bcp_ops *ops;  /* the backend's */
     void *state;
     bcp_model *m;
-    double *EAA[BCP_MAX_ORDER]; /* R x R: E[A(n)^T A(n)] */
-    double *M;                  /* I_max x R: the MTTKRP */
+    double *AA[BCP_MAX_ORDER];  /* R x R: A(n)^T A(n) */
+    double *EAA[BCP_MAX_ORDER]; /* R x R: E[A(n)^T A(n)] = A^T A + I_n Sigma_n */
     double *psi, *chol;         /* R x R, 2 R x R (bcp_spd_inverse's work) */
-    double *part;               /* R x R + 1: this rank's part of A^T A and <Y, [[A]]> */
     double yy;                  /* ||Y||^2 */
     int threads;
     double logdet[BCP_MAX_ORDER];
@@ -68,93 +69,29 @@ static fd_status reduce(const work *w, double *v, uint64_t n)
     return st;
 }
 
-/* w->M's rows [*o0, *o1) summed over the ranks (bcp_comm's sum_rows;
- * all of them on one rank). */
-static fd_status sum_rows(const work *w, uint64_t rows, uint64_t *o0, uint64_t *o1)
+void bcp_row_share(uint64_t rows, int p, int P, uint64_t *a, uint64_t *b)
 {
-    if (!w->comm || !w->comm->sum_rows) return FD_OK;
-    const double t0 = fd_now();
-    const fd_status st = w->comm->sum_rows(w->comm->ctx, w->M, rows, w->m->R, o0, o1);
-    w->m->sum_seconds += fd_now() - t0;
-    return st;
+    *a = rows * (uint64_t)p / (uint64_t)P;
+    *b = rows * (uint64_t)(p + 1) / (uint64_t)P;
 }
 
-/* Every rank's rows of factor n to every rank. */
-static fd_status gather_rows(const work *w, uint32_t n)
-{
-    if (!w->comm || !w->comm->gather_rows) return FD_OK;
-    const double t0 = fd_now();
-    const fd_status st = w->comm->gather_rows(w->comm->ctx, w->m->A[n], w->m->dims[n], w->m->R);
-    w->m->sum_seconds += fd_now() - t0;
-    return st;
-}
+/* A backend call's status, its wall time added to *seconds. */
+#define TIMED(call, seconds)                                                                                           \
+    do {                                                                                                               \
+        const double t0_ = fd_now();                                                                                   \
+        const fd_status st_ = (call);                                                                                  \
+        (seconds) += fd_now() - t0_;                                                                                   \
+        if (st_ != FD_OK) return st_;                                                                                  \
+    } while (0)
 
-/* The block's rows of every factor. */
-static void block_rows(const work *w, const double **A)
-{
-    for (uint32_t k = 0; k < w->t->order; k++) A[k] = w->m->A[k] + w->t->lo[k] * w->m->R;
-}
-
-/* The dimension tree's contraction of one side (bcp_backend.h). */
-static fd_status contract(work *w, int side)
-{
-    const double *A[BCP_MAX_ORDER];
-    block_rows(w, A);
-    const double t0 = fd_now();
-    const fd_status st = w->ops->contract(w->state, w->t, side, A, w->m->R, w->threads);
-    w->m->product_seconds += fd_now() - t0;
-    return st;
-}
-
-/* w->M (I_n x R) = the MTTKRP of mode n: this rank's block's product by
- * the backend into the block's rows, zero elsewhere, to be summed over
- * the ranks. */
-static fd_status mttkrp(work *w, uint32_t n)
-{
-    const bcp_tensor *t = w->t;
-    const uint32_t R = w->m->R;
-    const double *A[BCP_MAX_ORDER];
-    block_rows(w, A);
-    memset(w->M, 0, w->m->dims[n] * R * sizeof *w->M);
-    const double t0 = fd_now();
-    const fd_status st = w->ops->mttkrp(w->state, t, n, A, R, w->threads, w->M + t->lo[n] * R);
-    w->m->product_seconds += fd_now() - t0;
-    return st;
-}
-
-/* G (R x R) = the sum over rows [i0, i1) of A of a_i a_i^T.  Rows in the
- * outer loop, four at a time (each entry still sums over i in order), so
- * that the inner loop runs along a row and loads and stores G once for
- * four products; exactly symmetric (a_p a_q = a_q a_p). */
-FD_HOT static void factor_gram(const double *A, uint64_t i0, uint64_t i1, uint32_t R, double *G)
-{
-    for (uint32_t e = 0; e < R * R; e++) G[e] = 0;
-    uint64_t i = i0;
-    for (; i + 4 <= i1; i += 4) {
-        const double *a0 = A + i * R, *a1 = a0 + R, *a2 = a1 + R, *a3 = a2 + R;
-        for (uint32_t p = 0; p < R; p++) {
-            const double b0 = a0[p], b1 = a1[p], b2 = a2[p], b3 = a3[p];
-            double *g = G + p * R;
-            for (uint32_t q = 0; q < R; q++) g[q] = g[q] + b0 * a0[q] + b1 * a1[q] + b2 * a2[q] + b3 * a3[q];
-        }
-    }
-    for (; i < i1; i++) {
-        const double *a = A + i * R;
-        for (uint32_t p = 0; p < R; p++) {
-            const double ap = a[p];
-            double *g = G + p * R;
-            for (uint32_t q = 0; q < R; q++) g[q] += ap * a[q];
-        }
-    }
-}
-
-/* E[A(n)^T A(n)] = A^T A + I_n Sigma. */
-static void expect_gram(work *w, uint32_t n)
+/* AA[n] and EAA[n] of the backend's A(n). */
+static fd_status expect_gram(work *w, uint32_t n)
 {
     const bcp_model *m = w->m;
     const uint32_t R = m->R;
-    factor_gram(m->A[n], 0, m->dims[n], R, w->EAA[n]);
-    for (uint32_t e = 0; e < R * R; e++) w->EAA[n][e] += (double)m->dims[n] * m->Sigma[n][e];
+    FD_TRY(w->ops->gram(w->state, n, w->AA[n]));
+    for (uint32_t e = 0; e < R * R; e++) w->EAA[n][e] = w->AA[n][e] + (double)m->dims[n] * m->Sigma[n][e];
+    return FD_OK;
 }
 
 /* The leading R eigenvectors of the symmetric I x I matrix G (destroyed),
@@ -291,10 +228,11 @@ done:
     return st;
 }
 
-/* Drops the components whose power sum_n ||a_r(n)||^2 is below BCPF's
- * tolerance: sum_n I_n times the spacing of doubles at the norm of all
- * factors together.  Returns the components kept. */
-static uint32_t prune(work *w)
+/* Drops the components whose power sum_n ||a_r(n)||^2 (the diagonals
+ * of the Gram matrices) is below BCPF's tolerance: sum_n I_n times the
+ * spacing of doubles at the norm of all factors together.  *K: the
+ * components kept. */
+static fd_status prune(work *w, uint32_t *K)
 {
     bcp_model *m = w->m;
     const uint32_t R = m->R;
@@ -302,27 +240,26 @@ static uint32_t prune(work *w)
     uint64_t rows = 0;
     for (uint32_t n = 0; n < m->order; n++) {
         rows += m->dims[n];
-        for (uint64_t i = 0; i < m->dims[n]; i++)
-            for (uint32_t r = 0; r < R; r++) power[r] += m->A[n][i * R + r] * m->A[n][i * R + r];
+        for (uint32_t r = 0; r < R; r++) power[r] += w->AA[n][r * R + r];
     }
     for (uint32_t r = 0; r < R; r++) all += power[r];
     const double norm = sqrt(all), tol = (double)rows * (nextafter(norm, INFINITY) - norm);
-    uint32_t keep[256], K = 0;
+    uint32_t keep[256];
+    *K = 0;
     for (uint32_t r = 0; r < R; r++)
-        if (power[r] > tol) keep[K++] = r;
-    if (K == R || K == 0) return K;
-    for (uint32_t n = 0; n < m->order; n++) {
-        for (uint64_t i = 0; i < m->dims[n]; i++)
-            for (uint32_t a = 0; a < K; a++) m->A[n][i * K + a] = m->A[n][i * R + keep[a]];
-        for (uint32_t a = 0; a < K; a++)
-            for (uint32_t b = 0; b < K; b++) {
-                m->Sigma[n][a * K + b] = m->Sigma[n][keep[a] * R + keep[b]];
-                w->EAA[n][a * K + b] = w->EAA[n][keep[a] * R + keep[b]];
+        if (power[r] > tol) keep[(*K)++] = r;
+    if (*K == R || *K == 0) return FD_OK;
+    FD_TRY(w->ops->keep(w->state, keep, *K));
+    for (uint32_t n = 0; n < m->order; n++)
+        for (uint32_t a = 0; a < *K; a++)
+            for (uint32_t b = 0; b < *K; b++) {
+                m->Sigma[n][a * *K + b] = m->Sigma[n][keep[a] * R + keep[b]];
+                w->AA[n][a * *K + b] = w->AA[n][keep[a] * R + keep[b]];
+                w->EAA[n][a * *K + b] = w->EAA[n][keep[a] * R + keep[b]];
             }
-    }
-    for (uint32_t a = 0; a < K; a++) m->lambda[a] = m->lambda[keep[a]];
-    m->R = K;
-    return K;
+    for (uint32_t a = 0; a < *K; a++) m->lambda[a] = m->lambda[keep[a]];
+    m->R = *K;
+    return FD_OK;
 }
 
 /* The sum of the entries of the Hadamard product of the N matrices G[n]
@@ -366,7 +303,7 @@ static fd_status trace_room(bcp_model *m)
  * bound creeps up for thousands of sweeps; with it every sweep ends
  * balanced, and the bound still never decreases (the step maximises it
  * over the scales). */
-static void rebalance(work *w)
+static fd_status rebalance(work *w)
 {
     bcp_model *m = w->m;
     const uint32_t R = m->R, N = m->order;
@@ -419,32 +356,20 @@ static void rebalance(work *w)
         /* The product exactly 1 despite mu's last bits. */
         for (uint32_t n = 0; n < N; n++) s[r][n] = exp(logs[n] - mean);
     }
+    double sc[BCP_MAX_ORDER * 256];
     for (uint32_t n = 0; n < N; n++) {
-        for (uint64_t i = 0; i < m->dims[n]; i++)
-            for (uint32_t r = 0; r < R; r++) m->A[n][i * R + r] *= s[r][n];
+        for (uint32_t r = 0; r < R; r++) sc[n * R + r] = s[r][n];
         for (uint32_t a = 0; a < R; a++)
             for (uint32_t b = 0; b < R; b++) {
                 m->Sigma[n][a * R + b] *= s[a][n] * s[b][n];
+                w->AA[n][a * R + b] *= s[a][n] * s[b][n];
                 w->EAA[n][a * R + b] *= s[a][n] * s[b][n];
             }
         double ld = 0;
         for (uint32_t r = 0; r < R; r++) ld += 2 * log(s[r][n]);
         w->logdet[n] += ld;
     }
-}
-
-/* A (I x R) = tau M Sigma: the sums over q in order, along rows of Sigma. */
-FD_HOT static void update_means(const double *M, const double *Sigma, double tau, uint64_t I, uint32_t R, double *A)
-{
-    for (uint64_t i = 0; i < I; i++) {
-        double acc[256];
-        for (uint32_t r = 0; r < R; r++) acc[r] = 0;
-        for (uint32_t q = 0; q < R; q++) {
-            const double v = M[i * R + q], *sg = Sigma + q * R;
-            for (uint32_t r = 0; r < R; r++) acc[r] += v * sg[r];
-        }
-        for (uint32_t r = 0; r < R; r++) A[i * R + r] = tau * acc[r];
-    }
+    return w->ops->scale(w->state, sc);
 }
 
 /* One sweep over the modes, then lambda, tau and the bound. */
@@ -452,6 +377,8 @@ static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, doub
 {
     bcp_model *m = w->m;
     const bcp_tensor *t = w->t;
+    const struct bcp_ops *ops = w->ops;
+    void *const st = w->state;
     const uint32_t R = m->R, N = m->order;
     double yx = 0;
     const uint32_t h = bcp_tree_split(t);
@@ -459,7 +386,7 @@ static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, doub
         const uint64_t I = m->dims[n];
         /* A side's intermediate once the other side's factors are final
          * for this sweep. */
-        if (n == 0 || n == h) FD_TRY(contract(w, n == h));
+        if (n == 0 || n == h) TIMED(ops->contract(st, n == h, w->threads), m->product_seconds);
         for (uint32_t e = 0; e < R * R; e++) w->psi[e] = 1;
         for (uint32_t k = 0; k < N; k++)
             if (k != n)
@@ -469,32 +396,30 @@ static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, doub
         if (!bcp_spd_inverse(w->psi, R, w->chol, m->Sigma[n], &w->logdet[n]))
             return fd_fail(FD_ERR_INTERNAL, "bcp: tau Psi + diag(lambda) of mode %u is not positive definite", n + 1);
         w->logdet[n] = -w->logdet[n]; /* ln det Sigma_n */
-        FD_TRY(mttkrp(w, n));
-        /* This rank's rows of the summed MTTKRP (all of them on one rank),
-         * their update, their part of A^T A and of <Y, [[A]]>; then every
-         * rank gets all rows and the parts' sums. */
-        uint64_t o0 = 0, o1 = I;
-        FD_TRY(sum_rows(w, I, &o0, &o1));
-        update_means(w->M + o0 * R, m->Sigma[n], m->tau, o1 - o0, R, m->A[n] + o0 * R);
-        /* --nonneg: the means projected on >= 0.  G-BF then makes the
+        /* The block's MTTKRP; this rank's share of its rows summed over
+         * the ranks (all of them on one rank) and updated; every rank
+         * gets every row; then the Gram matrix, the same on every rank.
+         * --nonneg: the means projected on >= 0.  G-BF then makes the
          * columns unit vectors; here the scales are balanced across the
          * modes instead (rebalance, which keeps signs), since unit columns
          * in all modes but one fight the ARD prior: on amino they made
          * lambda shrink every component to nothing. */
-        if (o->nonneg)
-            for (uint64_t i = o0 * R; i < o1 * R; i++) m->A[n][i] = m->A[n][i] > 0 ? m->A[n][i] : 0;
-        double *part = w->part;
-        factor_gram(m->A[n], o0, o1, R, part);
-        /* <Y, [[A]]> from the last mode's MTTKRP and its new factor. */
-        part[R * R] = 0;
-        if (n == N - 1)
-            for (uint64_t i = o0 * R; i < o1 * R; i++) part[R * R] += w->M[i] * m->A[n][i];
-        FD_TRY(gather_rows(w, n));
-        FD_TRY(reduce(w, part, (uint64_t)R * R + 1));
-        for (uint32_t e = 0; e < R * R; e++) w->EAA[n][e] = part[e] + (double)I * m->Sigma[n][e];
-        if (n == N - 1) yx = part[R * R];
+        uint64_t o0 = 0, o1 = I;
+        int whole = 1;
+        TIMED(ops->mttkrp(st, n, w->threads), m->product_seconds);
+        TIMED(ops->sum_rows(st, w->comm, n, &o0, &o1, &whole), m->sum_seconds);
+        TIMED(ops->update(st, n, m->Sigma[n], m->tau, o->nonneg, o0, o1), m->product_seconds);
+        if (!whole) TIMED(ops->gather_rows(st, w->comm, n), m->sum_seconds);
+        TIMED(expect_gram(w, n), m->product_seconds);
+        /* <Y, [[A]]> from the last mode's MTTKRP and its new factor: over
+         * this rank's rows, then summed over the ranks (every rank has
+         * them all when whole). */
+        if (n == N - 1) {
+            TIMED(ops->inner(st, n, o0, o1, &yx), m->product_seconds);
+            if (!whole) FD_TRY(reduce(w, &yx, 1));
+        }
     }
-    if (balance) rebalance(w);
+    if (balance) FD_TRY(rebalance(w));
     /* lambda: Gamma(a, b_r). */
     double a = PRIOR, b[256];
     for (uint32_t n = 0; n < N; n++) a += 0.5 * (double)m->dims[n];
@@ -526,15 +451,7 @@ static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, doub
         L += 0.5 * (double)m->dims[n] * (w->logdet[n] + (double)R);
     *lb = L;
     /* The fit of the means: ||Y - [[A]]||^2 with A^T A instead of E[A^T A]. */
-    double *G[BCP_MAX_ORDER];
-    double *store = malloc((size_t)N * R * R * sizeof *store);
-    if (!store) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    for (uint32_t n = 0; n < N; n++) {
-        G[n] = store + (size_t)n * R * R;
-        for (uint32_t e = 0; e < R * R; e++) G[n][e] = w->EAA[n][e] - (double)m->dims[n] * m->Sigma[n][e];
-    }
-    const double res = fmax(0, w->yy - 2 * yx + hadamard_sum(G, N, R));
-    free(store);
+    const double res = fmax(0, w->yy - 2 * yx + hadamard_sum(w->AA, N, R));
     *fit = w->yy > 0 ? 1 - sqrt(res / w->yy) : 1;
     return FD_OK;
 }
@@ -570,19 +487,16 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
     w.m = m;
     m->order = N;
     m->R = R;
-    uint64_t Imax = 0;
     for (uint32_t n = 0; n < N; n++) {
         m->dims[n] = t->full[n];
-        Imax = t->full[n] > Imax ? t->full[n] : Imax;
         FD_ALLOC_GOTO(m->A[n], t->full[n] * R, st, done);
         FD_ALLOC_GOTO(m->Sigma[n], (size_t)R * R, st, done);
+        FD_ALLOC_GOTO(w.AA[n], (size_t)R * R, st, done);
         FD_ALLOC_GOTO(w.EAA[n], (size_t)R * R, st, done);
     }
     FD_ALLOC_GOTO(m->lambda, R, st, done);
-    FD_ALLOC_GOTO(w.M, Imax * R, st, done);
     FD_ALLOC_GOTO(w.psi, (size_t)R * R, st, done);
     FD_ALLOC_GOTO(w.chol, (size_t)2 * R * R, st, done);
-    FD_ALLOC_GOTO(w.part, (size_t)R * R + 1, st, done);
     for (uint64_t i = 0; i < t->size; i++) w.yy += t->x[i] * t->x[i];
     FD_TRY_GOTO(reduce(&w, &w.yy, 1), st, done);
     /* Start at the data's scale: factors from the SVD of each unfolding
@@ -618,8 +532,10 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
             for (uint64_t i = 0; i < I * R; i++) m->A[n][i] = fabs(m->A[n][i]);
         for (uint32_t a = 0; a < R; a++)
             for (uint32_t b = 0; b < R; b++) m->Sigma[n][a * R + b] = 0;
-        expect_gram(&w, n);
     }
+    /* The start to the backend, which holds the factors from here on. */
+    FD_TRY_GOTO(ops->put(state, (const double *const *)m->A, R), st, done);
+    for (uint32_t n = 0; n < N; n++) FD_TRY_GOTO(expect_gram(&w, n), st, done);
     /* lambda_r by moments: E||a_r(n)||^2 = I_n / lambda_r summed over
      * the modes. */
     for (uint32_t r = 0; r < R; r++) {
@@ -633,16 +549,18 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
 
     m->tau = w.yy > 0 ? (double)t->full_size / w.yy : 1;
     double prev = -INFINITY;
-    m->sum_seconds = 0; /* the sweeps' only */
+    m->product_seconds = m->sum_seconds = 0; /* the sweeps' only */
     uint32_t stable = 0; /* sweeps since the rank last changed */
     for (uint32_t it = 0; it < o->max_iter; it++) {
         /* BCPF prunes from the second sweep on. */
         const uint32_t before = m->R;
-        if (it > 0 && prune(&w) == 0) {
+        uint32_t kept = m->R;
+        if (it > 0) FD_TRY_GOTO(prune(&w, &kept), st, done);
+        if (kept == 0) {
             st = fd_fail(FD_ERR_INPUT, "bcp: every component vanished (is the tensor all zeros?)");
             goto done;
         }
-        double lb, fit;
+        double lb = 0, fit = 0;
         if (before != m->R) stable = 0;
         /* Balancing from the start steers into poorer optima (on order-4
          * tests it killed a true component and ended far below the bound
@@ -669,12 +587,14 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
         }
         prev = lb;
     }
+    st = ops->get(state, m->A);
 done:
-    for (uint32_t n = 0; n < N; n++) free(w.EAA[n]);
-    free(w.M);
+    for (uint32_t n = 0; n < N; n++) {
+        free(w.AA[n]);
+        free(w.EAA[n]);
+    }
     free(w.psi);
     free(w.chol);
-    free(w.part);
     if (st != FD_OK) bcp_model_free(m);
     return st;
 }

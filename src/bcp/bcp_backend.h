@@ -1,34 +1,68 @@
-/* The backends of bcp: the MTTKRP of a rank's block, behind one table.
- * Everything else of a sweep (R x R algebra, I_n x R updates, the bound)
- * is small and runs on the host for every backend, so that the backends
- * differ only in the MTTKRP's order of summation.  The CPU backend is
- * always built; the CUDA backend where nvcc was found. */
+/* The backends of bcp, behind one table.  A backend holds the rank's
+ * block and, between sweeps, the factors (all rows of every mode): the
+ * CPU backend in host memory, the CUDA backend on the rank's GPU, so that
+ * a sweep moves only R x R matrices between the host and the device.
+ * Every I_n x R step of a sweep (the MTTKRP, the means' update, the Gram
+ * matrices, the rescaling and pruning of columns) is the backend's; the
+ * R x R algebra, lambda, tau and the bound run on the host (bcp.c), the
+ * same for every backend.  The CPU backend is always built; the CUDA
+ * backend where nvcc was found. */
 #ifndef FD_BCP_BACKEND_H
 #define FD_BCP_BACKEND_H
 
+#include "../mpi/fdmpi.h"
+#include "bcp.h"
 #include "tensor.h"
 
 struct bcp_ops {
     const char *name;
     int (*devices)(void);                 /* GPUs on this node; NULL: not a GPU backend */
     fd_status (*open_device)(int device); /* NULL: nothing to do */
-    /* Per-run state for block t and ranks up to R (the block onto the
-     * device, scratch space). */
+    /* Per-run state for block t (which must outlive it) and ranks up to
+     * R: the block onto the device, room for the factors' t->full[n]
+     * rows. */
     fd_status (*open)(void **state, const bcp_tensor *t, uint32_t R, int device);
     void (*close)(void *state);
+    /* The backend's own collectives between the ranks (NCCL between
+     * GPUs); collective over the job's ranks.  NULL, or none found: the
+     * sums go through bcp_comm on the host. */
+    fd_status (*connect)(void *state, const fd_mpi *mpi);
+    /* The factors in and out: A[n] is t->full[n] x R, row-major.  Every
+     * other call works at the rank of the last put or keep. */
+    fd_status (*put)(void *state, const double *const *A, uint32_t R);
+    fd_status (*get)(void *state, double *const *A);
     /* The sweep's MTTKRPs by a dimension tree (docs/algorithms.md): with
      * h = bcp_tree_split(t), contract(side 0) contracts the block with the
-     * Khatri-Rao product of modes [h, N), contract(side 1) with that of
-     * modes [0, h): one pass over the block each, leaving an intermediate
-     * of span x R for the modes of that side.  A[m] is the block's rows of
-     * factor m (t->dims[m] x R, row-major). */
-    fd_status (*contract)(void *state, const bcp_tensor *t, int side, const double *const *A, uint32_t R, int threads);
-    /* M (t->dims[n] x R, row-major, overwritten) = the block's mode-n
-     * unfolding times the Khatri-Rao product of the other modes' rows,
-     * from the intermediate of n's side, which must have been contracted
-     * since the other side's factors last changed. */
-    fd_status (*mttkrp)(void *state, const bcp_tensor *t, uint32_t n, const double *const *A, uint32_t R, int threads,
-                        double *M);
+     * Khatri-Rao product of modes [h, N) of the factors' block rows,
+     * contract(side 1) with that of modes [0, h): one pass over the block
+     * each, leaving an intermediate for the modes of that side. */
+    fd_status (*contract)(void *state, int side, int threads);
+    /* The backend's M (t->full[n] x R) = the block's mode-n unfolding
+     * times the Khatri-Rao product of the other modes' block rows, in the
+     * block's rows and zero elsewhere, from the intermediate of n's side
+     * (contracted since the other side's factors last changed). */
+    fd_status (*mttkrp)(void *state, uint32_t n, int threads);
+    /* M summed over the ranks into this rank's share of the rows [*o0,
+     * *o1) (bcp_row_share; all rows without comm->sum_rows).  *whole: the
+     * sum left every rank with every row, the same bits on each (one
+     * rank, or NCCL's all-reduce), so that there is nothing to gather
+     * and nothing of the rows' to sum again. */
+    fd_status (*sum_rows)(void *state, const bcp_comm *comm, uint32_t n, uint64_t *o0, uint64_t *o1, int *whole);
+    /* Rows [o0, o1) of A(n) = tau M Sigma (R x R, host; projected on >= 0
+     * with nonneg). */
+    fd_status (*update)(void *state, uint32_t n, const double *Sigma, double tau, int nonneg, uint64_t o0, uint64_t o1);
+    /* Every rank's share of A(n)'s rows to every rank (comm->gather_rows
+     * or the backend's own), so that every rank holds the same bits. */
+    fd_status (*gather_rows)(void *state, const bcp_comm *comm, uint32_t n);
+    /* G (R x R, host) = A(n)^T A(n) over all rows, exactly symmetric and
+     * the same bits on every rank (the same rows, summed in one order). */
+    fd_status (*gram)(void *state, uint32_t n, double *G);
+    /* *v = <M, A(n)> over rows [o0, o1). */
+    fd_status (*inner)(void *state, uint32_t n, uint64_t o0, uint64_t o1, double *v);
+    /* Column r of A(n) times s[n R + r], for every mode. */
+    fd_status (*scale)(void *state, const double *s);
+    /* Only the columns keep[0 .. K) (increasing), packed at rank K. */
+    fd_status (*keep)(void *state, const uint32_t *keep, uint32_t K);
 };
 
 extern const struct bcp_ops bcp_cpu_ops;

@@ -1,42 +1,157 @@
-/* The CUDA backend of bcp: the rank's block goes to its GPU once; the
- * dimension tree's contractions (a DGEMM each) and the modes' MTTKRPs run
- * there (src/cuda/bcp_gpu.cu); the rest of the sweep stays on the host. */
+/* The CUDA backend of bcp: the rank's block and the factors go to its
+ * GPU once and stay (src/cuda/bcp_gpu.cu); a sweep's I_n x R work runs
+ * there, and only R x R matrices cross to the host.  Between the ranks'
+ * GPUs the MTTKRP's rows are summed and the factors' rows gathered by
+ * NCCL on the devices; without NCCL (not built, FD_NCCL=off) through the
+ * host with bcp_comm. */
 #include "bcp_backend.h"
 
 #include "../cuda/bcp_gpu.h"
 #include "../cuda/fdcuda.h"
+#include "../mpi/nccl_comm.h"
+
+#include <stdlib.h>
+
+typedef struct {
+    bcp_gpu *g;
+    const bcp_tensor *t;
+    fd_nccl *nccl;   /* NULL: the sums through the host */
+    uint32_t Rmax;
+    double *host;    /* the host's copy of M or A(n) for bcp_comm (the longest mode's rows x Rmax) */
+} cuda_state;
 
 static int cuda_devices(void) { return fd_cuda_device_count(); }
 
+static void cuda_close(void *state)
+{
+    cuda_state *s = state;
+    if (!s) return;
+    fd_nccl_close(&s->nccl);
+    bcp_gpu_destroy(&s->g);
+    free(s->host);
+    free(s);
+}
+
 static fd_status cuda_open(void **state, const bcp_tensor *t, uint32_t R, int device)
 {
-    bcp_gpu *g = NULL;
+    cuda_state *s = calloc(1, sizeof *s);
+    if (!s) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    s->t = t;
+    s->Rmax = R;
     fd_cuda_set_oom_hint("the rank's block of the tensor and its products must fit: use more ranks, or --fuse "
                          "K1xK2x... for sub-tensors that fit");
-    FD_TRY(bcp_gpu_create(&g, device, t->x, t->order, t->dims, bcp_tree_split(t), R));
-    *state = g;
+    const fd_status st = bcp_gpu_create(&s->g, device, t->x, t->order, t->dims, t->lo, t->full, bcp_tree_split(t), R);
+    if (st != FD_OK) {
+        cuda_close(s);
+        return st;
+    }
+    *state = s;
     return FD_OK;
 }
 
-static void cuda_close(void *state)
+static fd_status cuda_connect(void *state, const fd_mpi *mpi)
 {
-    bcp_gpu *g = state;
-    bcp_gpu_destroy(&g);
+    return fd_nccl_open(&((cuda_state *)state)->nccl, mpi);
 }
 
-static fd_status cuda_contract(void *state, const bcp_tensor *t, int side, const double *const *A, uint32_t R,
-                               int threads)
+/* The host copy for bcp_comm. */
+static fd_status host_copy(cuda_state *s)
 {
-    (void)t, (void)threads;
-    return bcp_gpu_contract(state, side, A, R);
+    if (s->host) return FD_OK;
+    uint64_t Imax = 1;
+    for (uint32_t n = 0; n < s->t->order; n++) Imax = s->t->full[n] > Imax ? s->t->full[n] : Imax;
+    s->host = malloc(Imax * s->Rmax * sizeof *s->host);
+    return s->host ? FD_OK : fd_fail(FD_ERR_NOMEM, "out of memory");
 }
 
-static fd_status cuda_mttkrp(void *state, const bcp_tensor *t, uint32_t n, const double *const *A, uint32_t R,
-                             int threads, double *M)
+/* With NCCL an all-reduce of M, every rank then updating every row: one
+ * collective a mode where a reduce-scatter and an all-gather took two
+ * (the rows' update is a small DGEMM on each GPU), and the same bits on
+ * every rank, as every rank updates the same sums in the same way. */
+static fd_status cuda_sum_rows(void *state, const bcp_comm *comm, uint32_t n, uint64_t *o0, uint64_t *o1, int *whole)
 {
-    (void)t, (void)threads;
-    return bcp_gpu_mttkrp(state, n, A, R, M);
+    cuda_state *s = state;
+    const uint64_t I = s->t->full[n], R = bcp_gpu_rank(s->g);
+    *o0 = 0;
+    *o1 = I;
+    *whole = 1;
+    if (s->nccl) return fd_nccl_allreduce(s->nccl, bcp_gpu_M(s->g), I * R, bcp_gpu_stream(s->g));
+    if (!comm || !comm->sum_rows) return FD_OK;
+    *whole = 0;
+    FD_TRY(host_copy(s));
+    FD_TRY(bcp_gpu_copy(s->g, s->host, bcp_gpu_M(s->g), I * R, 1));
+    FD_TRY(comm->sum_rows(comm->ctx, s->host, I, (uint32_t)R, o0, o1));
+    return bcp_gpu_copy(s->g, bcp_gpu_M(s->g) + *o0 * R, s->host + *o0 * R, (*o1 - *o0) * R, 0);
 }
 
-const struct bcp_ops bcp_cuda_ops = {"cuda", cuda_devices, fd_cuda_open, cuda_open, cuda_close, cuda_contract,
-                                     cuda_mttkrp};
+static fd_status cuda_gather_rows(void *state, const bcp_comm *comm, uint32_t n)
+{
+    cuda_state *s = state;
+    const uint64_t I = s->t->full[n], R = bcp_gpu_rank(s->g);
+    if (s->nccl || !comm || !comm->gather_rows) return FD_OK; /* every rank has every row */
+    FD_TRY(host_copy(s));
+    /* The whole mode down, so that the host copy's other rows are
+     * defined; only this rank's share matters to the gather. */
+    FD_TRY(bcp_gpu_copy(s->g, s->host, bcp_gpu_A(s->g, n), I * R, 1));
+    FD_TRY(comm->gather_rows(comm->ctx, s->host, I, (uint32_t)R));
+    return bcp_gpu_copy(s->g, bcp_gpu_A(s->g, n), s->host, I * R, 0);
+}
+
+static fd_status cuda_put(void *state, const double *const *A, uint32_t R)
+{
+    return bcp_gpu_put(((cuda_state *)state)->g, A, R);
+}
+
+static fd_status cuda_get(void *state, double *const *A) { return bcp_gpu_get(((cuda_state *)state)->g, A); }
+
+static fd_status cuda_contract(void *state, int side, int threads)
+{
+    (void)threads;
+    return bcp_gpu_contract(((cuda_state *)state)->g, side);
+}
+
+static fd_status cuda_mttkrp(void *state, uint32_t n, int threads)
+{
+    (void)threads;
+    return bcp_gpu_mttkrp(((cuda_state *)state)->g, n);
+}
+
+static fd_status cuda_update(void *state, uint32_t n, const double *Sigma, double tau, int nonneg, uint64_t o0,
+                             uint64_t o1)
+{
+    return bcp_gpu_update(((cuda_state *)state)->g, n, Sigma, tau, nonneg, o0, o1);
+}
+
+static fd_status cuda_gram(void *state, uint32_t n, double *G) { return bcp_gpu_gram(((cuda_state *)state)->g, n, G); }
+
+static fd_status cuda_inner(void *state, uint32_t n, uint64_t o0, uint64_t o1, double *v)
+{
+    return bcp_gpu_inner(((cuda_state *)state)->g, n, o0, o1, v);
+}
+
+static fd_status cuda_scale(void *state, const double *s) { return bcp_gpu_scale(((cuda_state *)state)->g, s); }
+
+static fd_status cuda_keep(void *state, const uint32_t *keep, uint32_t K)
+{
+    return bcp_gpu_keep(((cuda_state *)state)->g, keep, K);
+}
+
+const struct bcp_ops bcp_cuda_ops = {
+    .name = "cuda",
+    .devices = cuda_devices,
+    .open_device = fd_cuda_open,
+    .open = cuda_open,
+    .close = cuda_close,
+    .connect = cuda_connect,
+    .put = cuda_put,
+    .get = cuda_get,
+    .contract = cuda_contract,
+    .mttkrp = cuda_mttkrp,
+    .sum_rows = cuda_sum_rows,
+    .update = cuda_update,
+    .gather_rows = cuda_gather_rows,
+    .gram = cuda_gram,
+    .inner = cuda_inner,
+    .scale = cuda_scale,
+    .keep = cuda_keep,
+};

@@ -170,15 +170,16 @@ static void print_stats(const bcp_model *m, double t_load, double t_fit)
             1e3 * m->sum_seconds / k, 1e3 * (m->sweep_seconds - m->product_seconds - m->sum_seconds) / k);
 }
 
-/* Rank p's share of `rows` rows: [rows p / P, rows (p + 1) / P), as
- * counts and displacements of doubles at R a row. */
+/* Every rank's share of `rows` rows (bcp_row_share) as counts and
+ * displacements of doubles at R a row. */
 static fd_status row_shares(grid_comm *g, uint64_t rows, uint32_t R)
 {
     if (rows * R > INT_MAX)
         return fd_fail(FD_ERR_INPUT, "a mode of %llu rows at rank %u is too long for one MPI message (2^31 numbers)",
                        (unsigned long long)rows, R);
     for (int p = 0; p < g->size; p++) {
-        const uint64_t a = rows * (uint64_t)p / (uint64_t)g->size, b = rows * (uint64_t)(p + 1) / (uint64_t)g->size;
+        uint64_t a, b;
+        bcp_row_share(rows, p, g->size, &a, &b);
         g->displs[p] = (int)(a * R);
         g->counts[p] = (int)((b - a) * R);
     }
@@ -363,14 +364,13 @@ static fd_status fuse_job(const bcp_job_opts *o, const fd_mpi *mpi, const bcp_co
         st = bcp_tensor_read(&b, o->input, lo, cnt, 0);
         if (st == FD_OK) st = ops->open(&state, b, R, device);
         if (st == FD_OK) {
-            const double *A[BCP_MAX_ORDER];
-            for (uint32_t n = 0; n < order; n++) A[n] = m->A[n] + lo[n] * R;
             const uint32_t last = order - 1;
-            double *M = malloc(cnt[last] * R * sizeof *M);
-            st = M ? ops->contract(state, b, 1, A, R, threads) : fd_fail(FD_ERR_NOMEM, "out of memory");
-            if (st == FD_OK) st = ops->mttkrp(state, b, last, A, R, threads, M);
-            for (uint64_t i = 0; st == FD_OK && i < cnt[last] * R; i++) sums[1] += M[i] * A[last][i];
-            free(M);
+            double yx = 0;
+            st = ops->put(state, (const double *const *)m->A, R);
+            if (st == FD_OK) st = ops->contract(state, 1, threads);
+            if (st == FD_OK) st = ops->mttkrp(state, last, threads);
+            if (st == FD_OK) st = ops->inner(state, last, lo[last], lo[last] + cnt[last], &yx);
+            sums[1] += yx;
             for (uint64_t i = 0; i < b->size; i++) sums[0] += b->x[i] * b->x[i];
         }
         if (state) ops->close(state);
@@ -477,6 +477,9 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
         st = grid_comm_open(&gc, mpi->rank, mpi->size, order, grid, cnt);
         gc_open = st == FD_OK;
     }
+    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
+    /* The GPUs' own collectives (NCCL), where the backend has them. */
+    if (distributed && ops->connect) st = ops->connect(state, mpi);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     const bcp_comm comm = {distributed ? grid_sum : NULL, &gc, distributed ? grid_gather : NULL,
                            distributed ? grid_sum_rows : NULL, distributed ? grid_gather_rows : NULL};

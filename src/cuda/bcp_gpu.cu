@@ -1,4 +1,6 @@
-/* bcp's MTTKRPs on the GPU (see bcp_gpu.h).  The block is an L x K
+/* bcp's sweep on the GPU (see bcp_gpu.h).  The factors are one array of
+ * rows x R (row-major), every row of every mode, mode m from row off[m];
+ * the block's rows of mode m start lo[m] rows further.  The block is an L x K
  * matrix Y (L: the rows of modes [0, h), K: of modes [h, N); C order, so
  * column-major it is Y^T, K x L).  Side 0: T0 (L x R) = Y KR, side 1: T1
  * (K x R) = Y^T KL, each one DGEMM that reads the block once; both are
@@ -16,18 +18,32 @@
 
 #define MAXN 8
 #define THREADS 256
+/* The most row chunks of a Gram matrix (see k_gram_part). */
+#define GRAM_CHUNKS 64
 
 struct bcp_gpu {
     int device;
     cudaStream_t stream;
     cublasHandle_t blas;
-    uint32_t order, h, Rmax;
-    uint64_t dims[MAXN], size, rows; /* rows: sum of dims */
-    uint64_t off[MAXN];              /* mode m's rows start at row off[m] of A */
-    double *y, *A, *ka, *kb, *T[2], *M;
-    double *hA;                      /* pinned: the factors as last sent up */
-    uint32_t upR;                    /* the rank hA is packed at; 0: nothing sent yet */
+    uint32_t order, h, R, Rmax;
+    uint64_t dims[MAXN], lo[MAXN], full[MAXN]; /* the block: dims at lo of a tensor of full dims */
+    uint64_t size, rows;                       /* the block's elements; the factors' rows (sum of full) */
+    uint64_t off[MAXN];                        /* mode m's rows start at row off[m] of A */
+    uint64_t Imax;                             /* the longest mode */
+    double *y, *A, *ka, *kb, *T[2], *M, *spare; /* spare: rows x Rmax, for keep */
+    double *hbuf;                              /* pinned: rows x Rmax (put, get) */
+    /* The small arrays, on the device and pinned on the host, each in its
+     * own slot (SLOT_*), so that a call that fills one need not wait for
+     * the copy of another: Sigma up, G down, the scales up, <M, A> down;
+     * on the device only, then the Gram's partial sums. */
+    double *small, *hsmall;
 };
+
+#define SLOT_SIGMA(g) 0
+#define SLOT_GRAM(g) ((uint64_t)(g)->Rmax * (g)->Rmax)
+#define SLOT_SCALE(g) (2 * (uint64_t)(g)->Rmax * (g)->Rmax)
+#define SLOT_INNER(g) (SLOT_SCALE(g) + (uint64_t)MAXN * (g)->Rmax)
+#define SLOTS(g) (SLOT_INNER(g) + 1)
 
 #define CK(call) CUDA_CHECK_GOTO(call, st, done)
 #define CB(call)                                                                                                       \
@@ -111,6 +127,80 @@ __global__ void k_side_mttkrp_warp(const double *T, uint64_t rows, const double 
     if (lane == 0) M[i * R + r] = s;
 }
 
+/* Rows [o0, o1) of A projected on >= 0 (count = their entries). */
+__global__ void k_nonneg(double *A, uint64_t count)
+{
+    const uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e < count && !(A[e] > 0)) A[e] = 0;
+}
+
+/* Partial Gram matrices: chunk c = blockIdx.y of `chunk` rows of A (I x
+ * R) into part[c R^2 + p R + q], each entry summed over its rows in
+ * order.  With k_gram_sum after it the result depends only on A and I
+ * (the chunks are cut by I alone), not on the device or the rank, and G
+ * is exactly symmetric (a_p a_q = a_q a_p, summed in the same order). */
+__global__ void k_gram_part(const double *A, uint64_t I, uint32_t R, uint64_t chunk, double *part)
+{
+    const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= R * R) return;
+    const uint32_t p = e / R, q = e % R;
+    const uint64_t i0 = blockIdx.y * chunk, i1 = i0 + chunk < I ? i0 + chunk : I;
+    double s = 0;
+    for (uint64_t i = i0; i < i1; i++) s += A[i * R + p] * A[i * R + q];
+    part[(uint64_t)blockIdx.y * R * R + e] = s;
+}
+
+__global__ void k_gram_sum(const double *part, uint32_t chunks, uint32_t R, double *G)
+{
+    const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= R * R) return;
+    double s = 0;
+    for (uint32_t c = 0; c < chunks; c++) s += part[(uint64_t)c * R * R + e];
+    G[e] = s;
+}
+
+/* *out = sum of a[e] b[e], e < count: one block, a fixed order. */
+__global__ void k_inner(const double *a, const double *b, uint64_t count, double *out)
+{
+    __shared__ double part[THREADS];
+    double s = 0;
+    for (uint64_t e = threadIdx.x; e < count; e += THREADS) s += a[e] * b[e];
+    part[threadIdx.x] = s;
+    __syncthreads();
+    for (unsigned w = THREADS / 2; w > 0; w /= 2) {
+        if (threadIdx.x < w) part[threadIdx.x] += part[threadIdx.x + w];
+        __syncthreads();
+    }
+    if (threadIdx.x == 0) *out = part[0];
+}
+
+/* A's column r of mode m times s[m R + r]; ends: mode m's rows end at
+ * row ends.v[m]. */
+struct mode_ends {
+    uint64_t v[MAXN];
+};
+
+__global__ void k_scale(double *A, uint64_t rows, uint32_t R, struct mode_ends ends, const double *s)
+{
+    const uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= rows * R) return;
+    const uint64_t i = e / R;
+    uint32_t m = 0;
+    while (i >= ends.v[m]) m++;
+    A[e] *= s[m * R + e % R];
+}
+
+struct keep_cols {
+    uint32_t k[256];
+};
+
+__global__ void k_keep(const double *A, uint64_t rows, uint32_t R, struct keep_cols kc, uint32_t K, double *out)
+{
+    const uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= rows * K) return;
+    out[e] = A[(e / K) * R + kc.k[e % K]];
+}
+
 static uint64_t span(const bcp_gpu *g, uint32_t a, uint32_t b)
 {
     uint64_t p = 1;
@@ -134,40 +224,75 @@ extern "C" void bcp_gpu_destroy(bcp_gpu **pg)
     cudaFree(g->T[0]);
     cudaFree(g->T[1]);
     cudaFree(g->M);
-    if (g->hA) cudaFreeHost(g->hA);
+    cudaFree(g->spare);
+    cudaFree(g->small);
+    if (g->hbuf) cudaFreeHost(g->hbuf);
+    if (g->hsmall) cudaFreeHost(g->hsmall);
     if (g->stream) cudaStreamDestroy(g->stream);
     free(g);
     *pg = NULL;
 }
 
+/* Every kernel and cuBLAS routine once, on zero factors at Rmax: the
+ * first call of each loads its module (lazy loading), tens of
+ * milliseconds that belong to the setup, not to the first sweep. */
+static fd_status warm_up(bcp_gpu *g)
+{
+    fd_status st = FD_OK;
+    double *host = (double *)calloc((size_t)g->Rmax * g->Rmax + (size_t)MAXN * g->Rmax, sizeof(double));
+    uint32_t keep[256];
+    double v = 0;
+    if (!host) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    for (uint32_t r = 0; r < g->Rmax; r++) keep[r] = r;
+    CK(cudaMemsetAsync(g->A, 0, g->rows * g->Rmax * sizeof(double), g->stream));
+    g->R = g->Rmax;
+    for (int side = 0; side < 2 && st == FD_OK; side++) {
+        const uint32_t n = side ? g->h : 0;
+        st = bcp_gpu_contract(g, side);
+        if (st == FD_OK) st = bcp_gpu_mttkrp(g, n);
+        if (st == FD_OK) st = bcp_gpu_update(g, n, host, 0, 1, 0, g->full[n]);
+        if (st == FD_OK) st = bcp_gpu_gram(g, n, host);
+        if (st == FD_OK) st = bcp_gpu_inner(g, n, 0, g->full[n], &v);
+    }
+    for (uint32_t e = 0; e < MAXN * g->Rmax; e++) host[e] = 1;
+    if (st == FD_OK) st = bcp_gpu_scale(g, host);
+    if (st == FD_OK) st = bcp_gpu_keep(g, keep, g->Rmax);
+    if (st == FD_OK) CK(cudaStreamSynchronize(g->stream));
+done:
+    free(host);
+    return st;
+}
+
 extern "C" fd_status bcp_gpu_create(bcp_gpu **out, int device, const double *x, uint32_t order, const uint64_t *dims,
-                                    uint32_t h, uint32_t Rmax)
+                                    const uint64_t *lo, const uint64_t *full, uint32_t h, uint32_t Rmax)
 {
     fd_status st = FD_OK;
     *out = NULL;
-    if (order < 2 || order > MAXN || h < 1 || h >= order)
-        return fd_fail(FD_ERR_INTERNAL, "bcp_gpu_create: %u modes split at %u", order, h);
+    if (order < 2 || order > MAXN || h < 1 || h >= order || Rmax < 1 || Rmax > 256)
+        return fd_fail(FD_ERR_INTERNAL, "bcp_gpu_create: %u modes split at %u, rank %u", order, h, Rmax);
     bcp_gpu *g = (bcp_gpu *)calloc(1, sizeof *g);
     if (!g) return fd_fail(FD_ERR_NOMEM, "out of memory");
     g->device = device;
     g->order = order;
     g->h = h;
-    g->Rmax = Rmax;
+    g->R = g->Rmax = Rmax;
     g->size = 1;
-    uint64_t Imax = 1;
+    g->Imax = 1;
     for (uint32_t m = 0; m < order; m++) {
         g->dims[m] = dims[m];
+        g->lo[m] = lo[m];
+        g->full[m] = full[m];
         g->off[m] = g->rows;
-        g->rows += dims[m];
+        g->rows += full[m];
         g->size *= dims[m];
-        Imax = dims[m] > Imax ? dims[m] : Imax;
+        g->Imax = full[m] > g->Imax ? full[m] : g->Imax;
     }
     const uint64_t L = span(g, 0, h), K = span(g, h, order), big = L > K ? L : K;
     /* cuBLAS takes int sizes, and a mode's kernel a block per (i, r). */
-    if (L > INT32_MAX || K > INT32_MAX || Imax * Rmax > INT32_MAX) {
-        st = fd_fail(FD_ERR_INPUT, "a block of %llu x %llu (the two halves of its modes), or a mode of %llu rows at "
+    if (L > INT32_MAX || K > INT32_MAX || g->rows * Rmax > INT32_MAX) {
+        st = fd_fail(FD_ERR_INPUT, "a block of %llu x %llu (the two halves of its modes), or factors of %llu rows at "
                                    "rank %u, is too large for the GPU's products (2^31); use more ranks or --fuse",
-                     (unsigned long long)L, (unsigned long long)K, (unsigned long long)Imax, Rmax);
+                     (unsigned long long)L, (unsigned long long)K, (unsigned long long)g->rows, Rmax);
         goto done;
     }
     CK(cudaSetDevice(device));
@@ -178,31 +303,19 @@ extern "C" fd_status bcp_gpu_create(bcp_gpu **out, int device, const double *x, 
                               "the tensor block (more ranks, or --fuse K1xK2x..., make the blocks smaller)"),
                 st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->A, g->rows * Rmax * sizeof(double), "the factors"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->spare, g->rows * Rmax * sizeof(double), "the factors"), st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->ka, big * Rmax * sizeof(double), "a Khatri-Rao product"), st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->kb, big * Rmax * sizeof(double), "a Khatri-Rao product"), st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->T[0], L * Rmax * sizeof(double), "the MTTKRP's intermediate"), st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->T[1], K * Rmax * sizeof(double), "the MTTKRP's intermediate"), st, done);
-    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->M, Imax * Rmax * sizeof(double), "the MTTKRP"), st, done);
-    CK(cudaHostAlloc((void **)&g->hA, g->rows * Rmax * sizeof(double), cudaHostAllocDefault));
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->M, g->Imax * Rmax * sizeof(double), "the MTTKRP"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->small, (SLOTS(g) + (uint64_t)GRAM_CHUNKS * Rmax * Rmax) * sizeof(double),
+                              "the Gram matrices"),
+                st, done);
+    CK(cudaHostAlloc((void **)&g->hbuf, g->rows * Rmax * sizeof(double), cudaHostAllocDefault));
+    CK(cudaHostAlloc((void **)&g->hsmall, SLOTS(g) * sizeof(double), cudaHostAllocDefault));
     CK(cudaMemcpy(g->y, x, g->size * sizeof(double), cudaMemcpyHostToDevice));
-    /* One product of each kind on zero factors: the first call of a
-     * cuBLAS or CUDA kernel loads its module (lazy loading), tens of
-     * milliseconds that belong to the setup, not to the first sweep. */
-    {
-        const double *zero[MAXN];
-        double *M = (double *)calloc(2 * Imax * Rmax, sizeof(double)); /* zero factors, then M */
-        for (uint32_t m = 0; m < order; m++) zero[m] = M + Imax * Rmax;
-        if (!M) {
-            st = fd_fail(FD_ERR_NOMEM, "out of memory");
-            goto done;
-        }
-        for (int side = 0; side < 2 && st == FD_OK; side++) {
-            st = bcp_gpu_contract(g, side, zero, Rmax);
-            if (st == FD_OK) st = bcp_gpu_mttkrp(g, side ? h : 0, zero, Rmax, M);
-        }
-        free(M);
-        if (st != FD_OK) goto done;
-    }
+    FD_TRY_GOTO(warm_up(g), st, done);
     *out = g;
     g = NULL;
 done:
@@ -210,89 +323,199 @@ done:
     return st;
 }
 
-/* The Khatri-Rao product of modes [a, b) of the factors on the device. */
-static void khatri_rao(bcp_gpu *g, uint32_t a, uint32_t b, uint32_t R, double *out)
+/* The Khatri-Rao product of modes [a, b) of the factors' block rows. */
+static void khatri_rao(bcp_gpu *g, uint32_t a, uint32_t b, double *out)
 {
     struct kr_modes km;
     memset(&km, 0, sizeof km);
     for (uint32_t m = 0; m < g->order; m++) {
         km.dims[m] = g->dims[m];
-        km.off[m] = g->off[m];
+        km.off[m] = g->off[m] + g->lo[m];
     }
     km.a = a;
     km.b = b;
     const uint64_t rows = span(g, a, b);
-    k_khatri_rao<<<blocks_for(rows * R), THREADS, 0, g->stream>>>(g->A, km, rows, R, out);
+    k_khatri_rao<<<blocks_for(rows * g->R), THREADS, 0, g->stream>>>(g->A, km, rows, g->R, out);
 }
 
-/* The factors, packed at rank R, up in one copy of the modes that
- * changed since the last (they are small, but a sweep calls this six
- * times and one mode changes between calls). */
-static fd_status upload(bcp_gpu *g, const double *const *A, uint32_t R)
+extern "C" fd_status bcp_gpu_put(bcp_gpu *g, const double *const *A, uint32_t R)
 {
     fd_status st = FD_OK;
     if (R > g->Rmax) return fd_fail(FD_ERR_INTERNAL, "bcp_gpu: rank %u above %u", R, g->Rmax);
     CK(cudaSetDevice(g->device));
-    /* The last copy from hA must be done before hA is overwritten. */
-    CK(cudaStreamSynchronize(g->stream));
-    {
-        uint64_t lo = g->rows, hi = 0; /* the changed rows */
-        for (uint32_t m = 0; m < g->order; m++) {
-            double *const h = g->hA + g->off[m] * R;
-            const size_t bytes = g->dims[m] * R * sizeof(double);
-            if (R == g->upR && memcmp(h, A[m], bytes) == 0) continue;
-            memcpy(h, A[m], bytes);
-            lo = g->off[m] < lo ? g->off[m] : lo;
-            hi = g->off[m] + g->dims[m];
-        }
-        g->upR = R;
-        if (lo < hi)
-            CK(cudaMemcpyAsync(g->A + lo * R, g->hA + lo * R, (hi - lo) * R * sizeof(double), cudaMemcpyHostToDevice,
-                               g->stream));
-    }
+    CK(cudaStreamSynchronize(g->stream)); /* hbuf free again */
+    for (uint32_t m = 0; m < g->order; m++) memcpy(g->hbuf + g->off[m] * R, A[m], g->full[m] * R * sizeof(double));
+    g->R = R;
+    CK(cudaMemcpyAsync(g->A, g->hbuf, g->rows * R * sizeof(double), cudaMemcpyHostToDevice, g->stream));
 done:
     return st;
 }
 
-extern "C" fd_status bcp_gpu_contract(bcp_gpu *g, int side, const double *const *A, uint32_t R)
+extern "C" fd_status bcp_gpu_get(bcp_gpu *g, double *const *A)
+{
+    fd_status st = FD_OK;
+    const uint32_t R = g->R;
+    CK(cudaSetDevice(g->device));
+    CK(cudaMemcpyAsync(g->hbuf, g->A, g->rows * R * sizeof(double), cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaStreamSynchronize(g->stream));
+    for (uint32_t m = 0; m < g->order; m++) memcpy(A[m], g->hbuf + g->off[m] * R, g->full[m] * R * sizeof(double));
+done:
+    return st;
+}
+
+extern "C" fd_status bcp_gpu_contract(bcp_gpu *g, int side)
 {
     fd_status st = FD_OK;
     const uint64_t L = span(g, 0, g->h), K = span(g, g->h, g->order);
+    const int R = (int)g->R;
     const double one = 1, zero = 0;
-    FD_TRY(upload(g, A, R));
+    CK(cudaSetDevice(g->device));
     if (side == 0) {
         /* T0 (L x R) = (Y^T)^T (L x K) KR, KR = (KR^T)^T: R x K column-major. */
-        khatri_rao(g, g->h, g->order, R, g->kb);
+        khatri_rao(g, g->h, g->order, g->kb);
         CK(cudaGetLastError());
-        CB(cublasDgemm(g->blas, CUBLAS_OP_T, CUBLAS_OP_T, (int)L, (int)R, (int)K, &one, g->y, (int)K, g->kb, (int)R,
-                       &zero, g->T[0], (int)L));
+        CB(cublasDgemm(g->blas, CUBLAS_OP_T, CUBLAS_OP_T, (int)L, R, (int)K, &one, g->y, (int)K, g->kb, R, &zero,
+                       g->T[0], (int)L));
     } else {
         /* T1 (K x R) = Y^T (K x L) KL. */
-        khatri_rao(g, 0, g->h, R, g->ka);
+        khatri_rao(g, 0, g->h, g->ka);
         CK(cudaGetLastError());
-        CB(cublasDgemm(g->blas, CUBLAS_OP_N, CUBLAS_OP_T, (int)K, (int)R, (int)L, &one, g->y, (int)K, g->ka, (int)R,
-                       &zero, g->T[1], (int)K));
+        CB(cublasDgemm(g->blas, CUBLAS_OP_N, CUBLAS_OP_T, (int)K, R, (int)L, &one, g->y, (int)K, g->ka, R, &zero,
+                       g->T[1], (int)K));
     }
 done:
     return st;
 }
 
-extern "C" fd_status bcp_gpu_mttkrp(bcp_gpu *g, uint32_t n, const double *const *A, uint32_t R, double *M)
+extern "C" fd_status bcp_gpu_mttkrp(bcp_gpu *g, uint32_t n)
 {
     fd_status st = FD_OK;
     const int side = n >= g->h;
-    const uint32_t a = side ? g->h : 0, b = side ? g->order : g->h;
+    const uint32_t a = side ? g->h : 0, b = side ? g->order : g->h, R = g->R;
     const uint64_t P = span(g, a, n), I = g->dims[n], Q = span(g, n + 1, b), rows = span(g, a, b);
-    FD_TRY(upload(g, A, R));
-    khatri_rao(g, a, n, R, g->ka);
-    khatri_rao(g, n + 1, b, R, g->kb);
+    double *const M = g->M + g->lo[n] * R;
+    CK(cudaSetDevice(g->device));
+    if (I < g->full[n]) CK(cudaMemsetAsync(g->M, 0, g->full[n] * R * sizeof(double), g->stream));
+    khatri_rao(g, a, n, g->ka);
+    khatri_rao(g, n + 1, b, g->kb);
     if (P * Q <= WARP_TERMS)
         k_side_mttkrp_warp<<<blocks_for(I * R * 32), THREADS, 0, g->stream>>>(g->T[side], rows, g->ka, g->kb, P, I, Q,
-                                                                             R, g->M);
+                                                                             R, M);
     else
-        k_side_mttkrp<<<(unsigned)(I * R), THREADS, 0, g->stream>>>(g->T[side], rows, g->ka, g->kb, P, I, Q, R, g->M);
+        k_side_mttkrp<<<(unsigned)(I * R), THREADS, 0, g->stream>>>(g->T[side], rows, g->ka, g->kb, P, I, Q, R, M);
     CK(cudaGetLastError());
-    CK(cudaMemcpyAsync(M, g->M, I * R * sizeof(double), cudaMemcpyDeviceToHost, g->stream));
+done:
+    return st;
+}
+
+extern "C" fd_status bcp_gpu_update(bcp_gpu *g, uint32_t n, const double *Sigma, double tau, int nonneg, uint64_t o0,
+                                    uint64_t o1)
+{
+    fd_status st = FD_OK;
+    const uint32_t R = g->R;
+    const double zero = 0;
+    double *const A = g->A + (g->off[n] + o0) * R;
+    CK(cudaSetDevice(g->device));
+    if (o1 <= o0) goto done;
+    /* Sigma's slot is free: the last copy from it came before the last
+     * Gram, which waited. */
+    memcpy(g->hsmall + SLOT_SIGMA(g), Sigma, (size_t)R * R * sizeof(double));
+    CK(cudaMemcpyAsync(g->small + SLOT_SIGMA(g), g->hsmall + SLOT_SIGMA(g), (size_t)R * R * sizeof(double),
+                       cudaMemcpyHostToDevice, g->stream));
+    /* Row-major A (rows x R) = tau M Sigma is, column-major, A^T = tau
+     * Sigma M^T (Sigma symmetric). */
+    CB(cublasDgemm(g->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)R, (int)(o1 - o0), (int)R, &tau, g->small + SLOT_SIGMA(g), (int)R,
+                   g->M + o0 * R, (int)R, &zero, A, (int)R));
+    if (nonneg) {
+        k_nonneg<<<blocks_for((o1 - o0) * R), THREADS, 0, g->stream>>>(A, (o1 - o0) * R);
+        CK(cudaGetLastError());
+    }
+done:
+    return st;
+}
+
+extern "C" fd_status bcp_gpu_gram(bcp_gpu *g, uint32_t n, double *G)
+{
+    fd_status st = FD_OK;
+    const uint32_t R = g->R;
+    const uint64_t I = g->full[n];
+    const uint64_t chunk = (I + GRAM_CHUNKS - 1) / GRAM_CHUNKS > 0 ? (I + GRAM_CHUNKS - 1) / GRAM_CHUNKS : 1;
+    const uint32_t chunks = (uint32_t)((I + chunk - 1) / chunk);
+    double *const part = g->small + SLOTS(g);
+    CK(cudaSetDevice(g->device));
+    k_gram_part<<<dim3(blocks_for((uint64_t)R * R), chunks), THREADS, 0, g->stream>>>(g->A + g->off[n] * R, I, R,
+                                                                                      chunk, part);
+    k_gram_sum<<<blocks_for((uint64_t)R * R), THREADS, 0, g->stream>>>(part, chunks, R, g->small + SLOT_GRAM(g));
+    CK(cudaGetLastError());
+    CK(cudaMemcpyAsync(g->hsmall + SLOT_GRAM(g), g->small + SLOT_GRAM(g), (size_t)R * R * sizeof(double),
+                       cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaStreamSynchronize(g->stream));
+    memcpy(G, g->hsmall + SLOT_GRAM(g), (size_t)R * R * sizeof(double));
+done:
+    return st;
+}
+
+extern "C" fd_status bcp_gpu_inner(bcp_gpu *g, uint32_t n, uint64_t o0, uint64_t o1, double *v)
+{
+    fd_status st = FD_OK;
+    const uint32_t R = g->R;
+    CK(cudaSetDevice(g->device));
+    k_inner<<<1, THREADS, 0, g->stream>>>(g->M + o0 * R, g->A + (g->off[n] + o0) * R, (o1 - o0) * R,
+                                          g->small + SLOT_INNER(g));
+    CK(cudaGetLastError());
+    CK(cudaMemcpyAsync(g->hsmall + SLOT_INNER(g), g->small + SLOT_INNER(g), sizeof(double), cudaMemcpyDeviceToHost,
+                       g->stream));
+    CK(cudaStreamSynchronize(g->stream));
+    *v = g->hsmall[SLOT_INNER(g)];
+done:
+    return st;
+}
+
+extern "C" fd_status bcp_gpu_scale(bcp_gpu *g, const double *s)
+{
+    fd_status st = FD_OK;
+    const uint32_t R = g->R;
+    struct mode_ends ends;
+    for (uint32_t m = 0; m < MAXN; m++) ends.v[m] = m < g->order ? g->off[m] + g->full[m] : UINT64_MAX;
+    CK(cudaSetDevice(g->device));
+    memcpy(g->hsmall + SLOT_SCALE(g), s, (size_t)g->order * R * sizeof(double));
+    CK(cudaMemcpyAsync(g->small + SLOT_SCALE(g), g->hsmall + SLOT_SCALE(g), (size_t)g->order * R * sizeof(double),
+                       cudaMemcpyHostToDevice, g->stream));
+    k_scale<<<blocks_for(g->rows * R), THREADS, 0, g->stream>>>(g->A, g->rows, R, ends, g->small + SLOT_SCALE(g));
+    CK(cudaGetLastError());
+    /* The slot is free for the next call. */
+    CK(cudaStreamSynchronize(g->stream));
+done:
+    return st;
+}
+
+extern "C" fd_status bcp_gpu_keep(bcp_gpu *g, const uint32_t *keep, uint32_t K)
+{
+    fd_status st = FD_OK;
+    struct keep_cols kc;
+    memset(&kc, 0, sizeof kc);
+    if (K > g->R) return fd_fail(FD_ERR_INTERNAL, "bcp_gpu_keep: %u of %u columns", K, g->R);
+    memcpy(kc.k, keep, K * sizeof *keep);
+    CK(cudaSetDevice(g->device));
+    k_keep<<<blocks_for(g->rows * K), THREADS, 0, g->stream>>>(g->A, g->rows, g->R, kc, K, g->spare);
+    CK(cudaGetLastError());
+    CK(cudaMemcpyAsync(g->A, g->spare, g->rows * K * sizeof(double), cudaMemcpyDeviceToDevice, g->stream));
+    g->R = K;
+done:
+    return st;
+}
+
+extern "C" uint32_t bcp_gpu_rank(const bcp_gpu *g) { return g->R; }
+extern "C" double *bcp_gpu_M(bcp_gpu *g) { return g->M; }
+extern "C" double *bcp_gpu_A(bcp_gpu *g, uint32_t n) { return g->A + g->off[n] * g->R; }
+extern "C" void *bcp_gpu_stream(bcp_gpu *g) { return (void *)g->stream; }
+
+extern "C" fd_status bcp_gpu_copy(bcp_gpu *g, double *dst, const double *src, uint64_t count, int to_host)
+{
+    fd_status st = FD_OK;
+    CK(cudaSetDevice(g->device));
+    CK(cudaMemcpyAsync(dst, src, count * sizeof(double), to_host ? cudaMemcpyDeviceToHost : cudaMemcpyHostToDevice,
+                       g->stream));
     CK(cudaStreamSynchronize(g->stream));
 done:
     return st;

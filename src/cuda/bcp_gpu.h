@@ -1,9 +1,14 @@
-/* The MTTKRPs of bcp on one GPU: the CUDA backend's device engine.  Plain
- * C interface.  A rank's block of the tensor goes to the device once (as
- * doubles, C order) and stays; the dimension tree of bcp_backend.h runs
- * there: a contraction of the block with one half's Khatri-Rao product is
- * one cuBLAS DGEMM (the block read once), and each mode's MTTKRP is a
- * kernel over the small intermediate of its half. */
+/* bcp on one GPU: the CUDA backend's device engine.  Plain C interface.
+ * A rank's block of the tensor goes to the device once (as doubles, C
+ * order) and stays, and so do the factors (every row of every mode) from
+ * the start to the end of a fit: a sweep sends only R x R matrices up
+ * and down.  The dimension tree of bcp_backend.h runs there: a
+ * contraction of the block with one half's Khatri-Rao product is one
+ * cuBLAS DGEMM (the block read once), each mode's MTTKRP a kernel over
+ * the small intermediate of its half; the means' update a DGEMM, the Gram
+ * matrices a kernel with a fixed order of summation, so that every rank
+ * gets the same bits from the same rows.  Calls queue on one stream and
+ * return without waiting unless they hand data to the host. */
 #ifndef FD_BCP_GPU_H
 #define FD_BCP_GPU_H
 
@@ -17,17 +22,43 @@ extern "C" {
 
 typedef struct bcp_gpu bcp_gpu;
 
-/* x: the block (dims[0] x ... x dims[order-1], C order); h: the tree's
- * split (bcp_tree_split); Rmax: the largest rank the calls will ask for. */
-fd_status bcp_gpu_create(bcp_gpu **out, int device, const double *x, uint32_t order, const uint64_t *dims, uint32_t h,
-                         uint32_t Rmax);
+/* x: the block (dims[0] x ... x dims[order-1], C order) at lo of a tensor
+ * of full dims; h: the tree's split (bcp_tree_split); Rmax: the largest
+ * rank the calls will use. */
+fd_status bcp_gpu_create(bcp_gpu **out, int device, const double *x, uint32_t order, const uint64_t *dims,
+                         const uint64_t *lo, const uint64_t *full, uint32_t h, uint32_t Rmax);
 void bcp_gpu_destroy(bcp_gpu **g);
-/* The intermediate of side 0 (modes [0, h)) or 1 (modes [h, N)) from
- * A[m] (dims[m] x R, row-major, host): the block times the other side's
- * Khatri-Rao product. */
-fd_status bcp_gpu_contract(bcp_gpu *g, int side, const double *const *A, uint32_t R);
-/* M (dims[n] x R, row-major, host) from the intermediate of n's side. */
-fd_status bcp_gpu_mttkrp(bcp_gpu *g, uint32_t n, const double *const *A, uint32_t R, double *M);
+/* The factors (A[n]: full[n] x R, row-major, host) up, and down at the
+ * current rank. */
+fd_status bcp_gpu_put(bcp_gpu *g, const double *const *A, uint32_t R);
+fd_status bcp_gpu_get(bcp_gpu *g, double *const *A);
+/* The intermediate of side 0 (modes [0, h)) or 1 (modes [h, N)): the
+ * block times the other side's Khatri-Rao product. */
+fd_status bcp_gpu_contract(bcp_gpu *g, int side);
+/* The device's M (full[n] x R) from the intermediate of n's side, in the
+ * block's rows, zero elsewhere. */
+fd_status bcp_gpu_mttkrp(bcp_gpu *g, uint32_t n);
+/* Rows [o0, o1) of A(n) = tau M Sigma (Sigma: R x R, host, symmetric),
+ * projected on >= 0 with nonneg. */
+fd_status bcp_gpu_update(bcp_gpu *g, uint32_t n, const double *Sigma, double tau, int nonneg, uint64_t o0,
+                         uint64_t o1);
+/* G (R x R, host) = A(n)^T A(n) over all rows; waits. */
+fd_status bcp_gpu_gram(bcp_gpu *g, uint32_t n, double *G);
+/* *v = <M, A(n)> over rows [o0, o1); waits. */
+fd_status bcp_gpu_inner(bcp_gpu *g, uint32_t n, uint64_t o0, uint64_t o1, double *v);
+/* Column r of A(n) times s[n R + r]. */
+fd_status bcp_gpu_scale(bcp_gpu *g, const double *s);
+/* Only columns keep[0 .. K), packed at rank K. */
+fd_status bcp_gpu_keep(bcp_gpu *g, const uint32_t *keep, uint32_t K);
+
+/* For the collectives between the ranks (bcp_cuda.c): the rank now, the
+ * device arrays of M and of A(n) (full[n] x R each), the stream (a
+ * cudaStream_t), and copies between them and the host that wait. */
+uint32_t bcp_gpu_rank(const bcp_gpu *g);
+double *bcp_gpu_M(bcp_gpu *g);
+double *bcp_gpu_A(bcp_gpu *g, uint32_t n);
+void *bcp_gpu_stream(bcp_gpu *g);
+fd_status bcp_gpu_copy(bcp_gpu *g, double *dst, const double *src, uint64_t count, int to_host);
 
 #ifdef __cplusplus
 }

@@ -92,3 +92,11 @@ fd_status fd_nccl_allgatherv(fd_nccl *c, void *buf, const uint64_t *off, size_t 
 done:
     return st;
 }
+
+fd_status fd_nccl_allreduce(fd_nccl *c, double *buf, uint64_t count, void *stream)
+{
+    fd_status st = FD_OK;
+    NCCL_CHECK_GOTO(ncclAllReduce(buf, buf, count, ncclDouble, ncclSum, c->comm, (cudaStream_t)stream), st, done);
+done:
+    return st;
+}

@@ -27,4 +27,11 @@ void fd_nccl_close(fd_nccl **c);
  * stream. */
 fd_status fd_nccl_allgatherv(fd_nccl *c, void *buf, const uint64_t *off, size_t elem, void *stream);
 
+/* Doubles summed over the ranks, in place on every rank (NCCL's
+ * all-reduce, which hands every rank the same bits: the sum is formed
+ * once and sent on unchanged, NVIDIA/nccl#855; NVLS, whose reductions
+ * in the switch are not, stays off: NCCL_NVLS_ENABLE=0).  Queued on the
+ * stream; does not wait. */
+fd_status fd_nccl_allreduce(fd_nccl *c, double *buf, uint64_t count, void *stream);
+
 #endif

@@ -16,3 +16,9 @@ fd_status fd_nccl_allgatherv(fd_nccl *c, void *buf, const uint64_t *off, size_t 
     (void)c, (void)buf, (void)off, (void)elem, (void)stream;
     return fd_fail(FD_ERR_INTERNAL, "fd_nccl_allgatherv: NCCL is not built");
 }
+
+fd_status fd_nccl_allreduce(fd_nccl *c, double *buf, uint64_t count, void *stream)
+{
+    (void)c, (void)buf, (void)count, (void)stream;
+    return fd_fail(FD_ERR_INTERNAL, "fd_nccl_allreduce: NCCL is not built");
+}
