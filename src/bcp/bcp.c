@@ -8,7 +8,9 @@
  * then lambda, tau and the lower bound.  Every step maximises the bound
  * over its block given the others, so the bound never decreases while the
  * rank stays (--nonneg breaks this: the projection is not a VB step).
- * Plain C loops: no BLAS, which the GPU machine does not have. */
+ * Here only the R x R algebra: every step over I_n x R numbers (the
+ * MTTKRP, the means' update, the Gram matrices) is the backend's, which
+ * holds the factors between sweeps (bcp_backend.h). */
 #include "bcp.h"
 
 #include "../common/clock.h"
@@ -84,12 +86,13 @@ void bcp_row_share(uint64_t rows, int p, int P, uint64_t *a, uint64_t *b)
         if (st_ != FD_OK) return st_;                                                                                  \
     } while (0)
 
-/* AA[n] and EAA[n] of the backend's A(n). */
-static fd_status expect_gram(work *w, uint32_t n)
+/* AA[n] and EAA[n] of the backend's A(n); with v, *v = <M, A(n)> over
+ * rows [o0, o1). */
+static fd_status expect_gram(work *w, uint32_t n, uint64_t o0, uint64_t o1, double *v)
 {
     const bcp_model *m = w->m;
     const uint32_t R = m->R;
-    FD_TRY(w->ops->gram(w->state, n, w->AA[n]));
+    FD_TRY(w->ops->gram(w->state, n, o0, o1, w->AA[n], v));
     for (uint32_t e = 0; e < R * R; e++) w->EAA[n][e] = w->AA[n][e] + (double)m->dims[n] * m->Sigma[n][e];
     return FD_OK;
 }
@@ -387,6 +390,15 @@ static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, doub
         /* A side's intermediate once the other side's factors are final
          * for this sweep. */
         if (n == 0 || n == h) TIMED(ops->contract(st, n == h, w->threads), m->product_seconds);
+        /* The block's MTTKRP and its sum over the ranks first: they do not
+         * need Sigma_n, so that a device works on them while the host
+         * inverts.  This rank's share of the rows (all of them on one
+         * rank) is then updated; every rank gets every row; then the Gram
+         * matrix, the same on every rank. */
+        uint64_t o0 = 0, o1 = I;
+        int whole = 1;
+        TIMED(ops->mttkrp(st, n, w->threads), m->product_seconds);
+        TIMED(ops->sum_rows(st, w->comm, n, &o0, &o1, &whole), m->sum_seconds);
         for (uint32_t e = 0; e < R * R; e++) w->psi[e] = 1;
         for (uint32_t k = 0; k < N; k++)
             if (k != n)
@@ -396,28 +408,18 @@ static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, doub
         if (!bcp_spd_inverse(w->psi, R, w->chol, m->Sigma[n], &w->logdet[n]))
             return fd_fail(FD_ERR_INTERNAL, "bcp: tau Psi + diag(lambda) of mode %u is not positive definite", n + 1);
         w->logdet[n] = -w->logdet[n]; /* ln det Sigma_n */
-        /* The block's MTTKRP; this rank's share of its rows summed over
-         * the ranks (all of them on one rank) and updated; every rank
-         * gets every row; then the Gram matrix, the same on every rank.
-         * --nonneg: the means projected on >= 0.  G-BF then makes the
+        /* --nonneg: the means projected on >= 0.  G-BF then makes the
          * columns unit vectors; here the scales are balanced across the
          * modes instead (rebalance, which keeps signs), since unit columns
          * in all modes but one fight the ARD prior: on amino they made
          * lambda shrink every component to nothing. */
-        uint64_t o0 = 0, o1 = I;
-        int whole = 1;
-        TIMED(ops->mttkrp(st, n, w->threads), m->product_seconds);
-        TIMED(ops->sum_rows(st, w->comm, n, &o0, &o1, &whole), m->sum_seconds);
         TIMED(ops->update(st, n, m->Sigma[n], m->tau, o->nonneg, o0, o1), m->product_seconds);
         if (!whole) TIMED(ops->gather_rows(st, w->comm, n), m->sum_seconds);
-        TIMED(expect_gram(w, n), m->product_seconds);
-        /* <Y, [[A]]> from the last mode's MTTKRP and its new factor: over
-         * this rank's rows, then summed over the ranks (every rank has
-         * them all when whole). */
-        if (n == N - 1) {
-            TIMED(ops->inner(st, n, o0, o1, &yx), m->product_seconds);
-            if (!whole) FD_TRY(reduce(w, &yx, 1));
-        }
+        /* With the last mode, <Y, [[A]]> from its MTTKRP and its new
+         * factor: over this rank's rows, then summed over the ranks
+         * (every rank has them all when whole). */
+        TIMED(expect_gram(w, n, o0, o1, n == N - 1 ? &yx : NULL), m->product_seconds);
+        if (n == N - 1 && !whole) FD_TRY(reduce(w, &yx, 1));
     }
     if (balance) FD_TRY(rebalance(w));
     /* lambda: Gamma(a, b_r). */
@@ -535,7 +537,7 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
     }
     /* The start to the backend, which holds the factors from here on. */
     FD_TRY_GOTO(ops->put(state, (const double *const *)m->A, R), st, done);
-    for (uint32_t n = 0; n < N; n++) FD_TRY_GOTO(expect_gram(&w, n), st, done);
+    for (uint32_t n = 0; n < N; n++) FD_TRY_GOTO(expect_gram(&w, n, 0, 0, NULL), st, done);
     /* lambda_r by moments: E||a_r(n)||^2 = I_n / lambda_r summed over
      * the modes. */
     for (uint32_t r = 0; r < R; r++) {

@@ -277,9 +277,14 @@ static fd_status cpu_gather_rows(void *state, const bcp_comm *comm, uint32_t n)
  * loop, four at a time (each entry still sums over i in order), so that
  * the inner loop runs along a row and loads and stores G once for four
  * products; exactly symmetric (a_p a_q = a_q a_p). */
-FD_HOT static fd_status cpu_gram(void *state, uint32_t n, double *G)
+FD_HOT static fd_status cpu_gram(void *state, uint32_t n, uint64_t o0, uint64_t o1, double *G, double *v)
 {
     const cpu_state *s = state;
+    if (v) {
+        double sum = 0;
+        for (uint64_t e = o0 * s->R; e < o1 * s->R; e++) sum += s->M[e] * s->A[n][e];
+        *v = sum;
+    }
     const uint32_t R = s->R;
     const uint64_t I = s->t->full[n];
     const double *A = s->A[n];
@@ -301,15 +306,6 @@ FD_HOT static fd_status cpu_gram(void *state, uint32_t n, double *G)
             for (uint32_t q = 0; q < R; q++) g[q] += ap * a[q];
         }
     }
-    return FD_OK;
-}
-
-static fd_status cpu_inner(void *state, uint32_t n, uint64_t o0, uint64_t o1, double *v)
-{
-    const cpu_state *s = state;
-    double sum = 0;
-    for (uint64_t e = o0 * s->R; e < o1 * s->R; e++) sum += s->M[e] * s->A[n][e];
-    *v = sum;
     return FD_OK;
 }
 
@@ -350,7 +346,6 @@ const struct bcp_ops bcp_cpu_ops = {
     .update = cpu_update,
     .gather_rows = cpu_gather_rows,
     .gram = cpu_gram,
-    .inner = cpu_inner,
     .scale = cpu_scale,
     .keep = cpu_keep,
 };

@@ -55,10 +55,10 @@ struct bcp_ops {
      * or the backend's own), so that every rank holds the same bits. */
     fd_status (*gather_rows)(void *state, const bcp_comm *comm, uint32_t n);
     /* G (R x R, host) = A(n)^T A(n) over all rows, exactly symmetric and
-     * the same bits on every rank (the same rows, summed in one order). */
-    fd_status (*gram)(void *state, uint32_t n, double *G);
-    /* *v = <M, A(n)> over rows [o0, o1). */
-    fd_status (*inner)(void *state, uint32_t n, uint64_t o0, uint64_t o1, double *v);
+     * the same bits on every rank (the same rows, summed in one order);
+     * with v, also *v = <M, A(n)> over rows [o0, o1) (one wait for the
+     * device where there is one). */
+    fd_status (*gram)(void *state, uint32_t n, uint64_t o0, uint64_t o1, double *G, double *v);
     /* Column r of A(n) times s[n R + r], for every mode. */
     fd_status (*scale)(void *state, const double *s);
     /* Only the columns keep[0 .. K) (increasing), packed at rank K. */

@@ -122,11 +122,9 @@ static fd_status cuda_update(void *state, uint32_t n, const double *Sigma, doubl
     return bcp_gpu_update(((cuda_state *)state)->g, n, Sigma, tau, nonneg, o0, o1);
 }
 
-static fd_status cuda_gram(void *state, uint32_t n, double *G) { return bcp_gpu_gram(((cuda_state *)state)->g, n, G); }
-
-static fd_status cuda_inner(void *state, uint32_t n, uint64_t o0, uint64_t o1, double *v)
+static fd_status cuda_gram(void *state, uint32_t n, uint64_t o0, uint64_t o1, double *G, double *v)
 {
-    return bcp_gpu_inner(((cuda_state *)state)->g, n, o0, o1, v);
+    return bcp_gpu_gram(((cuda_state *)state)->g, n, o0, o1, G, v);
 }
 
 static fd_status cuda_scale(void *state, const double *s) { return bcp_gpu_scale(((cuda_state *)state)->g, s); }
@@ -151,7 +149,6 @@ const struct bcp_ops bcp_cuda_ops = {
     .update = cuda_update,
     .gather_rows = cuda_gather_rows,
     .gram = cuda_gram,
-    .inner = cuda_inner,
     .scale = cuda_scale,
     .keep = cuda_keep,
 };

@@ -365,11 +365,12 @@ static fd_status fuse_job(const bcp_job_opts *o, const fd_mpi *mpi, const bcp_co
         if (st == FD_OK) st = ops->open(&state, b, R, device);
         if (st == FD_OK) {
             const uint32_t last = order - 1;
-            double yx = 0;
-            st = ops->put(state, (const double *const *)m->A, R);
+            double yx = 0, *G = malloc((size_t)R * R * sizeof *G);
+            st = G ? ops->put(state, (const double *const *)m->A, R) : fd_fail(FD_ERR_NOMEM, "out of memory");
             if (st == FD_OK) st = ops->contract(state, 1, threads);
             if (st == FD_OK) st = ops->mttkrp(state, last, threads);
-            if (st == FD_OK) st = ops->inner(state, last, lo[last], lo[last] + cnt[last], &yx);
+            if (st == FD_OK) st = ops->gram(state, last, lo[last], lo[last] + cnt[last], G, &yx);
+            free(G);
             sums[1] += yx;
             for (uint64_t i = 0; i < b->size; i++) sums[0] += b->x[i] * b->x[i];
         }

@@ -32,6 +32,7 @@ struct bcp_gpu {
     uint64_t Imax;                             /* the longest mode */
     double *y, *A, *ka, *kb, *T[2], *M, *spare; /* spare: rows x Rmax, for keep */
     double *hbuf;                              /* pinned: rows x Rmax (put, get) */
+    double *ones;                              /* Rmax ones: the empty Khatri-Rao product */
     /* The small arrays, on the device and pinned on the host, each in its
      * own slot (SLOT_*), so that a call that fills one need not wait for
      * the copy of another: Sigma up, G down, the scales up, <M, A> down;
@@ -225,6 +226,7 @@ extern "C" void bcp_gpu_destroy(bcp_gpu **pg)
     cudaFree(g->T[1]);
     cudaFree(g->M);
     cudaFree(g->spare);
+    cudaFree(g->ones);
     cudaFree(g->small);
     if (g->hbuf) cudaFreeHost(g->hbuf);
     if (g->hsmall) cudaFreeHost(g->hsmall);
@@ -251,8 +253,7 @@ static fd_status warm_up(bcp_gpu *g)
         st = bcp_gpu_contract(g, side);
         if (st == FD_OK) st = bcp_gpu_mttkrp(g, n);
         if (st == FD_OK) st = bcp_gpu_update(g, n, host, 0, 1, 0, g->full[n]);
-        if (st == FD_OK) st = bcp_gpu_gram(g, n, host);
-        if (st == FD_OK) st = bcp_gpu_inner(g, n, 0, g->full[n], &v);
+        if (st == FD_OK) st = bcp_gpu_gram(g, n, 0, g->full[n], host, &v);
     }
     for (uint32_t e = 0; e < MAXN * g->Rmax; e++) host[e] = 1;
     if (st == FD_OK) st = bcp_gpu_scale(g, host);
@@ -315,6 +316,9 @@ extern "C" fd_status bcp_gpu_create(bcp_gpu **out, int device, const double *x, 
     CK(cudaHostAlloc((void **)&g->hbuf, g->rows * Rmax * sizeof(double), cudaHostAllocDefault));
     CK(cudaHostAlloc((void **)&g->hsmall, SLOTS(g) * sizeof(double), cudaHostAllocDefault));
     CK(cudaMemcpy(g->y, x, g->size * sizeof(double), cudaMemcpyHostToDevice));
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->ones, Rmax * sizeof(double), "a row of ones"), st, done);
+    for (uint32_t r = 0; r < Rmax; r++) g->hbuf[r] = 1;
+    CK(cudaMemcpy(g->ones, g->hbuf, Rmax * sizeof(double), cudaMemcpyHostToDevice));
     FD_TRY_GOTO(warm_up(g), st, done);
     *out = g;
     g = NULL;
@@ -336,6 +340,19 @@ static void khatri_rao(bcp_gpu *g, uint32_t a, uint32_t b, double *out)
     km.b = b;
     const uint64_t rows = span(g, a, b);
     k_khatri_rao<<<blocks_for(rows * g->R), THREADS, 0, g->stream>>>(g->A, km, rows, g->R, out);
+}
+
+/* The Khatri-Rao product of modes [a, b) for a mode's MTTKRP: built in
+ * out, or, where there is nothing to multiply, the one mode's block rows
+ * themselves or a row of ones (the same bits as the product: 1 x = x);
+ * at order 4 every mode's products are of these kinds, which saves two
+ * launches a mode. */
+static const double *side_factors(bcp_gpu *g, uint32_t a, uint32_t b, double *out)
+{
+    if (b == a) return g->ones;
+    if (b == a + 1) return g->A + (g->off[a] + g->lo[a]) * g->R;
+    khatri_rao(g, a, b, out);
+    return out;
 }
 
 extern "C" fd_status bcp_gpu_put(bcp_gpu *g, const double *const *A, uint32_t R)
@@ -394,15 +411,15 @@ extern "C" fd_status bcp_gpu_mttkrp(bcp_gpu *g, uint32_t n)
     const uint32_t a = side ? g->h : 0, b = side ? g->order : g->h, R = g->R;
     const uint64_t P = span(g, a, n), I = g->dims[n], Q = span(g, n + 1, b), rows = span(g, a, b);
     double *const M = g->M + g->lo[n] * R;
+    const double *KA, *KB;
     CK(cudaSetDevice(g->device));
     if (I < g->full[n]) CK(cudaMemsetAsync(g->M, 0, g->full[n] * R * sizeof(double), g->stream));
-    khatri_rao(g, a, n, g->ka);
-    khatri_rao(g, n + 1, b, g->kb);
+    KA = side_factors(g, a, n, g->ka);
+    KB = side_factors(g, n + 1, b, g->kb);
     if (P * Q <= WARP_TERMS)
-        k_side_mttkrp_warp<<<blocks_for(I * R * 32), THREADS, 0, g->stream>>>(g->T[side], rows, g->ka, g->kb, P, I, Q,
-                                                                             R, M);
+        k_side_mttkrp_warp<<<blocks_for(I * R * 32), THREADS, 0, g->stream>>>(g->T[side], rows, KA, KB, P, I, Q, R, M);
     else
-        k_side_mttkrp<<<(unsigned)(I * R), THREADS, 0, g->stream>>>(g->T[side], rows, g->ka, g->kb, P, I, Q, R, M);
+        k_side_mttkrp<<<(unsigned)(I * R), THREADS, 0, g->stream>>>(g->T[side], rows, KA, KB, P, I, Q, R, M);
     CK(cudaGetLastError());
 done:
     return st;
@@ -434,7 +451,7 @@ done:
     return st;
 }
 
-extern "C" fd_status bcp_gpu_gram(bcp_gpu *g, uint32_t n, double *G)
+extern "C" fd_status bcp_gpu_gram(bcp_gpu *g, uint32_t n, uint64_t o0, uint64_t o1, double *G, double *v)
 {
     fd_status st = FD_OK;
     const uint32_t R = g->R;
@@ -449,24 +466,16 @@ extern "C" fd_status bcp_gpu_gram(bcp_gpu *g, uint32_t n, double *G)
     CK(cudaGetLastError());
     CK(cudaMemcpyAsync(g->hsmall + SLOT_GRAM(g), g->small + SLOT_GRAM(g), (size_t)R * R * sizeof(double),
                        cudaMemcpyDeviceToHost, g->stream));
+    if (v) {
+        k_inner<<<1, THREADS, 0, g->stream>>>(g->M + o0 * R, g->A + (g->off[n] + o0) * R, (o1 - o0) * R,
+                                              g->small + SLOT_INNER(g));
+        CK(cudaGetLastError());
+        CK(cudaMemcpyAsync(g->hsmall + SLOT_INNER(g), g->small + SLOT_INNER(g), sizeof(double), cudaMemcpyDeviceToHost,
+                           g->stream));
+    }
     CK(cudaStreamSynchronize(g->stream));
     memcpy(G, g->hsmall + SLOT_GRAM(g), (size_t)R * R * sizeof(double));
-done:
-    return st;
-}
-
-extern "C" fd_status bcp_gpu_inner(bcp_gpu *g, uint32_t n, uint64_t o0, uint64_t o1, double *v)
-{
-    fd_status st = FD_OK;
-    const uint32_t R = g->R;
-    CK(cudaSetDevice(g->device));
-    k_inner<<<1, THREADS, 0, g->stream>>>(g->M + o0 * R, g->A + (g->off[n] + o0) * R, (o1 - o0) * R,
-                                          g->small + SLOT_INNER(g));
-    CK(cudaGetLastError());
-    CK(cudaMemcpyAsync(g->hsmall + SLOT_INNER(g), g->small + SLOT_INNER(g), sizeof(double), cudaMemcpyDeviceToHost,
-                       g->stream));
-    CK(cudaStreamSynchronize(g->stream));
-    *v = g->hsmall[SLOT_INNER(g)];
+    if (v) *v = g->hsmall[SLOT_INNER(g)];
 done:
     return st;
 }
@@ -483,8 +492,8 @@ extern "C" fd_status bcp_gpu_scale(bcp_gpu *g, const double *s)
                        cudaMemcpyHostToDevice, g->stream));
     k_scale<<<blocks_for(g->rows * R), THREADS, 0, g->stream>>>(g->A, g->rows, R, ends, g->small + SLOT_SCALE(g));
     CK(cudaGetLastError());
-    /* The slot is free for the next call. */
-    CK(cudaStreamSynchronize(g->stream));
+    /* No wait: the slot is filled again a sweep later, after the Gram
+     * matrices' waits. */
 done:
     return st;
 }

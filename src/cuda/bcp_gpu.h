@@ -42,10 +42,9 @@ fd_status bcp_gpu_mttkrp(bcp_gpu *g, uint32_t n);
  * projected on >= 0 with nonneg. */
 fd_status bcp_gpu_update(bcp_gpu *g, uint32_t n, const double *Sigma, double tau, int nonneg, uint64_t o0,
                          uint64_t o1);
-/* G (R x R, host) = A(n)^T A(n) over all rows; waits. */
-fd_status bcp_gpu_gram(bcp_gpu *g, uint32_t n, double *G);
-/* *v = <M, A(n)> over rows [o0, o1); waits. */
-fd_status bcp_gpu_inner(bcp_gpu *g, uint32_t n, uint64_t o0, uint64_t o1, double *v);
+/* G (R x R, host) = A(n)^T A(n) over all rows and, with v, *v = <M,
+ * A(n)> over rows [o0, o1); waits. */
+fd_status bcp_gpu_gram(bcp_gpu *g, uint32_t n, uint64_t o0, uint64_t o1, double *G, double *v);
 /* Column r of A(n) times s[n R + r]. */
 fd_status bcp_gpu_scale(bcp_gpu *g, const double *s);
 /* Only columns keep[0 .. K), packed at rank K. */

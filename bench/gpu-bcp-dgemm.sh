@@ -1,0 +1,24 @@
+#!/usr/bin/env bash
+# bcp's two contraction DGEMMs alone on one GPU (bench/bcp_dgemm.cu): the
+# calls of src/cuda/bcp_gpu.cu against the same products with row-major
+# outputs, at the block shapes of a 200^4 tensor on one GPU and on two, R =
+# 16 and 32: how far the products of a sweep are from the floor, and what
+# two GPUs can gain.  Needs nvcc and cuBLAS; prints one line a shape and R.
+# Results: bench/results/bcp-gpu-history.txt (step 8).
+#
+#   bench/gpu-bcp-dgemm.sh [--arch sm_90]
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+ARCH=sm_90
+while [ $# -gt 0 ]; do
+  case $1 in
+    --arch) ARCH=$2; shift 2;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0;;
+    *) echo "bench/gpu-bcp-dgemm.sh: unknown option $1" >&2; exit 2;;
+  esac
+done
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+"$NVCC" -std=c++17 -O2 -arch="$ARCH" "$here/bcp_dgemm.cu" -lcublas -o "$tmp/dgemm" || exit 1
+echo "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F)"
+"$tmp/dgemm"
