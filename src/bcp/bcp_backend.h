@@ -51,8 +51,9 @@ struct bcp_ops {
     /* Rows [o0, o1) of A(n) = tau M Sigma (R x R, host; projected on >= 0
      * with nonneg). */
     fd_status (*update)(void *state, uint32_t n, const double *Sigma, double tau, int nonneg, uint64_t o0, uint64_t o1);
-    /* Every rank's share of A(n)'s rows to every rank (comm->gather_rows
-     * or the backend's own), so that every rank holds the same bits. */
+    /* Every rank's share of A(n)'s rows to every rank (comm->gather_rows),
+     * so that every rank holds the same bits; only after a sum_rows that
+     * left *whole = 0. */
     fd_status (*gather_rows)(void *state, const bcp_comm *comm, uint32_t n);
     /* G (R x R, host) = A(n)^T A(n) over all rows, exactly symmetric and
      * the same bits on every rank (the same rows, summed in one order);

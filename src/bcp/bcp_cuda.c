@@ -1,9 +1,10 @@
 /* The CUDA backend of bcp: the rank's block and the factors go to its
  * GPU once and stay (src/cuda/bcp_gpu.cu); a sweep's I_n x R work runs
  * there, and only R x R matrices cross to the host.  Between the ranks'
- * GPUs the MTTKRP's rows are summed and the factors' rows gathered by
- * NCCL on the devices; without NCCL (not built, FD_NCCL=off) through the
- * host with bcp_comm. */
+ * GPUs each mode's MTTKRP is summed by an NCCL all-reduce on the devices;
+ * without NCCL (not built, FD_NCCL=off) its rows go through the host
+ * with bcp_comm (a reduce-scatter, then an all-gather of the updated
+ * rows). */
 #include "bcp_backend.h"
 
 #include "../cuda/bcp_gpu.h"

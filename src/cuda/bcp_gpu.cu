@@ -8,7 +8,8 @@
  * component's column of T with consecutive threads.  A mode n of a side
  * (P rows of its modes before n, I = dims[n], Q after n):
  *   M[i, r] = sum over p, q of T[(p I + i) Q + q, r] KA[p, r] KB[q, r],
- * one block of threads per (i, r), summed in a fixed order. */
+ * one warp (short sums) or one block of threads per (i, r), summed in a
+ * fixed order. */
 #include "check.cuh"
 #include "bcp_gpu.h"
 
