@@ -14,7 +14,6 @@
 #include "bcp.h"
 
 #include "../common/clock.h"
-#include "../common/dispatch.h"
 #include "../common/par_rows.h"
 #include "bcp_backend.h"
 #include "chol.h"
