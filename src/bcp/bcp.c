@@ -70,12 +70,6 @@ static fd_status reduce(const work *w, double *v, uint64_t n)
     return st;
 }
 
-void bcp_row_share(uint64_t rows, int p, int P, uint64_t *a, uint64_t *b)
-{
-    *a = rows * (uint64_t)p / (uint64_t)P;
-    *b = rows * (uint64_t)(p + 1) / (uint64_t)P;
-}
-
 /* A backend call's status, its wall time added to *seconds. */
 #define TIMED(call, seconds)                                                                                           \
     do {                                                                                                               \
@@ -85,14 +79,20 @@ void bcp_row_share(uint64_t rows, int p, int P, uint64_t *a, uint64_t *b)
         if (st_ != FD_OK) return st_;                                                                                  \
     } while (0)
 
+/* EAA[n] = AA[n] + I_n Sigma_n: derived, after every change of either. */
+static void expect(work *w, uint32_t n)
+{
+    const bcp_model *m = w->m;
+    const uint32_t R = m->R;
+    for (uint32_t e = 0; e < R * R; e++) w->EAA[n][e] = w->AA[n][e] + (double)m->dims[n] * m->Sigma[n][e];
+}
+
 /* AA[n] and EAA[n] of the backend's A(n); with v, *v = <M, A(n)> over
  * rows [o0, o1). */
 static fd_status expect_gram(work *w, uint32_t n, uint64_t o0, uint64_t o1, double *v)
 {
-    const bcp_model *m = w->m;
-    const uint32_t R = m->R;
     FD_TRY(w->ops->gram(w->state, n, o0, o1, w->AA[n], v));
-    for (uint32_t e = 0; e < R * R; e++) w->EAA[n][e] = w->AA[n][e] + (double)m->dims[n] * m->Sigma[n][e];
+    expect(w, n);
     return FD_OK;
 }
 
@@ -232,9 +232,9 @@ done:
 
 /* Drops the components whose power sum_n ||a_r(n)||^2 (the diagonals
  * of the Gram matrices) is below BCPF's tolerance: sum_n I_n times the
- * spacing of doubles at the norm of all factors together.  *K: the
+ * spacing of doubles at the norm of all factors together.  *kept: the
  * components kept. */
-static fd_status prune(work *w, uint32_t *K)
+static fd_status prune(work *w, uint32_t *kept)
 {
     bcp_model *m = w->m;
     const uint32_t R = m->R;
@@ -246,21 +246,21 @@ static fd_status prune(work *w, uint32_t *K)
     }
     for (uint32_t r = 0; r < R; r++) all += power[r];
     const double norm = sqrt(all), tol = (double)rows * (nextafter(norm, INFINITY) - norm);
-    uint32_t keep[256];
-    *K = 0;
+    uint32_t keep[256], K = 0;
     for (uint32_t r = 0; r < R; r++)
-        if (power[r] > tol) keep[(*K)++] = r;
-    if (*K == R || *K == 0) return FD_OK;
-    FD_TRY(w->ops->keep(w->state, keep, *K));
+        if (power[r] > tol) keep[K++] = r;
+    *kept = K;
+    if (K == R || K == 0) return FD_OK;
+    FD_TRY(w->ops->keep(w->state, keep, K));
     for (uint32_t n = 0; n < m->order; n++)
-        for (uint32_t a = 0; a < *K; a++)
-            for (uint32_t b = 0; b < *K; b++) {
-                m->Sigma[n][a * *K + b] = m->Sigma[n][keep[a] * R + keep[b]];
-                w->AA[n][a * *K + b] = w->AA[n][keep[a] * R + keep[b]];
-                w->EAA[n][a * *K + b] = w->EAA[n][keep[a] * R + keep[b]];
+        for (uint32_t a = 0; a < K; a++)
+            for (uint32_t b = 0; b < K; b++) {
+                m->Sigma[n][a * K + b] = m->Sigma[n][keep[a] * R + keep[b]];
+                w->AA[n][a * K + b] = w->AA[n][keep[a] * R + keep[b]];
             }
-    for (uint32_t a = 0; a < *K; a++) m->lambda[a] = m->lambda[keep[a]];
-    m->R = *K;
+    for (uint32_t a = 0; a < K; a++) m->lambda[a] = m->lambda[keep[a]];
+    m->R = K;
+    for (uint32_t n = 0; n < m->order; n++) expect(w, n);
     return FD_OK;
 }
 
@@ -365,8 +365,8 @@ static fd_status rebalance(work *w)
             for (uint32_t b = 0; b < R; b++) {
                 m->Sigma[n][a * R + b] *= s[a][n] * s[b][n];
                 w->AA[n][a * R + b] *= s[a][n] * s[b][n];
-                w->EAA[n][a * R + b] *= s[a][n] * s[b][n];
             }
+        expect(w, n);
         double ld = 0;
         for (uint32_t r = 0; r < R; r++) ld += 2 * log(s[r][n]);
         w->logdet[n] += ld;

@@ -63,10 +63,6 @@ typedef struct bcp_comm {
     fd_status (*gather_rows)(void *ctx, double *A, uint64_t rows, uint32_t R);
 } bcp_comm;
 
-/* Rank p of P's share of a mode's rows for sum_rows and gather_rows:
- * [rows p / P, rows (p + 1) / P). */
-void bcp_row_share(uint64_t rows, int p, int P, uint64_t *a, uint64_t *b);
-
 struct bcp_ops;
 
 /* t: the whole tensor or this rank's block of it (tensor.h); ops and

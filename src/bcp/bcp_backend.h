@@ -43,7 +43,7 @@ struct bcp_ops {
      * (contracted since the other side's factors last changed). */
     fd_status (*mttkrp)(void *state, uint32_t n, int threads);
     /* M summed over the ranks into this rank's share of the rows [*o0,
-     * *o1) (bcp_row_share; all rows without comm->sum_rows).  *whole: the
+     * *o1) (bcp_comm's sum_rows; all rows without it).  *whole: the
      * sum left every rank with every row, the same bits on each (one
      * rank, or NCCL's all-reduce), so that there is nothing to gather
      * and nothing of the rows' to sum again. */

@@ -170,16 +170,15 @@ static void print_stats(const bcp_model *m, double t_load, double t_fit)
             1e3 * m->sum_seconds / k, 1e3 * (m->sweep_seconds - m->product_seconds - m->sum_seconds) / k);
 }
 
-/* Every rank's share of `rows` rows (bcp_row_share) as counts and
- * displacements of doubles at R a row. */
+/* Rank p's share of `rows` rows: [rows p / P, rows (p + 1) / P), as
+ * counts and displacements of doubles at R a row. */
 static fd_status row_shares(grid_comm *g, uint64_t rows, uint32_t R)
 {
     if (rows * R > INT_MAX)
         return fd_fail(FD_ERR_INPUT, "a mode of %llu rows at rank %u is too long for one MPI message (2^31 numbers)",
                        (unsigned long long)rows, R);
     for (int p = 0; p < g->size; p++) {
-        uint64_t a, b;
-        bcp_row_share(rows, p, g->size, &a, &b);
+        const uint64_t a = rows * (uint64_t)p / (uint64_t)g->size, b = rows * (uint64_t)(p + 1) / (uint64_t)g->size;
         g->displs[p] = (int)(a * R);
         g->counts[p] = (int)((b - a) * R);
     }
