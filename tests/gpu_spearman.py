@@ -83,10 +83,12 @@ for n, rows in [(7, 600), (30, 5000), (64, 1500), (128, 900), (200, 300)]:
 
 # The tuning knobs give the same results: a strip of one column tile, and
 # strips that end inside a row; each screen of the common path alone (the
-# default chooses per launch).  Each takes effect, and a bad value is
-# refused.
+# default chooses per launch); a pair buffer of 64 pairs at first, which
+# launches with more grow (--top-k: per row tile).  Each takes effect, and
+# a bad value is refused.
 m30, m7 = os.path.join(WORK, "m30.txt"), os.path.join(WORK, "m7.txt")
-for env in ({"FD_GPU_STRIP": "1"}, {"FD_GPU_STRIP": "3"}, {"FD_GPU_SCREEN": "band"}, {"FD_GPU_SCREEN": "max"}):
+for env in ({"FD_GPU_STRIP": "1"}, {"FD_GPU_STRIP": "3"}, {"FD_GPU_SCREEN": "band"}, {"FD_GPU_SCREEN": "max"},
+            {"FD_GPU_RECORDS": "64"}):
     knob = " ".join("%s=%s" % kv for kv in env.items())
     for src in (m30, m7):
         for sel in (["--pvalue", "0.05"], ["--pvalue", "1e-6"], ["--count-only"], ["--fdr", "0.05"], ["--top-k", "2"]):
@@ -99,19 +101,25 @@ write(matrix(150, 30, 9, far_equal=True), small)
 same("150 rows --top-k 200", [small, "--top-k", "200"], "cuda")
 if GB != "cpu":
     cmd = [BIN, "spearman", m30, "--count-only", "--backend", GB, "--force", "-o", os.path.join(WORK, "knob")]
-    def verbose(env):
-        r = subprocess.run(cmd, env=dict(ENV, FD_GPU_VERBOSE="1", **env), capture_output=True, text=True,
+    def verbose(env, sel=None):
+        c = cmd if sel is None else cmd[:3] + sel + cmd[4:]
+        r = subprocess.run(c, env=dict(ENV, FD_GPU_VERBOSE="1", **env), capture_output=True, text=True,
                            stdin=subprocess.DEVNULL)
-        m = re.search(r"(\d+) launches \(\d+ repeated for a larger pair buffer, (\d+) with the max screen\)", r.stderr)
+        m = re.search(r"(\d+) launches \((\d+) repeated for a larger pair buffer, (\d+) with the max screen\)",
+                      r.stderr)
         check(r.returncode == 0 and m is not None, "%s: exit %d: %s" % (env, r.returncode, r.stderr.strip()))
-        return r.stderr, (int(m.group(1)), int(m.group(2))) if m else (0, -1)
-    err, _ = verbose({"FD_GPU_STRIP": "3"})
+        return r.stderr, (int(m.group(1)), int(m.group(3))) if m else (0, -1), int(m.group(2)) if m else 0
+    err, _, _ = verbose({"FD_GPU_STRIP": "3"})
     check("a strip of 3 column tiles" in err, "FD_GPU_STRIP=3 not in effect: %s" % err)
-    _, (n, nmax) = verbose({"FD_GPU_SCREEN": "max"})
+    _, (n, nmax), _ = verbose({"FD_GPU_SCREEN": "max"})
     check(n > 0 and nmax == n, "FD_GPU_SCREEN=max: %d of %d launches with the max screen" % (nmax, n))
-    _, (n, nmax) = verbose({"FD_GPU_SCREEN": "band"})
+    _, (n, nmax), _ = verbose({"FD_GPU_SCREEN": "band"})
     check(n > 0 and nmax == 0, "FD_GPU_SCREEN=band: %d of %d launches with the max screen" % (nmax, n))
-    for env in ({"FD_GPU_STRIP": "0"}, {"FD_GPU_STRIP": "x"}, {"FD_GPU_STRIP": "65537"}, {"FD_GPU_SCREEN": "fast"}):
+    for sel in (["--pvalue", "0.05"], ["--top-k", "2"]):
+        _, _, again = verbose({"FD_GPU_RECORDS": "64"}, sel)
+        check(again > 0, "FD_GPU_RECORDS=64 %s: no launch grew the pair buffer" % " ".join(sel))
+    for env in ({"FD_GPU_STRIP": "0"}, {"FD_GPU_STRIP": "x"}, {"FD_GPU_STRIP": "65537"}, {"FD_GPU_SCREEN": "fast"},
+                {"FD_GPU_RECORDS": "0"}, {"FD_GPU_RECORDS": "-5"}):
         r = subprocess.run(cmd, env=dict(ENV, **env), capture_output=True, text=True, stdin=subprocess.DEVNULL)
         name = list(env)[0]
         check(r.returncode == 2 and name in r.stderr, "%s: exit %d: %s" % (env, r.returncode, r.stderr.strip()))

@@ -8,7 +8,10 @@
  *    (as the GPU's per-row screen feeds them), ties broken by j;
  *  - p-values against values from scipy, and x_crit as the exact boundary;
  *  - the GPU epilogue's certain decisions (spearman_decide.h, float bounds
- *    and double) against the exact test, at and around the boundary. */
+ *    and double) against the exact test, at and around the boundary;
+ *  - the histogram's factor k_i (spearman_hist.h): 1.5 2^23 k_i a float,
+ *    as the GPU's fused product needs, and k_i within 2^-22 + 2^-24 of 1000 times
+ *    1/sqrt(S_ii); the bin against 1000 rho in double. */
 #include "spearman/pvalue.h"
 #include "spearman/spearman_decide.h"
 #include "spearman/rankmat.h"
@@ -306,6 +309,32 @@ static void test_decide(void)
           (unsigned long long)count[SPEARMAN_DROP], (unsigned long long)count[SPEARMAN_UNDECIDED]);
 }
 
+static void test_hist(void)
+{
+    fd_rng rng = {11};
+    int bad_exact = 0, bad_near = 0, bad_bin = 0;
+    for (int rep = 0; rep < 200000; rep++) {
+        /* every S_ii of small n (ties make any integer possible), then random ones */
+        const double sii = rep < 100000 ? (double)(rep + 1) : floor(fd_rng_unif(&rng) * 1e9) + 1;
+        const float inv = (float)(1.0 / sqrt(sii));
+        const float k = spearman_hist_factor(inv);
+        const double ck = 12582912.0 * (double)k;
+        bad_exact += (double)(float)ck != ck;
+        bad_near += fabs((double)k / (1000.0 * (double)inv) - 1) > ldexp(1, -22) + ldexp(1, -24); /* two roundings */
+        /* a pair of this row with a random S and S_jj: the bin is floor of
+         * 1000 rho, but for rho within 1e-6 of an edge */
+        const double sjj = floor(fd_rng_unif(&rng) * 1e6) + 1;
+        const double lim = floor(sqrt(sii * sjj));
+        const int32_t s = (int32_t)fmin(floor((fd_rng_unif(&rng) * 2 - 1) * lim), 2e6);
+        const double u = 1000.0 * s / sqrt(sii * sjj);
+        const int b = spearman_hist_bin(s, k, (float)(1.0 / sqrt(sjj)));
+        if (fabs(u - floor(u + 0.5)) > 1e-3) bad_bin += b != (int)fmin(fmax(floor(u) + 1000, 0), 1999);
+    }
+    CHECK(bad_exact == 0, "histogram factor: 1.5 2^23 k_i not a float %d times", bad_exact);
+    CHECK(bad_near == 0, "histogram factor: k_i off 1000/sqrt(S_ii) by more than 2^-22 + 2^-24 %d times", bad_near);
+    CHECK(bad_bin == 0, "histogram bin: off floor(1000 rho) + 1000 %d times", bad_bin);
+}
+
 int main(void)
 {
     test_ranks();
@@ -313,5 +342,6 @@ int main(void)
     test_topk();
     test_pvalues();
     test_decide();
+    test_hist();
     return t_report();
 }

@@ -1,12 +1,16 @@
 /* Unit tests: SHA-256 against FIPS 180-4 vectors, the bitset prefix tests
- * against naive loops, and every context format written and read back.
+ * against naive loops, every context format written and read back, and
+ * the thread team (par_rows.h): every row of many passes once, on the
+ * threads the team has, and a failure returned.
  * argv[1]: a scratch file prefix. */
 #include "common/bitset.h"
 #include "common/clock.h"
+#include "common/par_rows.h"
 #include "common/sha256.h"
 #include "lattice/context.h"
 #include "testutil.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -96,6 +100,51 @@ static void test_round_trips(const char *prefix)
     }
 }
 
+typedef struct {
+    atomic_int *seen; /* times each row was done */
+    atomic_int used[8]; /* rows each thread did */
+    uint64_t fail_at; /* a row that fails, or UINT64_MAX */
+} team_pass;
+
+static fd_status team_rows(void *ctx, uint64_t i0, uint64_t i1, int thread)
+{
+    team_pass *p = ctx;
+    for (uint64_t i = i0; i < i1; i++) {
+        if (i == p->fail_at) return fd_fail(FD_ERR_INTERNAL, "row %llu fails", (unsigned long long)i);
+        atomic_fetch_add(&p->seen[i], 1);
+        atomic_fetch_add(&p->used[thread], 1);
+        if (i % 97 == 0) usleep(50); /* uneven rows, so that the others take more */
+    }
+    return FD_OK;
+}
+
+static void test_team(void)
+{
+    par_team *tm = NULL;
+    CHECK(par_team_create(&tm, 4) == FD_OK && tm && par_team_size(tm) == 4, "a team of 4");
+    if (!tm) return;
+    enum { N = 5000 };
+    static atomic_int seen[N];
+    int bad = 0, helped = 0;
+    for (int pass = 0; pass < 300; pass++) {
+        const uint64_t i0 = (uint64_t)(pass % 7), i1 = N - (uint64_t)(pass % 13);
+        team_pass p = {seen, {0}, UINT64_MAX};
+        for (int i = 0; i < N; i++) atomic_store(&seen[i], 0);
+        bad += par_team_rows(tm, i0, i1, 1 + (uint64_t)(pass % 5) * 16, team_rows, &p) != FD_OK;
+        for (uint64_t i = 0; i < N; i++) bad += atomic_load(&seen[i]) != (i >= i0 && i < i1);
+        int threads = 0;
+        for (int t = 0; t < 8; t++) threads += atomic_load(&p.used[t]) > 0;
+        helped += threads > 1;
+    }
+    CHECK(bad == 0, "team passes: %d rows not done exactly once, or a pass failed", bad);
+    CHECK(helped > 0, "team passes: no pass ran on more than the caller");
+    team_pass p = {seen, {0}, 2500};
+    CHECK(par_team_rows(tm, 0, N, 16, team_rows, &p) != FD_OK, "a failing row: the pass succeeded");
+    fd_errclear();
+    par_team_destroy(&tm);
+    CHECK(tm == NULL, "the team destroyed");
+}
+
 int main(int argc, char **argv)
 {
     sha_case("abc", 1, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
@@ -105,5 +154,6 @@ int main(int argc, char **argv)
     sha_case("a", 1000000, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
     test_bitsets();
     test_round_trips(argc > 1 ? argv[1] : "units.tmp");
+    test_team();
     return t_report();
 }

@@ -72,3 +72,113 @@ done:
     free(started);
     return st;
 }
+
+struct par_team {
+    int started; /* threads that wait for passes, besides the caller */
+    int quit, done;
+    unsigned long gen; /* passes begun */
+    row_pool pool;
+    row_worker_arg *w; /* w[0] is the caller's */
+    struct team_arg {
+        par_team *team;
+        int t;
+    } *arg;
+    pthread_t *th;
+    pthread_mutex_t mu;
+    pthread_cond_t go, idle;
+};
+
+static void *team_worker(void *p)
+{
+    const struct team_arg *a = p;
+    par_team *tm = a->team;
+    unsigned long seen = 0;
+    for (;;) {
+        pthread_mutex_lock(&tm->mu);
+        while (tm->gen == seen && !tm->quit) pthread_cond_wait(&tm->go, &tm->mu);
+        const int quit = tm->quit;
+        seen = tm->gen;
+        pthread_mutex_unlock(&tm->mu);
+        if (quit) return NULL;
+        row_worker(&tm->w[a->t]);
+        pthread_mutex_lock(&tm->mu);
+        if (++tm->done == tm->started) pthread_cond_signal(&tm->idle);
+        pthread_mutex_unlock(&tm->mu);
+    }
+}
+
+fd_status par_team_create(par_team **out, int T)
+{
+    *out = NULL;
+    if (T < 1) T = 1;
+    par_team *tm = calloc(1, sizeof *tm);
+    if (!tm) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    tm->w = calloc((size_t)T, sizeof *tm->w);
+    tm->arg = calloc((size_t)T, sizeof *tm->arg);
+    tm->th = calloc((size_t)T, sizeof *tm->th);
+    if (!tm->w || !tm->arg || !tm->th) {
+        free(tm->w);
+        free(tm->arg);
+        free(tm->th);
+        free(tm);
+        return fd_fail(FD_ERR_NOMEM, "out of memory");
+    }
+    pthread_mutex_init(&tm->mu, NULL);
+    pthread_cond_init(&tm->go, NULL);
+    pthread_cond_init(&tm->idle, NULL);
+    for (int t = 0; t < T; t++) tm->w[t] = (row_worker_arg){&tm->pool, t, FD_OK};
+    /* A thread that cannot start leaves the team smaller. */
+    for (int t = 1; t < T; t++) {
+        const int k = tm->started + 1;
+        tm->arg[k] = (struct team_arg){tm, k};
+        if (pthread_create(&tm->th[k], NULL, team_worker, &tm->arg[k]) == 0) tm->started++;
+    }
+    *out = tm;
+    return FD_OK;
+}
+
+int par_team_size(const par_team *team) { return team->started + 1; }
+
+void par_team_destroy(par_team **team)
+{
+    par_team *tm = *team;
+    if (!tm) return;
+    pthread_mutex_lock(&tm->mu);
+    tm->quit = 1;
+    pthread_cond_broadcast(&tm->go);
+    pthread_mutex_unlock(&tm->mu);
+    for (int t = 1; t <= tm->started; t++) pthread_join(tm->th[t], NULL);
+    pthread_cond_destroy(&tm->go);
+    pthread_cond_destroy(&tm->idle);
+    pthread_mutex_destroy(&tm->mu);
+    free(tm->w);
+    free(tm->arg);
+    free(tm->th);
+    free(tm);
+    *team = NULL;
+}
+
+fd_status par_team_rows(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx)
+{
+    /* the team is idle here: the last pass waited for every thread */
+    tm->pool.fn = fn;
+    tm->pool.ctx = ctx;
+    tm->pool.prog = NULL;
+    tm->pool.end = i1;
+    tm->pool.chunk = chunk ? chunk : 1;
+    atomic_store(&tm->pool.next, i0);
+    atomic_store(&tm->pool.failed, 0);
+    for (int t = 0; t <= tm->started; t++) tm->w[t].st = FD_OK;
+    pthread_mutex_lock(&tm->mu);
+    tm->done = 0;
+    tm->gen++;
+    pthread_cond_broadcast(&tm->go);
+    pthread_mutex_unlock(&tm->mu);
+    row_worker(&tm->w[0]);
+    pthread_mutex_lock(&tm->mu);
+    while (tm->done < tm->started) pthread_cond_wait(&tm->idle, &tm->mu);
+    pthread_mutex_unlock(&tm->mu);
+    fd_status st = FD_OK;
+    for (int t = 0; t <= tm->started && st == FD_OK; t++) st = tm->w[t].st;
+    return st;
+}

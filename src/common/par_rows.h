@@ -1,7 +1,8 @@
 /* A pass over rows on T threads: the rows go out in chunks (64 by
  * default) from an atomic cursor, so that threads even out; the first
  * failure stops the others taking more.  Shared by dpc's passes and bcp's
- * products. */
+ * products; the team (below) feeds spearman's --top-k heaps on the GPU
+ * backend. */
 #ifndef FD_PAR_ROWS_H
 #define FD_PAR_ROWS_H
 
@@ -19,5 +20,15 @@ typedef fd_status (*row_fn)(void *ctx, uint64_t i0, uint64_t i1, int thread);
 fd_status par_rows(int T, uint64_t i0, uint64_t i1, row_fn fn, void *ctx, fd_progress *prog);
 /* The same with chunks of `chunk` rows (few rows of much work each). */
 fd_status par_rows_chunk(int T, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx, fd_progress *prog);
+
+/* A team of T threads (the caller and T - 1 that wait between passes), for
+ * many short passes: starting threads for each would cost more than the
+ * pass (some 20 us a thread, one after the other).  One caller at a time. */
+typedef struct par_team par_team;
+fd_status par_team_create(par_team **out, int T);
+void par_team_destroy(par_team **team);
+int par_team_size(const par_team *team);
+/* par_rows_chunk on the team's threads (no progress). */
+fd_status par_team_rows(par_team *team, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx);
 
 #endif

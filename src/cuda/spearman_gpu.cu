@@ -18,13 +18,14 @@
 #include "spearman_gpu.h"
 #include "../common/clock.h"
 #include "../spearman/spearman_decide.h"
+#include "../spearman/spearman_hist.h"
 
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
 #define FULL 0xffffffffu
-#define TILE 128
+#define TILE SPEARMAN_GPU_TILE_ROWS
 #define THREADS 256
 #define BINS SPEARMAN_GPU_HIST_BINS
 #define HBINS (BINS + 2) /* the shared histogram's slots (hist_slot) */
@@ -48,13 +49,17 @@ struct kparams {
      * test is one subtraction. */
     float pre, post, mid, half;
     float pre_lo; /* MAX: pre lowered by 1e-6 of itself, for rho in another order of products */
-    float pre_lo_k; /* MAX with the histogram: pre_lo for u = 1000 rho, another product (hist_u) */
+    float pre_lo_k; /* MAX with the histogram: pre_lo for u = 1000 rho, another product (spearman_hist_u) */
     /* --top-k: each row's own pre, by which the MAX screen divides the
      * row's 1/sqrt(S_ii), so that its one bound, pre_lo, is just under 1
      * for every row (padded to whole tiles; NULL otherwise). */
     const float *row_pre;
     uint32_t strip; /* column tiles per block */
     unsigned long long *cnt; /* pairs, kept for certain, records, warp tiles that took a closer look */
+    /* --top-k: records per row tile (blockIdx.y), each tile's in its own
+     * segment of cap records, so that the host's heaps, one thread's rows
+     * each, read only their own (cnt[2] then unused). */
+    unsigned long long *tile_cnt;
     unsigned long long *hist_out;
     spearman_gpu_pair *rec;
     unsigned long long cap;
@@ -74,7 +79,10 @@ struct spearman_gpu {
     int screen;   /* SPEARMAN_GPU_SCREEN_* */
     bool use_max; /* the next launch screens by the largest |rho| */
     dside x, y; /* y.a == NULL: pairs within x */
-    unsigned long long *d_cnt, *h_cnt, *d_hist, *h_hist;
+    unsigned long long *d_cnt, *h_cnt, *d_hist, *h_hist; /* 4 counters, then --top-k's per row tile */
+    uint64_t cap_cnt, cap_hcnt;
+    uint64_t *h_off; /* --top-k: where each row tile's records start in h_rec */
+    uint64_t cap_off;
     float *d_pre; /* --top-k: the rows' pre */
     uint64_t cap_pre;
     spearman_gpu_pair *d_rec, *h_rec;
@@ -86,12 +94,13 @@ struct spearman_gpu {
 
 /* Shared memory of one block, in 32-bit words: the block's rows (A), two
  * buffers of column rows (B: the next tile loads while this one is
- * computed), S_ii and 1/sqrt(S_ii) of each, the histogram and two
- * counters. */
+ * computed), S_ii and 1/sqrt(S_ii) of each, the block's rows' histogram
+ * factors (HK: k_i and -1.5 2^23 k_i, see tile_pairs), the histogram and
+ * two counters. */
 template <int KP> struct smem_layout {
     static constexpr int LD = KP / 4 + 4; /* row stride: conflict-free fragment loads */
     static constexpr int A = 0, B = A + TILE * LD, SIIA = B + 2 * TILE * LD, SIIB = SIIA + 2 * TILE,
-                         INVA = SIIB + 4 * TILE, INVB = INVA + TILE, HIST = INVB + 2 * TILE,
+                         INVA = SIIB + 4 * TILE, INVB = INVA + TILE, HK = INVB + 2 * TILE, HIST = HK + 2 * TILE,
                          TALLY = HIST + HBINS + (HBINS & 1), WORDS = TALLY + 4;
     static constexpr size_t BYTES = WORDS * 4;
 };
@@ -132,7 +141,9 @@ __device__ __forceinline__ void mma_s8(int (&d)[4], const uint32_t (&a)[4], uint
 }
 
 /* Every lane calls this for each of its pairs in the same order: one
- * atomic per warp and pair slot. */
+ * atomic per warp and pair slot.  TOPK: into the block's row tile's
+ * segment. */
+template <bool TOPK>
 __device__ __forceinline__ void append(const kparams &P, bool want, uint32_t i, uint32_t j, int32_t s, uint32_t keep,
                                        uint32_t lane)
 {
@@ -140,24 +151,27 @@ __device__ __forceinline__ void append(const kparams &P, bool want, uint32_t i, 
     if (!m) return;
     const int leader = __ffs((int)m) - 1;
     unsigned long long base = 0;
-    if ((int)lane == leader) base = atomicAdd(&P.cnt[2], (unsigned long long)__popc(m));
+    unsigned long long *const ctr = TOPK ? &P.tile_cnt[blockIdx.y] : &P.cnt[2];
+    if ((int)lane == leader) base = atomicAdd(ctr, (unsigned long long)__popc(m));
     base = __shfl_sync(FULL, base, leader);
     if (want) {
         const unsigned long long pos = base + (unsigned long long)__popc(m & ((1u << lane) - 1u));
-        if (pos < P.cap) P.rec[pos] = spearman_gpu_pair{i, j, s, keep};
+        spearman_gpu_pair *const rec = TOPK ? P.rec + (uint64_t)blockIdx.y * P.cap : P.rec;
+        if (pos < P.cap) rec[pos] = spearman_gpu_pair{i, j, s, keep};
     }
 }
 
-/* The int32 sum as a float without I2F (a quarter-rate instruction):
- * 1.5 2^23 + s has s in its low mantissa bits for |s| < 2^22, which
- * n <= 128 guarantees (|S| <= n (n - 1)^2). */
-__device__ __forceinline__ float int_to_float(int32_t s)
-{
-    return __fsub_rn(__int_as_float(0x4B400000 + s), 12582912.0f);
-}
+/* The accumulators start at the bits of the float 1.5 2^23 (ACC0) rather
+ * than 0: the tensor cores then leave 1.5 2^23 + S as a float in each,
+ * with S in its low mantissa bits (exact for |S| < 2^22, which n <= 128
+ * guarantees: |S| <= n (n - 1)^2).  S as a float is one subtraction away,
+ * and S k_i of the histogram one fused multiply-add (spearman_hist.h);
+ * no I2F (a quarter-rate instruction) and no integer add. */
+#define ACC0 0x4B400000
+#define ACC0F 12582912.0f
 
-/* tile.c's bin, floor(u) + 1000 clamped to [0, BINS) for u = 1000 rho
- * (hist_u), as a slot of the shared histogram: floor(u) + 1001 in [0,
+/* The bin, floor(u) + 1000 clamped to [0, BINS) for u = 1000 rho
+ * (spearman_hist_u), as a slot of the shared histogram: floor(u) + 1001 in [0,
  * BINS + 1], by adding 1.5 2^23 + 1000 rounding down, which leaves
  * floor(u) + 1000 in the low bits of the float (ulp 1 there): the slot is
  * those bits - 0x4B400000 + 1.  Slot 0 (u < -1000 by rounding) is folded
@@ -178,10 +192,19 @@ __device__ __forceinline__ void shared_inc_if(uint32_t addr, bool on)
 
 /* A thread's 64 pairs of one tile, in registers: acc[mi][ni][e] is pair
  * slot r 16 + k with r = 2 mi + (e >> 1) (row gid + 8 (e >> 1) of the
- * 16 x 8 fragment) and k = 2 ni + (e & 1) (column 2 tid + (e & 1)). */
+ * 16 x 8 fragment) and k = 2 ni + (e & 1) (column 2 tid + (e & 1)).  Each
+ * holds ACC0 + S. */
 struct tile_pairs {
     int (&acc)[2][8][4];
-    __device__ __forceinline__ int32_t s(int r, int k) const { return acc[r >> 1][k >> 1][2 * (r & 1) + (k & 1)]; }
+    __device__ __forceinline__ int32_t raw(int r, int k) const { return acc[r >> 1][k >> 1][2 * (r & 1) + (k & 1)]; }
+    __device__ __forceinline__ int32_t s(int r, int k) const { return raw(r, k) - ACC0; }
+    __device__ __forceinline__ float f(int r, int k) const { return __fsub_rn(__int_as_float(raw(r, k)), ACC0F); }
+    /* S k_i rounded once: (ACC0F + S) k_i + (-ACC0F k_i), exact but for
+     * the one rounding since -ACC0F k_i is a float (spearman_hist.h). */
+    __device__ __forceinline__ float sk(int r, int k, float2 hk) const
+    {
+        return __fmaf_rn(__int_as_float(raw(r, k)), hk.x, hk.y);
+    }
 };
 
 /* The common path of the epilogue: counts, bins and screens a thread's
@@ -200,7 +223,8 @@ struct tile_pairs {
  * Counts valid pairs in *np. */
 template <bool ALL, bool HIST, bool MAX>
 __device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, const float (&inv_i)[4],
-                                       const float (&invj)[16], uint32_t rowbits, uint32_t b0, uint32_t b1,
+                                       const float2 *hkA, const float (&invj)[16], uint32_t rowbits, uint32_t b0,
+                                       uint32_t b1,
                                        bool diag, int dj, uint32_t wm, uint32_t wn, uint32_t gid, uint32_t tid,
                                        uint32_t hoff, uint32_t *np, uint32_t *ns, float *score)
 {
@@ -210,7 +234,8 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, co
     for (int r = 0; r < 4; r++) {
         const uint32_t rl = wm * 32 + (r >> 1) * 16 + gid + 8 * (r & 1);
         float rmax = 0.0f; /* MAX without HIST: max |S / sqrt(S_jj)| of the row, times 1/sqrt(S_ii) after */
-        const float ink_i = __fmul_rn(inv_i[r], (float)(BINS / 2)); /* hist_u's factor */
+        float2 hk = make_float2(0.0f, 0.0f);
+        if (HIST) hk = hkA[rl];
 #pragma unroll
         for (int k = 0; k < 16; k++) {
             bool v = true;
@@ -221,17 +246,16 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, co
                     !(diag && cl + dj <= (int)rl);
                 n += v;
             }
-            const float fs = int_to_float(T.s(r, k));
             if (MAX && !HIST && ALL) {
-                rmax = fmaxf(rmax, fabsf(__fmul_rn(fs, invj[k])));
+                rmax = fmaxf(rmax, fabsf(__fmul_rn(T.f(r, k), invj[k])));
                 continue;
             }
             float u = 0.0f;
-            if (HIST) u = __fmul_rn(__fmul_rn(fs, ink_i), invj[k]);
+            if (HIST) u = __fmul_rn(T.sk(r, k, hk), invj[k]); /* spearman_hist_u */
             if (MAX && HIST) {
                 if (ALL || v) sc = fmaxf(sc, fabsf(u));
             } else {
-                const float a = fabsf(__fmul_rn(__fmul_rn(fs, inv_i[r]), invj[k]));
+                const float a = fabsf(__fmul_rn(__fmul_rn(T.f(r, k), inv_i[r]), invj[k]));
                 if (MAX) {
                     if (ALL || v) sc = fmaxf(sc, a);
                 } else {
@@ -265,6 +289,7 @@ __global__ void __launch_bounds__(THREADS, 2) k_pairs(kparams P)
     uint32_t *const sA = sm + L::A;
     long long *const siiA = (long long *)(sm + L::SIIA);
     float *const invA = (float *)(sm + L::INVA);
+    float2 *const hkA = (float2 *)(sm + L::HK);
     unsigned int *const hist = sm + L::HIST;
     unsigned long long *const tally = (unsigned long long *)(sm + L::TALLY);
 
@@ -294,6 +319,10 @@ __global__ void __launch_bounds__(THREADS, 2) k_pairs(kparams P)
      * real rows of the launch that vary (1/sqrt(S_ii) = 0: constant). */
     cp_wait<1>();
     __syncthreads();
+    if (HIST && t < TILE) {
+        const float k = spearman_hist_factor(invA[t]);
+        hkA[t] = make_float2(k, -ACC0F * k);
+    }
     float inv_i[4];
     uint32_t rowbits = 0;
 #pragma unroll
@@ -339,7 +368,7 @@ __global__ void __launch_bounds__(THREADS, 2) k_pairs(kparams P)
             for (int ni = 0; ni < 8; ni++)
 #pragma unroll
                 for (int e = 0; e < 4; e++)
-                    acc[mi][ni][e] = 0;
+                    acc[mi][ni][e] = ACC0;
 #pragma unroll
         for (int ks = 0; ks < KW; ks += 8) {
             uint32_t a[2][4];
@@ -378,11 +407,11 @@ __global__ void __launch_bounds__(THREADS, 2) k_pairs(kparams P)
         uint32_t ns;
         float score;
         if (rowbits == 0xfu && (b0 & b1) == FULL && !diag)
-            screen<true, HIST, MAX>(P, T, inv_i, invj, rowbits, b0, b1, diag, dj, wm, wn, gid, tid, hoff, &npairs, &ns,
-                                    &score);
+            screen<true, HIST, MAX>(P, T, inv_i, hkA, invj, rowbits, b0, b1, diag, dj, wm, wn, gid, tid, hoff, &npairs,
+                                    &ns, &score);
         else
-            screen<false, HIST, MAX>(P, T, inv_i, invj, rowbits, b0, b1, diag, dj, wm, wn, gid, tid, hoff, &npairs,
-                                     &ns, &score);
+            screen<false, HIST, MAX>(P, T, inv_i, hkA, invj, rowbits, b0, b1, diag, dj, wm, wn, gid, tid, hoff,
+                                     &npairs, &ns, &score);
         nsel += ns;
 
         /* The few warps with a pair that needs a closer look (in the band
@@ -402,7 +431,7 @@ __global__ void __launch_bounds__(THREADS, 2) k_pairs(kparams P)
                     const bool v = ((rowbits >> r) & 1u) && ((((k & 1) ? b1 : b0) >> ((k >> 1) * 4 + tid)) & 1u) &&
                                    !(diag && (int)cl + dj <= (int)rl);
                     const int32_t s = T.s(r, k);
-                    const float a = fabsf(__fmul_rn(__fmul_rn(int_to_float(s), inv_i[r]), invj[k]));
+                    const float a = fabsf(__fmul_rn(__fmul_rn(T.f(r, k), inv_i[r]), invj[k]));
                     bool want = false;
                     uint32_t keep = 0;
                     if (TOPK) {
@@ -421,7 +450,7 @@ __global__ void __launch_bounds__(THREADS, 2) k_pairs(kparams P)
                             want = true;
                         }
                     }
-                    append(P, want, (uint32_t)(ti + rl), (uint32_t)(tj + cl), s, TOPK ? (uint32_t)siiB[cl] : keep,
+                    append<TOPK>(P, want, (uint32_t)(ti + rl), (uint32_t)(tj + cl), s, TOPK ? (uint32_t)siiB[cl] : keep,
                            lane);
                 }
             }
@@ -543,6 +572,7 @@ extern "C" void spearman_gpu_destroy(spearman_gpu **pg)
     side_free(&g->x);
     side_free(&g->y);
     cudaFree(g->d_cnt);
+    free(g->h_off);
     cudaFree(g->d_hist);
     cudaFree(g->d_pre);
     cudaFree(g->d_rec);
@@ -561,7 +591,8 @@ extern "C" fd_status spearman_gpu_create(spearman_gpu **out, int device, uint32_
     *out = NULL;
     if (kp == 0 || kp % 32 || kp > 128)
         return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_create: %u bytes per row, expected 32, 64, 96 or 128", kp);
-    if (tu->strip == 0) return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_create: a strip of 0 column tiles");
+    if (tu->strip == 0 || tu->records == 0)
+        return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_create: a strip of 0 column tiles or room for no pairs");
     if (x->rows >= (1ull << 32) || (y && y->rows >= (1ull << 32)))
         return fd_fail(FD_ERR_USAGE, "the GPU kernel takes fewer than 2^32 rows per input");
     spearman_gpu *g = (spearman_gpu *)calloc(1, sizeof *g);
@@ -576,11 +607,11 @@ extern "C" fd_status spearman_gpu_create(spearman_gpu **out, int device, uint32_
     CK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
     FD_TRY_GOTO(side_upload(g, &g->x, x), st, done);
     if (y) FD_TRY_GOTO(side_upload(g, &g->y, y), st, done);
-    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->d_cnt, 4 * 8, "counters"), st, done);
+    FD_TRY_GOTO(fd_cuda_grow((void **)&g->d_cnt, &g->cap_cnt, 4, 8, "counters"), st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->d_hist, BINS * 8, "the histogram"), st, done);
-    CK(cudaHostAlloc((void **)&g->h_cnt, 4 * 8, cudaHostAllocDefault));
+    FD_TRY_GOTO(fd_cuda_host_grow((void **)&g->h_cnt, &g->cap_hcnt, 4, 8), st, done);
     CK(cudaHostAlloc((void **)&g->h_hist, BINS * 8, cudaHostAllocDefault));
-    g->cap_d = 1u << 20;
+    g->cap_d = tu->records;
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->d_rec, g->cap_d * sizeof(spearman_gpu_pair), "selected pairs"), st, done);
     *out = g;
     return FD_OK;
@@ -633,8 +664,8 @@ static void screen_bounds(const spearman_gpu_sel *sel, kparams *P)
     P->mid = (float)((lo + hi) / 2);
     P->half = (float)((hi - lo) / 2 + 1e-6);
     P->pre_lo = (float)lo;
-    /* u = 1000 rho within a few units of 1e-7 of itself: lowered by 1e-6
-     * of itself once more, no pair at or past pre escapes the screen. */
+    /* u = 1000 rho within 5e-7 of itself (spearman_hist.h): lowered by
+     * 1e-6 of itself once more, no pair at or past pre escapes the screen. */
     P->pre_lo_k = (float)(lo * (BINS / 2) * (1 - 1e-6));
 }
 
@@ -645,6 +676,8 @@ extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1
     const dside &Y = g->y.a ? g->y : g->x;
     out->pairs = out->selected = out->nrec = 0;
     out->emit_dropped = 0;
+    out->tiles = 0;
+    out->tile_off = NULL;
     out->rec = g->h_rec;
     out->hist = NULL;
     if (i1 > g->x.rows) i1 = g->x.rows;
@@ -677,27 +710,48 @@ extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1
         P.cnt = g->d_cnt;
         P.hist_out = g->d_hist;
         P.row_pre = NULL;
+        P.tile_cnt = NULL;
+        /* --top-k: the records of each row tile in a segment of their own */
+        const uint64_t tiles = sel->mode == 'k' ? gy : 0, ncnt = 4 + tiles;
         if (sel->mode == 'k') {
             if (sel->hist || upper || !sel->row_pre)
                 return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_rect: --top-k takes row_pre, no histogram, no triangle");
             FD_TRY(fd_cuda_grow((void **)&g->d_pre, &g->cap_pre, gy * TILE, sizeof(float), "the rows' thresholds"));
             CK(cudaMemcpyAsync(g->d_pre, sel->row_pre, (i1 - i0) * sizeof(float), cudaMemcpyHostToDevice, g->stream));
             P.row_pre = g->d_pre;
+            FD_TRY(fd_cuda_grow((void **)&g->d_cnt, &g->cap_cnt, ncnt, 8, "counters"));
+            FD_TRY(fd_cuda_host_grow((void **)&g->h_cnt, &g->cap_hcnt, ncnt, 8));
+            P.tile_cnt = g->d_cnt + 4;
         }
         /* --top-k thresholds differ per row: only the max screen takes them. */
         const bool use_max = P.row_pre || g->use_max;
+        uint64_t nrec = 0;
         for (;;) {
             P.rec = g->d_rec;
-            P.cap = g->cap_d;
-            CK(cudaMemsetAsync(g->d_cnt, 0, 4 * 8, g->stream));
+            P.cap = tiles ? g->cap_d / tiles : g->cap_d;
+            CK(cudaMemsetAsync(g->d_cnt, 0, ncnt * 8, g->stream));
             if (sel->hist) CK(cudaMemsetAsync(g->d_hist, 0, BINS * 8, g->stream));
             CK(launch(g, dim3((unsigned)gx, (unsigned)gy), P, use_max));
-            CK(cudaMemcpyAsync(g->h_cnt, g->d_cnt, 4 * 8, cudaMemcpyDeviceToHost, g->stream));
+            CK(cudaMemcpyAsync(g->h_cnt, g->d_cnt, ncnt * 8, cudaMemcpyDeviceToHost, g->stream));
             CK(cudaStreamSynchronize(g->stream));
             g->stats.launches++;
             g->stats.launches_max += use_max;
             g->stats.closer += g->h_cnt[3];
-            if (g->h_cnt[2] <= g->cap_d) break;
+            if (tiles) {
+                uint64_t most = 0;
+                nrec = 0;
+                for (uint64_t b = 0; b < tiles; b++) {
+                    nrec += g->h_cnt[4 + b];
+                    if (g->h_cnt[4 + b] > most) most = g->h_cnt[4 + b];
+                }
+                if (most <= P.cap) break;
+                FD_TRY(fd_cuda_grow((void **)&g->d_rec, &g->cap_d, most * tiles, sizeof(spearman_gpu_pair),
+                                    "selected pairs"));
+                g->stats.reruns++;
+                continue;
+            }
+            nrec = g->h_cnt[2];
+            if (nrec <= g->cap_d) break;
             if (P.emit && sel->emit_cap && g->h_cnt[2] > sel->emit_cap) {
                 /* More pairs than the caller keeps: the launch runs
                  * again and returns the undecided pairs only. */
@@ -708,13 +762,30 @@ extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1
             }
             /* More pairs for the host than the buffer holds: grow it and
              * run the launch again (its counts start over). */
-            FD_TRY(fd_cuda_grow((void **)&g->d_rec, &g->cap_d, g->h_cnt[2], sizeof(spearman_gpu_pair), "selected pairs"));
+            FD_TRY(fd_cuda_grow((void **)&g->d_rec, &g->cap_d, nrec, sizeof(spearman_gpu_pair), "selected pairs"));
             g->stats.reruns++;
         }
-        const uint64_t nrec = g->h_cnt[2];
         if (!P.row_pre) choose_screen(g);
-        if (nrec) {
-            FD_TRY(fd_cuda_host_grow((void **)&g->h_rec, &g->cap_h, nrec, sizeof(spearman_gpu_pair)));
+        if (nrec) FD_TRY(fd_cuda_host_grow((void **)&g->h_rec, &g->cap_h, nrec, sizeof(spearman_gpu_pair)));
+        if (tiles) {
+            /* the segments one after the other, and where each starts */
+            if (tiles + 1 > g->cap_off) {
+                uint64_t *o = (uint64_t *)realloc(g->h_off, (tiles + 1) * sizeof *o);
+                if (!o) return fd_fail(FD_ERR_NOMEM, "out of memory");
+                g->h_off = o;
+                g->cap_off = tiles + 1;
+            }
+            g->h_off[0] = 0;
+            for (uint64_t b = 0; b < tiles; b++) {
+                const uint64_t n = g->h_cnt[4 + b];
+                if (n)
+                    CK(cudaMemcpyAsync(g->h_rec + g->h_off[b], g->d_rec + b * P.cap, n * sizeof(spearman_gpu_pair),
+                                       cudaMemcpyDeviceToHost, g->stream));
+                g->h_off[b + 1] = g->h_off[b] + n;
+            }
+            out->tiles = (uint32_t)tiles;
+            out->tile_off = g->h_off;
+        } else if (nrec) {
             CK(cudaMemcpyAsync(g->h_rec, g->d_rec, nrec * sizeof(spearman_gpu_pair), cudaMemcpyDeviceToHost,
                                g->stream));
         }

@@ -24,6 +24,8 @@ extern "C" {
 
 /* Bins of the rho histogram (SPEARMAN_HIST_BINS of tile.h). */
 #define SPEARMAN_GPU_HIST_BINS 2000
+/* Rows of a thread block's tile (and of a row tile of mode 'k''s records). */
+#define SPEARMAN_GPU_TILE_ROWS 128
 /* Observations per row the int8 products hold exactly: |a| <= n - 1 <= 127. */
 #define SPEARMAN_GPU_MAX_N 128
 
@@ -31,6 +33,9 @@ extern "C" {
  * block's fixed cost (its rows, zeroing and flushing its histogram) over
  * 262,144 pairs. */
 #define SPEARMAN_GPU_STRIP 16
+/* Pairs the device buffer for the host holds at first (16 MiB); a launch
+ * that finds it too small grows it and runs again. */
+#define SPEARMAN_GPU_RECORDS (1u << 20)
 
 typedef struct spearman_gpu spearman_gpu;
 
@@ -43,6 +48,7 @@ enum { SPEARMAN_GPU_SCREEN_AUTO, SPEARMAN_GPU_SCREEN_BAND, SPEARMAN_GPU_SCREEN_M
 typedef struct spearman_gpu_tuning {
     uint32_t strip;              /* tiles of 128 columns per thread block: SPEARMAN_GPU_STRIP */
     int screen;                  /* SPEARMAN_GPU_SCREEN_*: AUTO */
+    uint64_t records;            /* the pair buffer's first size: SPEARMAN_GPU_RECORDS (it grows) */
 } spearman_gpu_tuning;
 
 typedef struct spearman_gpu_mat {
@@ -84,6 +90,11 @@ typedef struct spearman_gpu_out {
     int emit_dropped;            /* over emit_cap: the launch ran again without emitting (only undecided
                                     pairs came back; the counts are whole) */
     uint64_t nrec;
+    /* Mode 'k': rec is grouped by row tile, SPEARMAN_GPU_TILE_ROWS rows
+     * of the launch each; tile t's records are [tile_off[t],
+     * tile_off[t + 1]).  tiles is 0 in the other modes. */
+    uint32_t tiles;
+    const uint64_t *tile_off;
 } spearman_gpu_out;
 
 typedef struct spearman_gpu_stats {

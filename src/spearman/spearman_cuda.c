@@ -25,6 +25,7 @@ typedef struct {
     uint64_t offered; /* --top-k: pairs handed to the heaps, and the seconds that took */
     double offer_s;
     int host_threads;
+    par_team *team; /* --top-k: the threads that offer, started once */
 } cuda_state;
 
 static int cuda_devices(void) { return fd_cuda_device_count(); }
@@ -58,21 +59,34 @@ static fd_status to_int8_rows(const spearman_mat *m, uint32_t kp, int8_t **out, 
     return FD_OK;
 }
 
+/* A whole number in [lo, hi] from the environment variable `name`, or
+ * `dflt` when it is unset. */
+static fd_status env_count(const char *name, uint64_t lo, uint64_t hi, uint64_t dflt, const char *what, uint64_t *out)
+{
+    const char *v = getenv(name);
+    *out = dflt;
+    if (!v) return FD_OK;
+    char *end;
+    const unsigned long long n = strtoull(v, &end, 10);
+    if (end == v || *end || *v == '-' || n < lo || n > hi)
+        return fd_fail(FD_ERR_USAGE, "%s=%s: expected a number of %s from %llu to %llu", name, v, what,
+                       (unsigned long long)lo, (unsigned long long)hi);
+    *out = n;
+    return FD_OK;
+}
+
 /* The kernel's tuning knobs (docs/performance.md): FD_GPU_STRIP, column
  * tiles per thread block, from 1 to 65536; FD_GPU_SCREEN, band, max or
- * auto.  Anything else is refused. */
+ * auto; FD_GPU_RECORDS, the pair buffer's first size (the tests make it
+ * small to take the path that grows it).  Anything else is refused. */
 static fd_status tuning_from_env(spearman_gpu_tuning *tu)
 {
-    const char *strip = getenv("FD_GPU_STRIP"), *screen = getenv("FD_GPU_SCREEN");
-    tu->strip = SPEARMAN_GPU_STRIP;
+    const char *screen = getenv("FD_GPU_SCREEN");
+    uint64_t v;
+    FD_TRY(env_count("FD_GPU_STRIP", 1, 65536, SPEARMAN_GPU_STRIP, "column tiles", &v));
+    tu->strip = (uint32_t)v;
+    FD_TRY(env_count("FD_GPU_RECORDS", 1, 1ull << 32, SPEARMAN_GPU_RECORDS, "pairs", &tu->records));
     tu->screen = SPEARMAN_GPU_SCREEN_AUTO;
-    if (strip) {
-        char *end;
-        const unsigned long v = strtoul(strip, &end, 10);
-        if (end == strip || *end || v < 1 || v > 65536)
-            return fd_fail(FD_ERR_USAGE, "FD_GPU_STRIP=%s: expected a number of column tiles from 1 to 65536", strip);
-        tu->strip = (uint32_t)v;
-    }
     if (screen) {
         if (!strcmp(screen, "band")) tu->screen = SPEARMAN_GPU_SCREEN_BAND;
         else if (!strcmp(screen, "max")) tu->screen = SPEARMAN_GPU_SCREEN_MAX;
@@ -99,6 +113,7 @@ static void cuda_close(void *state)
                     (unsigned long long)c->offered, c->offer_s);
     }
     spearman_gpu_destroy(&c->g);
+    par_team_destroy(&c->team);
     free(c->pre);
     free(c);
 }
@@ -139,25 +154,22 @@ static uint64_t diagonal_pairs(const spearman_mat *x, uint64_t i0, uint64_t i1, 
     return n;
 }
 
-#define TOPK_OFFER_THREADS 8
-
-/* One launch's pairs into the heaps of rows [r0, r1): each thread reads
- * them all and takes its own rows' (a heap is one thread's). */
+/* One launch's pairs of row tiles [t0, t1) into their rows' heaps: the
+ * launch groups its records by row tile, so a thread reads only its own
+ * tiles' and no other thread touches their heaps. */
 typedef struct {
     spearman_topk *t;
     const spearman_mat *x;
-    const spearman_gpu_pair *rec;
-    uint64_t n;
+    const spearman_gpu_out *o;
 } offer_job;
 
-static fd_status offer_rows(void *ctx, uint64_t r0, uint64_t r1, int thread)
+static fd_status offer_tiles(void *ctx, uint64_t t0, uint64_t t1, int thread)
 {
-    const offer_job *o = ctx;
-    const uint64_t lo = o->t->i0 + r0, hi = o->t->i0 + r1;
+    const offer_job *oj = ctx;
     (void)thread;
-    for (uint64_t k = 0; k < o->n; k++) {
-        const spearman_gpu_pair *q = &o->rec[k];
-        if (q->i >= lo && q->i < hi) spearman_topk_offer(o->t, o->x, q->i, q->j, q->s, q->sjj);
+    for (uint64_t k = oj->o->tile_off[t0]; k < oj->o->tile_off[t1]; k++) {
+        const spearman_gpu_pair *q = &oj->o->rec[k];
+        spearman_topk_offer(oj->t, oj->x, q->i, q->j, q->s, q->sjj);
     }
     return FD_OK;
 }
@@ -194,15 +206,15 @@ static fd_status cuda_topk(cuda_state *c, const spearman_mat *x, uint64_t i0, ui
         acc->pairs += o->pairs - (t->same ? diagonal_pairs(x, i0, i1, a, b) : 0);
         const double t0 = fd_now();
         /* An offer is some 60 ns (a sift through the heap, the new
-         * threshold; 2M rows on the GPU machine), so starting the threads
-         * pays from about 2,000 a thread.  Past 8 threads it got no
-         * faster, and slower at 32: every thread reads every pair
-         * (bench/results/spearman-gpu-history.txt). */
-        offer_job oj = {t, x, o->rec, o->nrec};
-        uint64_t T = o->nrec / 2048 < (uint64_t)c->host_threads ? o->nrec / 2048 : (uint64_t)c->host_threads;
-        if (T > TOPK_OFFER_THREADS) T = TOPK_OFFER_THREADS;
-        if (T > 1) FD_TRY(par_rows_chunk((int)T, 0, rows, (rows + T - 1) / T, offer_rows, &oj, NULL));
-        else FD_TRY(offer_rows(&oj, 0, rows, 0));
+         * threshold; 2M rows on the GPU machine): a launch's offers are a
+         * fraction of a millisecond a thread, so the team waits between
+         * launches rather than start each time.  The row tiles go out one
+         * at a time, as their records vary in number. */
+        offer_job oj = {t, x, o};
+        if (o->nrec >= 4096 && c->host_threads > 1 && !c->team)
+            FD_TRY(par_team_create(&c->team, c->host_threads < 64 ? c->host_threads : 64));
+        if (o->nrec >= 4096 && c->team) FD_TRY(par_team_rows(c->team, 0, o->tiles, 1, offer_tiles, &oj));
+        else if (o->tiles) FD_TRY(offer_tiles(&oj, 0, o->tiles, 0));
         c->offer_s += fd_now() - t0;
         c->offered += o->nrec;
         width = b - j0;

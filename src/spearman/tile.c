@@ -58,23 +58,6 @@ int spearman_keep(const spearman_sel *sel, int64_t s, int64_t sii, int64_t sjj)
     return d >= 0;
 }
 
-/* The histogram is a summary: single precision, the same operations in
- * the scalar and the SIMD kernel and on the GPU, so all fill the same
- * bins.  The bin is floor(u) + 1000 for u = 1000 rho computed as
- * (s (1000 / sqrt(S_ii))) / sqrt(S_jj): two products, which the GPU
- * turns into a bin with one addition (spearman_gpu.cu, hist_bits);
- * (rho + 1) 1000 cost it two more instructions a pair. */
-static inline float hist_u(int32_t s, float inv_i, float inv_j)
-{
-    return ((float)s * (inv_i * (float)(SPEARMAN_HIST_BINS / 2))) * inv_j;
-}
-
-static inline int hist_bin(int32_t s, float inv_i, float inv_j)
-{
-    int b = (int)floorf(hist_u(s, inv_i, inv_j)) + SPEARMAN_HIST_BINS / 2;
-    return b < 0 ? 0 : b >= SPEARMAN_HIST_BINS ? SPEARMAN_HIST_BINS - 1 : b;
-}
-
 /* Room for `more` pairs in acc->out; sets acc->failed when there is none. */
 static int out_room(spearman_acc *acc, size_t more)
 {
@@ -236,7 +219,7 @@ static inline void visit(const spearman_mat *x, const spearman_mat *y, uint64_t 
         return;
     }
     acc->pairs++;
-    if (acc->hist) acc->hist[hist_bin((int32_t)s, x->inv_root[i], y->inv_root[j])]++;
+    if (acc->hist) acc->hist[spearman_hist_bin((int32_t)s, spearman_hist_factor(x->inv_root[i]), y->inv_root[j])]++;
     spearman_acc_take(x, y, sel, acc, i, j, s, 0);
 }
 
@@ -322,7 +305,7 @@ __attribute__((target("avx2"))) static void tile_avx2(const spearman_mat *x, con
                 }
                 acc->pairs += (uint64_t)__builtin_popcount((unsigned)valid);
                 if (hist) {
-                    const float ik = x->inv_root[i] * (float)(SPEARMAN_HIST_BINS / 2);
+                    const float ik = spearman_hist_factor(x->inv_root[i]); /* spearman_hist.h */
                     __m256 u = _mm256_mul_ps(_mm256_mul_ps(_mm256_cvtepi32_ps(acc4[r]), _mm256_set1_ps(ik)),
                                              _mm256_loadu_ps(y->inv_root + jb));
                     __m256i b = _mm256_add_epi32(_mm256_cvttps_epi32(_mm256_floor_ps(u)),

@@ -10,14 +10,11 @@
 #define FD_SPEARMAN_TILE_H
 
 #include "rankmat.h"
+#include "spearman_hist.h"
 
 #include <math.h>
 #include <stddef.h>
 #include <stdint.h>
-
-/* Bins of the rho histogram over [-1, 1]: bin b holds -1 + b/1000 <= rho <
- * -1 + (b+1)/1000, rho = 1 in the last. */
-#define SPEARMAN_HIST_BINS 2000
 
 typedef struct spearman_sel {
     int mode;             /* 'p', 'r', 'x' or 'a' (see spearman_sel_init) */
