@@ -55,7 +55,7 @@ struct kparams {
      * for every row (padded to whole tiles; NULL otherwise). */
     const float *row_pre;
     uint32_t strip; /* column tiles per block */
-    unsigned long long *cnt; /* pairs, kept for certain, records, warp tiles that took a closer look */
+    unsigned long long *cnt; /* pairs, kept for certain, records, half warp tiles (16 x 64 pairs) that took a closer look */
     /* --top-k: records per row tile (blockIdx.y), each tile's in its own
      * segment of cap records, so that the host's heaps, one thread's rows
      * each, read only their own (cnt[2] then unused). */
@@ -208,7 +208,8 @@ struct tile_pairs {
 };
 
 /* The common path of the epilogue: counts, bins and screens a thread's
- * 64 pairs with a few instructions each.  ALL: every pair of the thread
+ * 32 pairs of half h of the warp's rows (rows r = 2 h and 2 h + 1 of
+ * tile_pairs) with a few instructions each.  ALL: every pair of the thread
  * is valid (the usual case; no per-pair test).  Two screens:
  *  - BAND (MAX false): counts the pairs kept for certain (|rho| >= post)
  *    in *ns and returns in *score the smallest distance of |rho| to mid,
@@ -222,7 +223,7 @@ struct tile_pairs {
  *    two.
  * Counts valid pairs in *np. */
 template <bool ALL, bool HIST, bool MAX>
-__device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, const float (&inv_i)[4],
+__device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, int h, const float (&inv_i)[4],
                                        const float2 *hkA, const float (&invj)[16], uint32_t rowbits, uint32_t b0,
                                        uint32_t b1,
                                        bool diag, int dj, uint32_t wm, uint32_t wn, uint32_t gid, uint32_t tid,
@@ -231,7 +232,7 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, co
     uint32_t n = 0, sure = 0;
     float sc = MAX ? 0.0f : INFINITY;
 #pragma unroll
-    for (int r = 0; r < 4; r++) {
+    for (int r = 2 * h; r < 2 * h + 2; r++) {
         const uint32_t rl = wm * 32 + (r >> 1) * 16 + gid + 8 * (r & 1);
         float rmax = 0.0f; /* MAX without HIST: max |S / sqrt(S_jj)| of the row, times 1/sqrt(S_ii) after */
         float2 hk = make_float2(0.0f, 0.0f);
@@ -271,7 +272,7 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, co
         }
         if (MAX && !HIST && ALL) sc = fmaxf(sc, __fmul_rn(rmax, inv_i[r]));
     }
-    *np += ALL ? 64 : n;
+    *np += ALL ? 32 : n;
     *ns = sure;
     *score = sc;
 }
@@ -361,36 +362,6 @@ __global__ void __launch_bounds__(THREADS, 2) k_pairs(kparams P)
         }
         __syncthreads();
 
-        int acc[2][8][4];
-#pragma unroll
-        for (int mi = 0; mi < 2; mi++)
-#pragma unroll
-            for (int ni = 0; ni < 8; ni++)
-#pragma unroll
-                for (int e = 0; e < 4; e++)
-                    acc[mi][ni][e] = ACC0;
-#pragma unroll
-        for (int ks = 0; ks < KW; ks += 8) {
-            uint32_t a[2][4];
-#pragma unroll
-            for (int mi = 0; mi < 2; mi++) {
-                const uint32_t *r = sA + (wm * 32 + mi * 16 + gid) * LD + ks;
-                a[mi][0] = r[tid];
-                a[mi][1] = r[8 * LD + tid];
-                a[mi][2] = r[4 + tid];
-                a[mi][3] = r[8 * LD + 4 + tid];
-            }
-#pragma unroll
-            for (int ni = 0; ni < 8; ni++) {
-                const uint32_t *cb = sB + (wn * 64 + ni * 8 + gid) * LD + ks;
-                const uint32_t b0 = cb[tid], b1 = cb[4 + tid];
-#pragma unroll
-                for (int mi = 0; mi < 2; mi++)
-                    mma_s8(acc[mi][ni], a[mi], b0, b1);
-            }
-        }
-        const tile_pairs T{acc};
-
         /* Which of the warp's 64 columns are real and vary: lane L checks
          * columns 2 L and 2 L + 1, which are thread (L / 4, L % 4)'s
          * columns k = 2 (L / 4) and 2 (L / 4) + 1 of every thread with tid
@@ -404,54 +375,90 @@ __global__ void __launch_bounds__(THREADS, 2) k_pairs(kparams P)
         const uint32_t b1 = __ballot_sync(FULL, invB[cw + 1] != 0.0f && tj + cw + 1 < P.j1);
         const bool diag = P.upper && tj < ti + TILE;
         const int dj = diag ? (int)((long long)tj - (long long)ti) : 0;
-        uint32_t ns;
-        float score;
-        if (rowbits == 0xfu && (b0 & b1) == FULL && !diag)
-            screen<true, HIST, MAX>(P, T, inv_i, hkA, invj, rowbits, b0, b1, diag, dj, wm, wn, gid, tid, hoff, &npairs,
-                                    &ns, &score);
-        else
-            screen<false, HIST, MAX>(P, T, inv_i, hkA, invj, rowbits, b0, b1, diag, dj, wm, wn, gid, tid, hoff,
-                                     &npairs, &ns, &score);
-        nsel += ns;
 
-        /* The few warps with a pair that needs a closer look (in the band
-         * between the certain drop and the certain keep; for MAX, any pair
-         * at or past pre), or with kept pairs to write, go over their pairs
-         * again. */
-        const bool closer = (TOPK && force) || (MAX ? score >= (HIST ? P.pre_lo_k : P.pre_lo) : score <= P.half);
-        if (__any_sync(FULL, closer || (P.emit && ns != 0))) {
-            if (lane == 0) atomicAdd(&P.cnt[3], 1ull);
+        /* The warp's 32 x 64 pairs in two halves of 16 rows, each from its
+         * products to its last append before the next: 32 sums live at a
+         * time rather than 64 leave registers for the epilogue's chains of
+         * several pairs at once.  With one step of k (kp = 32), the column
+         * fragments stay in registers for the second half. */
+        uint32_t bk[8][2];
 #pragma unroll
-            for (int r = 0; r < 4; r++) {
-                const uint32_t rl = wm * 32 + (r >> 1) * 16 + gid + 8 * (r & 1);
-                const long long sii = siiA[rl];
+        for (int h = 0; h < 2; h++) {
+            int acc[2][8][4];
 #pragma unroll
-                for (int k = 0; k < 16; k++) {
-                    const uint32_t cl = wn * 64 + (k >> 1) * 8 + tid * 2 + (k & 1);
-                    const bool v = ((rowbits >> r) & 1u) && ((((k & 1) ? b1 : b0) >> ((k >> 1) * 4 + tid)) & 1u) &&
-                                   !(diag && (int)cl + dj <= (int)rl);
-                    const int32_t s = T.s(r, k);
-                    const float a = fabsf(__fmul_rn(__fmul_rn(T.f(r, k), inv_i[r]), invj[k]));
-                    bool want = false;
-                    uint32_t keep = 0;
-                    if (TOPK) {
-                        want = v && (inv_i[r] == 0.0f || a >= P.pre_lo); /* a is |rho| / pre here */
-                    } else if (v && a >= P.post) {
-                        if (MAX) nsel++; /* not counted by the screen */
-                        keep = 1;
-                        want = P.emit != 0;
-                    } else if (v && a >= P.pre) {
-                        const int d = spearman_decide(P.mode, P.q, P.x_lo, P.x_hi, s, sii, siiB[cl]);
-                        if (d == SPEARMAN_KEEP && !P.host_all) {
-                            nsel++;
+            for (int ni = 0; ni < 8; ni++)
+#pragma unroll
+                for (int e = 0; e < 4; e++)
+                    acc[h][ni][e] = ACC0;
+#pragma unroll
+            for (int ks = 0; ks < KW; ks += 8) {
+                uint32_t a[4];
+                const uint32_t *r = sA + (wm * 32 + h * 16 + gid) * LD + ks;
+                a[0] = r[tid];
+                a[1] = r[8 * LD + tid];
+                a[2] = r[4 + tid];
+                a[3] = r[8 * LD + 4 + tid];
+#pragma unroll
+                for (int ni = 0; ni < 8; ni++) {
+                    if (h == 0 || KW > 8) {
+                        const uint32_t *cb = sB + (wn * 64 + ni * 8 + gid) * LD + ks;
+                        bk[ni][0] = cb[tid];
+                        bk[ni][1] = cb[4 + tid];
+                    }
+                    mma_s8(acc[h][ni], a, bk[ni][0], bk[ni][1]);
+                }
+            }
+            const tile_pairs T{acc};
+            uint32_t ns;
+            float score;
+            if (((rowbits >> (2 * h)) & 3u) == 3u && (b0 & b1) == FULL && !diag)
+                screen<true, HIST, MAX>(P, T, h, inv_i, hkA, invj, rowbits, b0, b1, diag, dj, wm, wn, gid, tid, hoff,
+                                        &npairs, &ns, &score);
+            else
+                screen<false, HIST, MAX>(P, T, h, inv_i, hkA, invj, rowbits, b0, b1, diag, dj, wm, wn, gid, tid, hoff,
+                                         &npairs, &ns, &score);
+            nsel += ns;
+
+            /* The few warps with a pair that needs a closer look (in the
+             * band between the certain drop and the certain keep; for MAX,
+             * any pair at or past pre), or with kept pairs to write, go over
+             * the half's pairs again. */
+            const bool closer = (TOPK && force) || (MAX ? score >= (HIST ? P.pre_lo_k : P.pre_lo) : score <= P.half);
+            if (__any_sync(FULL, closer || (P.emit && ns != 0))) {
+                if (lane == 0) atomicAdd(&P.cnt[3], 1ull);
+#pragma unroll
+                for (int r = 2 * h; r < 2 * h + 2; r++) {
+                    const uint32_t rl = wm * 32 + (r >> 1) * 16 + gid + 8 * (r & 1);
+                    const long long sii = siiA[rl];
+#pragma unroll
+                    for (int k = 0; k < 16; k++) {
+                        const uint32_t cl = wn * 64 + (k >> 1) * 8 + tid * 2 + (k & 1);
+                        const bool v = ((rowbits >> r) & 1u) &&
+                                       ((((k & 1) ? b1 : b0) >> ((k >> 1) * 4 + tid)) & 1u) &&
+                                       !(diag && (int)cl + dj <= (int)rl);
+                        const int32_t s = T.s(r, k);
+                        const float a = fabsf(__fmul_rn(__fmul_rn(T.f(r, k), inv_i[r]), invj[k]));
+                        bool want = false;
+                        uint32_t keep = 0;
+                        if (TOPK) {
+                            want = v && (inv_i[r] == 0.0f || a >= P.pre_lo); /* a is |rho| / pre here */
+                        } else if (v && a >= P.post) {
+                            if (MAX) nsel++; /* not counted by the screen */
                             keep = 1;
                             want = P.emit != 0;
-                        } else if (d != SPEARMAN_DROP) {
-                            want = true;
+                        } else if (v && a >= P.pre) {
+                            const int d = spearman_decide(P.mode, P.q, P.x_lo, P.x_hi, s, sii, siiB[cl]);
+                            if (d == SPEARMAN_KEEP && !P.host_all) {
+                                nsel++;
+                                keep = 1;
+                                want = P.emit != 0;
+                            } else if (d != SPEARMAN_DROP) {
+                                want = true;
+                            }
                         }
+                        append<TOPK>(P, want, (uint32_t)(ti + rl), (uint32_t)(tj + cl), s,
+                                     TOPK ? (uint32_t)siiB[cl] : keep, lane);
                     }
-                    append<TOPK>(P, want, (uint32_t)(ti + rl), (uint32_t)(tj + cl), s, TOPK ? (uint32_t)siiB[cl] : keep,
-                           lane);
                 }
             }
         }
@@ -627,15 +634,15 @@ extern "C" void spearman_gpu_get_stats(const spearman_gpu *g, spearman_gpu_stats
 }
 
 /* Which screen the next launch uses, from what this one saw (auto).  The
- * max screen sends a warp's tile to the closer look whenever one of its
- * 2,048 pairs reaches pre: worth it while that is rare.  After a band
+ * max screen sends half a warp's tile to the closer look whenever one of
+ * its 1,024 pairs reaches pre: worth it while that is rare.  After a band
  * launch, kept plus undecided pairs bound the pairs at or past pre; after
- * a max launch, the tiles that took the closer look are counted.  The
+ * a max launch, the halves that took the closer look are counted.  The
  * results are the same either way; only the time differs. */
 static void choose_screen(spearman_gpu *g)
 {
     if (g->screen != SPEARMAN_GPU_SCREEN_AUTO) return;
-    const double tiles = (double)g->h_cnt[0] / (32.0 * 64.0) + 1.0;
+    const double tiles = (double)g->h_cnt[0] / (16.0 * 64.0) + 1.0; /* half warp tiles, as cnt[3] counts */
     if (g->use_max) g->use_max = (double)g->h_cnt[3] / tiles < 0.1;
     else g->use_max = (double)(g->h_cnt[1] + g->h_cnt[2]) / tiles < 0.02;
 }

@@ -101,7 +101,7 @@ typedef struct spearman_gpu_stats {
     uint64_t launches, reruns;   /* reruns: a launch repeated after the pair buffer grew */
     double kernel_seconds;       /* launches to their results on the host */
     uint64_t launches_max;       /* of which with the max screen */
-    uint64_t closer;             /* warp tiles that took the closer look */
+    uint64_t closer;             /* half warp tiles (16 x 64 pairs) that took the closer look */
     uint32_t strip;              /* column tiles per thread block */
 } spearman_gpu_stats;
 

@@ -105,7 +105,7 @@ static void cuda_close(void *state)
         spearman_gpu_get_stats(c->g, &s);
         fprintf(stderr,
                 "gpu: %llu launches (%llu repeated for a larger pair buffer, %llu with the max screen), %.4f s from "
-                "launch to results, a strip of %u column tiles a block, %llu warp tiles took a closer look\n",
+                "launch to results, a strip of %u column tiles a block, %llu half warp tiles took a closer look\n",
                 (unsigned long long)s.launches, (unsigned long long)s.reruns, (unsigned long long)s.launches_max,
                 s.kernel_seconds, s.strip, (unsigned long long)s.closer);
         if (c->offered)
