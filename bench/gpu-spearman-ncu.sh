@@ -2,8 +2,8 @@
 # Nsight Compute on the Spearman kernel: one launch of the counting pass
 # (histogram on) and one of the write pass (histogram off) on a 400,000 x 30
 # zero-inflated count matrix, --pvalue 1e-12: duration, issue slots, the
-# busiest pipe, warp states, and the shared-memory atomics of the
-# histogram with their bank conflicts.  Summary to stdout, full reports in
+# busiest pipe, warp states, how busy the shared-memory unit is, and the
+# shared-memory atomics of the histogram with their bank conflicts.  Summary to stdout, full reports in
 # DIR.  Results: bench/results/spearman-gpu-ncu.txt.
 #
 #   bench/gpu-spearman-ncu.sh [--bin PATH] [--out DIR]
@@ -26,9 +26,9 @@ for k in "Lb1E count-only --count-only --pvalue 1e-12" "Lb0E write --pvalue 1e-1
   set -- $k; re=$1; name=$2; shift 2
   timeout 300 ncu --clock-control none --kernel-name-base mangled -k "regex:_Z7k_pairsILi32E$re" --launch-skip 3 \
     --launch-count 1 --section SpeedOfLight --section ComputeWorkloadAnalysis --section WarpStateStats \
-    --section SchedulerStats --section Occupancy --metrics "$M" \
+    --section SchedulerStats --section Occupancy --section MemoryWorkloadAnalysis --metrics "$M" \
     "$BIN" spearman "$OUT/m.npy" "$@" --backend cuda -q > "$OUT/ncu-$name.txt" 2>&1
   echo "### $name pass ($*)"
-  grep -E "k_pairs|Duration|Issue Slots Busy|Executed Ipc Active|highest-utilized|No Eligible|Achieved Occupancy|inst_executed.sum|bank_conflicts|wavefronts|shared_atom" \
+  grep -E "k_pairs|Duration|Issue Slots Busy|Executed Ipc Active|highest-utilized|No Eligible|Achieved Occupancy|Mem Busy|Warp Cycles Per Issued|stalled waiting|inst_executed.sum|bank_conflicts|wavefronts|shared_atom" \
     "$OUT/ncu-$name.txt" | sed 's/  */ /g'
 done

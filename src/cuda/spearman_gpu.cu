@@ -5,15 +5,16 @@
  * rows stay in shared memory, the column tiles stream through two
  * buffers (cp.async: the next loads while this one is computed), rows
  * padded by 16 bytes so that the fragment loads of a warp hit 32
- * different banks.  Each of the 8 warps computes 32 x 64 sums with
- * mma.sync m16n8k32 (2 x 8 accumulators of 16 x 8, 64 int32 registers a
- * thread; kp / 32 steps, one for n <= 32).  The epilogue works on the
- * registers: validity (both rows vary, j > i in the triangle), the rho
- * histogram in shared memory, the float screen, the selection in double
- * where the margin makes it certain, and a warp-aggregated append of the
- * pairs the host must see.  Nothing of the tile is written but those
- * pairs; the common path is a dozen instructions a pair, with no
- * conversion instruction and no branch (docs/performance.md). */
+ * different banks.  Each of the 8 warps takes 32 x 64 pairs a tile, in
+ * two halves of 16 rows: a half's sums by mma.sync m16n8k32 (8
+ * accumulators of 16 x 8, 32 int32 registers a thread; kp / 32 steps, one
+ * for n <= 32), then its epilogue on the registers: validity (both rows
+ * vary, j > i in the triangle), the rho histogram in shared memory, the
+ * float screen, the selection in double where the margin makes it
+ * certain, and a warp-aggregated append of the pairs the host must see.
+ * Nothing of the tile is written but those pairs; the common path is 3
+ * instructions a pair (6 with the histogram), with no conversion
+ * instruction and no branch (docs/performance.md). */
 #include "check.cuh"
 #include "spearman_gpu.h"
 #include "../common/clock.h"
