@@ -116,16 +116,19 @@ fd_status par_team_create(par_team **out, int T)
     tm->w = calloc((size_t)T, sizeof *tm->w);
     tm->arg = calloc((size_t)T, sizeof *tm->arg);
     tm->th = calloc((size_t)T, sizeof *tm->th);
-    if (!tm->w || !tm->arg || !tm->th) {
+    int sync = 0; /* how many of the mutex and the two conditions exist */
+    if (tm->w && tm->arg && tm->th && !pthread_mutex_init(&tm->mu, NULL) && ++sync &&
+        !pthread_cond_init(&tm->go, NULL) && ++sync && !pthread_cond_init(&tm->idle, NULL))
+        sync++;
+    if (sync < 3) {
+        if (sync > 1) pthread_cond_destroy(&tm->go);
+        if (sync > 0) pthread_mutex_destroy(&tm->mu);
         free(tm->w);
         free(tm->arg);
         free(tm->th);
         free(tm);
-        return fd_fail(FD_ERR_NOMEM, "out of memory");
+        return fd_fail(FD_ERR_NOMEM, "out of memory for a team of %d threads", T);
     }
-    pthread_mutex_init(&tm->mu, NULL);
-    pthread_cond_init(&tm->go, NULL);
-    pthread_cond_init(&tm->idle, NULL);
     for (int t = 0; t < T; t++) tm->w[t] = (row_worker_arg){&tm->pool, t, FD_OK};
     /* A thread that cannot start leaves the team smaller. */
     for (int t = 1; t < T; t++) {
