@@ -1,11 +1,14 @@
 /* Unit tests: SHA-256 against FIPS 180-4 vectors, the bitset prefix tests
- * against naive loops, every context format written and read back, and
- * the thread team (par_rows.h): every row of many passes once, on the
- * threads the team has, and a failure returned.
+ * against naive loops, every context format written and read back, the
+ * thread team (par_rows.h): every row of many passes once, on the
+ * threads the team has, and a failure returned; and the matrix readers
+ * (.npy and text, several batches) on 1, 3 and the default number of
+ * threads: every row, in order, with its values.
  * argv[1]: a scratch file prefix. */
 #include "common/bitset.h"
 #include "common/clock.h"
 #include "common/par_rows.h"
+#include "io/matrix_read.h"
 #include "common/sha256.h"
 #include "lattice/context.h"
 #include "testutil.h"
@@ -145,6 +148,87 @@ static void test_team(void)
     CHECK(tm == NULL, "the team destroyed");
 }
 
+/* A sink that checks each row as it comes: row r is (r, 2 r + 1, r mod 7)
+ * in its first columns. */
+typedef struct {
+    uint32_t n;
+    uint64_t rows, bad;
+} row_check;
+
+static size_t rc_bytes(uint32_t n) { return n * sizeof(double); }
+static void rc_transform(const double *x, const uint64_t *ints, uint32_t n, void *out, double *scratch)
+{
+    (void)scratch;
+    for (uint32_t k = 0; k < n; k++) ((double *)out)[k] = x ? x[k] : (double)ints[k];
+}
+static fd_status rc_begin(void *ctx, uint32_t n, uint64_t hint)
+{
+    (void)hint;
+    ((row_check *)ctx)->n = n;
+    return FD_OK;
+}
+static fd_status rc_push(void *ctx, const void *row, uint64_t input_row)
+{
+    row_check *c = ctx;
+    const double *v = row, r = (double)c->rows;
+    c->bad += input_row != c->rows || v[0] != r || v[1] != 2 * r + 1 || (c->n > 2 && v[2] != (double)(c->rows % 7));
+    c->rows++;
+    return FD_OK;
+}
+static fd_status rc_drop(void *ctx)
+{
+    ((row_check *)ctx)->bad++;
+    return FD_OK;
+}
+static void rc_finish(void *ctx, const char sha[65]) { (void)ctx, (void)sha; }
+
+static void test_readers(const char *prefix)
+{
+    enum { NPY_ROWS = 700000, TXT_ROWS = 400000 }; /* 11 MB and 6 MB: several batches and chunks */
+    char npy[512], txt[512];
+    snprintf(npy, sizeof npy, "%s.rows.npy", prefix);
+    snprintf(txt, sizeof txt, "%s.rows.txt", prefix);
+    FILE *f = fopen(npy, "wb");
+    CHECK(f != NULL, "cannot write %s", npy);
+    if (!f) return;
+    char head[128];
+    int hl = snprintf(head, sizeof head, "{'descr': '<f8', 'fortran_order': False, 'shape': (%d, 2), }", NPY_ROWS);
+    while ((10 + hl + 1) % 64) head[hl++] = ' ';
+    head[hl++] = '\n';
+    const unsigned char magic[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hl & 255), (unsigned char)(hl >> 8)};
+    fwrite(magic, 1, 10, f);
+    fwrite(head, 1, (size_t)hl, f);
+    for (int r = 0; r < NPY_ROWS; r++) {
+        const double v[2] = {r, 2.0 * r + 1};
+        fwrite(v, sizeof v, 1, f);
+    }
+    fclose(f);
+    f = fopen(txt, "w");
+    CHECK(f != NULL, "cannot write %s", txt);
+    if (!f) return;
+    for (int r = 0; r < TXT_ROWS; r++) fprintf(f, "%d %d %d\n", r, 2 * r + 1, r % 7);
+    fclose(f);
+    const int threads[3] = {1, 3, 0};
+    for (int k = 0; k < 3; k++) {
+        row_check c = {0, 0, 0};
+        const fd_matrix_sink sink = {&c, rc_bytes, rc_transform, rc_begin, rc_push, rc_drop, rc_finish, NULL, threads[k]};
+        CHECK(fd_matrix_read(npy, 0, &sink) == FD_OK && c.rows == NPY_ROWS && c.bad == 0,
+              ".npy on %d threads: %llu rows, %llu out of place", threads[k], (unsigned long long)c.rows,
+              (unsigned long long)c.bad);
+        row_check d = {0, 0, 0};
+        const fd_matrix_sink tsink = {&d, rc_bytes, rc_transform, rc_begin, rc_push, rc_drop, rc_finish, NULL, threads[k]};
+        CHECK(fd_matrix_read(txt, 0, &tsink) == FD_OK && d.rows == TXT_ROWS && d.bad == 0,
+              "text on %d threads: %llu rows, %llu out of place", threads[k], (unsigned long long)d.rows,
+              (unsigned long long)d.bad);
+    }
+    CHECK(fd_matrix_threads(1) == 1 && fd_matrix_threads(3) == 3 && fd_matrix_threads(64) == FD_MATRIX_MAX_THREADS &&
+              fd_matrix_threads(0) >= 1,
+          "fd_matrix_threads: %d %d %d %d", fd_matrix_threads(1), fd_matrix_threads(3), fd_matrix_threads(64),
+          fd_matrix_threads(0));
+    remove(npy);
+    remove(txt);
+}
+
 int main(int argc, char **argv)
 {
     sha_case("abc", 1, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
@@ -155,5 +239,6 @@ int main(int argc, char **argv)
     test_bitsets();
     test_round_trips(argc > 1 ? argv[1] : "units.tmp");
     test_team();
+    test_readers(argc > 1 ? argv[1] : "units.tmp");
     return t_report();
 }

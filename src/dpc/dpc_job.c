@@ -83,13 +83,13 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
     st = fd_mpi_agree(h5part_set_open(&out, o->outdir, "dpc.h5", o->force, mpi->rank, 1), NULL);
     if (st != FD_OK) goto done;
     st = dpc_backend_get(o->backend, &ops);
-    if (st == FD_OK) st = dpc_points_read(&s.p, o->input, &o->cols);
+    int T = o->threads > 0 ? o->threads : fd_place_threads(mpi); /* the rank's share of the cores */
+    if (st == FD_OK) st = dpc_points_read(&s.p, o->input, &o->cols, T);
     if (st == FD_OK && s.p->n >= (1ull << 31))
         st = fd_fail(FD_ERR_INPUT, "%s: %llu points; dpc takes fewer than 2^31", o->input, (unsigned long long)s.p->n);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     if ((st = fd_mpi_same_hash(s.p->sha256, o->input)) != FD_OK) goto done;
     const uint64_t n = s.p->n;
-    int T = o->threads > 0 ? o->threads : fd_place_threads(mpi);
     /* The same points on every rank: every rank falls back, or none. */
     if (ops->supports && !ops->supports(s.p)) {
         if (!o->quiet && mpi->rank == 0)

@@ -98,7 +98,7 @@ bad:
     return fd_fail(FD_ERR_USAGE, "--columns %s: expected 1-based columns like 1,2 or 1-3", spec);
 }
 
-fd_status dpc_points_read(dpc_points **out, const char *spec, const dpc_columns *cols)
+fd_status dpc_points_read(dpc_points **out, const char *spec, const dpc_columns *cols, int threads)
 {
     fd_status st = FD_OK;
     raw_rows r = {0};
@@ -106,7 +106,7 @@ fd_status dpc_points_read(dpc_points **out, const char *spec, const dpc_columns 
     dpc_points *p = calloc(1, sizeof *p);
     *out = NULL;
     if (!p) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    const fd_matrix_sink sink = {&r, raw_row_bytes, raw_row, raw_begin, raw_push, raw_drop, raw_finish, NULL};
+    const fd_matrix_sink sink = {&r, raw_row_bytes, raw_row, raw_begin, raw_push, raw_drop, raw_finish, NULL, threads};
     FD_TRY_GOTO(fd_matrix_read(spec, 0, &sink), st, done);
     if (cols->label > r.n) {
         st = fd_fail(FD_ERR_INPUT, "--label-column %u, but the rows of %s have %u values", cols->label, spec, r.n);

@@ -25,8 +25,9 @@ typedef struct dpc_columns {
 } dpc_columns;
 
 /* Bad input (ragged rows, NaN, non-numeric, a column past the end, fewer
- * than 2 points) is FD_ERR_INPUT with FILE:LINE or the row and column. */
-fd_status dpc_points_read(dpc_points **out, const char *spec, const dpc_columns *cols);
+ * than 2 points) is FD_ERR_INPUT with FILE:LINE or the row and column.
+ * threads: to convert rows on while reading (fd_matrix_sink). */
+fd_status dpc_points_read(dpc_points **out, const char *spec, const dpc_columns *cols, int threads);
 void dpc_points_destroy(dpc_points **p);
 
 #endif

@@ -158,7 +158,7 @@ static fd_status read_batches(row_feed *feed, batch_src *src, int ti, uint32_t c
     fd_status st = FD_OK;
     const fd_matrix_sink *sink = feed->sink;
     const size_t B = src->B, obytes = sink->row_bytes(cols);
-    const int T = fd_matrix_threads();
+    const int T = fd_matrix_threads(sink->threads);
     row_batch bs[3];
     batch_slice sl[FD_MATRIX_MAX_THREADS];
     pthread_t th[FD_MATRIX_MAX_THREADS];
@@ -379,10 +379,10 @@ done:
     return st;
 }
 
-int fd_matrix_threads(void)
+int fd_matrix_threads(int want)
 {
-    const long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-    return ncpu < 1 ? 1 : ncpu > FD_MATRIX_MAX_THREADS ? FD_MATRIX_MAX_THREADS : (int)ncpu;
+    const long n = want > 0 ? want : sysconf(_SC_NPROCESSORS_ONLN);
+    return n < 1 ? 1 : n > FD_MATRIX_MAX_THREADS ? FD_MATRIX_MAX_THREADS : (int)n;
 }
 
 static int ends_with(const char *s, const char *suf)

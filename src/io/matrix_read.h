@@ -35,6 +35,11 @@ typedef struct fd_matrix_sink {
     /* Appended to the message that refuses a NaN or infinite value, e.g.
      * " (--drop-nan-rows skips such rows)"; NULL: nothing. */
     const char *nan_hint;
+    /* Threads to transform rows on: the rank's share of the cores
+     * (fd_place_threads, or --threads), so that the ranks of a node do not
+     * each take the whole machine; 0: the machine's CPUs.  At most
+     * FD_MATRIX_MAX_THREADS either way. */
+    int threads;
 } fd_matrix_sink;
 
 /* drop_nan: a row with a NaN or infinite value is dropped (the sink's drop)
@@ -44,9 +49,9 @@ fd_status fd_matrix_read(const char *spec, int drop_nan, const fd_matrix_sink *s
 /* The text and CSV reader alone (csv: commas, optional header). */
 fd_status fd_matrix_read_text(const char *path, int csv, int drop_nan, const fd_matrix_sink *sink);
 
-/* Threads a reader transforms rows on: the machine's CPUs, at most 8 (past
- * that, reading and the in-order hand-over bound it). */
+/* Threads a reader transforms rows on: `want` (0: the machine's CPUs), at
+ * most 8 (past that, reading and the in-order hand-over bound it). */
 #define FD_MATRIX_MAX_THREADS 8
-int fd_matrix_threads(void);
+int fd_matrix_threads(int want);
 
 #endif

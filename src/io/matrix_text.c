@@ -364,7 +364,7 @@ static fd_status append_chunk(text_reader *r, const chunk *c, uint64_t *line_bas
 fd_status fd_matrix_read_text(const char *path, int csv, int drop_nan, const fd_matrix_sink *sink)
 {
     fd_status st = FD_OK, rst = FD_OK;
-    int T = fd_matrix_threads(), nc[3] = {0, 0, 0}, started = 0;
+    int T = fd_matrix_threads(sink->threads), nc[3] = {0, 0, 0}, started = 0;
     chunk *cs = calloc(3 * (size_t)T, sizeof *cs);
     chunk_job *jobs = calloc(3 * (size_t)T, sizeof *jobs);
     pthread_t *th = calloc((size_t)T, sizeof *th);

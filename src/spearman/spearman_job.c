@@ -351,8 +351,10 @@ static fd_status stage_setup(job *jb)
     double t = fd_now();
     fd_status st = spearman_backend_get(o->backend, &jb->ops);
     if (st == FD_OK) st = keep_budget(o, &jb->keep_pairs);
-    if (st == FD_OK) st = spearman_read(&jb->x, o->input, o->drop_nan);
-    if (st == FD_OK && o->y_input) st = spearman_read(&jb->y, o->y_input, o->drop_nan);
+    /* the rank's share of the cores, for the reader as for the passes */
+    const int place = o->threads > 0 ? o->threads : fd_place_threads(&jb->mpi);
+    if (st == FD_OK) st = spearman_read(&jb->x, o->input, o->drop_nan, place);
+    if (st == FD_OK && o->y_input) st = spearman_read(&jb->y, o->y_input, o->drop_nan, place);
     if (jb->mpi.size > 1) {
         fd_status agreed = fd_mpi_agree(st, NULL);
         if (agreed != FD_OK) return st != FD_OK ? st : agreed;
@@ -377,7 +379,7 @@ static fd_status stage_setup(job *jb)
     }
     /* A GPU rank is one worker thread driving its device; collective, as
      * every rank has the same backend. */
-    jb->threads = o->threads > 0 ? o->threads : fd_place_threads(&jb->mpi);
+    jb->threads = place;
     if (jb->ops->devices) {
         FD_TRY(fd_place_device(&jb->mpi, jb->ops->devices(), &jb->device));
         if (jb->ops->open_device) FD_TRY(jb->ops->open_device(jb->device));

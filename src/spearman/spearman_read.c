@@ -31,11 +31,11 @@ static fd_status rank_drop(void *ctx) { return smat_drop(*(spearman_mat **)ctx);
 
 static void rank_finish(void *ctx, const char sha256[65]) { memcpy((*(spearman_mat **)ctx)->sha256, sha256, 65); }
 
-fd_status spearman_read(spearman_mat **out, const char *spec, int drop_nan)
+fd_status spearman_read(spearman_mat **out, const char *spec, int drop_nan, int threads)
 {
     spearman_mat *m = NULL;
     const fd_matrix_sink sink = {&m,        rank_row_bytes, rank_row,   rank_begin, rank_push, rank_drop, rank_finish,
-                                 " (--drop-nan-rows skips such rows)"};
+                                 " (--drop-nan-rows skips such rows)", threads};
     fd_status st = fd_matrix_read(spec, drop_nan, &sink);
     if (st == FD_OK) st = smat_finish(m);
     if (st == FD_OK && !(m->source = strdup(spec))) st = fd_fail(FD_ERR_NOMEM, "out of memory");

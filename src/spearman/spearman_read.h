@@ -8,7 +8,8 @@
 #include "rankmat.h"
 
 /* drop_nan: skip rows with NaN or infinite values (counted) instead of
- * refusing the file. */
-fd_status spearman_read(spearman_mat **out, const char *spec, int drop_nan);
+ * refusing the file.  threads: to rank rows on while reading (the sink's
+ * threads, fd_matrix_sink). */
+fd_status spearman_read(spearman_mat **out, const char *spec, int drop_nan, int threads);
 
 #endif
