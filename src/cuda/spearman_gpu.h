@@ -22,7 +22,7 @@
 extern "C" {
 #endif
 
-/* Bins of the rho histogram (SPEARMAN_HIST_BINS of tile.h). */
+/* Bins of the rho histogram (SPEARMAN_HIST_BINS of spearman_hist.h). */
 #define SPEARMAN_GPU_HIST_BINS 2000
 /* Rows of a thread block's tile (and of a row tile of mode 'k''s records). */
 #define SPEARMAN_GPU_TILE_ROWS 128
