@@ -207,8 +207,9 @@ void spearman_acc_take(const spearman_mat *x, const spearman_mat *y, const spear
     if (acc->out) emit(acc, i, j, s);
 }
 
-/* One pair after its S is known: histogram, test, count or emit. */
-static inline void visit(const spearman_mat *x, const spearman_mat *y, uint64_t i, uint64_t j, int64_t s,
+/* One pair after its S is known: histogram (hk: row i's factor,
+ * spearman_hist_factor), test, count or emit. */
+static inline void visit(const spearman_mat *x, const spearman_mat *y, uint64_t i, uint64_t j, int64_t s, float hk,
                          const spearman_sel *sel, spearman_acc *acc)
 {
     int64_t sii = x->sii[i], sjj = y->sii[j];
@@ -219,7 +220,7 @@ static inline void visit(const spearman_mat *x, const spearman_mat *y, uint64_t 
         return;
     }
     acc->pairs++;
-    if (acc->hist) acc->hist[spearman_hist_bin((int32_t)s, spearman_hist_factor(x->inv_root[i]), y->inv_root[j])]++;
+    if (acc->hist) acc->hist[spearman_hist_bin((int32_t)s, hk, y->inv_root[j])]++;
     spearman_acc_take(x, y, sel, acc, i, j, s, 0);
 }
 
@@ -228,10 +229,11 @@ void spearman_tile_scalar(const spearman_mat *x, const spearman_mat *y, uint64_t
 {
     for (uint64_t i = i0; i < i1; i++) {
         if (x->sii[i] == 0) continue;
+        const float hk = spearman_hist_factor(x->inv_root[i]);
         for (uint64_t j = upper && j0 <= i ? i + 1 : j0; j < j1; j++) {
             int64_t s = 0;
             for (uint32_t k = 0; k < x->n; k++) s += (int64_t)smat_a(x, i, k) * smat_a(y, j, k);
-            visit(x, y, i, j, s, sel, acc);
+            visit(x, y, i, j, s, hk, sel, acc);
         }
     }
 }
