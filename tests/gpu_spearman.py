@@ -1,5 +1,6 @@
 """The CUDA spearman backend against the CPU backend: for random
-zero-inflated integer matrices (n = 7, 30, 64, 128, 200 observations; heavy
+zero-inflated integer matrices (n = 7, 30, 64, 90, 128, 200 observations: every
+row width of the kernel, 32, 64, 96 and 128 bytes, and the fallback; heavy
 ties, constant, equal and opposite rows; row counts that are not multiples
 of a tile, and more than one 4,096-row record) every selection mode writes
 exactly the CPU backend's pairs with bit-identical rho and p, the same
@@ -67,7 +68,7 @@ def write(x, path):
     np.savetxt(path, x, fmt="%d")
 
 
-for n, rows in [(7, 600), (30, 5000), (64, 1500), (128, 900), (200, 300)]:
+for n, rows in [(7, 600), (30, 5000), (64, 1500), (90, 1100), (128, 900), (200, 300)]:
     src = os.path.join(WORK, "m%d.txt" % n)
     write(matrix(rows, n, n, far_equal=True), src)
     be = "cuda" if n <= 128 else "cpu"

@@ -5,16 +5,18 @@
  * rows stay in shared memory, the column tiles stream through two
  * buffers (cp.async: the next loads while this one is computed), rows
  * padded by 16 bytes so that the fragment loads of a warp hit 32
- * different banks.  Each of the 8 warps takes 32 x 64 pairs a tile, in
- * two halves of 16 rows: a half's sums by mma.sync m16n8k32 (8
- * accumulators of 16 x 8, 32 int32 registers a thread; kp / 32 steps, one
- * for n <= 32), then its epilogue on the registers: validity (both rows
- * vary, j > i in the triangle), the rho histogram in shared memory, the
- * float screen, the selection in double where the margin makes it
- * certain, and a warp-aggregated append of the pairs the host must see.
- * Nothing of the tile is written but those pairs; the common path is 3
- * instructions a pair (6 with the histogram), with no conversion
- * instruction and no branch (docs/performance.md). */
+ * different banks.  A warp takes 32 of the rows against 64 columns at a
+ * time (in blocks of 4 warps, both halves of a tile's columns in turn; in
+ * blocks of 8, one each; k_threads), in two halves of 16 rows: a half's
+ * sums by mma.sync m16n8k32 (8 accumulators of 16 x 8, 32 int32
+ * registers a thread; kp / 32 steps, one for n <= 32), then its epilogue
+ * on the registers: validity (both rows vary, j > i in the triangle), the
+ * rho histogram in shared memory, the float screen, the selection in
+ * double where the margin makes it certain, and a warp-aggregated append
+ * of the pairs the host must see.  Nothing of the tile is written but
+ * those pairs; the common path is 3 instructions a pair (6 with the
+ * histogram), with no conversion instruction and no branch
+ * (docs/performance.md). */
 #include "check.cuh"
 #include "spearman_gpu.h"
 #include "../common/clock.h"
@@ -27,7 +29,6 @@
 
 #define FULL 0xffffffffu
 #define TILE SPEARMAN_GPU_TILE_ROWS
-#define THREADS 256
 #define BINS SPEARMAN_GPU_HIST_BINS
 #define HBINS (BINS + 2) /* the shared histogram's slots (hist_slot) */
 
@@ -118,13 +119,13 @@ template <int N> __device__ __forceinline__ void cp_wait() { asm volatile("cp.as
 
 /* TILE rows of m from row r0 into shared memory, with their S_ii and
  * 1/sqrt(S_ii), without waiting (cp.async). */
-template <int KP>
+template <int KP, uint32_t NT>
 __device__ __forceinline__ void load_rows(uint32_t *rows, long long *sii, float *inv, const dmat &m, uint64_t r0,
                                           uint32_t t)
 {
     constexpr int V = KP / 16, LD = smem_layout<KP>::LD; /* 16-byte vectors per row */
     const uint4 *g = (const uint4 *)m.a + r0 * V;
-    for (uint32_t v = t; v < TILE * V; v += THREADS)
+    for (uint32_t v = t; v < TILE * V; v += NT)
         cp_async(rows + (v / V) * LD + (v % V) * 4, g + v, 16);
     if (t < TILE) {
         cp_async(sii + t, m.sii + r0 + t, 8);
@@ -278,13 +279,26 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, in
     *score = sc;
 }
 
+/* Threads a block: 4 warps, four blocks a multiprocessor, for kp <= 96;
+ * 8 warps, two blocks, for kp = 128, whose four would not fit in shared
+ * memory.  Each warp takes 32 rows of the block's 128; with 4 warps, a
+ * warp takes both halves of 64 columns of each column tile in turn.
+ * In smaller blocks fewer warps wait for each other at a tile's barrier,
+ * and four blocks a multiprocessor can be at different steps (products,
+ * screens, histogram increments) more than two can: measured at 2,000,000
+ * rows on one H200, --count-only --pvalue 1e-12 took 5% less time than
+ * with blocks of 8 warps, --no-histogram 11% less
+ * (bench/results/spearman-gpu-history.txt). */
+template <int KP> __host__ __device__ constexpr uint32_t k_threads() { return KP <= 96 ? 128 : 256; }
+
 /* A block takes one tile of 128 rows (blockIdx.y) and a strip of P.strip
  * column tiles (blockIdx.x): the rows, the histogram and the counters stay
  * in shared memory across the strip, and the next column tile loads while
  * the current one is computed. */
 template <int KP, bool HIST, bool MAX, bool TOPK>
-__global__ void __launch_bounds__(THREADS, 2) k_pairs(kparams P)
+__global__ void __launch_bounds__(k_threads<KP>(), 512 / k_threads<KP>()) k_pairs(kparams P)
 {
+    constexpr uint32_t NT = k_threads<KP>(), NW = NT / 32;
     using L = smem_layout<KP>;
     constexpr int KW = KP / 4, LD = L::LD;
     extern __shared__ __align__(16) uint32_t sm[];
@@ -304,15 +318,15 @@ __global__ void __launch_bounds__(THREADS, 2) k_pairs(kparams P)
     while (P.upper && P.j0 + (c + 1) * TILE <= ti + 1) c++;
     const uint32_t t = threadIdx.x;
 
-    load_rows<KP>(sA, siiA, invA, P.x, ti, t);
-    load_rows<KP>(sm + L::B, (long long *)(sm + L::SIIB), (float *)(sm + L::INVB), P.y, P.j0 + c * TILE, t);
+    load_rows<KP, NT>(sA, siiA, invA, P.x, ti, t);
+    load_rows<KP, NT>(sm + L::B, (long long *)(sm + L::SIIB), (float *)(sm + L::INVB), P.y, P.j0 + c * TILE, t);
     if (HIST)
-        for (uint32_t b = t; b < HBINS; b += THREADS)
+        for (uint32_t b = t; b < HBINS; b += NT)
             hist[b] = 0;
     if (t < 2) tally[t] = 0;
 
     const uint32_t warp = t >> 5, lane = t & 31u, gid = lane >> 2, tid = lane & 3u;
-    const uint32_t wm = warp >> 1, wn = warp & 1u;
+    const uint32_t wm = warp & 3u;
     /* The byte address of the histogram slot of float bits f (hist_bits)
      * is f 4 + hoff, wrapping around in 32 bits. */
     const uint32_t hoff = (uint32_t)__cvta_generic_to_shared(hist) - (0x4B400000u - 1u) * 4u;
@@ -355,110 +369,115 @@ __global__ void __launch_bounds__(THREADS, 2) k_pairs(kparams P)
         const long long *const siiB = (const long long *)(sm + L::SIIB) + buf * TILE;
         const float *const invB = (const float *)(sm + L::INVB) + buf * TILE;
         if (c + 1 < cend) {
-            load_rows<KP>(sm + L::B + (buf ^ 1) * TILE * LD, (long long *)(sm + L::SIIB) + (buf ^ 1) * TILE,
-                          (float *)(sm + L::INVB) + (buf ^ 1) * TILE, P.y, tj + TILE, t);
+            load_rows<KP, NT>(sm + L::B + (buf ^ 1) * TILE * LD, (long long *)(sm + L::SIIB) + (buf ^ 1) * TILE,
+                              (float *)(sm + L::INVB) + (buf ^ 1) * TILE, P.y, tj + TILE, t);
             cp_wait<1>();
         } else {
             cp_wait<0>();
         }
         __syncthreads();
 
-        /* Which of the warp's 64 columns are real and vary: lane L checks
-         * columns 2 L and 2 L + 1, which are thread (L / 4, L % 4)'s
-         * columns k = 2 (L / 4) and 2 (L / 4) + 1 of every thread with tid
-         * = L % 4. */
-        float invj[16];
+#pragma unroll 1
+        for (uint32_t w64 = 0; w64 < 8 / NW; w64++) {
+            const uint32_t wn = NW == 8 ? warp >> 2 : w64; /* the warp's 64 columns of the tile */
+            /* Which of the warp's 64 columns are real and vary: lane L checks
+             * columns 2 L and 2 L + 1, which are thread (L / 4, L % 4)'s
+             * columns k = 2 (L / 4) and 2 (L / 4) + 1 of every thread with tid
+             * = L % 4. */
+            float invj[16];
 #pragma unroll
-        for (int k = 0; k < 16; k++)
-            invj[k] = invB[wn * 64 + (k >> 1) * 8 + tid * 2 + (k & 1)];
-        const uint32_t cw = wn * 64 + 2 * lane;
-        const uint32_t b0 = __ballot_sync(FULL, invB[cw] != 0.0f && tj + cw < P.j1);
-        const uint32_t b1 = __ballot_sync(FULL, invB[cw + 1] != 0.0f && tj + cw + 1 < P.j1);
-        const bool diag = P.upper && tj < ti + TILE;
-        const int dj = diag ? (int)((long long)tj - (long long)ti) : 0;
+            for (int k = 0; k < 16; k++)
+                invj[k] = invB[wn * 64 + (k >> 1) * 8 + tid * 2 + (k & 1)];
+            const uint32_t cw = wn * 64 + 2 * lane;
+            const uint32_t b0 = __ballot_sync(FULL, invB[cw] != 0.0f && tj + cw < P.j1);
+            const uint32_t b1 = __ballot_sync(FULL, invB[cw + 1] != 0.0f && tj + cw + 1 < P.j1);
+            const bool diag = P.upper && tj < ti + TILE;
+            const int dj = diag ? (int)((long long)tj - (long long)ti) : 0;
 
-        /* The warp's 32 x 64 pairs in two halves of 16 rows, each from its
-         * products to its last append before the next: 32 sums live at a
-         * time rather than 64 leave registers for the epilogue's chains of
-         * several pairs at once.  With one step of k (kp = 32), the column
-         * fragments stay in registers for the second half. */
-        uint32_t bk[8][2];
+            /* The warp's 32 x 64 pairs in two halves of 16 rows, each from its
+             * products to its last append before the next: 32 sums live at a
+             * time rather than 64 leave registers for the epilogue's chains of
+             * several pairs at once.  With one step of k (kp = 32), the column
+             * fragments stay in registers for the second half. */
+            uint32_t bk[8][2];
 #pragma unroll
-        for (int h = 0; h < 2; h++) {
-            int acc[2][8][4];
+            for (int h = 0; h < 2; h++) {
+                int acc[2][8][4];
 #pragma unroll
-            for (int ni = 0; ni < 8; ni++)
+                for (int ni = 0; ni < 8; ni++)
 #pragma unroll
-                for (int e = 0; e < 4; e++)
-                    acc[h][ni][e] = ACC0;
+                    for (int e = 0; e < 4; e++)
+                        acc[h][ni][e] = ACC0;
 #pragma unroll
-            for (int ks = 0; ks < KW; ks += 8) {
-                uint32_t a[4];
-                const uint32_t *r = sA + (wm * 32 + h * 16 + gid) * LD + ks;
-                a[0] = r[tid];
-                a[1] = r[8 * LD + tid];
-                a[2] = r[4 + tid];
-                a[3] = r[8 * LD + 4 + tid];
+                for (int ks = 0; ks < KW; ks += 8) {
+                    uint32_t a[4];
+                    const uint32_t *r = sA + (wm * 32 + h * 16 + gid) * LD + ks;
+                    a[0] = r[tid];
+                    a[1] = r[8 * LD + tid];
+                    a[2] = r[4 + tid];
+                    a[3] = r[8 * LD + 4 + tid];
 #pragma unroll
-                for (int ni = 0; ni < 8; ni++) {
-                    if (h == 0 || KW > 8) {
-                        const uint32_t *cb = sB + (wn * 64 + ni * 8 + gid) * LD + ks;
-                        bk[ni][0] = cb[tid];
-                        bk[ni][1] = cb[4 + tid];
+                    for (int ni = 0; ni < 8; ni++) {
+                        if (h == 0 || KW > 8) {
+                            const uint32_t *cb = sB + (wn * 64 + ni * 8 + gid) * LD + ks;
+                            bk[ni][0] = cb[tid];
+                            bk[ni][1] = cb[4 + tid];
+                        }
+                        mma_s8(acc[h][ni], a, bk[ni][0], bk[ni][1]);
                     }
-                    mma_s8(acc[h][ni], a, bk[ni][0], bk[ni][1]);
                 }
-            }
-            const tile_pairs T{acc};
-            uint32_t ns;
-            float score;
-            if (((rowbits >> (2 * h)) & 3u) == 3u && (b0 & b1) == FULL && !diag)
-                screen<true, HIST, MAX>(P, T, h, inv_i, hkA, invj, rowbits, b0, b1, diag, dj, wm, wn, gid, tid, hoff,
-                                        &npairs, &ns, &score);
-            else
-                screen<false, HIST, MAX>(P, T, h, inv_i, hkA, invj, rowbits, b0, b1, diag, dj, wm, wn, gid, tid, hoff,
-                                         &npairs, &ns, &score);
-            nsel += ns;
+                const tile_pairs T{acc};
+                uint32_t ns;
+                float score;
+                if (((rowbits >> (2 * h)) & 3u) == 3u && (b0 & b1) == FULL && !diag)
+                    screen<true, HIST, MAX>(P, T, h, inv_i, hkA, invj, rowbits, b0, b1, diag, dj, wm, wn, gid, tid,
+                                            hoff, &npairs, &ns, &score);
+                else
+                    screen<false, HIST, MAX>(P, T, h, inv_i, hkA, invj, rowbits, b0, b1, diag, dj, wm, wn, gid,
+                                             tid, hoff, &npairs, &ns, &score);
+                nsel += ns;
 
-            /* The few warps with a pair that needs a closer look (in the
-             * band between the certain drop and the certain keep; for MAX,
-             * any pair at or past pre), or with kept pairs to write, go over
-             * the half's pairs again. */
-            const bool closer = (TOPK && force) || (MAX ? score >= (HIST ? P.pre_lo_k : P.pre_lo) : score <= P.half);
-            if (__any_sync(FULL, closer || (P.emit && ns != 0))) {
-                if (lane == 0) atomicAdd(&P.cnt[3], 1ull);
+                /* The few warps with a pair that needs a closer look (in the
+                 * band between the certain drop and the certain keep; for MAX,
+                 * any pair at or past pre), or with kept pairs to write, go over
+                 * the half's pairs again. */
+                const bool closer =
+                    (TOPK && force) || (MAX ? score >= (HIST ? P.pre_lo_k : P.pre_lo) : score <= P.half);
+                if (__any_sync(FULL, closer || (P.emit && ns != 0))) {
+                    if (lane == 0) atomicAdd(&P.cnt[3], 1ull);
 #pragma unroll
-                for (int r = 2 * h; r < 2 * h + 2; r++) {
-                    const uint32_t rl = wm * 32 + (r >> 1) * 16 + gid + 8 * (r & 1);
-                    const long long sii = siiA[rl];
+                    for (int r = 2 * h; r < 2 * h + 2; r++) {
+                        const uint32_t rl = wm * 32 + (r >> 1) * 16 + gid + 8 * (r & 1);
+                        const long long sii = siiA[rl];
 #pragma unroll
-                    for (int k = 0; k < 16; k++) {
-                        const uint32_t cl = wn * 64 + (k >> 1) * 8 + tid * 2 + (k & 1);
-                        const bool v = ((rowbits >> r) & 1u) &&
-                                       ((((k & 1) ? b1 : b0) >> ((k >> 1) * 4 + tid)) & 1u) &&
-                                       !(diag && (int)cl + dj <= (int)rl);
-                        const int32_t s = T.s(r, k);
-                        const float a = fabsf(__fmul_rn(__fmul_rn(T.f(r, k), inv_i[r]), invj[k]));
-                        bool want = false;
-                        uint32_t keep = 0;
-                        if (TOPK) {
-                            want = v && (inv_i[r] == 0.0f || a >= P.pre_lo); /* a is |rho| / pre here */
-                        } else if (v && a >= P.post) {
-                            if (MAX) nsel++; /* not counted by the screen */
-                            keep = 1;
-                            want = P.emit != 0;
-                        } else if (v && a >= P.pre) {
-                            const int d = spearman_decide(P.mode, P.q, P.x_lo, P.x_hi, s, sii, siiB[cl]);
-                            if (d == SPEARMAN_KEEP && !P.host_all) {
-                                nsel++;
+                        for (int k = 0; k < 16; k++) {
+                            const uint32_t cl = wn * 64 + (k >> 1) * 8 + tid * 2 + (k & 1);
+                            const bool v = ((rowbits >> r) & 1u) &&
+                                           ((((k & 1) ? b1 : b0) >> ((k >> 1) * 4 + tid)) & 1u) &&
+                                           !(diag && (int)cl + dj <= (int)rl);
+                            const int32_t s = T.s(r, k);
+                            const float a = fabsf(__fmul_rn(__fmul_rn(T.f(r, k), inv_i[r]), invj[k]));
+                            bool want = false;
+                            uint32_t keep = 0;
+                            if (TOPK) {
+                                want = v && (inv_i[r] == 0.0f || a >= P.pre_lo); /* a is |rho| / pre here */
+                            } else if (v && a >= P.post) {
+                                if (MAX) nsel++; /* not counted by the screen */
                                 keep = 1;
                                 want = P.emit != 0;
-                            } else if (d != SPEARMAN_DROP) {
-                                want = true;
+                            } else if (v && a >= P.pre) {
+                                const int d = spearman_decide(P.mode, P.q, P.x_lo, P.x_hi, s, sii, siiB[cl]);
+                                if (d == SPEARMAN_KEEP && !P.host_all) {
+                                    nsel++;
+                                    keep = 1;
+                                    want = P.emit != 0;
+                                } else if (d != SPEARMAN_DROP) {
+                                    want = true;
+                                }
                             }
+                            append<TOPK>(P, want, (uint32_t)(ti + rl), (uint32_t)(tj + cl), s,
+                                         TOPK ? (uint32_t)siiB[cl] : keep, lane);
                         }
-                        append<TOPK>(P, want, (uint32_t)(ti + rl), (uint32_t)(tj + cl), s,
-                                     TOPK ? (uint32_t)siiB[cl] : keep, lane);
                     }
                 }
             }
@@ -475,7 +494,7 @@ __global__ void __launch_bounds__(THREADS, 2) k_pairs(kparams P)
     __syncthreads();
     if (t < 2 && tally[t]) atomicAdd(&P.cnt[t], tally[t]);
     if (HIST)
-        for (uint32_t b = t; b < BINS; b += THREADS) {
+        for (uint32_t b = t; b < BINS; b += NT) {
             unsigned int n = hist[b + 1];
             if (b == 0) n += hist[0];
             if (b == BINS - 1) n += hist[BINS + 1];
@@ -490,7 +509,7 @@ __global__ void __launch_bounds__(THREADS, 2) k_pairs(kparams P)
 template <int KP, bool HIST, bool MAX, bool TOPK = false>
 static cudaError_t launch_kp(spearman_gpu *g, dim3 grid, const kparams &P)
 {
-    k_pairs<KP, HIST, MAX, TOPK><<<grid, THREADS, smem_layout<KP>::BYTES, g->stream>>>(P);
+    k_pairs<KP, HIST, MAX, TOPK><<<grid, k_threads<KP>(), smem_layout<KP>::BYTES, g->stream>>>(P);
     return cudaGetLastError();
 }
 
