@@ -10,6 +10,7 @@
 #   bench/gpu-atomics.sh [--arch sm_90] [--iters N]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 ARCH=sm_90 ITERS=20000
 while [ $# -gt 0 ]; do
   case $1 in
@@ -20,7 +21,6 @@ while [ $# -gt 0 ]; do
   esac
 done
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-"$NVCC" -std=c++17 -O3 -arch="$ARCH" "$here/gpu_atomics.cu" -o "$tmp/atomics" || exit 1
+build_cu "$here/gpu_atomics.cu" "$tmp/atomics" -O3 -arch="$ARCH" || exit 1
 echo "# $(nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader | head -1), $(date -u +%F)"
 "$tmp/atomics" "$ITERS"

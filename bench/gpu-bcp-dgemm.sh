@@ -9,6 +9,7 @@
 #   bench/gpu-bcp-dgemm.sh [--arch sm_90]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 ARCH=sm_90
 while [ $# -gt 0 ]; do
   case $1 in
@@ -18,7 +19,6 @@ while [ $# -gt 0 ]; do
   esac
 done
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-NVCC=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
-"$NVCC" -std=c++17 -O2 -arch="$ARCH" "$here/bcp_dgemm.cu" -lcublas -o "$tmp/dgemm" || exit 1
+build_cu "$here/bcp_dgemm.cu" "$tmp/dgemm" -O2 -arch="$ARCH" -lcublas || exit 1
 echo "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F)"
 "$tmp/dgemm"

@@ -12,3 +12,12 @@ context_shape() {
     awk '{n++; e+=NF; for(i=1;i<=NF;i++) if(!($i in s)){s[$i]=1; m++}} END{printf "%d %d %.4f", n, m, e/(n*m)}' "$1"
   fi
 }
+
+# A stand-alone .cu of bench/ built into OUT: build_cu SRC OUT [nvcc
+# options...], with the nvcc on PATH or the toolkit's in /usr/local/cuda.
+build_cu() {
+  local src=$1 out=$2 nvcc
+  shift 2
+  nvcc=$(command -v nvcc || echo /usr/local/cuda/bin/nvcc)
+  "$nvcc" -std=c++17 "$@" "$src" -o "$out"
+}
