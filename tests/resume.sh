@@ -134,6 +134,20 @@ check '[ $rc -eq 2 ] && grep -q "value=0.0001" "$W/err" && grep -q "value=0.001"
 "$BIN" spearman "$W/m.npy" --pvalue 1e-3 --no-histogram --resume "$W/sp-x" -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "histogram=0" "$W/err" && [ -e "$W/sp-x/checkpoint/job.h5" ]' \
       "resume with --no-histogram added: exit $rc: $(cat "$W/err")"
+# A checkpoint of a version whose histogram bins were defined otherwise
+# (its params say histogram_bins=1) is refused, not mixed in.
+cp -r "$W/sp-x" "$W/sp-old"
+python3 - "$W/sp-old/checkpoint/job.h5" << 'EOF'
+import sys, h5py
+with h5py.File(sys.argv[1], "r+") as f:
+    p = f.attrs["params"]
+    p = p.decode() if isinstance(p, bytes) else p
+    assert "histogram_bins=2\n" in p, p
+    f.attrs.create("params", p.replace("histogram_bins=2\n", "histogram_bins=1\n"), dtype=h5py.string_dtype("ascii"))
+EOF
+"$BIN" spearman "$W/m.npy" --pvalue 1e-3 --resume "$W/sp-old" -q 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "histogram_bins=2" "$W/err" && grep -q "histogram_bins=1" "$W/err"' \
+      "resume of a checkpoint with other histogram bins: exit $rc: $(cat "$W/err")"
 "$BIN" spearman "$W/m.npy" --pvalue 1e-3 --resume "$W/ref-pvalue1e31" -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "no checkpoint there" "$W/err" && [ -e "$W/ref-pvalue1e31/spearman.h5" ]' \
       "resume of a finished run: exit $rc: $(cat "$W/err")"

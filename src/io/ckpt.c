@@ -142,8 +142,9 @@ static fd_status open_resume(ckpt *ck)
     if (strcmp(params, ck->params) != 0) {
         first_diff(ck->params, params, la, lb, sizeof la);
         st = fd_fail(FD_ERR_USAGE,
-                     "--resume: this run has %s where the checkpointed run had %s; resume with the parameters of "
-                     "the first run (%s)",
+                     "--resume: this run has %s where the checkpointed run had %s (another option, or a checkpoint "
+                     "of another version of fcbo-dist); resume with the first run's options, or start again "
+                     "without --resume (%s)",
                      la, lb, ck->job);
         goto done;
     }

@@ -29,6 +29,12 @@
 
 #define SPEARMAN_HIST_BINS 2000
 
+/* Which definition of the bins this is, for the checkpoints
+ * (spearman_ckpt.c): a resumed run must not add counts binned another way
+ * to its own.  Raise it whenever some pair's bin may change.  1: k_i not
+ * rounded; 2: k_i rounded to 22 bits (2026-11-30). */
+#define SPEARMAN_HIST_DEFINITION 2
+
 /* k_i from 1/sqrt(S_ii): 1000 times it, rounded to nearest (ties away
  * from zero) at 22 significant bits.  A carry into the exponent gives the
  * next power of two, which is exact too. */
