@@ -3,10 +3,13 @@
  * thread team (par_rows.h): every row of many passes once, on the
  * threads the team has, and a failure returned; and the matrix readers
  * (.npy and text, several batches) on 1, 3 and the default number of
- * threads: every row, in order, with its values.
+ * threads: every row, in order, with its values; the knobs' numbers from
+ * the environment (env.h): the default when unset, the value in range,
+ * a usage error naming the variable for anything else.
  * argv[1]: a scratch file prefix. */
 #include "common/bitset.h"
 #include "common/clock.h"
+#include "common/env.h"
 #include "common/par_rows.h"
 #include "io/matrix_read.h"
 #include "common/sha256.h"
@@ -148,6 +151,39 @@ static void test_team(void)
     CHECK(tm == NULL, "the team destroyed");
 }
 
+static void env_case(const char *v, uint64_t lo, uint64_t hi, int ok, uint64_t want)
+{
+    uint64_t got = 12345;
+    if (v) setenv("FD_TEST_KNOB", v, 1);
+    else unsetenv("FD_TEST_KNOB");
+    const fd_status st = fd_env_count("FD_TEST_KNOB", lo, hi, 77, "things", &got);
+    if (ok) {
+        CHECK(st == FD_OK && got == want, "FD_TEST_KNOB=%s in [%llu, %llu]: status %d, %llu (want %llu)",
+              v ? v : "(unset)", (unsigned long long)lo, (unsigned long long)hi, (int)st, (unsigned long long)got,
+              (unsigned long long)want);
+    } else {
+        CHECK(st == FD_ERR_USAGE && strstr(fd_errmsg(), "FD_TEST_KNOB=") && strstr(fd_errmsg(), "things"),
+              "FD_TEST_KNOB=%s in [%llu, %llu]: status %d, message '%s'", v, (unsigned long long)lo,
+              (unsigned long long)hi, (int)st, fd_errmsg());
+        fd_errclear();
+    }
+}
+
+static void test_env(void)
+{
+    env_case(NULL, 1, 10, 1, 77);
+    env_case("7", 1, 10, 1, 7);
+    env_case("1", 1, 10, 1, 1);
+    env_case("10", 1, 10, 1, 10);
+    env_case("0", 0, UINT64_MAX, 1, 0);
+    env_case("18446744073709551615", 0, UINT64_MAX, 1, UINT64_MAX);
+    const char *bad[] = {"", "x", "0", "11", "-1", " 5", "5 ", "5x", "+5", "0x5", "99999999999999999999"};
+    for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) env_case(bad[k], 1, 10, 0, 0);
+    env_case("18446744073709551616", 0, UINT64_MAX, 0, 0);
+    env_case("-0", 0, UINT64_MAX, 0, 0);
+    unsetenv("FD_TEST_KNOB");
+}
+
 /* A sink that checks each row as it comes: row r is (r, 2 r + 1, r mod 7)
  * in its first columns. */
 typedef struct {
@@ -239,6 +275,7 @@ int main(int argc, char **argv)
     test_bitsets();
     test_round_trips(argc > 1 ? argv[1] : "units.tmp");
     test_team();
+    test_env();
     test_readers(argc > 1 ? argv[1] : "units.tmp");
     return t_report();
 }

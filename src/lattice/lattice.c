@@ -2,6 +2,7 @@
 
 #include "lattice_ckpt.h"
 #include "../common/clock.h"
+#include "../common/env.h"
 #include "../io/h5util.h"
 #include "../mpi/taskpool.h"
 
@@ -155,9 +156,12 @@ fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const str
     fd_pool *pool = NULL;
     task_list_init(&tasks);
     const int device = ops->device_tasks > 0;
-    size_t per_consumer = device ? (size_t)ops->device_tasks : TASKS_PER_WORKER;
-    const char *env = getenv("FD_DEVICE_TASKS"); /* a tuning knob, docs/performance.md */
-    if (device && env && atoi(env) > 0) per_consumer = (size_t)atoi(env);
+    size_t per_consumer = TASKS_PER_WORKER;
+    if (device) { /* a tuning knob of the device ranks, docs/performance.md */
+        uint64_t n;
+        FD_TRY(fd_env_count("FD_DEVICE_TASKS", 1, 1u << 20, (uint64_t)ops->device_tasks, "subtrees", &n));
+        per_consumer = (size_t)n;
+    }
     FD_TRY_GOTO(fd_pool_create(&pool, device ? DEVICE_QUEUE : o->threads, &sink->failed), st, done);
     if (device) fd_pool_set_max_sleep(pool, DEVICE_MAX_SLEEP_NS);
     /* Rank 0 splits the top of the tree while the others wait for their

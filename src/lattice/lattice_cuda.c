@@ -8,6 +8,7 @@
 #include "lattice.h"
 
 #include "../common/clock.h"
+#include "../common/env.h"
 #include "../cuda/fca_gpu.h"
 #include "../cuda/fdcuda.h"
 #include "../io/h5util.h"
@@ -166,24 +167,18 @@ static fd_status engine_open(fca_gpu **g, const fcbo_prep *p, const lattice_opts
     uint32_t *rank_int = NULL, *rank_label = NULL;
     FD_TRY(rank_order(p, &rank_int, &rank_label));
     /* Tuning and testing knobs, docs/performance.md. */
-    const char *chunk = getenv("FD_GPU_CHUNK"), *bits = getenv("FD_GPU_BITS_MIN"), *how = getenv("FD_GPU_CLOSURE");
+    const char *bits = getenv("FD_GPU_BITS_MIN"), *how = getenv("FD_GPU_CLOSURE");
+    uint64_t chunk, bits_min = UINT32_MAX; /* 0: the engine's defaults; bits off: UINT32_MAX */
+    fd_status st = fd_env_count("FD_GPU_CHUNK", 1, UINT32_MAX, 0, "nodes a step", &chunk);
+    if (st == FD_OK && !(bits && strcmp(bits, "off") == 0))
+        st = fd_env_count("FD_GPU_BITS_MIN", 1, UINT32_MAX - 1, 0, "objects (or off)", &bits_min);
     fca_gpu_ctx c = {.device = o->device, .n_obj = p->n_obj, .n_attr = p->n_attr, .aw = p->aw, .rows = p->rows,
                      .cols = p->cols, .all = p->all, .rank_int = rank_int, .rank_label = rank_label,
                      .min_support = p->min_support, .with_extents = sink->with_extents,
-                     .chunk = chunk ? (uint32_t)strtoul(chunk, NULL, 10) : 0, .closure = FCA_GPU_CLOSE_AUTO};
-    fd_status st = FD_OK;
-    if (bits && strcmp(bits, "off") == 0) {
-        c.bits_min = UINT32_MAX;
-    } else if (bits) {
-        char *end;
-        unsigned long v = strtoul(bits, &end, 10);
-        if (end == bits || *end || v < 1 || v >= UINT32_MAX)
-            st = fd_fail(FD_ERR_USAGE, "FD_GPU_BITS_MIN=%s: expected off or a number of objects from 1", bits);
-        c.bits_min = (uint32_t)v;
-    }
+                     .chunk = (uint32_t)chunk, .bits_min = (uint32_t)bits_min, .closure = FCA_GPU_CLOSE_AUTO};
     if (how && strcmp(how, "rows") == 0) c.closure = FCA_GPU_CLOSE_ROWS;
     else if (how && strcmp(how, "columns") == 0) c.closure = FCA_GPU_CLOSE_COLUMNS;
-    else if (how && strcmp(how, "auto") != 0)
+    else if (how && strcmp(how, "auto") != 0 && st == FD_OK)
         st = fd_fail(FD_ERR_USAGE, "FD_GPU_CLOSURE=%s: expected rows, columns or auto", how);
     fd_cuda_set_oom_hint("the search stack outgrew the GPU: set FD_GPU_CHUNK lower (nodes a step; docs/performance.md), "
                          "spread the run over more GPUs (mpirun -np), or use --backend cpu");
@@ -201,8 +196,9 @@ static fd_status cuda_run(const fcbo_prep *p, const lattice_opts *o, concept_sin
 {
     fd_status st = FD_OK;
     feeder f = {p, src, NULL, {0}, 0, REFILL_TASKS, 0, 0};
-    const char *env = getenv("FD_GPU_REFILL"); /* a tuning knob, docs/performance.md */
-    if (env && atoi(env) > 0) f.per_refill = atoi(env);
+    uint64_t per_refill; /* a tuning knob, docs/performance.md */
+    FD_TRY(fd_env_count("FD_GPU_REFILL", 1, 1u << 20, REFILL_TASKS, "subtrees", &per_refill));
+    f.per_refill = (int)per_refill;
     double t_create = 0, t_refill = 0, t_step = 0, t_wait = 0, tt;
     writer w = {.sink = sink, .st = FD_OK};
     int writer_started = 0, cur = 0;

@@ -7,6 +7,7 @@
 #include "spearman_backend.h"
 
 #include "../common/clock.h"
+#include "../common/env.h"
 #include "../common/par_rows.h"
 #include "../cuda/fdcuda.h"
 #include "../cuda/spearman_gpu.h"
@@ -59,22 +60,6 @@ static fd_status to_int8_rows(const spearman_mat *m, uint32_t kp, int8_t **out, 
     return FD_OK;
 }
 
-/* A whole number in [lo, hi] from the environment variable `name`, or
- * `dflt` when it is unset. */
-static fd_status env_count(const char *name, uint64_t lo, uint64_t hi, uint64_t dflt, const char *what, uint64_t *out)
-{
-    const char *v = getenv(name);
-    *out = dflt;
-    if (!v) return FD_OK;
-    char *end;
-    const unsigned long long n = strtoull(v, &end, 10);
-    if (end == v || *end || *v == '-' || n < lo || n > hi)
-        return fd_fail(FD_ERR_USAGE, "%s=%s: expected a number of %s from %llu to %llu", name, v, what,
-                       (unsigned long long)lo, (unsigned long long)hi);
-    *out = n;
-    return FD_OK;
-}
-
 /* The kernel's tuning knobs (docs/performance.md): FD_GPU_STRIP, column
  * tiles per thread block, from 1 to 65536; FD_GPU_SCREEN, band, max or
  * auto; FD_GPU_RECORDS, the pair buffer's first size (the tests make it
@@ -83,9 +68,9 @@ static fd_status tuning_from_env(spearman_gpu_tuning *tu)
 {
     const char *screen = getenv("FD_GPU_SCREEN");
     uint64_t v;
-    FD_TRY(env_count("FD_GPU_STRIP", 1, 65536, SPEARMAN_GPU_STRIP, "column tiles", &v));
+    FD_TRY(fd_env_count("FD_GPU_STRIP", 1, 65536, SPEARMAN_GPU_STRIP, "column tiles", &v));
     tu->strip = (uint32_t)v;
-    FD_TRY(env_count("FD_GPU_RECORDS", 1, 1ull << 32, SPEARMAN_GPU_RECORDS, "pairs", &tu->records));
+    FD_TRY(fd_env_count("FD_GPU_RECORDS", 1, 1ull << 32, SPEARMAN_GPU_RECORDS, "pairs", &tu->records));
     tu->screen = SPEARMAN_GPU_SCREEN_AUTO;
     if (screen) {
         if (!strcmp(screen, "band")) tu->screen = SPEARMAN_GPU_SCREEN_BAND;

@@ -6,6 +6,7 @@
 #include "spearman_job_impl.h"
 
 #include "../common/clock.h"
+#include "../common/env.h"
 #include "../common/par_rows.h"
 #include "../common/progress.h"
 #include "../io/h5part.h"
@@ -18,7 +19,6 @@
 #include "spearman_h5.h"
 #include "tile.h"
 
-#include <errno.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -331,16 +331,7 @@ done:
  * passes). */
 static fd_status keep_budget(const spearman_opts *o, uint64_t *keep)
 {
-    const char *env = getenv("FD_SPEARMAN_KEEP_PAIRS");
-    *keep = KEEP_PAIRS;
-    if (env) {
-        char *end;
-        errno = 0;
-        const unsigned long long v = strtoull(env, &end, 10);
-        if (end == env || *end || errno || env[0] == '-')
-            return fd_fail(FD_ERR_USAGE, "FD_SPEARMAN_KEEP_PAIRS=%s: expected a number of pairs (0: two passes)", env);
-        *keep = v;
-    }
+    FD_TRY(fd_env_count("FD_SPEARMAN_KEEP_PAIRS", 0, UINT64_MAX, KEEP_PAIRS, "pairs (0: two passes)", keep));
     if ((o->mode != 'p' && o->mode != 'r') || o->count_only || !o->outdir) *keep = 0;
     return FD_OK;
 }
