@@ -94,8 +94,14 @@ if [ "$GB" = cuda ]; then
   for v in abc 0 12x; do
     FD_GPU_BITS_MIN=$v "$BIN" lattice "$WORK/r10.dat" --backend cuda -q > /dev/null 2> "$WORK/err"
     rc=$?
-    check '[ $rc = 2 ] && grep -q "FD_GPU_BITS_MIN=$v: expected off or a number" "$WORK/err"' \
+    check '[ $rc = 2 ] && grep -q "FD_GPU_BITS_MIN=$v: expected a number of objects (or off)" "$WORK/err"' \
           "FD_GPU_BITS_MIN=$v: exit $rc, $(cat "$WORK/err")"
+  done
+  # The other numeric knobs of the GPU lattice are refused the same way.
+  for kv in FD_GPU_CHUNK=0 FD_GPU_CHUNK=-3 FD_GPU_REFILL=x FD_DEVICE_TASKS=0; do
+    env "$kv" "$BIN" lattice "$WORK/r10.dat" --backend cuda -q > /dev/null 2> "$WORK/err"
+    rc=$?
+    check '[ $rc = 2 ] && grep -q "$kv: expected a number of" "$WORK/err"' "$kv: exit $rc, $(cat "$WORK/err")"
   done
 fi
 
