@@ -40,39 +40,6 @@ static void *row_worker(void *arg)
     return NULL;
 }
 
-/* fn over [i0, i1) on T threads (thread 0 is the caller), counting the
- * rows done in prog (or not, when NULL).  A thread that cannot start
- * leaves its rows to the others. */
-fd_status par_rows(int T, uint64_t i0, uint64_t i1, row_fn fn, void *ctx, fd_progress *prog)
-{
-    return par_rows_chunk(T, i0, i1, 64, fn, ctx, prog);
-}
-
-fd_status par_rows_chunk(int T, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx, fd_progress *prog)
-{
-    if (T < 1) T = 1;
-    row_pool pool = {fn, ctx, prog, i1, chunk ? chunk : 1, i0, 0};
-    row_worker_arg *w = calloc((size_t)T, sizeof *w);
-    pthread_t *th = calloc((size_t)T, sizeof *th);
-    int *started = calloc((size_t)T, sizeof *started);
-    fd_status st = FD_OK;
-    if (!w || !th || !started) {
-        st = fd_fail(FD_ERR_NOMEM, "out of memory");
-        goto done;
-    }
-    for (int t = 0; t < T; t++) w[t] = (row_worker_arg){&pool, t, FD_OK};
-    for (int t = 1; t < T; t++) started[t] = pthread_create(&th[t], NULL, row_worker, &w[t]) == 0;
-    row_worker(&w[0]);
-    for (int t = 1; t < T; t++)
-        if (started[t]) pthread_join(th[t], NULL);
-    for (int t = 0; t < T && st == FD_OK; t++) st = w[t].st;
-done:
-    free(w);
-    free(th);
-    free(started);
-    return st;
-}
-
 struct par_team {
     int started; /* threads that wait for passes, besides the caller */
     int quit, done;
@@ -161,12 +128,15 @@ void par_team_destroy(par_team **team)
     *team = NULL;
 }
 
-fd_status par_team_rows(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx)
+/* One pass on the team, counting the rows done in prog (or not, when
+ * NULL). */
+static fd_status team_pass(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx,
+                           fd_progress *prog)
 {
     /* the team is idle here: the last pass waited for every thread */
     tm->pool.fn = fn;
     tm->pool.ctx = ctx;
-    tm->pool.prog = NULL;
+    tm->pool.prog = prog;
     tm->pool.end = i1;
     tm->pool.chunk = chunk ? chunk : 1;
     atomic_store(&tm->pool.next, i0);
@@ -184,4 +154,25 @@ fd_status par_team_rows(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chunk, 
     fd_status st = FD_OK;
     for (int t = 0; t <= tm->started && st == FD_OK; t++) st = tm->w[t].st;
     return st;
+}
+
+fd_status par_team_rows(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx)
+{
+    return team_pass(tm, i0, i1, chunk, fn, ctx, NULL);
+}
+
+/* One pass is a team of its own, started and stopped around it.  A thread
+ * that cannot start leaves its rows to the others. */
+fd_status par_rows_chunk(int T, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx, fd_progress *prog)
+{
+    par_team *tm;
+    FD_TRY(par_team_create(&tm, T));
+    const fd_status st = team_pass(tm, i0, i1, chunk, fn, ctx, prog);
+    par_team_destroy(&tm);
+    return st;
+}
+
+fd_status par_rows(int T, uint64_t i0, uint64_t i1, row_fn fn, void *ctx, fd_progress *prog)
+{
+    return par_rows_chunk(T, i0, i1, 64, fn, ctx, prog);
 }

@@ -29,8 +29,8 @@
 
 #define FULL 0xffffffffu
 #define TILE SPEARMAN_GPU_TILE_ROWS
-#define BINS SPEARMAN_GPU_HIST_BINS
-#define HBINS (BINS + 2) /* the shared histogram's slots (hist_slot) */
+#define BINS SPEARMAN_HIST_BINS
+#define HBINS (BINS + 2) /* the shared histogram's slots (hist_bits) */
 
 struct dmat {
     const uint32_t *a; /* rows x kp bytes, as 32-bit words */
@@ -285,10 +285,11 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, in
  * warp takes both halves of 64 columns of each column tile in turn.
  * In smaller blocks fewer warps wait for each other at a tile's barrier,
  * and four blocks a multiprocessor can be at different steps (products,
- * screens, histogram increments) more than two can: measured at 2,000,000
- * rows on one H200, --count-only --pvalue 1e-12 took 5% less time than
- * with blocks of 8 warps, --no-histogram 11% less
- * (bench/results/spearman-gpu-history.txt). */
+ * screens, histogram increments) more than two can: at 2,000,000 rows on
+ * one H200, --count-only --pvalue 1e-12 took 5% less time than with
+ * blocks of 8 warps, --no-histogram 11% less (bench/gpu-spearman.sh,
+ * bench/results/spearman-gpu.csv against the eighth kernel's rows in
+ * spearman-gpu-history.txt). */
 template <int KP> __host__ __device__ constexpr uint32_t k_threads() { return KP <= 96 ? 128 : 256; }
 
 /* A block takes one tile of 128 rows (blockIdx.y) and a strip of P.strip

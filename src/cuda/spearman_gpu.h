@@ -22,8 +22,6 @@
 extern "C" {
 #endif
 
-/* Bins of the rho histogram (SPEARMAN_HIST_BINS of spearman_hist.h). */
-#define SPEARMAN_GPU_HIST_BINS 2000
 /* Rows of a thread block's tile (and of a row tile of mode 'k''s records). */
 #define SPEARMAN_GPU_TILE_ROWS 128
 /* Observations per row the int8 products hold exactly: |a| <= n - 1 <= 127. */
@@ -85,7 +83,7 @@ typedef struct spearman_gpu_pair {
 typedef struct spearman_gpu_out {
     uint64_t pairs;              /* pairs both of whose rows vary */
     uint64_t selected;           /* of which kept for certain */
-    const unsigned long long *hist; /* SPEARMAN_GPU_HIST_BINS counts, or NULL (none asked, or no rows) */
+    const unsigned long long *hist; /* SPEARMAN_HIST_BINS counts (spearman_hist.h), or NULL (none asked, or no rows) */
     spearman_gpu_pair *rec;      /* pinned, owned by the engine; both valid until the next call */
     int emit_dropped;            /* over emit_cap: the launch ran again without emitting (only undecided
                                     pairs came back; the counts are whole) */

@@ -16,8 +16,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-_Static_assert(SPEARMAN_GPU_HIST_BINS == SPEARMAN_HIST_BINS, "one histogram layout");
-
 typedef struct {
     spearman_gpu *g;
     spearman_gpu_out out;
