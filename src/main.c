@@ -1,6 +1,7 @@
 /* fcbo-dist: one binary, one subcommand per workload (table below).
  * MPI is initialised here and only here, for the subcommands that use it. */
 #include "cmds/cmds.h"
+#include "common/env.h"
 #include "io/h5util.h"
 #include "mpi/fdmpi.h"
 #include "version.h"
@@ -117,6 +118,13 @@ int main(int argc, char **argv)
         fprintf(stderr, "fcbo-dist: error: unknown command '%s'\n\n", argv[1]);
         usage(stderr);
         return 2;
+    }
+    /* A knob set wrong stops every rank before any work, each saying so
+     * (no rank waits in a collective for one that left). */
+    fd_status env_st = wants_help(argc, argv) ? FD_OK : fd_env_check();
+    if (env_st != FD_OK) {
+        report(env_st);
+        return fd_exit_code(env_st);
     }
     fd_command_line = join_args(argc, argv);
     h5u_init();

@@ -76,6 +76,27 @@ for v in x -1 12abc ""; do
   check '[ $rc -eq 2 ] && grep -q "FD_SPEARMAN_KEEP_PAIRS" "$W/err" && [ ! -e "$W/out" ]' \
         "FD_SPEARMAN_KEEP_PAIRS='$v': exit $rc, $(cat "$W/err")"
 done
+# Knobs read where a failure cannot be passed on are checked before any
+# work: a wrong one stops the command with exit 2 and its name, under
+# mpirun too; the others where they are read (FD_LIST_MAX).
+for kv in FD_DPC_GRID=of FD_NCCL=yes FD_SPEARMAN_SCALAR=2 FD_PROGRESS_INTERVAL=0 FD_PROGRESS_INTERVAL=1s \
+          FD_LIST_MAX=1.5 FD_LIST_MAX=-1; do
+  rm -rf "$W/out"
+  env "$kv" "$BIN" lattice "$W/ok.dat" -o "$W/out" -q > /dev/null 2> "$W/err"; rc=$?
+  check '[ $rc -eq 2 ] && grep -q "^fcbo-dist: error: $kv: expected" "$W/err" && [ ! -e "$W/out" ]' \
+        "$kv: exit $rc, $(cat "$W/err")"
+done
+if command -v mpirun > /dev/null; then
+  rm -rf "$W/out"
+  FD_NCCL=no mpirun -np 2 -x FD_NCCL "$BIN" lattice "$W/ok.dat" -o "$W/out" -q > /dev/null 2> "$W/err"; rc=$?
+  check '[ $rc -eq 2 ] && grep -q "FD_NCCL=no: expected on or off" "$W/err" && [ ! -e "$W/out" ]' \
+        "FD_NCCL=no under mpirun: exit $rc, $(cat "$W/err")"
+fi
+for kv in FD_PROGRESS_INTERVAL=0.5 FD_DPC_GRID=off FD_NCCL=on FD_SPEARMAN_SCALAR=1 FD_LIST_MAX=0; do
+  rm -rf "$W/out"
+  env "$kv" "$BIN" lattice "$W/ok.dat" -o "$W/out" -q > /dev/null 2> "$W/err"; rc=$?
+  check '[ $rc -eq 0 ] && [ -s "$W/out/lattice.h5" ]' "$kv: exit $rc, $(cat "$W/err")"
+done
 "$BIN" nosuchcommand 2> /dev/null; rc=$?
 check '[ $rc -eq 2 ]' "unknown command: exit status $rc"
 "$BIN" info "$W/ok.dat" > /dev/null 2> "$W/err"; rc=$?

@@ -181,7 +181,62 @@ static void test_env(void)
     for (size_t k = 0; k < sizeof bad / sizeof *bad; k++) env_case(bad[k], 1, 10, 0, 0);
     env_case("18446744073709551616", 0, UINT64_MAX, 0, 0);
     env_case("-0", 0, UINT64_MAX, 0, 0);
+
+    /* seconds: positive and finite, written as a plain decimal number */
+    static const struct {
+        const char *v;
+        double want; /* 0: refused */
+    } secs[] = {{"0.1", 0.1}, {"2", 2}, {".5", 0.5}, {"1e-3", 1e-3}, {"30.", 30}, {"0", 0}, {"0.0", 0}, {"-1", 0},
+                {"", 0},     {"x", 0}, {" 1", 0}, {"1 ", 0},     {"1s", 0},      {"inf", 0}, {"nan", 0}, {"0x10", 0},
+                {"1e999", 0}, {"+1", 0}};
+    for (size_t k = 0; k < sizeof secs / sizeof *secs; k++) {
+        double got = -1;
+        setenv("FD_TEST_KNOB", secs[k].v, 1);
+        const fd_status st = fd_env_seconds("FD_TEST_KNOB", 7.5, &got);
+        if (secs[k].want > 0)
+            CHECK(st == FD_OK && got == secs[k].want, "FD_TEST_KNOB=%s as seconds: status %d, %g", secs[k].v, (int)st,
+                  got);
+        else
+            CHECK(st == FD_ERR_USAGE && strstr(fd_errmsg(), "FD_TEST_KNOB=") && strstr(fd_errmsg(), "seconds"),
+                  "FD_TEST_KNOB=%s as seconds: status %d, message '%s'", secs[k].v, (int)st, fd_errmsg());
+        fd_errclear();
+    }
+    double sec = -1;
     unsetenv("FD_TEST_KNOB");
+    CHECK(fd_env_seconds("FD_TEST_KNOB", 7.5, &sec) == FD_OK && sec == 7.5, "unset seconds: %g", sec);
+
+    /* words: exactly one of them */
+    static const char *const words[] = {"rows", "columns", "auto", NULL};
+    int w = -1;
+    CHECK(fd_env_word("FD_TEST_KNOB", words, 2, &w) == FD_OK && w == 2, "unset word: %d", w);
+    setenv("FD_TEST_KNOB", "columns", 1);
+    CHECK(fd_env_word("FD_TEST_KNOB", words, 2, &w) == FD_OK && w == 1, "FD_TEST_KNOB=columns: %d", w);
+    const char *badw[] = {"", "Rows", "row", "rows ", "autos"};
+    for (size_t k = 0; k < sizeof badw / sizeof *badw; k++) {
+        setenv("FD_TEST_KNOB", badw[k], 1);
+        const fd_status st = fd_env_word("FD_TEST_KNOB", words, 2, &w);
+        CHECK(st == FD_ERR_USAGE && strstr(fd_errmsg(), "expected rows, columns or auto"),
+              "FD_TEST_KNOB=%s as a word: status %d, message '%s'", badw[k], (int)st, fd_errmsg());
+        fd_errclear();
+    }
+    unsetenv("FD_TEST_KNOB");
+
+    /* the knobs checked before any work */
+    static const char *const knobs[][2] = {{"FD_DPC_GRID", "of"}, {"FD_NCCL", "yes"}, {"FD_SPEARMAN_SCALAR", "2"},
+                                           {"FD_PROGRESS_INTERVAL", "0"}};
+    CHECK(fd_env_check() == FD_OK, "fd_env_check with nothing set: '%s'", fd_errmsg());
+    for (size_t k = 0; k < sizeof knobs / sizeof *knobs; k++) {
+        const char *old = getenv(knobs[k][0]);
+        char *keep = old ? strdup(old) : NULL;
+        setenv(knobs[k][0], knobs[k][1], 1);
+        const fd_status st = fd_env_check();
+        CHECK(st == FD_ERR_USAGE && strstr(fd_errmsg(), knobs[k][0]), "fd_env_check with %s=%s: status %d, '%s'",
+              knobs[k][0], knobs[k][1], (int)st, fd_errmsg());
+        fd_errclear();
+        if (keep) setenv(knobs[k][0], keep, 1);
+        else unsetenv(knobs[k][0]);
+        free(keep);
+    }
 }
 
 /* A sink that checks each row as it comes: row r is (r, 2 r + 1, r mod 7)

@@ -2,7 +2,10 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <math.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 
 fd_status fd_env_count(const char *name, uint64_t lo, uint64_t hi, uint64_t dflt, const char *what, uint64_t *out)
 {
@@ -23,4 +26,57 @@ fd_status fd_env_count(const char *name, uint64_t lo, uint64_t hi, uint64_t dflt
     }
     *out = n;
     return FD_OK;
+}
+
+fd_status fd_env_seconds(const char *name, double dflt, double *out)
+{
+    const char *v = getenv(name);
+    *out = dflt;
+    if (!v) return FD_OK;
+    char *end;
+    errno = 0;
+    /* strtod also takes leading blanks, signs, "inf", "nan" and hex:
+     * a number of seconds starts with a digit or a point. */
+    const double x = isdigit((unsigned char)v[0]) || v[0] == '.' ? strtod(v, &end) : 0;
+    if (!(isdigit((unsigned char)v[0]) || v[0] == '.') || *end || errno || !(x > 0) || !isfinite(x) ||
+        (v[0] == '0' && (v[1] == 'x' || v[1] == 'X')))
+        return fd_fail(FD_ERR_USAGE, "%s=%s: expected a number of seconds greater than 0", name, v);
+    *out = x;
+    return FD_OK;
+}
+
+fd_status fd_env_word(const char *name, const char *const *words, int dflt, int *out)
+{
+    const char *v = getenv(name);
+    *out = dflt;
+    if (!v) return FD_OK;
+    char list[256] = "";
+    for (int i = 0; words[i]; i++) {
+        if (!strcmp(v, words[i])) {
+            *out = i;
+            return FD_OK;
+        }
+        snprintf(list + strlen(list), sizeof list - strlen(list), "%s%s", i ? (words[i + 1] ? ", " : " or ") : "",
+                 words[i]);
+    }
+    return fd_fail(FD_ERR_USAGE, "%s=%s: expected %s", name, v, list);
+}
+
+fd_status fd_env_check(void)
+{
+    static const char *const on_off[] = {"on", "off", NULL}, *const zero_one[] = {"0", "1", NULL};
+    /* name, the words it takes (docs/performance.md, "Tuning knobs") */
+    static const struct {
+        const char *name;
+        const char *const *words;
+    } switches[] = {
+        {"FD_DPC_GRID", on_off},        /* dpc/grid.c */
+        {"FD_NCCL", on_off},            /* mpi/nccl_comm.c */
+        {"FD_SPEARMAN_SCALAR", zero_one}, /* spearman/tile.c */
+    };
+    int w;
+    double s;
+    for (size_t i = 0; i < sizeof switches / sizeof *switches; i++)
+        FD_TRY(fd_env_word(switches[i].name, switches[i].words, 0, &w));
+    return fd_env_seconds("FD_PROGRESS_INTERVAL", 1, &s); /* common/progress.c */
 }

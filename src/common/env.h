@@ -18,6 +18,21 @@ extern "C" {
  * for the message ("column tiles"). */
 fd_status fd_env_count(const char *name, uint64_t lo, uint64_t hi, uint64_t dflt, const char *what, uint64_t *out);
 
+/* *out = the positive, finite number of seconds that `name` holds ("0.5",
+ * "2e-1"), or dflt when it is unset; anything else is refused. */
+fd_status fd_env_seconds(const char *name, double dflt, double *out);
+
+/* *out = the index in words (NULL-terminated) of the word that `name`
+ * holds, or dflt when it is unset; any other value is refused, with the
+ * words it takes in the message. */
+fd_status fd_env_word(const char *name, const char *const *words, int dflt, int *out);
+
+/* The knobs that are read where a failure cannot be passed on (a progress
+ * line's period, switches read inside kernels' drivers), checked once
+ * before any work: their readers may then trust them.  The knobs read
+ * where a failure can be passed on are checked there. */
+fd_status fd_env_check(void);
+
 #ifdef __cplusplus
 }
 #endif

@@ -1,6 +1,7 @@
 #include "progress.h"
 
 #include "clock.h"
+#include "env.h"
 
 #include <errno.h>
 #include <stdlib.h>
@@ -14,9 +15,9 @@
 
 static double log_interval(void)
 {
-    const char *e = getenv("FD_PROGRESS_INTERVAL");
-    double v = e ? strtod(e, NULL) : 0;
-    return v > 0 ? v : LOG_INTERVAL;
+    double v;
+    /* main refused a bad value before any work (fd_env_check) */
+    return fd_env_seconds("FD_PROGRESS_INTERVAL", LOG_INTERVAL, &v) == FD_OK ? v : LOG_INTERVAL;
 }
 
 static void print_line(fd_progress *p)

@@ -1,5 +1,6 @@
 #include "check.cuh"
 #include "fdcuda.h"
+#include "../common/env.h"
 
 #include <stdlib.h>
 
@@ -30,8 +31,10 @@ extern "C" void fd_cuda_set_oom_hint(const char *hint) { oom_hint = hint; }
 
 extern "C" fd_status fd_cuda_alloc(void **p, size_t bytes, const char *what)
 {
-    static const char *limit_env = getenv("FD_GPU_MEM_LIMIT");
-    const unsigned long long limit = limit_env ? strtoull(limit_env, NULL, 10) : 0;
+    /* FD_GPU_MEM_LIMIT: a smaller GPU, for the tests of running out */
+    uint64_t limit;
+    *p = NULL;
+    FD_TRY(fd_env_count("FD_GPU_MEM_LIMIT", 1, UINT64_MAX, 0, "bytes", &limit));
     cudaError_t rc = limit && bytes > limit ? cudaErrorMemoryAllocation : cudaMalloc(p, bytes ? bytes : 8);
     if (rc != cudaSuccess) {
         cudaGetLastError();

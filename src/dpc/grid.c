@@ -15,7 +15,7 @@ static int64_t coord(const dpc_grid *g, double x, uint32_t k)
 
 int dpc_grid_usable(const dpc_points *p)
 {
-    const char *env = getenv("FD_DPC_GRID");
+    const char *env = getenv("FD_DPC_GRID"); /* on or off (fd_env_check) */
     return p->d <= DPC_GRID_MAX_D && !(env && !strcmp(env, "off"));
 }
 

@@ -17,6 +17,7 @@
 #include "fcbo.h"
 
 #include "../common/dispatch.h"
+#include "../common/env.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -157,9 +158,11 @@ fd_status fcbo_prep_create(fcbo_prep **out, const fca_context *ctx, uint32_t min
     double mean_row = p->n_obj ? (double)nnz / p->n_obj : 1.0;
     if (mean_row < 1.0) mean_row = 1.0;
     double lm = 8.0 * p->ow / mean_row;
-    const char *env = getenv("FD_LIST_MAX");
-    if (env && *env) lm = atof(env);
-    p->list_max = lm < 0 ? 0 : lm > (double)UINT32_MAX ? UINT32_MAX : (uint32_t)lm;
+    uint64_t list_max;
+    FD_TRY_GOTO(fd_env_count("FD_LIST_MAX", 0, UINT32_MAX, lm > (double)UINT32_MAX ? UINT32_MAX : (uint64_t)lm,
+                             "objects", &list_max),
+                st, fail);
+    p->list_max = (uint32_t)list_max;
 
     free(usupp);
     free(order);

@@ -24,7 +24,7 @@ struct fd_nccl {
 fd_status fd_nccl_open(fd_nccl **out, const fd_mpi *mpi)
 {
     fd_status st = FD_OK;
-    const char *env = getenv("FD_NCCL");
+    const char *env = getenv("FD_NCCL"); /* on or off (fd_env_check) */
     *out = NULL;
     if (mpi->size < 2 || !fd_mpi_active() || (env && !strcmp(env, "off"))) return FD_OK;
     fd_nccl *c = calloc(1, sizeof *c);

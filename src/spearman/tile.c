@@ -346,7 +346,8 @@ static int have_avx2(void) { return 0; }
 void spearman_tile(const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,
                    int upper, const spearman_sel *sel, spearman_acc *acc)
 {
-    /* FD_SPEARMAN_SCALAR=1 forces the portable kernel (for comparisons). */
+    /* FD_SPEARMAN_SCALAR=1 forces the portable kernel (for comparisons);
+     * 0 or 1 (fd_env_check). */
     static int force_scalar = -1;
     if (force_scalar < 0) {
         const char *e = getenv("FD_SPEARMAN_SCALAR");
