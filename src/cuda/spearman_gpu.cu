@@ -5,7 +5,8 @@
  * rows stay in shared memory, the column tiles stream through two
  * buffers (cp.async: the next loads while this one is computed), rows
  * padded by 16 bytes so that the fragment loads of a warp hit 32
- * different banks.  A warp takes 32 of the rows against 64 columns at a
+ * different banks (for kp = 32 a warp loads its rows' fragments once a
+ * strip and keeps them in registers).  A warp takes 32 of the rows against 64 columns at a
  * time (in blocks of 4 warps, both halves of a tile's columns in turn; in
  * blocks of 8, one each; k_threads), in two halves of 16 rows: a half's
  * sums by mma.sync m16n8k32 (8 accumulators of 16 x 8, 32 int32
@@ -132,6 +133,18 @@ __device__ __forceinline__ void load_rows(uint32_t *rows, long long *sii, float 
         cp_async(inv + t, m.inv + r0 + t, 4);
     }
     cp_commit();
+}
+
+/* A row fragment of m16n8k32 from the block's rows: rows row and row + 8,
+ * 16 bytes each, from word ks. */
+template <int LD>
+__device__ __forceinline__ void load_a(uint32_t (&a)[4], const uint32_t *sA, uint32_t row, int ks, uint32_t tid)
+{
+    const uint32_t *r = sA + row * LD + ks;
+    a[0] = r[tid];
+    a[1] = r[8 * LD + tid];
+    a[2] = r[4 + tid];
+    a[3] = r[8 * LD + 4 + tid];
 }
 
 __device__ __forceinline__ void mma_s8(int (&d)[4], const uint32_t (&a)[4], uint32_t b0, uint32_t b1)
@@ -363,6 +376,19 @@ __global__ void __launch_bounds__(k_threads<KP>(), 512 / k_threads<KP>()) k_pair
         force = __any_sync(FULL, force);
     }
     uint32_t npairs = 0, nsel = 0;
+    /* With one step of k (kp = 32) the warp's row fragments, the same for
+     * every column tile, stay in registers for the whole strip (AF; 8
+     * registers).  Loaded again for each half, they queued behind the
+     * last half's histogram increments in the shared-memory unit, and the
+     * products waited on them (Nsight Compute: short-scoreboard stalls
+     * the largest share, spearman-gpu-ncu.txt); kept, --no-histogram took
+     * 7% less time and the histogram 1% less (the tenth kernel,
+     * spearman-gpu-history.txt). */
+    constexpr bool AF = KW == 8;
+    uint32_t af[2][4];
+#pragma unroll
+    for (int h = 0; h < 2; h++)
+        if (AF) load_a<LD>(af[h], sA, wm * 32 + h * 16 + gid, 0, tid);
 
     for (uint32_t buf = 0; c < cend; c++, buf ^= 1) {
         const uint64_t tj = P.j0 + c * TILE;
@@ -412,11 +438,13 @@ __global__ void __launch_bounds__(k_threads<KP>(), 512 / k_threads<KP>()) k_pair
 #pragma unroll
                 for (int ks = 0; ks < KW; ks += 8) {
                     uint32_t a[4];
-                    const uint32_t *r = sA + (wm * 32 + h * 16 + gid) * LD + ks;
-                    a[0] = r[tid];
-                    a[1] = r[8 * LD + tid];
-                    a[2] = r[4 + tid];
-                    a[3] = r[8 * LD + 4 + tid];
+                    if (AF) {
+#pragma unroll
+                        for (int q = 0; q < 4; q++)
+                            a[q] = af[h][q];
+                    } else {
+                        load_a<LD>(a, sA, wm * 32 + h * 16 + gid, ks, tid);
+                    }
 #pragma unroll
                     for (int ni = 0; ni < 8; ni++) {
                         if (h == 0 || KW > 8) {
