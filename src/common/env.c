@@ -78,5 +78,6 @@ fd_status fd_env_check(void)
     double s;
     for (size_t i = 0; i < sizeof switches / sizeof *switches; i++)
         FD_TRY(fd_env_word(switches[i].name, switches[i].words, 0, &w));
-    return fd_env_seconds("FD_PROGRESS_INTERVAL", 1, &s); /* common/progress.c */
+    /* common/progress.c; the default does not matter here */
+    return fd_env_seconds("FD_PROGRESS_INTERVAL", 1, &s);
 }

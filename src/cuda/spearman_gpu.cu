@@ -6,12 +6,12 @@
  * buffers (cp.async: the next loads while this one is computed), rows
  * padded by 16 bytes so that the fragment loads of a warp hit 32
  * different banks (for kp = 32 a warp loads its rows' fragments once a
- * strip and keeps them in registers).  A warp takes 32 of the rows against 64 columns at a
- * time (in blocks of 4 warps, both halves of a tile's columns in turn; in
- * blocks of 8, one each; k_threads), in two halves of 16 rows: a half's
- * sums by mma.sync m16n8k32 (8 accumulators of 16 x 8, 32 int32
- * registers a thread; kp / 32 steps, one for n <= 32), then its epilogue
- * on the registers: validity (both rows vary, j > i in the triangle), the
+ * strip and keeps them in registers).  A warp takes 32 of the rows
+ * against 64 columns at a time (in blocks of 4 warps, both halves of a
+ * tile's columns in turn; in blocks of 8, one each; k_threads), in two
+ * halves of 16 rows: a half's sums by mma.sync m16n8k32 (8 accumulators
+ * of 16 x 8, 32 int32 registers a thread; kp / 32 steps, one for
+ * n <= 32), then its epilogue on the registers: validity (both rows vary, j > i in the triangle), the
  * rho histogram in shared memory, the float screen, the selection in
  * double where the margin makes it certain, and a warp-aggregated append
  * of the pairs the host must see.  Nothing of the tile is written but
