@@ -1,0 +1,32 @@
+"""The rho histogram of a spearman.h5 (bench/spearman-bins.sh says why):
+bins in effect, the share of pairs in the fullest bins, how many of a
+thread's increments equal bins would save, and the shared-memory
+wavefronts of a warp's increment instruction drawn from the histogram."""
+import sys
+
+import h5py
+import numpy as np
+
+h = h5py.File(sys.argv[1], "r")["histogram"][:].astype(np.float64)
+n = h.sum()
+p = h / n
+print("pairs binned: %d in %d bins, %d of them non-empty" % (n, len(h), np.count_nonzero(h)))
+print("bins in effect (1 / sum p^2): %.0f" % (1.0 / np.sum(p * p)))
+q = np.sort(p)[::-1].cumsum()
+for share in (0.5, 0.9, 0.99):
+    print("fullest bins holding %g%% of the pairs: %d" % (100 * share, int(np.searchsorted(q, share)) + 1))
+# A thread's g pairs drawn independently from the histogram: distinct bins
+# sum_b 1 - (1 - p_b)^g; increments saved by combining equal ones 1 - that / g.
+for g in (2, 16, 32):
+    distinct = np.sum(1.0 - (1.0 - p) ** g)
+    print("increments saved by combining equal bins among %d pairs of a thread: %.2f%%" % (g, 100 * (1 - distinct / g)))
+# A warp's increment: 32 slots drawn from the histogram; a bank serves one
+# distinct word per wavefront, equal words together.
+rng = np.random.default_rng(1)
+draws = rng.choice(len(p), size=(200000, 32), p=p) + 1  # slots (hist_bits: bin + 1)
+waves = np.empty(len(draws))
+for k, row in enumerate(draws):
+    words = np.unique(row)
+    waves[k] = np.bincount(words % 32, minlength=32).max()
+print("wavefronts of a warp's increment (200,000 drawn): mean %.2f, median %.0f, max %.0f"
+      % (waves.mean(), np.median(waves), waves.max()))
