@@ -1,11 +1,14 @@
 /* Unit tests: SHA-256 against FIPS 180-4 vectors, the bitset prefix tests
  * against naive loops, every context format written and read back, the
  * thread team (par_rows.h): every row of many passes once, on the
- * threads the team has, and a failure returned; and the matrix readers
+ * threads the team has, and a failure returned, also for the team that
+ * par_rows_chunk keeps between passes (T changing, a pass inside a pass,
+ * a pass after a failure); and the matrix readers
  * (.npy and text, several batches) on 1, 3 and the default number of
  * threads: every row, in order, with its values; the knobs' numbers from
  * the environment (env.h): the default when unset, the value in range,
- * a usage error naming the variable for anything else.
+ * a usage error naming the variable for anything else (seconds and
+ * words too, and the knobs checked before any work).
  * argv[1]: a scratch file prefix. */
 #include "common/bitset.h"
 #include "common/clock.h"
@@ -149,6 +152,61 @@ static void test_team(void)
     fd_errclear();
     par_team_destroy(&tm);
     CHECK(tm == NULL, "the team destroyed");
+}
+
+/* par_rows_chunk's passes on the team kept between them: every row once,
+ * with T changing between passes (the team made again), a pass inside a
+ * pass's rows (which gets a team of its own), and a failing row. */
+typedef struct {
+    team_pass outer;
+    int inner_bad;
+} nested_pass;
+
+static fd_status nested_rows(void *ctx, uint64_t i0, uint64_t i1, int thread)
+{
+    nested_pass *np = ctx;
+    if (i0 == 0) {
+        enum { M = 300 };
+        atomic_int seen[M];
+        for (int i = 0; i < M; i++) atomic_init(&seen[i], 0);
+        team_pass in = {seen, {0}, UINT64_MAX};
+        if (par_rows_chunk(2, 0, M, 7, team_rows, &in, NULL) != FD_OK) np->inner_bad++;
+        for (int i = 0; i < M; i++) np->inner_bad += atomic_load(&seen[i]) != 1;
+    }
+    return team_rows(&np->outer, i0, i1, thread);
+}
+
+static void test_kept_team(void)
+{
+    enum { N = 3000 };
+    static atomic_int seen[N];
+    int bad = 0;
+    const int Ts[] = {3, 3, 2, 1, 4, 4, 3};
+    for (int pass = 0; pass < 70; pass++) {
+        const int T = Ts[pass % 7];
+        team_pass p = {seen, {0}, UINT64_MAX};
+        for (int i = 0; i < N; i++) atomic_store(&seen[i], 0);
+        bad += par_rows_chunk(T, 5, N, 1 + (uint64_t)pass % 40, team_rows, &p, NULL) != FD_OK;
+        for (uint64_t i = 0; i < N; i++) bad += atomic_load(&seen[i]) != (i >= 5);
+        for (int t = T; t < 8; t++) bad += atomic_load(&p.used[t]) != 0; /* thread numbers below T */
+    }
+    CHECK(bad == 0, "kept team: %d rows not done exactly once, a thread number >= T, or a pass failed", bad);
+    nested_pass np = {{seen, {0}, UINT64_MAX}, 0};
+    for (int i = 0; i < N; i++) atomic_store(&seen[i], 0);
+    CHECK(par_rows_chunk(3, 0, N, 64, nested_rows, &np, NULL) == FD_OK && np.inner_bad == 0,
+          "a pass inside a pass: %d bad inner rows", np.inner_bad);
+    bad = 0;
+    for (uint64_t i = 0; i < N; i++) bad += atomic_load(&seen[i]) != 1;
+    CHECK(bad == 0, "a pass inside a pass: %d outer rows not done exactly once", bad);
+    team_pass f = {seen, {0}, 1234};
+    CHECK(par_rows_chunk(3, 0, N, 16, team_rows, &f, NULL) == FD_ERR_INTERNAL, "kept team: a failing row");
+    fd_errclear();
+    team_pass again = {seen, {0}, UINT64_MAX};
+    for (int i = 0; i < N; i++) atomic_store(&seen[i], 0);
+    CHECK(par_rows_chunk(3, 0, N, 16, team_rows, &again, NULL) == FD_OK, "kept team: a pass after a failure");
+    bad = 0;
+    for (uint64_t i = 0; i < N; i++) bad += atomic_load(&seen[i]) != 1;
+    CHECK(bad == 0, "kept team after a failure: %d rows not done exactly once", bad);
 }
 
 static void env_case(const char *v, uint64_t lo, uint64_t hi, int ok, uint64_t want)
@@ -331,6 +389,7 @@ int main(int argc, char **argv)
     test_round_trips(argc > 1 ? argv[1] : "units.tmp");
     test_team();
     test_env();
+    test_kept_team();
     test_readers(argc > 1 ? argv[1] : "units.tmp");
     return t_report();
 }

@@ -40,10 +40,24 @@ static void *row_worker(void *arg)
     return NULL;
 }
 
+/* How long a thread of a team watches for the next pass, or the caller
+ * for the end of this one, before it sleeps on a condition: bcp's short
+ * passes follow each other within microseconds, and a wake-up through
+ * the kernel costs more than a pass of a small tensor.  About 2,000
+ * pause instructions, some tens of microseconds. */
+#define TEAM_SPIN 2000
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+    __builtin_ia32_pause();
+#endif
+}
+
 struct par_team {
     int started; /* threads that wait for passes, besides the caller */
-    int quit, done;
-    unsigned long gen; /* passes begun */
+    atomic_int quit, done;
+    _Atomic unsigned long gen; /* passes begun */
     row_pool pool;
     row_worker_arg *w; /* w[0] is the caller's */
     struct team_arg {
@@ -61,16 +75,22 @@ static void *team_worker(void *p)
     par_team *tm = a->team;
     unsigned long seen = 0;
     for (;;) {
-        pthread_mutex_lock(&tm->mu);
-        while (tm->gen == seen && !tm->quit) pthread_cond_wait(&tm->go, &tm->mu);
-        const int quit = tm->quit;
-        seen = tm->gen;
-        pthread_mutex_unlock(&tm->mu);
-        if (quit) return NULL;
+        for (int k = 0; k < TEAM_SPIN && atomic_load(&tm->gen) == seen && !atomic_load(&tm->quit); k++) cpu_relax();
+        if (atomic_load(&tm->gen) == seen) {
+            pthread_mutex_lock(&tm->mu);
+            while (atomic_load(&tm->gen) == seen && !atomic_load(&tm->quit)) pthread_cond_wait(&tm->go, &tm->mu);
+            pthread_mutex_unlock(&tm->mu);
+        }
+        if (atomic_load(&tm->quit)) return NULL;
+        seen = atomic_load(&tm->gen);
         row_worker(&tm->w[a->t]);
-        pthread_mutex_lock(&tm->mu);
-        if (++tm->done == tm->started) pthread_cond_signal(&tm->idle);
-        pthread_mutex_unlock(&tm->mu);
+        /* the caller may sleep on idle: signal under the mutex it checks
+         * done under, so that the signal cannot fall between */
+        if (atomic_fetch_add(&tm->done, 1) + 1 == tm->started) {
+            pthread_mutex_lock(&tm->mu);
+            pthread_cond_signal(&tm->idle);
+            pthread_mutex_unlock(&tm->mu);
+        }
     }
 }
 
@@ -114,7 +134,7 @@ void par_team_destroy(par_team **team)
     par_team *tm = *team;
     if (!tm) return;
     pthread_mutex_lock(&tm->mu);
-    tm->quit = 1;
+    atomic_store(&tm->quit, 1);
     pthread_cond_broadcast(&tm->go);
     pthread_mutex_unlock(&tm->mu);
     for (int t = 1; t <= tm->started; t++) pthread_join(tm->th[t], NULL);
@@ -142,15 +162,18 @@ static fd_status team_pass(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chun
     atomic_store(&tm->pool.next, i0);
     atomic_store(&tm->pool.failed, 0);
     for (int t = 0; t <= tm->started; t++) tm->w[t].st = FD_OK;
+    atomic_store(&tm->done, 0);
     pthread_mutex_lock(&tm->mu);
-    tm->done = 0;
-    tm->gen++;
+    atomic_fetch_add(&tm->gen, 1);
     pthread_cond_broadcast(&tm->go);
     pthread_mutex_unlock(&tm->mu);
     row_worker(&tm->w[0]);
-    pthread_mutex_lock(&tm->mu);
-    while (tm->done < tm->started) pthread_cond_wait(&tm->idle, &tm->mu);
-    pthread_mutex_unlock(&tm->mu);
+    for (int k = 0; k < TEAM_SPIN && atomic_load(&tm->done) < tm->started; k++) cpu_relax();
+    if (atomic_load(&tm->done) < tm->started) {
+        pthread_mutex_lock(&tm->mu);
+        while (atomic_load(&tm->done) < tm->started) pthread_cond_wait(&tm->idle, &tm->mu);
+        pthread_mutex_unlock(&tm->mu);
+    }
     fd_status st = FD_OK;
     for (int t = 0; t <= tm->started && st == FD_OK; t++) st = tm->w[t].st;
     return st;
@@ -161,10 +184,39 @@ fd_status par_team_rows(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chunk, 
     return team_pass(tm, i0, i1, chunk, fn, ctx, NULL);
 }
 
-/* One pass is a team of its own, started and stopped around it.  A thread
- * that cannot start leaves its rows to the others. */
+/* The passes of the process share one team, kept between them: bcp's
+ * products run a dozen short passes a sweep, and starting T - 1 threads
+ * for each cost more than the products of a small tensor.  A pass that
+ * finds it busy (a pass inside a pass's rows, or on another thread) or
+ * made for another T gets its own team, or replaces it. */
+static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER;
+static par_team *kept;
+static int kept_T; /* the T it was asked for; fewer may have started */
+
+static void kept_release(void)
+{
+    if (pthread_mutex_trylock(&kept_mu) != 0) return; /* a pass still runs: exit takes the threads */
+    par_team_destroy(&kept);
+    pthread_mutex_unlock(&kept_mu);
+}
+
+/* A thread that cannot start leaves its rows to the others. */
 fd_status par_rows_chunk(int T, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx, fd_progress *prog)
 {
+    if (T < 1) T = 1;
+    if (T > 1 && pthread_mutex_trylock(&kept_mu) == 0) {
+        static int registered;
+        fd_status st = FD_OK;
+        if (kept && kept_T != T) par_team_destroy(&kept);
+        if (!kept) {
+            st = par_team_create(&kept, T);
+            kept_T = T;
+            if (st == FD_OK && !registered) registered = atexit(kept_release) == 0;
+        }
+        if (st == FD_OK) st = team_pass(kept, i0, i1, chunk, fn, ctx, prog);
+        pthread_mutex_unlock(&kept_mu);
+        return st;
+    }
     par_team *tm;
     FD_TRY(par_team_create(&tm, T));
     const fd_status st = team_pass(tm, i0, i1, chunk, fn, ctx, prog);

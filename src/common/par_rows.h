@@ -1,7 +1,8 @@
 /* A pass over rows on T threads: the rows go out in chunks (64 by
  * default) from an atomic cursor, so that threads even out; the first
  * failure stops the others taking more.  Shared by dpc's passes and bcp's
- * products; the team (below) feeds spearman's --top-k heaps on the GPU
+ * products, which run on one team kept for the process (par_rows.c);
+ * a team of one's own (below) feeds spearman's --top-k heaps on the GPU
  * backend. */
 #ifndef FD_PAR_ROWS_H
 #define FD_PAR_ROWS_H
