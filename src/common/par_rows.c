@@ -43,8 +43,9 @@ static void *row_worker(void *arg)
 /* How long a thread of a team watches for the next pass, or the caller
  * for the end of this one, before it sleeps on a condition: bcp's short
  * passes follow each other within microseconds, and a wake-up through
- * the kernel costs more than a pass of a small tensor.  About 2,000
- * pause instructions, some tens of microseconds. */
+ * the kernel costs more than a pass of a small tensor.  2,000 pause
+ * instructions: 10 to 100 microseconds, as the processor's pause is
+ * short or long. */
 #define TEAM_SPIN 2000
 
 static inline void cpu_relax(void)
