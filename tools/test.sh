@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # The test suite, as CI runs it: install what is missing, build (CUDA
 # included where nvcc exists), run every test that needs no GPU, the
-# sanitizer build's tests (tools/sanitize.sh) and a minute of fuzzing per
+# sanitizer builds' tests (tools/sanitize.sh: ASan with UBSan, then
+# ThreadSanitizer) and a minute of fuzzing per
 # parser (tools/fuzz.sh).  Pass -L gpu (on a GPU machine) or other ctest
 # arguments to run only those tests of build/.
 set -euo pipefail
@@ -14,8 +15,9 @@ if [ $# -gt 0 ]; then
   exit
 fi
 # CI: every test that needs no GPU; then the unit, MPI and command-line
-# tests again under ASan and UBSan; then each parser fuzzed for a minute
-# from its seed corpus (tests/fuzz).
+# tests again under ASan and UBSan, and again under ThreadSanitizer; then
+# each parser fuzzed for a minute from its seed corpus (tests/fuzz).
 ctest --test-dir build --output-on-failure -j"$(nproc)" -LE gpu
 bash tools/sanitize.sh
+bash tools/sanitize.sh --thread
 bash tools/fuzz.sh --seconds 60

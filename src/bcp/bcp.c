@@ -436,17 +436,20 @@ static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, doub
     const double M = (double)t->full_size, ee = fmax(0, w->yy - 2 * yx + hadamard_sum(gram, N, R));
     const double c = PRIOR + 0.5 * M, d = PRIOR + 0.5 * ee;
     m->tau = c / d;
-    /* The bound: E[ln p(Y, A, lambda, tau)] + the entropy of q. */
+    /* The bound: E[ln p(Y, A, lambda, tau)] + the entropy of q.  lgamma_r:
+     * lgamma writes the global signgam, a race wherever two fits run at
+     * once. */
+    int sg;
     const double ln2pi = log(2 * M_PI), eltau = digamma(c) - log(d);
     double L = -0.5 * M * ln2pi + 0.5 * M * eltau - 0.5 * m->tau * ee;
-    L += PRIOR * log(PRIOR) - lgamma(PRIOR) + (PRIOR - 1) * eltau - PRIOR * m->tau;
-    L += lgamma(c) - (c - 1) * digamma(c) - log(d) + c;
+    L += PRIOR * log(PRIOR) - lgamma_r(PRIOR, &sg) + (PRIOR - 1) * eltau - PRIOR * m->tau;
+    L += lgamma_r(c, &sg) - (c - 1) * digamma(c) - log(d) + c;
     for (uint32_t r = 0; r < R; r++) {
         const double ellam = digamma(a) - log(b[r]);
         for (uint32_t n = 0; n < N; n++)
             L += 0.5 * (double)m->dims[n] * ellam - 0.5 * m->lambda[r] * w->EAA[n][r * R + r];
-        L += PRIOR * log(PRIOR) - lgamma(PRIOR) + (PRIOR - 1) * ellam - PRIOR * m->lambda[r];
-        L += lgamma(a) - (a - 1) * digamma(a) - log(b[r]) + a;
+        L += PRIOR * log(PRIOR) - lgamma_r(PRIOR, &sg) + (PRIOR - 1) * ellam - PRIOR * m->lambda[r];
+        L += lgamma_r(a, &sg) - (a - 1) * digamma(a) - log(b[r]) + a;
     }
     for (uint32_t n = 0; n < N; n++) /* -(I_n R / 2) ln 2 pi of the prior and (I_n R / 2)(1 + ln 2 pi) of q */
         L += 0.5 * (double)m->dims[n] * (w->logdet[n] + (double)R);

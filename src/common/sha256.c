@@ -1,6 +1,7 @@
 #include "sha256.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -83,13 +84,17 @@ __attribute__((target("sha,sse4.1,ssse3"))) static void blocks_shani(uint32_t h[
     _mm_storeu_si128((__m128i *)&h[4], st1);
 }
 
+/* Atomic: threads hashing at once may each find it out first, storing
+ * the same value. */
 static int have_shani(void)
 {
-    static int v = -1;
+    static atomic_int cached = -1;
+    int v = atomic_load_explicit(&cached, memory_order_relaxed);
     if (v < 0) {
         unsigned a, b, c, d;
         v = __get_cpuid_count(7, 0, &a, &b, &c, &d) && (b >> 29 & 1) && __get_cpuid(1, &a, &b, &c, &d) &&
             (c >> 19 & 1) && !getenv("FD_NO_SHANI");
+        atomic_store_explicit(&cached, v, memory_order_relaxed);
     }
     return v;
 }

@@ -3,6 +3,7 @@
 #include "pvalue.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -331,12 +332,8 @@ __attribute__((target("avx2"))) static void tile_avx2(const spearman_mat *x, con
 
 static int have_avx2(void)
 {
-    static int v = -1;
-    if (v < 0) {
-        __builtin_cpu_init();
-        v = __builtin_cpu_supports("avx2") ? 1 : 0;
-    }
-    return v;
+    __builtin_cpu_init();
+    return __builtin_cpu_supports("avx2") ? 1 : 0;
 }
 #else
 static int have_avx2(void) { return 0; }
@@ -346,14 +343,19 @@ static int have_avx2(void) { return 0; }
 void spearman_tile(const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,
                    int upper, const spearman_sel *sel, spearman_acc *acc)
 {
-    /* FD_SPEARMAN_SCALAR=1 forces the portable kernel (for comparisons);
-     * 0 or 1 (fd_env_check). */
-    static int force_scalar = -1;
-    if (force_scalar < 0) {
+    /* Whether to take the AVX2 kernel, found out once: the CPU has AVX2
+     * and FD_SPEARMAN_SCALAR=1 (0 or 1, fd_env_check) does not force the
+     * portable one (for comparisons).  Atomic: the workers' first tiles
+     * may each find it out at once (ThreadSanitizer), storing the same
+     * value. */
+    static atomic_int use_avx2 = -1;
+    int fast = atomic_load_explicit(&use_avx2, memory_order_relaxed);
+    if (fast < 0) {
         const char *e = getenv("FD_SPEARMAN_SCALAR");
-        force_scalar = e && *e == '1';
+        fast = have_avx2() && !(e && *e == '1');
+        atomic_store_explicit(&use_avx2, fast, memory_order_relaxed);
     }
-    if (x->n <= SMAT_FAST_MAX_N && have_avx2() && !force_scalar)
+    if (x->n <= SMAT_FAST_MAX_N && fast)
         tile_avx2(x, y, i0, i1, j0, j1, upper, sel, acc);
     else
         spearman_tile_scalar(x, y, i0, i1, j0, j1, upper, sel, acc);
