@@ -283,6 +283,22 @@ static void test_env(void)
     static const char *const knobs[][2] = {{"FD_DPC_GRID", "of"}, {"FD_NCCL", "yes"}, {"FD_SPEARMAN_SCALAR", "2"},
                                            {"FD_PROGRESS_INTERVAL", "0"}};
     CHECK(fd_env_check() == FD_OK, "fd_env_check with nothing set: '%s'", fd_errmsg());
+    /* the switches read back: set to the word that is not the default */
+    static const char *const sw[][3] = {{"FD_DPC_GRID", "off", "on"}, {"FD_NCCL", "off", "on"},
+                                        {"FD_SPEARMAN_SCALAR", "1", "0"}};
+    for (size_t k = 0; k < sizeof sw / sizeof *sw; k++) {
+        const char *old = getenv(sw[k][0]);
+        char *keep = old ? strdup(old) : NULL;
+        unsetenv(sw[k][0]);
+        CHECK(!fd_env_switched(sw[k][0]), "%s unset reads as switched", sw[k][0]);
+        setenv(sw[k][0], sw[k][1], 1);
+        CHECK(fd_env_switched(sw[k][0]), "%s=%s reads as not switched", sw[k][0], sw[k][1]);
+        setenv(sw[k][0], sw[k][2], 1);
+        CHECK(!fd_env_switched(sw[k][0]), "%s=%s reads as switched", sw[k][0], sw[k][2]);
+        if (keep) setenv(sw[k][0], keep, 1);
+        else unsetenv(sw[k][0]);
+        free(keep);
+    }
     for (size_t k = 0; k < sizeof knobs / sizeof *knobs; k++) {
         const char *old = getenv(knobs[k][0]);
         char *keep = old ? strdup(old) : NULL;

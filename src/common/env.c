@@ -62,18 +62,28 @@ fd_status fd_env_word(const char *name, const char *const *words, int dflt, int 
     return fd_fail(FD_ERR_USAGE, "%s=%s: expected %s", name, v, list);
 }
 
+/* The switches: name and the words it takes, the default first
+ * (docs/performance.md, "Tuning knobs"). */
+static const char *const on_off[] = {"on", "off", NULL}, *const zero_one[] = {"0", "1", NULL};
+static const struct {
+    const char *name;
+    const char *const *words;
+} switches[] = {
+    {"FD_DPC_GRID", on_off},          /* dpc/grid.c */
+    {"FD_NCCL", on_off},              /* mpi/nccl_comm.c */
+    {"FD_SPEARMAN_SCALAR", zero_one}, /* spearman/tile.c */
+};
+
+int fd_env_switched(const char *name)
+{
+    int w = 0;
+    for (size_t i = 0; i < sizeof switches / sizeof *switches; i++)
+        if (!strcmp(switches[i].name, name) && fd_env_word(name, switches[i].words, 0, &w) != FD_OK) w = 0;
+    return w == 1;
+}
+
 fd_status fd_env_check(void)
 {
-    static const char *const on_off[] = {"on", "off", NULL}, *const zero_one[] = {"0", "1", NULL};
-    /* name, the words it takes (docs/performance.md, "Tuning knobs") */
-    static const struct {
-        const char *name;
-        const char *const *words;
-    } switches[] = {
-        {"FD_DPC_GRID", on_off},        /* dpc/grid.c */
-        {"FD_NCCL", on_off},            /* mpi/nccl_comm.c */
-        {"FD_SPEARMAN_SCALAR", zero_one}, /* spearman/tile.c */
-    };
     int w;
     double s;
     for (size_t i = 0; i < sizeof switches / sizeof *switches; i++)

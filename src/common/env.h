@@ -28,10 +28,15 @@ fd_status fd_env_seconds(const char *name, double dflt, double *out);
 fd_status fd_env_word(const char *name, const char *const *words, int dflt, int *out);
 
 /* The knobs that are read where a failure cannot be passed on (a progress
- * line's period, switches read inside kernels' drivers), checked once
- * before any work: their readers may then trust them.  The knobs read
- * where a failure can be passed on are checked there. */
+ * line's period, the switches below), checked once before any work: their
+ * readers may then trust them.  The knobs read where a failure can be
+ * passed on are checked there. */
 fd_status fd_env_check(void);
+
+/* Whether switch `name` (FD_DPC_GRID, FD_NCCL or FD_SPEARMAN_SCALAR; env.c
+ * lists the words each takes) is set to its other word than the default:
+ * off, off, 1.  fd_env_check has refused any other value. */
+int fd_env_switched(const char *name);
 
 #ifdef __cplusplus
 }

@@ -1,6 +1,8 @@
 /* The uniform grid of dpc (see grid.h). */
 #include "grid.h"
 
+#include "../common/env.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -15,8 +17,7 @@ static int64_t coord(const dpc_grid *g, double x, uint32_t k)
 
 int dpc_grid_usable(const dpc_points *p)
 {
-    const char *env = getenv("FD_DPC_GRID"); /* on or off (fd_env_check) */
-    return p->d <= DPC_GRID_MAX_D && !(env && !strcmp(env, "off"));
+    return p->d <= DPC_GRID_MAX_D && !fd_env_switched("FD_DPC_GRID");
 }
 
 double dpc_grid_delta_side(const dpc_points *p)

@@ -167,19 +167,19 @@ static fd_status engine_open(fca_gpu **g, const fcbo_prep *p, const lattice_opts
     uint32_t *rank_int = NULL, *rank_label = NULL;
     FD_TRY(rank_order(p, &rank_int, &rank_label));
     /* Tuning and testing knobs, docs/performance.md. */
-    const char *bits = getenv("FD_GPU_BITS_MIN"), *how = getenv("FD_GPU_CLOSURE");
+    static const char *const closures[] = {"rows", "columns", "auto", NULL};
+    static const fca_gpu_closure closure_of[] = {FCA_GPU_CLOSE_ROWS, FCA_GPU_CLOSE_COLUMNS, FCA_GPU_CLOSE_AUTO};
+    const char *bits = getenv("FD_GPU_BITS_MIN");
+    int how = 2;
     uint64_t chunk, bits_min = UINT32_MAX; /* 0: the engine's defaults; bits off: UINT32_MAX */
     fd_status st = fd_env_count("FD_GPU_CHUNK", 1, UINT32_MAX, 0, "nodes a step", &chunk);
     if (st == FD_OK && !(bits && strcmp(bits, "off") == 0))
         st = fd_env_count("FD_GPU_BITS_MIN", 1, UINT32_MAX - 1, 0, "objects (or off)", &bits_min);
+    if (st == FD_OK) st = fd_env_word("FD_GPU_CLOSURE", closures, 2, &how);
     fca_gpu_ctx c = {.device = o->device, .n_obj = p->n_obj, .n_attr = p->n_attr, .aw = p->aw, .rows = p->rows,
                      .cols = p->cols, .all = p->all, .rank_int = rank_int, .rank_label = rank_label,
                      .min_support = p->min_support, .with_extents = sink->with_extents,
-                     .chunk = (uint32_t)chunk, .bits_min = (uint32_t)bits_min, .closure = FCA_GPU_CLOSE_AUTO};
-    if (how && strcmp(how, "rows") == 0) c.closure = FCA_GPU_CLOSE_ROWS;
-    else if (how && strcmp(how, "columns") == 0) c.closure = FCA_GPU_CLOSE_COLUMNS;
-    else if (how && strcmp(how, "auto") != 0 && st == FD_OK)
-        st = fd_fail(FD_ERR_USAGE, "FD_GPU_CLOSURE=%s: expected rows, columns or auto", how);
+                     .chunk = (uint32_t)chunk, .bits_min = (uint32_t)bits_min, .closure = closure_of[how]};
     fd_cuda_set_oom_hint("the search stack outgrew the GPU: set FD_GPU_CHUNK lower (nodes a step; docs/performance.md), "
                          "spread the run over more GPUs (mpirun -np), or use --backend cpu");
     if (st == FD_OK) st = fca_gpu_create(g, &c);

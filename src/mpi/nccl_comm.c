@@ -1,6 +1,7 @@
 /* NCCL between the ranks' GPUs (see nccl_comm.h). */
 #include "nccl_comm.h"
 
+#include "../common/env.h"
 #include "../cuda/check.cuh"
 
 #include <nccl.h>
@@ -24,9 +25,8 @@ struct fd_nccl {
 fd_status fd_nccl_open(fd_nccl **out, const fd_mpi *mpi)
 {
     fd_status st = FD_OK;
-    const char *env = getenv("FD_NCCL"); /* on or off (fd_env_check) */
     *out = NULL;
-    if (mpi->size < 2 || !fd_mpi_active() || (env && !strcmp(env, "off"))) return FD_OK;
+    if (mpi->size < 2 || !fd_mpi_active() || fd_env_switched("FD_NCCL")) return FD_OK;
     fd_nccl *c = calloc(1, sizeof *c);
     void *one = NULL;
     int inited = 0;

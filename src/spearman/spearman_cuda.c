@@ -64,18 +64,15 @@ static fd_status to_int8_rows(const spearman_mat *m, uint32_t kp, int8_t **out, 
  * small to take the path that grows it).  Anything else is refused. */
 static fd_status tuning_from_env(spearman_gpu_tuning *tu)
 {
-    const char *screen = getenv("FD_GPU_SCREEN");
+    static const char *const screens[] = {"band", "max", "auto", NULL};
+    static const int screen_of[] = {SPEARMAN_GPU_SCREEN_BAND, SPEARMAN_GPU_SCREEN_MAX, SPEARMAN_GPU_SCREEN_AUTO};
     uint64_t v;
+    int w;
     FD_TRY(fd_env_count("FD_GPU_STRIP", 1, 65536, SPEARMAN_GPU_STRIP, "column tiles", &v));
     tu->strip = (uint32_t)v;
     FD_TRY(fd_env_count("FD_GPU_RECORDS", 1, 1ull << 32, SPEARMAN_GPU_RECORDS, "pairs", &tu->records));
-    tu->screen = SPEARMAN_GPU_SCREEN_AUTO;
-    if (screen) {
-        if (!strcmp(screen, "band")) tu->screen = SPEARMAN_GPU_SCREEN_BAND;
-        else if (!strcmp(screen, "max")) tu->screen = SPEARMAN_GPU_SCREEN_MAX;
-        else if (strcmp(screen, "auto"))
-            return fd_fail(FD_ERR_USAGE, "FD_GPU_SCREEN=%s: expected band, max or auto", screen);
-    }
+    FD_TRY(fd_env_word("FD_GPU_SCREEN", screens, 2, &w));
+    tu->screen = screen_of[w];
     return FD_OK;
 }
 

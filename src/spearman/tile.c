@@ -1,6 +1,7 @@
 #include "tile.h"
 
 #include "pvalue.h"
+#include "../common/env.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -344,15 +345,13 @@ void spearman_tile(const spearman_mat *x, const spearman_mat *y, uint64_t i0, ui
                    int upper, const spearman_sel *sel, spearman_acc *acc)
 {
     /* Whether to take the AVX2 kernel, found out once: the CPU has AVX2
-     * and FD_SPEARMAN_SCALAR=1 (0 or 1, fd_env_check) does not force the
-     * portable one (for comparisons).  Atomic: the workers' first tiles
-     * may each find it out at once (ThreadSanitizer), storing the same
-     * value. */
+     * and FD_SPEARMAN_SCALAR=1 does not force the portable one (for
+     * comparisons).  Atomic: the workers' first tiles may each find it out
+     * at once (ThreadSanitizer), storing the same value. */
     static atomic_int use_avx2 = -1;
     int fast = atomic_load_explicit(&use_avx2, memory_order_relaxed);
     if (fast < 0) {
-        const char *e = getenv("FD_SPEARMAN_SCALAR");
-        fast = have_avx2() && !(e && *e == '1');
+        fast = have_avx2() && !fd_env_switched("FD_SPEARMAN_SCALAR");
         atomic_store_explicit(&use_avx2, fast, memory_order_relaxed);
     }
     if (x->n <= SMAT_FAST_MAX_N && fast)
