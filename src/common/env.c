@@ -36,10 +36,10 @@ fd_status fd_env_seconds(const char *name, double dflt, double *out)
     char *end;
     errno = 0;
     /* strtod also takes leading blanks, signs, "inf", "nan" and hex:
-     * a number of seconds starts with a digit or a point. */
-    const double x = isdigit((unsigned char)v[0]) || v[0] == '.' ? strtod(v, &end) : 0;
-    if (!(isdigit((unsigned char)v[0]) || v[0] == '.') || *end || errno || !(x > 0) || !isfinite(x) ||
-        (v[0] == '0' && (v[1] == 'x' || v[1] == 'X')))
+     * a number of seconds starts with a digit or a point, and is not hex. */
+    const int plain = (isdigit((unsigned char)v[0]) || v[0] == '.') && !(v[0] == '0' && (v[1] == 'x' || v[1] == 'X'));
+    const double x = plain ? strtod(v, &end) : 0;
+    if (!plain || *end || errno || !(x > 0) || !isfinite(x))
         return fd_fail(FD_ERR_USAGE, "%s=%s: expected a number of seconds greater than 0", name, v);
     *out = x;
     return FD_OK;
