@@ -1,10 +1,10 @@
 # Failures and resumption on GPUs (needs a GPU; CI only builds this):
 # more ranks than GPUs is refused; a GPU too small for the problem
 # (FD_GPU_MEM_LIMIT stands in for one) stops every workload with exit 2,
-# the knob to change, and nothing left; a lattice and a spearman run on
-# the GPU whose last rank is killed with SIGKILL finish with --resume on
-# the GPU and equal the CPU backend's result, without redoing what the
-# checkpoint holds.
+# the knob to change, and nothing left; a bad FD_GPU_MEM_LIMIT is refused
+# by name; a lattice and a spearman run on the GPU whose last rank is
+# killed with SIGKILL finish with --resume on the GPU and equal the CPU
+# backend's result, without redoing what the checkpoint holds.
 source "$(dirname "$0")/lib.sh" "$@"
 W=$WORK
 "$BIN" gen context --objects 2000 --attributes 40 --density 0.2 --seed 3 -o "$W/c.dat"
@@ -31,6 +31,17 @@ for spec in "lattice $W/c.dat|FD_GPU_CHUNK" "spearman $W/m.npy|FD_GPU_STRIP" "dp
   FD_GPU_MEM_LIMIT=4096 "$BIN" $cmd --backend "$GB" -o "$W/small" -q 2> "$W/err"; rc=$?
   check '[ $rc -eq 2 ] && grep -q "out of GPU memory for" "$W/err" && grep -q -- "$want" "$W/err" && [ ! -e "$W/small" ]' \
         "${cmd%% *} on a GPU too small: exit $rc: $(cat "$W/err")"
+done
+
+# A bad FD_GPU_MEM_LIMIT is refused by name (it is read where the GPU
+# allocates, so only a GPU run meets it), and nothing is left.
+for cmd in "lattice $W/c.dat" "spearman $W/m.npy"; do
+  for bad in lots 0; do
+    # shellcheck disable=SC2086
+    FD_GPU_MEM_LIMIT=$bad "$BIN" $cmd --backend "$GB" -o "$W/bad" -q 2> "$W/err"; rc=$?
+    check '[ $rc -eq 2 ] && grep -q "FD_GPU_MEM_LIMIT" "$W/err" && [ ! -e "$W/bad" ]' \
+          "${cmd%% *} with FD_GPU_MEM_LIMIT=$bad: exit $rc: $(cat "$W/err")"
+  done
 done
 
 # Kill the last rank, resume on the GPU; compare with the CPU backend.
