@@ -53,6 +53,11 @@ struct kparams {
     float pre, post, mid, half;
     float pre_lo; /* MAX: pre lowered by 1e-6 of itself, for rho in another order of products */
     float pre_lo_k; /* MAX with the histogram: pre_lo for u = 1000 rho, another product (spearman_hist_u) */
+    /* The band screen with the histogram: the same bounds for |u| (post_k
+     * a certain keep, mid_k and half_k the band that needs a closer look),
+     * so that the screen takes |u| from the histogram's product instead of
+     * a product of its own. */
+    float post_k, mid_k, half_k;
     /* --top-k: each row's own pre, by which the MAX screen divides the
      * row's 1/sqrt(S_ii), so that its one bound, pre_lo, is just under 1
      * for every row (padded to whole tiles; NULL otherwise). */
@@ -236,6 +241,10 @@ struct tile_pairs {
  *    the exact pass, which then also counts the certain keeps; for
  *    selective thresholds, where that is rare, it is the cheaper of the
  *    two.
+ * With HIST both screens test |u|, which the histogram forms anyway,
+ * instead of a float rho of their own: MAX against pre_lo_k, BAND
+ * against post_k, mid_k and half_k (the closer look takes a certain keep
+ * by the same test, so that the counts agree).
  * Counts valid pairs in *np. */
 template <bool ALL, bool HIST, bool MAX>
 __device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, int h, const float (&inv_i)[4],
@@ -245,7 +254,7 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, in
                                        uint32_t hoff, uint32_t *np, uint32_t *ns, float *score)
 {
     uint32_t n = 0, sure = 0;
-    float sc = MAX ? 0.0f : INFINITY;
+    float sc = MAX ? 0.0f : INFINITY, fsure = 0.0f;
 #pragma unroll
     for (int r = 2 * h; r < 2 * h + 2; r++) {
         const uint32_t rl = wm * 32 + (r >> 1) * 16 + gid + 8 * (r & 1);
@@ -270,6 +279,11 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, in
             if (HIST) u = __fmul_rn(T.sk(r, k, hk), invj[k]); /* spearman_hist_u */
             if (MAX && HIST) {
                 if (ALL || v) sc = fmaxf(sc, fabsf(u));
+            } else if (HIST && !MAX) {
+                const float a = fabsf(u);
+                if (ALL || v) sc = fminf(sc, fabsf(__fsub_rn(a, P.mid_k)));
+                /* 1.0 or 0.0 by one compare (FSET), added as a float */
+                fsure += (ALL || v) && a >= P.post_k ? 1.0f : 0.0f;
             } else {
                 const float a = fabsf(__fmul_rn(__fmul_rn(T.f(r, k), inv_i[r]), invj[k]));
                 if (MAX) {
@@ -288,7 +302,7 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, in
         if (MAX && !HIST && ALL) sc = fmaxf(sc, __fmul_rn(rmax, inv_i[r]));
     }
     *np += ALL ? 32 : n;
-    *ns = sure;
+    *ns = sure + (uint32_t)fsure;
     *score = sc;
 }
 
@@ -471,13 +485,14 @@ __global__ void __launch_bounds__(k_threads<KP>(), 512 / k_threads<KP>()) k_pair
                  * any pair at or past pre), or with kept pairs to write, go over
                  * the half's pairs again. */
                 const bool closer =
-                    (TOPK && force) || (MAX ? score >= (HIST ? P.pre_lo_k : P.pre_lo) : score <= P.half);
+                    (TOPK && force) || (MAX ? score >= (HIST ? P.pre_lo_k : P.pre_lo) : score <= (HIST ? P.half_k : P.half));
                 if (__any_sync(FULL, closer || (P.emit && ns != 0))) {
                     if (lane == 0) atomicAdd(&P.cnt[3], 1ull);
 #pragma unroll
                     for (int r = 2 * h; r < 2 * h + 2; r++) {
                         const uint32_t rl = wm * 32 + (r >> 1) * 16 + gid + 8 * (r & 1);
                         const long long sii = siiA[rl];
+                        const float2 hkr = HIST ? hkA[rl] : make_float2(0.0f, 0.0f);
 #pragma unroll
                         for (int k = 0; k < 16; k++) {
                             const uint32_t cl = wn * 64 + (k >> 1) * 8 + tid * 2 + (k & 1);
@@ -486,11 +501,15 @@ __global__ void __launch_bounds__(k_threads<KP>(), 512 / k_threads<KP>()) k_pair
                                            !(diag && (int)cl + dj <= (int)rl);
                             const int32_t s = T.s(r, k);
                             const float a = fabsf(__fmul_rn(__fmul_rn(T.f(r, k), inv_i[r]), invj[k]));
+                            /* a certain keep as the screen counted it (the band
+                             * screen with the histogram: by |u|) */
+                            const bool certain =
+                                HIST && !MAX ? fabsf(__fmul_rn(T.sk(r, k, hkr), invj[k])) >= P.post_k : a >= P.post;
                             bool want = false;
                             uint32_t keep = 0;
                             if (TOPK) {
                                 want = v && (inv_i[r] == 0.0f || a >= P.pre_lo); /* a is |rho| / pre here */
-                            } else if (v && a >= P.post) {
+                            } else if (v && certain) {
                                 if (MAX) nsel++; /* not counted by the screen */
                                 keep = 1;
                                 want = P.emit != 0;
@@ -711,6 +730,8 @@ static void screen_bounds(const spearman_gpu_sel *sel, kparams *P)
         P->mid = P->half = 0.0f;
         P->pre_lo = (float)(1 - 1e-6);
         P->pre_lo_k = P->pre_lo;
+        P->post_k = INFINITY;
+        P->mid_k = P->half_k = 0.0f;
         return;
     }
     const int sure = spearman_post_usable(sel->mode, sel->q) && !sel->host_all;
@@ -723,6 +744,15 @@ static void screen_bounds(const spearman_gpu_sel *sel, kparams *P)
     /* u = 1000 rho within 5e-7 of itself (spearman_hist.h): lowered by
      * 1e-6 of itself once more, no pair at or past pre escapes the screen. */
     P->pre_lo_k = (float)(lo * (BINS / 2) * (1 - 1e-6));
+    /* The band in u, each end moved out by 1e-6 of itself once more: |u|
+     * >= post_k is |rho| >= post, and a pair at or past pre (in the float
+     * rho the closer look tests) has |u| >= lo_k.  half_k's 1e-3 is the
+     * 1e-6 of half in u. */
+    const double post_k = sure ? (double)P->post * (BINS / 2) * (1 + 1e-6) : INFINITY;
+    const double lo_k = lo * (BINS / 2) * (1 - 1e-6), hi_k = sure ? post_k * (1 + 1e-6) : 2.0 * (BINS / 2);
+    P->post_k = (float)post_k;
+    P->mid_k = (float)((lo_k + hi_k) / 2);
+    P->half_k = (float)((hi_k - lo_k) / 2 + 1e-3);
 }
 
 extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,
