@@ -102,13 +102,12 @@ struct spearman_gpu {
 
 /* Shared memory of one block, in 32-bit words: the block's rows (A), two
  * buffers of column rows (B: the next tile loads while this one is
- * computed), S_ii and 1/sqrt(S_ii) of each, the block's rows' histogram
- * factors (HK: k_i and -1.5 2^23 k_i, see tile_pairs), the histogram and
- * two counters. */
+ * computed), S_ii and 1/sqrt(S_ii) of each, the histogram and two
+ * counters. */
 template <int KP> struct smem_layout {
     static constexpr int LD = KP / 4 + 4; /* row stride: conflict-free fragment loads */
     static constexpr int A = 0, B = A + TILE * LD, SIIA = B + 2 * TILE * LD, SIIB = SIIA + 2 * TILE,
-                         INVA = SIIB + 4 * TILE, INVB = INVA + TILE, HK = INVB + 2 * TILE, HIST = HK + 2 * TILE,
+                         INVA = SIIB + 4 * TILE, INVB = INVA + TILE, HIST = INVB + 2 * TILE,
                          TALLY = HIST + HBINS + (HBINS & 1), WORDS = TALLY + 4;
     static constexpr size_t BYTES = WORDS * 4;
 };
@@ -248,7 +247,7 @@ struct tile_pairs {
  * Counts valid pairs in *np. */
 template <bool ALL, bool HIST, bool MAX>
 __device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, int h, const float (&inv_i)[4],
-                                       const float2 *hkA, const float (&invj)[16], uint32_t rowbits, uint32_t b0,
+                                       const float (&k_i)[4], const float (&invj)[16], uint32_t rowbits, uint32_t b0,
                                        uint32_t b1,
                                        bool diag, int dj, uint32_t wm, uint32_t wn, uint32_t gid, uint32_t tid,
                                        uint32_t hoff, uint32_t *np, uint32_t *ns, float *score)
@@ -260,7 +259,7 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, in
         const uint32_t rl = wm * 32 + (r >> 1) * 16 + gid + 8 * (r & 1);
         float rmax = 0.0f; /* MAX without HIST: max |S / sqrt(S_jj)| of the row, times 1/sqrt(S_ii) after */
         float2 hk = make_float2(0.0f, 0.0f);
-        if (HIST) hk = hkA[rl];
+        if (HIST) hk = make_float2(k_i[r], -ACC0F * k_i[r]); /* exact: k_i has 22 bits */
 #pragma unroll
         for (int k = 0; k < 16; k++) {
             bool v = true;
@@ -333,7 +332,6 @@ __global__ void __launch_bounds__(k_threads<KP>(), 512 / k_threads<KP>()) k_pair
     uint32_t *const sA = sm + L::A;
     long long *const siiA = (long long *)(sm + L::SIIA);
     float *const invA = (float *)(sm + L::INVA);
-    float2 *const hkA = (float2 *)(sm + L::HK);
     unsigned int *const hist = sm + L::HIST;
     unsigned long long *const tally = (unsigned long long *)(sm + L::TALLY);
 
@@ -363,16 +361,18 @@ __global__ void __launch_bounds__(k_threads<KP>(), 512 / k_threads<KP>()) k_pair
      * real rows of the launch that vary (1/sqrt(S_ii) = 0: constant). */
     cp_wait<1>();
     __syncthreads();
-    if (HIST && t < TILE) {
-        const float k = spearman_hist_factor(invA[t]);
-        hkA[t] = make_float2(k, -ACC0F * k);
-    }
-    float inv_i[4];
+    /* The thread's four rows' histogram factors k_i stay in registers for
+     * the strip: loaded from shared memory for each row of each half, they
+     * queued behind the last row's histogram increments (the load of a
+     * row came after the increments of the row before), and the row's
+     * products waited on them. */
+    float inv_i[4], k_i[4];
     uint32_t rowbits = 0;
 #pragma unroll
     for (int r = 0; r < 4; r++) {
         const uint32_t rl = wm * 32 + (r >> 1) * 16 + gid + 8 * (r & 1);
         inv_i[r] = invA[rl];
+        k_i[r] = HIST ? spearman_hist_factor(inv_i[r]) : 0.0f;
         rowbits |= (uint32_t)(ti + rl < P.i1 && inv_i[r] != 0.0f) << r;
     }
     /* --top-k: a row whose heap is not full yet (pre 0) needs every pair,
@@ -473,10 +473,10 @@ __global__ void __launch_bounds__(k_threads<KP>(), 512 / k_threads<KP>()) k_pair
                 uint32_t ns;
                 float score;
                 if (((rowbits >> (2 * h)) & 3u) == 3u && (b0 & b1) == FULL && !diag)
-                    screen<true, HIST, MAX>(P, T, h, inv_i, hkA, invj, rowbits, b0, b1, diag, dj, wm, wn, gid, tid,
+                    screen<true, HIST, MAX>(P, T, h, inv_i, k_i, invj, rowbits, b0, b1, diag, dj, wm, wn, gid, tid,
                                             hoff, &npairs, &ns, &score);
                 else
-                    screen<false, HIST, MAX>(P, T, h, inv_i, hkA, invj, rowbits, b0, b1, diag, dj, wm, wn, gid,
+                    screen<false, HIST, MAX>(P, T, h, inv_i, k_i, invj, rowbits, b0, b1, diag, dj, wm, wn, gid,
                                              tid, hoff, &npairs, &ns, &score);
                 nsel += ns;
 
@@ -492,7 +492,7 @@ __global__ void __launch_bounds__(k_threads<KP>(), 512 / k_threads<KP>()) k_pair
                     for (int r = 2 * h; r < 2 * h + 2; r++) {
                         const uint32_t rl = wm * 32 + (r >> 1) * 16 + gid + 8 * (r & 1);
                         const long long sii = siiA[rl];
-                        const float2 hkr = HIST ? hkA[rl] : make_float2(0.0f, 0.0f);
+                        const float2 hkr = make_float2(k_i[r], -ACC0F * k_i[r]);
 #pragma unroll
                         for (int k = 0; k < 16; k++) {
                             const uint32_t cl = wn * 64 + (k >> 1) * 8 + tid * 2 + (k & 1);
