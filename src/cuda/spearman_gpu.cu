@@ -484,8 +484,8 @@ __global__ void __launch_bounds__(k_threads<KP>(), 512 / k_threads<KP>()) k_pair
                  * band between the certain drop and the certain keep; for MAX,
                  * any pair at or past pre), or with kept pairs to write, go over
                  * the half's pairs again. */
-                const bool closer =
-                    (TOPK && force) || (MAX ? score >= (HIST ? P.pre_lo_k : P.pre_lo) : score <= (HIST ? P.half_k : P.half));
+                const bool closer = (TOPK && force) || (MAX ? score >= (HIST ? P.pre_lo_k : P.pre_lo)
+                                                            : score <= (HIST ? P.half_k : P.half));
                 if (__any_sync(FULL, closer || (P.emit && ns != 0))) {
                     if (lane == 0) atomicAdd(&P.cnt[3], 1ull);
 #pragma unroll
