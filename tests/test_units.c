@@ -209,6 +209,20 @@ static void test_kept_team(void)
     CHECK(bad == 0, "kept team after a failure: %d rows not done exactly once", bad);
 }
 
+/* A variable's value before a case sets it, and putting it back after. */
+static char *env_keep(const char *name)
+{
+    const char *v = getenv(name);
+    return v ? strdup(v) : NULL;
+}
+
+static void env_put_back(const char *name, char *keep)
+{
+    if (keep) setenv(name, keep, 1);
+    else unsetenv(name);
+    free(keep);
+}
+
 static void env_case(const char *v, uint64_t lo, uint64_t hi, int ok, uint64_t want)
 {
     uint64_t got = 12345;
@@ -287,29 +301,23 @@ static void test_env(void)
     static const char *const sw[][3] = {{"FD_DPC_GRID", "off", "on"}, {"FD_NCCL", "off", "on"},
                                         {"FD_SPEARMAN_SCALAR", "1", "0"}};
     for (size_t k = 0; k < sizeof sw / sizeof *sw; k++) {
-        const char *old = getenv(sw[k][0]);
-        char *keep = old ? strdup(old) : NULL;
+        char *keep = env_keep(sw[k][0]);
         unsetenv(sw[k][0]);
         CHECK(!fd_env_switched(sw[k][0]), "%s unset reads as switched", sw[k][0]);
         setenv(sw[k][0], sw[k][1], 1);
         CHECK(fd_env_switched(sw[k][0]), "%s=%s reads as not switched", sw[k][0], sw[k][1]);
         setenv(sw[k][0], sw[k][2], 1);
         CHECK(!fd_env_switched(sw[k][0]), "%s=%s reads as switched", sw[k][0], sw[k][2]);
-        if (keep) setenv(sw[k][0], keep, 1);
-        else unsetenv(sw[k][0]);
-        free(keep);
+        env_put_back(sw[k][0], keep);
     }
     for (size_t k = 0; k < sizeof knobs / sizeof *knobs; k++) {
-        const char *old = getenv(knobs[k][0]);
-        char *keep = old ? strdup(old) : NULL;
+        char *keep = env_keep(knobs[k][0]);
         setenv(knobs[k][0], knobs[k][1], 1);
         const fd_status st = fd_env_check();
         CHECK(st == FD_ERR_USAGE && strstr(fd_errmsg(), knobs[k][0]), "fd_env_check with %s=%s: status %d, '%s'",
               knobs[k][0], knobs[k][1], (int)st, fd_errmsg());
         fd_errclear();
-        if (keep) setenv(knobs[k][0], keep, 1);
-        else unsetenv(knobs[k][0]);
-        free(keep);
+        env_put_back(knobs[k][0], keep);
     }
 }
 

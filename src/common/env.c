@@ -76,10 +76,10 @@ static const struct {
 
 int fd_env_switched(const char *name)
 {
-    int w = 0;
+    int w;
     for (size_t i = 0; i < sizeof switches / sizeof *switches; i++)
-        if (!strcmp(switches[i].name, name) && fd_env_word(name, switches[i].words, 0, &w) != FD_OK) w = 0;
-    return w == 1;
+        if (!strcmp(switches[i].name, name)) return fd_env_word(name, switches[i].words, 0, &w) == FD_OK && w == 1;
+    return 0; /* not a switch of the table */
 }
 
 fd_status fd_env_check(void)
