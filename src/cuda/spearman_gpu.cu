@@ -8,8 +8,9 @@
  * different banks (for kp = 32 a warp loads its rows' fragments once a
  * strip and keeps them in registers).  A warp takes 32 of the rows
  * against 64 columns at a time (in blocks of 4 warps, both halves of a
- * tile's columns in turn; in blocks of 8, one each; k_threads), in two
- * halves of 16 rows: a half's sums by mma.sync m16n8k32 (8 accumulators
+ * tile's columns in turn; in blocks of 8, one each; k_threads; with the
+ * histogram and the max screen 64 rows against one half, k_row_chunks),
+ * in halves of 16 rows: a half's sums by mma.sync m16n8k32 (8 accumulators
  * of 16 x 8, 32 int32 registers a thread; kp / 32 steps, one for
  * n <= 32), then its epilogue on the registers: validity (both rows vary, j > i in the triangle), the
  * rho histogram in shared memory, the float screen, the selection in
@@ -209,12 +210,19 @@ __device__ __forceinline__ void shared_inc_if(uint32_t addr, bool on)
                  "r"((uint32_t)on));
 }
 
+/* The block row of a thread's row slot r (0 .. 2 NH - 1) in a warp of
+ * NH halves of 16 rows: rows gid and gid + 8 of half r / 2. */
+template <int NH> __device__ __forceinline__ uint32_t warp_row(uint32_t wm, int r, uint32_t gid)
+{
+    return wm * (16 * NH) + (r >> 1) * 16 + gid + 8 * (r & 1);
+}
+
 /* A thread's 64 pairs of one tile, in registers: acc[mi][ni][e] is pair
  * slot r 16 + k with r = 2 mi + (e >> 1) (row gid + 8 (e >> 1) of the
  * 16 x 8 fragment) and k = 2 ni + (e & 1) (column 2 tid + (e & 1)).  Each
  * holds ACC0 + S. */
-struct tile_pairs {
-    int (&acc)[2][8][4];
+template <int NH> struct tile_pairs {
+    int (&acc)[NH][8][4];
     __device__ __forceinline__ int32_t raw(int r, int k) const { return acc[r >> 1][k >> 1][2 * (r & 1) + (k & 1)]; }
     __device__ __forceinline__ int32_t s(int r, int k) const { return raw(r, k) - ACC0; }
     __device__ __forceinline__ float f(int r, int k) const { return __fsub_rn(__int_as_float(raw(r, k)), ACC0F); }
@@ -245,10 +253,10 @@ struct tile_pairs {
  * against post_k, mid_k and half_k (the closer look takes a certain keep
  * by the same test, so that the counts agree).
  * Counts valid pairs in *np. */
-template <bool ALL, bool HIST, bool MAX>
-__device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, int h, const float (&inv_i)[4],
-                                       const float (&k_i)[4], const float (&invj)[16], uint32_t rowbits, uint32_t b0,
-                                       uint32_t b1,
+template <bool ALL, bool HIST, bool MAX, int NH>
+__device__ __forceinline__ void screen(const kparams &P, const tile_pairs<NH> &T, int h,
+                                       const float (&inv_i)[2 * NH], const float (&k_i)[2 * NH],
+                                       const float (&invj)[16], uint32_t rowbits, uint32_t b0, uint32_t b1,
                                        bool diag, int dj, uint32_t wm, uint32_t wn, uint32_t gid, uint32_t tid,
                                        uint32_t hoff, uint32_t *np, uint32_t *ns, float *score)
 {
@@ -256,7 +264,7 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, in
     float sc = MAX ? 0.0f : INFINITY, fsure = 0.0f;
 #pragma unroll
     for (int r = 2 * h; r < 2 * h + 2; r++) {
-        const uint32_t rl = wm * 32 + (r >> 1) * 16 + gid + 8 * (r & 1);
+        const uint32_t rl = warp_row<NH>(wm, r, gid);
         float rmax = 0.0f; /* MAX without HIST: max |S / sqrt(S_jj)| of the row, times 1/sqrt(S_ii) after */
         float2 hk = make_float2(0.0f, 0.0f);
         if (HIST) hk = make_float2(k_i[r], -ACC0F * k_i[r]); /* exact: k_i has 22 bits */
@@ -308,7 +316,8 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, in
 /* Threads a block: 4 warps, four blocks a multiprocessor, for kp <= 96;
  * 8 warps, two blocks, for kp = 128, whose four would not fit in shared
  * memory.  Each warp takes 32 rows of the block's 128; with 4 warps, a
- * warp takes both halves of 64 columns of each column tile in turn.
+ * warp takes both halves of 64 columns of each column tile in turn (but
+ * see k_row_chunks).
  * In smaller blocks fewer warps wait for each other at a tile's barrier,
  * and four blocks a multiprocessor can be at different steps (products,
  * screens, histogram increments) more than two can: at 2,000,000 rows on
@@ -318,12 +327,34 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs &T, in
  * spearman-gpu-history.txt). */
 template <int KP> __host__ __device__ constexpr uint32_t k_threads() { return KP <= 96 ? 128 : 256; }
 
+/* With the histogram and the max screen, in blocks of 4 warps, a warp
+ * takes 64 rows (two chunks of 32) against 64 columns rather than 32 rows
+ * against both halves of the tile: it loads each column's fragments and
+ * 1/sqrt(S_jj) once for twice the pairs, and those loads share the
+ * shared-memory unit with the increments that bound the kernel.  The
+ * rows' fragments and factors take 168 registers a thread, so three blocks
+ * an SM rather than four (with four, the spills cost more than the loads
+ * saved); 5% less time at 2,000,000 rows.  Not for the band screen:
+ * its four halves unrolled outgrow the instruction cache (69% more
+ * time), and looping over its two chunks cost more than the loads saved
+ * (5% more).  Nor without the histogram, where the loads are not what
+ * bounds the kernel (6% more).  One-off A/Bs in
+ * bench/results/spearman-gpu-history.txt. */
+template <int KP, bool HIST, bool MAX> __host__ __device__ constexpr int k_row_chunks()
+{
+    return KP <= 96 && HIST && MAX ? 2 : 1;
+}
+template <int KP, bool HIST, bool MAX> __host__ __device__ constexpr int k_min_blocks()
+{
+    return k_row_chunks<KP, HIST, MAX>() == 2 ? 3 : 512 / k_threads<KP>();
+}
+
 /* A block takes one tile of 128 rows (blockIdx.y) and a strip of P.strip
  * column tiles (blockIdx.x): the rows, the histogram and the counters stay
  * in shared memory across the strip, and the next column tile loads while
  * the current one is computed. */
 template <int KP, bool HIST, bool MAX, bool TOPK>
-__global__ void __launch_bounds__(k_threads<KP>(), 512 / k_threads<KP>()) k_pairs(kparams P)
+__global__ void __launch_bounds__(k_threads<KP>(), k_min_blocks<KP, HIST, MAX>()) k_pairs(kparams P)
 {
     constexpr uint32_t NT = k_threads<KP>(), NW = NT / 32;
     using L = smem_layout<KP>;
@@ -352,25 +383,29 @@ __global__ void __launch_bounds__(k_threads<KP>(), 512 / k_threads<KP>()) k_pair
     if (t < 2) tally[t] = 0;
 
     const uint32_t warp = t >> 5, lane = t & 31u, gid = lane >> 2, tid = lane & 3u;
-    const uint32_t wm = warp & 3u;
+    /* The warp's rows and columns of the tile: NH halves of 16 rows of
+     * row group wm against CC chunks of 64 columns from wn0 CC. */
+    constexpr int NH = 2 * k_row_chunks<KP, HIST, MAX>(), NR = 2 * NH, RG = 8 / NH, CC = 16 / (NW * NH);
+    const uint32_t wm = warp % RG, wn0 = warp / RG;
     /* The byte address of the histogram slot of float bits f (hist_bits)
      * is f 4 + hoff, wrapping around in 32 bits. */
     const uint32_t hoff = (uint32_t)__cvta_generic_to_shared(hist) - (0x4B400000u - 1u) * 4u;
 
-    /* The block's rows: 1/sqrt(S_ii) of this thread's four, and which are
-     * real rows of the launch that vary (1/sqrt(S_ii) = 0: constant). */
+    /* The block's rows: 1/sqrt(S_ii) of this thread's four (eight with
+     * k_row_chunks 2), and which are real rows of the launch that vary
+     * (1/sqrt(S_ii) = 0: constant). */
     cp_wait<1>();
     __syncthreads();
-    /* The thread's four rows' histogram factors k_i stay in registers for
+    /* The thread's rows' histogram factors k_i stay in registers for
      * the strip: loaded from shared memory for each row of each half, they
      * queued behind the last row's histogram increments (the load of a
      * row came after the increments of the row before), and the row's
      * products waited on them. */
-    float inv_i[4], k_i[4];
+    float inv_i[NR], k_i[NR];
     uint32_t rowbits = 0;
 #pragma unroll
-    for (int r = 0; r < 4; r++) {
-        const uint32_t rl = wm * 32 + (r >> 1) * 16 + gid + 8 * (r & 1);
+    for (int r = 0; r < NR; r++) {
+        const uint32_t rl = warp_row<NH>(wm, r, gid);
         inv_i[r] = invA[rl];
         k_i[r] = HIST ? spearman_hist_factor(inv_i[r]) : 0.0f;
         rowbits |= (uint32_t)(ti + rl < P.i1 && inv_i[r] != 0.0f) << r;
@@ -381,8 +416,8 @@ __global__ void __launch_bounds__(k_threads<KP>(), 512 / k_threads<KP>()) k_pair
     bool force = false;
     if (TOPK) {
 #pragma unroll
-        for (int r = 0; r < 4; r++) {
-            const uint32_t rl = wm * 32 + (r >> 1) * 16 + gid + 8 * (r & 1);
+        for (int r = 0; r < NR; r++) {
+            const uint32_t rl = warp_row<NH>(wm, r, gid);
             const float pre = (rowbits >> r) & 1u ? P.row_pre[(uint64_t)blockIdx.y * TILE + rl] : 1.0f;
             force |= pre <= 0.0f;
             inv_i[r] = pre > 0.0f ? __fdiv_rn(inv_i[r], pre) : 0.0f;
@@ -399,10 +434,10 @@ __global__ void __launch_bounds__(k_threads<KP>(), 512 / k_threads<KP>()) k_pair
      * 7% less time and the histogram 1% less (the tenth kernel,
      * spearman-gpu-history.txt). */
     constexpr bool AF = KW == 8;
-    uint32_t af[2][4];
+    uint32_t af[NH][4];
 #pragma unroll
-    for (int h = 0; h < 2; h++)
-        if (AF) load_a<LD>(af[h], sA, wm * 32 + h * 16 + gid, 0, tid);
+    for (int h = 0; h < NH; h++)
+        if (AF) load_a<LD>(af[h], sA, wm * 16 * NH + h * 16 + gid, 0, tid);
 
     for (uint32_t buf = 0; c < cend; c++, buf ^= 1) {
         const uint64_t tj = P.j0 + c * TILE;
@@ -419,8 +454,8 @@ __global__ void __launch_bounds__(k_threads<KP>(), 512 / k_threads<KP>()) k_pair
         __syncthreads();
 
 #pragma unroll 1
-        for (uint32_t w64 = 0; w64 < 8 / NW; w64++) {
-            const uint32_t wn = NW == 8 ? warp >> 2 : w64; /* the warp's 64 columns of the tile */
+        for (int cc = 0; cc < CC; cc++) {
+            const uint32_t wn = wn0 * CC + cc; /* the warp's 64 columns of the tile */
             /* Which of the warp's 64 columns are real and vary: lane L checks
              * columns 2 L and 2 L + 1, which are thread (L / 4, L % 4)'s
              * columns k = 2 (L / 4) and 2 (L / 4) + 1 of every thread with tid
@@ -435,15 +470,15 @@ __global__ void __launch_bounds__(k_threads<KP>(), 512 / k_threads<KP>()) k_pair
             const bool diag = P.upper && tj < ti + TILE;
             const int dj = diag ? (int)((long long)tj - (long long)ti) : 0;
 
-            /* The warp's 32 x 64 pairs in two halves of 16 rows, each from its
+            /* The warp's pairs in halves of 16 rows x 64 columns, each from its
              * products to its last append before the next: 32 sums live at a
-             * time rather than 64 leave registers for the epilogue's chains of
-             * several pairs at once.  With one step of k (kp = 32), the column
-             * fragments stay in registers for the second half. */
+             * time leave registers for the epilogue's chains of several pairs
+             * at once.  With one step of k (kp = 32), the column fragments stay
+             * in registers for the halves after the first. */
             uint32_t bk[8][2];
 #pragma unroll
-            for (int h = 0; h < 2; h++) {
-                int acc[2][8][4];
+            for (int h = 0; h < NH; h++) {
+                int acc[NH][8][4];
 #pragma unroll
                 for (int ni = 0; ni < 8; ni++)
 #pragma unroll
@@ -457,7 +492,7 @@ __global__ void __launch_bounds__(k_threads<KP>(), 512 / k_threads<KP>()) k_pair
                         for (int q = 0; q < 4; q++)
                             a[q] = af[h][q];
                     } else {
-                        load_a<LD>(a, sA, wm * 32 + h * 16 + gid, ks, tid);
+                        load_a<LD>(a, sA, wm * 16 * NH + h * 16 + gid, ks, tid);
                     }
 #pragma unroll
                     for (int ni = 0; ni < 8; ni++) {
@@ -469,7 +504,7 @@ __global__ void __launch_bounds__(k_threads<KP>(), 512 / k_threads<KP>()) k_pair
                         mma_s8(acc[h][ni], a, bk[ni][0], bk[ni][1]);
                     }
                 }
-                const tile_pairs T{acc};
+                const tile_pairs<NH> T{acc};
                 uint32_t ns;
                 float score;
                 if (((rowbits >> (2 * h)) & 3u) == 3u && (b0 & b1) == FULL && !diag)
@@ -490,9 +525,12 @@ __global__ void __launch_bounds__(k_threads<KP>(), 512 / k_threads<KP>()) k_pair
                     if (lane == 0) atomicAdd(&P.cnt[3], 1ull);
 #pragma unroll
                     for (int r = 2 * h; r < 2 * h + 2; r++) {
-                        const uint32_t rl = wm * 32 + (r >> 1) * 16 + gid + 8 * (r & 1);
+                        const uint32_t rl = warp_row<NH>(wm, r, gid);
                         const long long sii = siiA[rl];
                         const float2 hkr = make_float2(k_i[r], -ACC0F * k_i[r]);
+                        /* with the histogram, from shared memory: the screen does
+                         * not need it, and this look is rare */
+                        const float ir = HIST ? invA[rl] : inv_i[r];
 #pragma unroll
                         for (int k = 0; k < 16; k++) {
                             const uint32_t cl = wn * 64 + (k >> 1) * 8 + tid * 2 + (k & 1);
@@ -500,7 +538,7 @@ __global__ void __launch_bounds__(k_threads<KP>(), 512 / k_threads<KP>()) k_pair
                                            ((((k & 1) ? b1 : b0) >> ((k >> 1) * 4 + tid)) & 1u) &&
                                            !(diag && (int)cl + dj <= (int)rl);
                             const int32_t s = T.s(r, k);
-                            const float a = fabsf(__fmul_rn(__fmul_rn(T.f(r, k), inv_i[r]), invj[k]));
+                            const float a = fabsf(__fmul_rn(__fmul_rn(T.f(r, k), ir), invj[k]));
                             /* a certain keep as the screen counted it (the band
                              * screen with the histogram: by |u|) */
                             const bool certain =
