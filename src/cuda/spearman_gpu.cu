@@ -335,9 +335,9 @@ template <int KP> __host__ __device__ constexpr uint32_t k_threads() { return KP
  * rows' fragments and factors take 168 registers a thread, so three blocks
  * an SM rather than four (with four, the spills cost more than the loads
  * saved); 5% less time at 2,000,000 rows.  Not for the band screen:
- * its four halves unrolled outgrow the instruction cache (69% more
- * time), and looping over its two chunks cost more than the loads saved
- * (5% more).  Nor without the histogram, where the loads are not what
+ * its four halves unrolled took 69% more time (most likely its code
+ * outgrew the instruction cache), and looping over its two chunks cost
+ * more than the loads saved (5% more).  Nor without the histogram, where the loads are not what
  * bounds the kernel (6% more).  One-off A/Bs in
  * bench/results/spearman-gpu-history.txt. */
 template <int KP, bool HIST, bool MAX> __host__ __device__ constexpr int k_row_chunks()
