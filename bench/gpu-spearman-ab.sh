@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Kernel variants side by side in one call: each --variant NAME=FILE is the
 # working tree with --file (default src/cuda/spearman_gpu.cu) replaced by
-# FILE (NAME=tree: the working tree as it is), built on its own (the
+# FILE (a variant named tree, as in tree=., is the working tree as it
+# is, whatever FILE says), built on its own (the
 # fcbo-dist target, all builds at once), then every variant runs every mode
 # on the same matrix (`gen counts --rows N --cols 30 --groups 50 --seed 1`),
 # the variants taking turns within each repetition so that a drift of the
@@ -37,11 +38,11 @@ while [ $# -gt 0 ]; do
     --file) FILE=$2; shift 2;; --rows) ROWS=$2; shift 2;; --modes) MODES=$2; shift 2;;
     --reps) REPS=$2; shift 2;; --backend) BACKEND=$2; shift 2;; --cuda-arch) ARCH=$2; shift 2;;
     --csv) CSV=$2; shift 2;; --keep) KEEP=$2; shift 2;; --cmake-args) CMARGS=$2; shift 2;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0;;
+    -h|--help) sed -n '2,23p' "$0"; exit 0;;
     *) die "unknown option $1";;
   esac
 done
-[ ${#NAMES[@]} -gt 0 ] || die "no --variant (NAME=tree is the working tree as it is)"
+[ ${#NAMES[@]} -gt 0 ] || die "no --variant (tree=. is the working tree as it is)"
 [ -f "$root/$FILE" ] || die "--file $FILE is not a file of the working tree"
 [[ $ROWS =~ ^[0-9]+$ && $ROWS -ge 2 ]] || die "--rows wants a count of at least 2, got '$ROWS'"
 [[ $REPS =~ ^[0-9]+$ && $REPS -ge 1 ]] || die "--reps wants a positive count, got '$REPS'"
