@@ -47,8 +47,7 @@ done
 [[ $ROWS =~ ^[0-9]+$ && $ROWS -ge 2 ]] || die "--rows wants a count of at least 2, got '$ROWS'"
 [[ $REPS =~ ^[0-9]+$ && $REPS -ge 1 ]] || die "--reps wants a positive count, got '$REPS'"
 for mode in $MODES; do
-  case $mode in p1e-12|p1e-12-nohist|count-only-p1e-12|count-only|top-k10) ;;
-    *) die "unknown mode $mode";; esac
+  spearman_mode_args "$mode" . || die "unknown mode $mode"
 done
 for i in "${!NAMES[@]}"; do
   n=${NAMES[$i]} s=${SRCS[$i]}
@@ -86,14 +85,8 @@ echo "# built ${#NAMES[@]} variants in $(( $(date +%s) - t0 )) s; $MACHINE" >&2
 
 # variant mode -> "pass1_s selected", or nothing when the run failed
 one() {
-  local args=(--count-only)
-  case $2 in
-    p1e-12) args=(--pvalue 1e-12 -o "$tmp/out" --force);;
-    p1e-12-nohist) args=(--pvalue 1e-12 --no-histogram -o "$tmp/out" --force);;
-    count-only-p1e-12) args=(--count-only --pvalue 1e-12);;
-    top-k10) args=(--top-k 10 -o "$tmp/out" --force);;
-  esac
-  "$tmp/build-$1/fcbo-dist" spearman "$tmp/m.npy" "${args[@]}" --backend "$BACKEND" --stats > "$tmp/out.txt" 2>&1 < /dev/null ||
+  spearman_mode_args "$2" "$tmp/out"
+  "$tmp/build-$1/fcbo-dist" spearman "$tmp/m.npy" "${SPEARMAN_ARGS[@]}" --backend "$BACKEND" --stats > "$tmp/out.txt" 2>&1 < /dev/null ||
     { echo "failed: $1 $2: $(tail -2 "$tmp/out.txt")" >&2; rm -rf "$tmp/out"; return; }
   rm -rf "$tmp/out"
   local p sel

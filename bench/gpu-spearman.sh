@@ -36,8 +36,7 @@ while [ $# -gt 0 ]; do
   esac
 done
 for mode in $MODES; do
-  case $mode in p1e-12|p1e-12-nohist|count-only-p1e-12|count-only|top-k10) ;;
-    *) echo "bench/gpu-spearman.sh: unknown mode $mode" >&2; exit 2;; esac
+  spearman_mode_args "$mode" . || { echo "bench/gpu-spearman.sh: unknown mode $mode" >&2; exit 2; }
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0 FD_GPU_VERBOSE=1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
@@ -47,12 +46,9 @@ row() { echo "$1,$2,$3,30,$4,$5,$6,$7,$8,$9,${10},${11},\"$MACHINE\",$(date -u +
 
 # N backend ranks mode
 one() {
-  local N=$1 be=$2 np=$3 mode=$4 launch=() args=(--count-only)
+  local N=$1 be=$2 np=$3 mode=$4 launch=() args
   [ "$np" -gt 1 ] && launch=(mpirun -np "$np" --bind-to none)
-  [ "$mode" = p1e-12 ] && args=(--pvalue 1e-12 -o "$tmp/out" --force)
-  [ "$mode" = p1e-12-nohist ] && args=(--pvalue 1e-12 --no-histogram -o "$tmp/out" --force)
-  [ "$mode" = count-only-p1e-12 ] && args=(--count-only --pvalue 1e-12)
-  [ "$mode" = top-k10 ] && args=(--top-k 10 -o "$tmp/out" --force)
+  spearman_mode_args "$mode" "$tmp/out"; args=("${SPEARMAN_ARGS[@]}")
   local t0 t1; t0=$(date +%s.%N)
   "${launch[@]}" "$BIN" spearman "$tmp/m$N.npy" "${args[@]}" --backend "$be" --stats 2> "$tmp/err" < /dev/null ||
     { echo "failed: $be np=$np $mode: $(tail -3 "$tmp/err")" >&2; return; }

@@ -337,8 +337,8 @@ template <int KP> __host__ __device__ constexpr uint32_t k_threads() { return KP
  * saved); 5% less time at 2,000,000 rows.  Not for the band screen:
  * its four halves unrolled took 69% more time (most likely its code
  * outgrew the instruction cache), and looping over its two chunks cost
- * more than the loads saved (5% more).  Nor without the histogram, where the loads are not what
- * bounds the kernel (6% more).  One-off A/Bs in
+ * more than the loads saved (5% more).  Nor without the histogram, where
+ * the loads are not what bounds the kernel (6% more).  One-off A/Bs in
  * bench/results/spearman-gpu-history.txt. */
 template <int KP, bool HIST, bool MAX> __host__ __device__ constexpr int k_row_chunks()
 {
@@ -437,7 +437,7 @@ __global__ void __launch_bounds__(k_threads<KP>(), k_min_blocks<KP, HIST, MAX>()
     uint32_t af[NH][4];
 #pragma unroll
     for (int h = 0; h < NH; h++)
-        if (AF) load_a<LD>(af[h], sA, wm * 16 * NH + h * 16 + gid, 0, tid);
+        if (AF) load_a<LD>(af[h], sA, warp_row<NH>(wm, 2 * h, gid), 0, tid);
 
     for (uint32_t buf = 0; c < cend; c++, buf ^= 1) {
         const uint64_t tj = P.j0 + c * TILE;
@@ -492,7 +492,7 @@ __global__ void __launch_bounds__(k_threads<KP>(), k_min_blocks<KP, HIST, MAX>()
                         for (int q = 0; q < 4; q++)
                             a[q] = af[h][q];
                     } else {
-                        load_a<LD>(a, sA, wm * 16 * NH + h * 16 + gid, ks, tid);
+                        load_a<LD>(a, sA, warp_row<NH>(wm, 2 * h, gid), ks, tid);
                     }
 #pragma unroll
                     for (int ni = 0; ni < 8; ni++) {
