@@ -1,10 +1,11 @@
 #!/usr/bin/env bash
 # compute-sanitizer over the CUDA spearman backend on a small zero-inflated
 # matrix (700 x 30, constant and equal rows): memcheck, racecheck,
-# synccheck and initcheck, for --pvalue (pairs written), --fdr (pairs
-# back to the host undecided) and --top-k (per-row thresholds), with each
-# screen of the kernel's common path (FD_GPU_SCREEN; --top-k always takes
-# the max screen).  A non-zero status from a tool is a finding.
+# synccheck and initcheck, for --pvalue (pairs written), --fdr (its own
+# kernel bins x in pass 1: shared window, queues) and --top-k (per-row
+# thresholds), with each screen of the kernel's common path
+# (FD_GPU_SCREEN; --top-k and --fdr's pass 1 ignore it).  A non-zero
+# status from a tool is a finding.
 # Results: bench/results/spearman-gpu-sanitizer.txt.
 #
 #   bench/gpu-spearman-sanitizer.sh [--bin PATH] [--out DIR] [--sels "pvalue fdr topk"]   (full reports in DIR)
@@ -14,7 +15,7 @@ BIN=$here/../build/fcbo-dist; OUT=${TMPDIR:-/tmp}/fd-sanitizer-spearman; SELS="p
 while [ $# -gt 0 ]; do
   case $1 in
     --bin) BIN=$2; shift 2;; --out) OUT=$2; shift 2;; --sels) SELS=$2; shift 2;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0;;
     *) echo "bench/gpu-spearman-sanitizer.sh: unknown option $1" >&2; exit 2;;
   esac
 done

@@ -1,18 +1,20 @@
 #!/usr/bin/env bash
 # Spearman on the GPU: `fcbo-dist spearman --backend cuda` on zero-inflated
 # count matrices (`gen counts`, 30 columns, 50 row groups) of --sizes rows,
-# on 1 GPU and, where the machine has two, on 2 ranks; in four modes:
+# on 1 GPU and, where the machine has two, on 2 ranks; in the modes:
 # count-only-p1e-12 (--count-only --pvalue 1e-12: one pass, histogram and
 # count), p1e-12 (--pvalue 1e-12 -o DIR: the count pass, which keeps the
 # selected pairs, then their writing), p1e-12-nohist (the same with
 # --no-histogram; not in the default --modes), count-only (--count-only at the
-# default p <= 0.05, where 5% of all pairs are selected) and top-k10 (--top-k
-# 10 -o DIR: every ordered pair, N (N - 1); not in the default --modes).  Side by side in
-# the same call:
+# default p <= 0.05, where 5% of all pairs are selected), count-only-fdr
+# (--count-only --fdr 0.05: pass 1 bins those 5% by x, then the cutoff's
+# collecting pass; not in the default --modes) and top-k10 (--top-k 10 -o
+# DIR: every ordered pair, N (N - 1); not in the default --modes).  Side by
+# side in the same call:
 # the CPU backend on every core at --cpu-rows rows (it needs minutes for
 # millions), and the peer a user would write in torch on the same GPU
 # (bench/spearman_torch_peer.py) at the first size.  compute_s is pass 1
-# plus the write (or pass 2) from --stats (load and output setup
+# plus the FDR cutoff and the write (or pass 2) from --stats (load and output setup
 # excluded; wall_s has everything).  Appends to bench/results/spearman-gpu.csv.
 #
 #   bench/gpu-spearman.sh [--sizes "2000000"] [--modes "count-only-p1e-12 p1e-12 count-only"]
@@ -31,7 +33,7 @@ while [ $# -gt 0 ]; do
     --sizes) SIZES=$2; shift 2;; --cpu-rows) CPUROWS=$2; shift 2;; --bin) BIN=$2; shift 2;;
     --modes) MODES=$2; shift 2;; --gpus) GPUS=$2; shift 2;;
     --csv) CSV=$2; shift 2;; --no-torch) TORCH=0; shift;;
-    -h|--help) sed -n '2,19p' "$0"; exit 0;;
+    -h|--help) sed -n '2,21p' "$0"; exit 0;;
     *) echo "bench/gpu-spearman.sh: unknown option $1" >&2; exit 2;;
   esac
 done
@@ -56,9 +58,11 @@ one() {
   local pairs=$((N * (N - 1) / 2)) sel load c wall
   [ "$mode" = top-k10 ] && pairs=$((N * (N - 1)))
   sel=$(sed -n 's/^\([0-9]*\) of .*/\1/p' "$tmp/err")
-  load=$(sed -n 's/^load \([0-9.]*\) s, pass 1 (count) \([0-9.]*\) s, [a-z0-9 ()]* \([0-9.]*\) s/\1/p' "$tmp/err")
-  c=$(sed -n 's/^load \([0-9.]*\) s, pass 1 (count) \([0-9.]*\) s, [a-z0-9 ()]* \([0-9.]*\) s/\2 \3/p' "$tmp/err" |
-      awk '{printf "%.3f", $1 + $2}')
+  # --stats: "load L s, pass 1 (count) P s, [FDR cutoff F s, ]pass 2 (write) W s":
+  # load is L, compute the sum of the others
+  read -r load c < <(awk '/^load [0-9.]* s, pass 1/ { n = 0; t = 0
+      for (i = 1; i < NF; i++) if ($(i + 1) ~ /^s,?$/) { if (n++ == 0) l = $i; else t += $i }
+      printf "%s %.3f\n", l, t }' "$tmp/err")
   wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b - a}')
   row fcbo-dist "$mode" "$N" "$pairs" "$be" "$np" "$load" "$c" "$wall" \
       "$(awk -v p="$pairs" -v s="$c" 'BEGIN{printf "%.4g", p / s}')" "$sel"

@@ -25,12 +25,14 @@ build_cu() {
 # The `fcbo-dist spearman` options of a bench mode into the array
 # SPEARMAN_ARGS, the modes that write writing into OUT:
 # spearman_mode_args MODE OUT; status 1 for an unknown mode.  The modes:
-# count-only (p <= 0.05), count-only-p1e-12, p1e-12 and p1e-12-nohist (-o
-# OUT) and top-k10 (--top-k 10 -o OUT).
+# count-only (p <= 0.05), count-only-p1e-12, count-only-fdr (--fdr 0.05:
+# pass 1 bins every pair with p <= 0.05 by x, then the cutoff's collecting
+# pass), p1e-12 and p1e-12-nohist (-o OUT) and top-k10 (--top-k 10 -o OUT).
 spearman_mode_args() {
   case $1 in
     count-only) SPEARMAN_ARGS=(--count-only);;
     count-only-p1e-12) SPEARMAN_ARGS=(--count-only --pvalue 1e-12);;
+    count-only-fdr) SPEARMAN_ARGS=(--count-only --fdr 0.05);;
     p1e-12) SPEARMAN_ARGS=(--pvalue 1e-12 -o "$2" --force);;
     p1e-12-nohist) SPEARMAN_ARGS=(--pvalue 1e-12 --no-histogram -o "$2" --force);;
     top-k10) SPEARMAN_ARGS=(--top-k 10 -o "$2" --force);;

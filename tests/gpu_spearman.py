@@ -74,7 +74,11 @@ for n, rows in [(7, 600), (30, 5000), (64, 1500), (90, 1100), (128, 900), (200, 
     be = "cuda" if n <= 128 else "cpu"
     for sel in (["--pvalue", "0.05"], ["--pvalue", "1e-6"], ["--rho", "0.4123"], ["--rho", "0.5"],
                 ["--count-only"], ["--count-only", "--rho", "0.3"], ["--fdr", "0.05"],
-                ["--pvalue", "1e-6", "--no-histogram"], ["--count-only", "--no-histogram"]):
+                ["--pvalue", "1e-6", "--no-histogram"], ["--count-only", "--no-histogram"],
+                # --fdr's pass 1 bins x on the GPU, from |u| or from |rho|;
+                # at 0.5 half the pairs are kept, and the warps' queues of
+                # bins for double overflow into the closer look
+                ["--fdr", "0.05", "--no-histogram"], ["--count-only", "--fdr", "0.5"]):
         same("n=%d rows=%d %s" % (n, rows, " ".join(sel)), [src] + sel, be)
     for k in ("1", "3", "40"):
         same("n=%d --top-k %s" % (n, k), [src, "--top-k", k], be)

@@ -8,7 +8,9 @@
  *    (as the GPU's per-row screen feeds them), ties broken by j;
  *  - p-values against values from scipy, and x_crit as the exact boundary;
  *  - the GPU epilogue's certain decisions (spearman_decide.h, float bounds
- *    and double) against the exact test, at and around the boundary;
+ *    and double) against the exact test, at and around the boundary, and
+ *    its bins of x for --fdr (from double, and from float within the
+ *    kernel's rounding) against the host's, around the bin edges;
  *  - the histogram's factor k_i (spearman_hist.h): 1.5 2^23 k_i a float,
  *    as the GPU's fused product needs, and k_i within 2^-22 + 2^-24 of 1000 times
  *    1/sqrt(S_ii); the bin against 1000 rho in double. */
@@ -335,6 +337,81 @@ static void test_hist(void)
     CHECK(bad_bin == 0, "histogram bin: off floor(1000 rho) + 1000 %d times", bad_bin);
 }
 
+/* --fdr's bin of x on the GPU (spearman_decide_xbin) against
+ * spearman_xbin of pair_x, the host's: equal wherever the GPU claims one,
+ * around the bin edges too, and left to the host only rarely. */
+static void test_xbin(void)
+{
+    fd_rng rng = {5};
+    uint64_t decided = 0, left = 0, random_left = 0, random_all = 0, fdecided = 0, ftried = 0;
+    const uint32_t ns[] = {7, 30, 64, 128};
+    const double alphas[] = {0.05, 1e-4, 0.5, 1};
+    for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++)
+        for (size_t ai = 0; ai < sizeof alphas / sizeof *alphas; ai++) {
+            const uint32_t n = ns[ni];
+            spearman_acc acc = {0};
+            acc.xbins = 1u << 16;
+            acc.xscale = acc.xbins / (alphas[ai] < 1 ? spearman_x_crit(alphas[ai], (int)n - 2) : 1.0);
+            for (int rep = 0; rep < 20000; rep++) {
+                /* S_ii of rank rows with ties: any integer up to n(n^2-1)/3 */
+                const int64_t top = (int64_t)n * ((int64_t)n * n - 1) / 3;
+                const int64_t sii = 2 + (int64_t)(fd_rng_unif(&rng) * (double)(top - 1));
+                const int64_t sjj = 2 + (int64_t)(fd_rng_unif(&rng) * (double)(top - 1));
+                const double p = (double)sii * (double)sjj, lim = floor(sqrt(p));
+                int32_t cand[4];
+                cand[0] = (int32_t)llround((2 * fd_rng_unif(&rng) - 1) * lim);
+                /* the S nearest an edge between two bins, and its neighbours */
+                const double edge = floor(fd_rng_unif(&rng) * acc.xbins) / acc.xscale;
+                const int32_t s0 = (int32_t)llround(sqrt(fmax(0, p * (1 - edge))));
+                for (int d = -1; d <= 1; d++) cand[2 + d] = s0 + d;
+                for (int c = 0; c < 4; c++) {
+                    const int32_t s = cand[c];
+                    if ((double)s * s > p) continue;
+                    const int b = spearman_decide_xbin(s, sii, sjj, acc.xscale, (int)acc.xbins);
+                    const int want = spearman_xbin(&acc, pair_x(s, sii, sjj));
+                    /* from float: |rho| as the kernel forms it, and moved
+                     * by the 3e-7 of itself that the bound allows */
+                    const float ri = (float)(1 / sqrt((double)sii)), rj = (float)(1 / sqrt((double)sjj));
+                    const float a0 = ((float)abs(s) * ri) * rj;
+                    const float as[3] = {a0, a0 * (1 - 3e-7f), a0 * (1 + 3e-7f)};
+                    /* and 1000 |rho|, as the histogram's u, within its 5e-7 */
+                    const double u0 = 1000 * fabs((double)s) / sqrt((double)sii * (double)sjj);
+                    const float us[3] = {(float)u0, (float)(u0 * (1 - 5e-7)), (float)(u0 * (1 + 5e-7))};
+                    for (int m = 0; m < 6; m++) {
+                        const float xs = (float)acc.xscale;
+                        const int bf = m < 3 ? spearman_decide_xbin_f(as[m], xs, xs, (int)acc.xbins, 3e-7f)
+                                             : spearman_decide_xbin_f(us[m - 3], xs, (float)(acc.xscale * 1e-6),
+                                                                      (int)acc.xbins, 5e-7f);
+                        ftried++;
+                        if (bf < 0) continue;
+                        fdecided++;
+                        CHECK(bf == want, "x bin from float (%s): %d, host %d (s=%d sii=%lld sjj=%lld xscale=%.17g)",
+                              m < 3 ? "rho" : "u", bf, want, (int)s, (long long)sii, (long long)sjj, acc.xscale);
+                    }
+                    /* At --fdr 1, xscale is 2^16 and small S_ii S_jj
+                     * put x xscale on integers often: no rarity there. */
+                    if (c == 0 && alphas[ai] < 1) random_all++, random_left += b < 0;
+                    if (b < 0) {
+                        left++;
+                        continue;
+                    }
+                    decided++;
+                    CHECK(b == want, "x bin: GPU %d, host %d (s=%d sii=%lld sjj=%lld xscale=%.17g)", b, want, (int)s,
+                          (long long)sii, (long long)sjj, acc.xscale);
+                }
+            }
+        }
+    /* x = 1/2 exactly (S = 2, S_ii S_jj = 8) lies on the edge of bin 2^15
+     * at xscale 2^16: the host's bin is not certain there. */
+    CHECK(spearman_decide_xbin(2, 2, 4, 65536.0, 65536) == -1, "an exact bin edge left to the host");
+    /* float settles most (a margin grown wide would fail here) */
+    CHECK(fdecided * 10 > ftried * 8, "x bins from float: %llu of %llu", (unsigned long long)fdecided,
+          (unsigned long long)ftried);
+    CHECK(decided > 600000 && random_left * 100000 < random_all,
+          "x bins: %llu decided, %llu left to the host (%llu of %llu random pairs)", (unsigned long long)decided,
+          (unsigned long long)left, (unsigned long long)random_left, (unsigned long long)random_all);
+}
+
 int main(void)
 {
     test_ranks();
@@ -343,5 +420,6 @@ int main(void)
     test_pvalues();
     test_decide();
     test_hist();
+    test_xbin();
     return t_report();
 }

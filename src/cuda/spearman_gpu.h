@@ -7,9 +7,10 @@
  * rectangle of pairs, S_ij = sum_k a_ik a_jk, on the int8 tensor cores
  * (mma.sync m16n8k32, exact int32 sums) and, in the same kernel while the
  * sums are in registers: counts the pairs both of whose rows vary, fills
- * the rho histogram, and decides the selection where double precision
- * decides it beyond doubt; the few pairs near the boundary go back to the
- * host undecided, with S_ij, for the exact test of tile.c.  No tile of the
+ * the rho histogram, and decides the selection (and --fdr's bin of x)
+ * where double precision decides it beyond doubt; the few pairs near a
+ * boundary go back to the host undecided, with S_ij, for the exact test
+ * of tile.c.  No tile of the
  * N x N matrix is ever stored. */
 #ifndef FD_SPEARMAN_GPU_H
 #define FD_SPEARMAN_GPU_H
@@ -62,7 +63,11 @@ typedef struct spearman_gpu_sel {
     float pre;                   /* the float prefilter, as spearman_sel */
     int hist;                    /* fill the rho histogram */
     int emit;                    /* pairs kept for certain come back too (they are written) */
-    int host_all;                /* every pair that may be kept comes back undecided (the host bins its x) */
+    /* --fdr's pass 1: bin each kept pair's x = 1 - rho^2 (out->xhist:
+     * xbins bins, spearman_xbin with xscale); a pair whose bin the device
+     * cannot tell for certain comes back undecided.  0: no bins. */
+    uint32_t xbins;
+    double xscale;
     uint64_t emit_cap;           /* 0, or emit only while at most this many pairs come back (see emit_dropped) */
     /* Mode 'k' (--top-k): per row i0 + r of the launch, the |rho| below
      * which its pairs do not matter (0: all of them matter); every pair at
@@ -84,6 +89,7 @@ typedef struct spearman_gpu_out {
     uint64_t pairs;              /* pairs both of whose rows vary */
     uint64_t selected;           /* of which kept for certain */
     const unsigned long long *hist; /* SPEARMAN_HIST_BINS counts (spearman_hist.h), or NULL (none asked, or no rows) */
+    const unsigned long long *xhist; /* sel->xbins counts of the pairs in selected, or NULL (none asked, or none) */
     spearman_gpu_pair *rec;      /* pinned, owned by the engine; both valid until the next call */
     int emit_dropped;            /* over emit_cap: the launch ran again without emitting (only undecided
                                     pairs came back; the counts are whole) */

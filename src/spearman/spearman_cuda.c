@@ -181,7 +181,7 @@ static fd_status cuda_topk(cuda_state *c, const spearman_mat *x, uint64_t i0, ui
         /* thr rounds the weakest |rho| to float: 1e-5 below it is safely
          * below the exact value (tile.c's fast kernel uses the same). */
         for (uint32_t r = 0; r < rows; r++) c->pre[r] = t->thr[i0 + r - t->i0] * (1 - 1e-5f);
-        const spearman_gpu_sel gs = {'k', 0, 0, 0, 0, 0, 0, 0, 0, c->pre};
+        const spearman_gpu_sel gs = {.mode = 'k', .row_pre = c->pre};
         FD_TRY(spearman_gpu_rect(c->g, i0, i1, a, b, 0, &gs, o));
         acc->pairs += o->pairs - (t->same ? diagonal_pairs(x, i0, i1, a, b) : 0);
         const double t0 = fd_now();
@@ -211,15 +211,24 @@ static fd_status cuda_rect(void *state, const spearman_mat *x, const spearman_ma
     if (acc->topk) return cuda_topk(c, x, i0, i1, j0, j1, acc);
     /* Keeping pairs in pass 1, a launch emits no more than the room left. */
     const uint64_t room = acc->keep_cap > acc->nout ? acc->keep_cap - acc->nout : 1;
-    const spearman_gpu_sel gs = {sel->mode,         sel->q,           sel->x_lo,           sel->x_hi,
-                                 sel->pre,          acc->hist != NULL, acc->out != NULL,   acc->xhist != NULL,
-                                 acc->keep_cap ? room : 0, NULL};
+    const spearman_gpu_sel gs = {.mode = sel->mode,
+                                 .q = sel->q,
+                                 .x_lo = sel->x_lo,
+                                 .x_hi = sel->x_hi,
+                                 .pre = sel->pre,
+                                 .hist = acc->hist != NULL,
+                                 .emit = acc->out != NULL,
+                                 .xbins = acc->xhist ? acc->xbins : 0,
+                                 .xscale = acc->xscale,
+                                 .emit_cap = acc->keep_cap ? room : 0};
     FD_TRY(spearman_gpu_rect(c->g, i0, i1, j0, j1, upper, &gs, o));
     if (o->emit_dropped) acc->keep_over = 1;
     acc->pairs += o->pairs;
     acc->selected += o->selected;
     if (acc->hist && o->hist)
         for (int b = 0; b < SPEARMAN_HIST_BINS; b++) acc->hist[b] += o->hist[b];
+    if (acc->xhist && o->xhist)
+        for (uint32_t b = 0; b < acc->xbins; b++) acc->xhist[b] += o->xhist[b];
     for (uint64_t k = 0; k < o->nrec; k++) {
         const spearman_gpu_pair *q = &o->rec[k];
         spearman_acc_take(x, y, sel, acc, q->i, q->j, q->s, (int)q->keep);

@@ -27,6 +27,16 @@
 #else
 #define FD_DECIDE_FN static inline
 #endif
+/* float products and differences rounded one by one (nvcc would fuse them) */
+#ifdef __CUDA_ARCH__
+#define FD_FMUL(a, b) __fmul_rn(a, b)
+#define FD_FADD(a, b) __fadd_rn(a, b)
+#define FD_FSUB(a, b) __fsub_rn(a, b)
+#else
+#define FD_FMUL(a, b) ((a) * (b))
+#define FD_FADD(a, b) ((a) + (b))
+#define FD_FSUB(a, b) ((a) - (b))
+#endif
 
 enum { SPEARMAN_DROP = 0, SPEARMAN_UNDECIDED = 1, SPEARMAN_KEEP = 2 };
 
@@ -45,6 +55,49 @@ FD_DECIDE_FN int spearman_decide(int mode, double q, double x_lo, double x_hi, i
     if (d > 1e-9 * p) return SPEARMAN_KEEP;
     if (d < -1e-9 * p) return SPEARMAN_DROP;
     return SPEARMAN_UNDECIDED;
+}
+
+/* The --fdr bin of a kept pair's x, as spearman_xbin (tile.c) gives it for
+ * pair_x: min(max(floor(x xscale), 0), xbins - 1), or -1 where the bin is
+ * not certain.  pair_x divides in 80 bits and rounds to double (two
+ * roundings, within 2^-53 + 2^-64 of x); here the exact integers divide
+ * in double (one rounding, 2^-53), and each side rounds its product by
+ * xscale once more (2^-53).  The two values of x xscale are thus within
+ * 5 2^-53 of it, under 4e-11 below 2^16 bins: 1e-9 from an edge between
+ * two bins, both floor to the same one.  About 2e-9 of the pairs fall
+ * nearer; the host bins them. */
+FD_DECIDE_FN int spearman_decide_xbin(int32_t s, int64_t sii, int64_t sjj, double xscale, int xbins)
+{
+    const int64_t pint = sii * sjj;
+    const double b = (double)(pint - (int64_t)s * s) / (double)pint * xscale;
+    if (b <= 1 - 1e-9) return 0;
+    if (b >= xbins - 1 + 1e-9) return xbins - 1;
+    const double f = floor(b);
+    if (b - f < 1e-9 || f + 1 - b < 1e-9) return -1;
+    return (int)f;
+}
+
+/* The same bin from a float a = c |rho| within rel of itself (c = 1: the
+ * kernel's |rho|, |S| times the two 1/sqrt(S_jj) of rankmat.c, rel 3e-7;
+ * c = 1000: the histogram's |u|, rel 5e-7, spearman_hist.h), with xs =
+ * (float)xscale and xa = (float)(xscale / c^2), or -1 where float does not
+ * settle it (then spearman_decide_xbin).  u = xa a^2 is within 2 rel +
+ * 1.8e-7 of xscale rho^2 (three roundings), and b = xs - u within 1.2e-7
+ * of xs (xs rounded, the subtraction) plus that: a margin of (4 rel +
+ * 4e-7) u + 2e-7 xs (and 1e-6 for the host's double) leaves the bin
+ * certain.  It is a few hundredths of a bin at the rho of most kept pairs,
+ * so that some 1 in 10 needs the division in double.  Every product and
+ * sum is rounded on its own (no fused multiply-add), so that the kernel's
+ * screen and its closer look, which both ask, get the same answer. */
+FD_DECIDE_FN int spearman_decide_xbin_f(float a, float xs, float xa, int xbins, float rel)
+{
+    const float u = FD_FMUL(xa, FD_FMUL(a, a)), b = FD_FSUB(xs, u);
+    const float e = FD_FADD(FD_FADD(FD_FMUL(4 * rel + 4e-7f, u), FD_FMUL(2e-7f, xs)), 1e-6f);
+    if (b <= 1 - e) return 0;
+    if (b >= (float)(xbins - 1) + e) return xbins - 1;
+    const float f = floorf(b);
+    if (b - f < e || f + 1 - b < e) return -1;
+    return (int)f;
 }
 
 /* Whether the float keep bound may be used: below q = 1e-6 its margin is

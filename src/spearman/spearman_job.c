@@ -542,7 +542,9 @@ static void print_summary(const job *jb, const h5part_rank *reps)
         fprintf(stderr, "resumed: %llu of %llu tile records were done by earlier runs\n",
                 (unsigned long long)jb->resumed, (unsigned long long)jb->recs.n);
     if (!o->stats) return;
-    fprintf(stderr, "load %.3f s, pass 1 (count) %.3f s, %s %.3f s\n", jb->load_s, jb->pass1_s,
+    fprintf(stderr, "load %.3f s, pass 1 (count) %.3f s, ", jb->load_s, jb->pass1_s);
+    if (o->mode == 'f') fprintf(stderr, "FDR cutoff %.3f s, ", jb->fdr_s);
+    fprintf(stderr, "%s %.3f s\n",
             jb->keep_pairs && !atomic_load(&jb->kept_over) ? "write (pairs kept by pass 1)" : "pass 2 (write)",
             jb->pass2_s);
     h5part_print_ranks(stderr, "pairs", "tiles", reps, jb->mpi.size);
@@ -587,7 +589,11 @@ fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
         if (local == FD_ERR_MPI) { st = local; goto done; }
         st = fd_mpi_agree(local, NULL);
         if (st == FD_OK) st = reduce_counts(&jb);
-        if (st == FD_OK && o->mode == 'f') st = spearman_ckpt_fdr(&jb);
+        if (st == FD_OK && o->mode == 'f') {
+            t = fd_now();
+            st = spearman_ckpt_fdr(&jb);
+            jb.fdr_s = fd_now() - t;
+        }
         if (st == FD_OK) st = check_output_size(&jb);
         /* Every rank reaches the same verdict; one message is enough. */
         if (st != FD_ERR_MPI) st = fd_mpi_agree(st, NULL);

@@ -90,7 +90,7 @@ typedef struct {
     double *xs;
     size_t nxs, capxs;
     double fdr_cut[2];            /* the x range of spearman_sel_x that the cutoff chose */
-    double t0, load_s, pass1_s, pass2_s;
+    double t0, load_s, pass1_s, fdr_s, pass2_s; /* fdr_s: --fdr's cutoff (its collecting pass) */
     /* Checkpoints (-o with --checkpoint-seconds > 0): every thread writes
      * its results to segments of its own; NULL when off. */
     ckpt *ck;
