@@ -425,15 +425,15 @@ template <int KP> __host__ __device__ constexpr uint32_t k_threads() { return KP
  * more than the loads saved (5% more).  Nor without the histogram, where
  * the loads are not what bounds the kernel (6% more).  One-off A/Bs in
  * bench/results/spearman-gpu-history.txt. */
-template <int KP, bool HIST, bool MAX, bool XB> __host__ __device__ constexpr int k_row_chunks()
+template <int KP, bool HIST, bool MAX> __host__ __device__ constexpr int k_row_chunks()
 {
-    return KP <= 96 && HIST && MAX && !XB ? 2 : 1;
+    return KP <= 96 && HIST && MAX ? 2 : 1;
 }
 /* XB: at kp = 32 three blocks fit beside their windows and queues (68 KB
  * each). */
 template <int KP, bool HIST, bool MAX, bool XB> __host__ __device__ constexpr int k_min_blocks()
 {
-    return k_row_chunks<KP, HIST, MAX, XB>() == 2 || (XB && KP <= 96) ? 3 : 512 / k_threads<KP>();
+    return k_row_chunks<KP, HIST, MAX>() == 2 || (XB && KP <= 96) ? 3 : 512 / k_threads<KP>();
 }
 
 /* A block takes one tile of 128 rows (blockIdx.y) and a strip of P.strip
@@ -481,7 +481,7 @@ __global__ void __launch_bounds__(k_threads<KP>(), k_min_blocks<KP, HIST, MAX, X
     const uint32_t warp = t >> 5, lane = t & 31u, gid = lane >> 2, tid = lane & 3u;
     /* The warp's rows and columns of the tile: NH halves of 16 rows of
      * row group wm against CC chunks of 64 columns from wn0 CC. */
-    constexpr int NH = 2 * k_row_chunks<KP, HIST, MAX, XB>(), NR = 2 * NH, RG = 8 / NH, CC = 16 / (NW * NH);
+    constexpr int NH = 2 * k_row_chunks<KP, HIST, MAX>(), NR = 2 * NH, RG = 8 / NH, CC = 16 / (NW * NH);
     const uint32_t wm = warp % RG, wn0 = warp / RG;
     /* The byte address of the histogram slot of float bits f (hist_bits)
      * is f 4 + hoff, wrapping around in 32 bits. */

@@ -8,10 +8,9 @@
  * (mma.sync m16n8k32, exact int32 sums) and, in the same kernel while the
  * sums are in registers: counts the pairs both of whose rows vary, fills
  * the rho histogram, and decides the selection (and --fdr's bin of x)
- * where double precision decides it beyond doubt; the few pairs near a
- * boundary go back to the host undecided, with S_ij, for the exact test
- * of tile.c.  No tile of the
- * N x N matrix is ever stored. */
+ * where float or double precision decides it beyond doubt; the few pairs
+ * near a boundary go back to the host undecided, with S_ij, for the exact
+ * test of tile.c.  No tile of the N x N matrix is ever stored. */
 #ifndef FD_SPEARMAN_GPU_H
 #define FD_SPEARMAN_GPU_H
 

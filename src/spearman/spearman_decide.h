@@ -15,7 +15,9 @@
  *    sqrt(q)(1 - 1e-5)), |S| >= post sqrt(S_ii) sqrt(S_jj) keeps (post =
  *    sqrt(q)(1 + 1e-5)); float rounding of the product is below 1e-6.
  *    The GPU compares |rho| = |S| (1/sqrt(S_ii)) (1/sqrt(S_jj)) in float,
- *    within 3e-7 of the exact value, with pre and post: the same margins. */
+ *    within 3e-7 of the exact value, with pre and post: the same margins.
+ * And --fdr's bin of a kept pair's x, from double or from float, where
+ * either settles it (spearman_decide_xbin, spearman_decide_xbin_f). */
 #ifndef FD_SPEARMAN_DECIDE_H
 #define FD_SPEARMAN_DECIDE_H
 
@@ -27,7 +29,7 @@
 #else
 #define FD_DECIDE_FN static inline
 #endif
-/* float products and differences rounded one by one (nvcc would fuse them) */
+/* float products and sums rounded one by one (nvcc would fuse them) */
 #ifdef __CUDA_ARCH__
 #define FD_FMUL(a, b) __fmul_rn(a, b)
 #define FD_FADD(a, b) __fadd_rn(a, b)
