@@ -12,11 +12,10 @@
 #   bench/gpu-bcp.sh [--shapes "100x100x100x100 200x200x200x200"] [--ranks "16 32"] [--bin PATH] [--csv FILE]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; SHAPES="100x100x100x100 200x200x200x200"; RANKS="16 32"
 CSV=$here/results/bcp-gpu.csv
-GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1 || true)
-NGPU=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || true)
-MACHINE="$(nproc) cores $(lscpu | sed -n 's/^Model name: *//p' | head -1), ${NGPU:-0} x ${GPU:-no GPU}"
+gpu_machine
 while [ $# -gt 0 ]; do
   case $1 in
     --shapes) SHAPES=$2; shift 2;; --ranks) RANKS=$2; shift 2;; --bin) BIN=$2; shift 2;; --csv) CSV=$2; shift 2;;

@@ -14,11 +14,10 @@
 #   bench/gpu-dpc.sh [--sizes "1000000 10000000"] [--input npy|txt] [--torch-max 1000000] [--bin PATH] [--csv FILE]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; SIZES="1000000 10000000"; TORCHMAX=1000000; INPUT=npy
 CSV=$here/results/dpc-gpu.csv
-GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1 || true)
-NGPU=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || true)
-MACHINE="$(nproc) cores $(lscpu | sed -n 's/^Model name: *//p' | head -1), ${NGPU:-0} x ${GPU:-no GPU}"
+gpu_machine
 while [ $# -gt 0 ]; do
   case $1 in
     --sizes) SIZES=$2; shift 2;; --torch-max) TORCHMAX=$2; shift 2;; --bin) BIN=$2; shift 2;;

@@ -9,9 +9,9 @@
 # machine (clocks, heat) falls on all of them alike.  Times are pass 1 from
 # `--stats` (the counting pass; reading the matrix excluded).  Every variant
 # must select the same number of pairs in a mode: a difference is reported
-# and the exit status is 1.  The modes are bench/gpu-spearman.sh's:
-# count-only-p1e-12, count-only (p <= 0.05), p1e-12 and p1e-12-nohist (-o
-# into a scratch folder) and top-k10.  Prints a row a run (variant, mode,
+# and the exit status is 1.  The modes are bench/gpu-spearman.sh's
+# (spearman_mode_args in bench/lib.sh; those that write, into a scratch
+# folder).  Prints a row a run (variant, mode,
 # rep, rows, pass1_s, selected, machine, date), appended to --csv FILE if
 # given, then each variant's median a mode and its ratio to the first
 # variant's.  --cmake-args go to every configure (-DFD_WITH_CUDA=OFF with
@@ -27,9 +27,7 @@ root=$(cd "$here/.." && pwd)
 source "$here/lib.sh"
 FILE=src/cuda/spearman_gpu.cu; ROWS=2000000; MODES="count-only-p1e-12 count-only"; REPS=2
 BACKEND=cuda; ARCH=90; CMARGS=; CSV=; KEEP=; NAMES=(); SRCS=()
-GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1 || true)
-NGPU=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || true)
-MACHINE="$(nproc) cores $(lscpu | sed -n 's/^Model name: *//p' | head -1), ${NGPU:-0} x ${GPU:-no GPU}"
+gpu_machine
 die() { echo "bench/gpu-spearman-ab.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
@@ -89,8 +87,8 @@ one() {
   "$tmp/build-$1/fcbo-dist" spearman "$tmp/m.npy" "${SPEARMAN_ARGS[@]}" --backend "$BACKEND" --stats > "$tmp/out.txt" 2>&1 < /dev/null ||
     { echo "failed: $1 $2: $(tail -2 "$tmp/out.txt")" >&2; rm -rf "$tmp/out"; return; }
   rm -rf "$tmp/out"
-  local p sel
-  p=$(sed -n 's/^load [0-9.]* s, pass 1 (count) \([0-9.]*\) s.*/\1/p' "$tmp/out.txt")
+  local l p r sel
+  read -r l p r < <(spearman_stats_times "$tmp/out.txt")
   sel=$(sed -n 's/^\([0-9]*\) of [0-9]* pairs.*/\1/p' "$tmp/out.txt" | head -1)
   [ -n "$p" ] && echo "$p ${sel:-?}"
 }

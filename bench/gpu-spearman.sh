@@ -25,9 +25,7 @@ source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; SIZES="2000000"; CPUROWS=200000; TORCH=1
 MODES="count-only-p1e-12 p1e-12 count-only"; GPUS="1 2"
 CSV=$here/results/spearman-gpu.csv
-GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1 || true)
-NGPU=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || true)
-MACHINE="$(nproc) cores $(lscpu | sed -n 's/^Model name: *//p' | head -1), ${NGPU:-0} x ${GPU:-no GPU}"
+gpu_machine
 while [ $# -gt 0 ]; do
   case $1 in
     --sizes) SIZES=$2; shift 2;; --cpu-rows) CPUROWS=$2; shift 2;; --bin) BIN=$2; shift 2;;
@@ -58,11 +56,9 @@ one() {
   local pairs=$((N * (N - 1) / 2)) sel load c wall
   [ "$mode" = top-k10 ] && pairs=$((N * (N - 1)))
   sel=$(sed -n 's/^\([0-9]*\) of .*/\1/p' "$tmp/err")
-  # --stats: "load L s, pass 1 (count) P s, [FDR cutoff F s, ]pass 2 (write) W s":
-  # load is L, compute the sum of the others
-  read -r load c < <(awk '/^load [0-9.]* s, pass 1/ { n = 0; t = 0
-      for (i = 1; i < NF; i++) if ($(i + 1) ~ /^s,?$/) { if (n++ == 0) l = $i; else t += $i }
-      printf "%s %.3f\n", l, t }' "$tmp/err")
+  local p1 rest
+  read -r load p1 rest < <(spearman_stats_times "$tmp/err")
+  c=$(awk -v a="$p1" -v b="$rest" 'BEGIN{printf "%.3f", a + b}')
   wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", b - a}')
   row fcbo-dist "$mode" "$N" "$pairs" "$be" "$np" "$load" "$c" "$wall" \
       "$(awk -v p="$pairs" -v s="$c" 'BEGIN{printf "%.4g", p / s}')" "$sel"

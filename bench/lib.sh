@@ -39,3 +39,20 @@ spearman_mode_args() {
     *) return 1;;
   esac
 }
+
+# GPU (the first one's name), NGPU (how many) and MACHINE ("N cores CPU,
+# NGPU x GPU") of this machine, for the GPU bench scripts' rows.
+gpu_machine() {
+  GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1 || true)
+  NGPU=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || true)
+  MACHINE="$(nproc) cores $(lscpu | sed -n 's/^Model name: *//p' | head -1), ${NGPU:-0} x ${GPU:-no GPU}"
+}
+
+# The times of FILE's `fcbo-dist spearman --stats` line ("load L s, pass 1
+# (count) P s, [FDR cutoff F s, ]pass 2 (write) W s"): "L P R", R the sum
+# of the times after pass 1; nothing when FILE has no such line.
+spearman_stats_times() {
+  awk '/^load [0-9.]* s, pass 1/ { n = 0; r = 0
+      for (i = 1; i < NF; i++) if ($(i + 1) ~ /^s,?$/) { if (++n == 1) l = $i; else if (n == 2) p = $i; else r += $i }
+      printf "%s %s %.3f\n", l, p, r }' "$1"
+}

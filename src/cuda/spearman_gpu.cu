@@ -676,9 +676,9 @@ __global__ void __launch_bounds__(k_threads<KP>(), k_min_blocks<KP, HIST, MAX, X
                                 bool mine = true;
                                 int xb = 0;
                                 if (XB && xbin_float<HIST>(P, au) < 0) {
-                                    mine = xover;
-                                    if (xover) xb = spearman_decide_xbin(s, sii, siiB[cl], P.xscale, P.xbins);
-                                    if (xover && xb >= 0) {
+                                    mine = xover; /* else the queue's pass took it */
+                                    if (mine) xb = spearman_decide_xbin(s, sii, siiB[cl], P.xscale, P.xbins);
+                                    if (mine && xb >= 0) {
                                         count_x(P, xwin, xw0, xb);
                                         nsel++;
                                     }
