@@ -16,9 +16,9 @@
  * rho histogram in shared memory, the float screen, the selection in
  * double where the margin makes it certain, and a warp-aggregated append
  * of the pairs the host must see.  Nothing of the tile is written but
- * those pairs; the common path is 3 instructions a pair (6 with the
- * histogram), with no conversion instruction and no branch
- * (docs/performance.md). */
+ * those pairs; the common path is 3 instructions a pair (with the
+ * histogram 6 for the max screen, 8 for the band screen), with no
+ * conversion instruction and no branch (docs/performance.md). */
 #include "check.cuh"
 #include "spearman_gpu.h"
 #include "../common/clock.h"
@@ -61,10 +61,11 @@ struct kparams {
     float pre_lo; /* MAX: pre lowered by 1e-6 of itself, for rho in another order of products */
     float pre_lo_k; /* MAX with the histogram: pre_lo for u = 1000 rho, another product (spearman_hist_u) */
     /* The band screen with the histogram: the same bounds for |u| (post_k
-     * a certain keep, mid_k and half_k the band that needs a closer look),
-     * so that the screen takes |u| from the histogram's product instead of
-     * a product of its own. */
-    float post_k, mid_k, half_k;
+     * a certain keep; lo_k, no higher than mid_k - half_k, where the band
+     * that needs a closer look starts; mid_k and half_k that band for
+     * --fdr's pass 1), so that the screen takes |u| from the histogram's
+     * product instead of a product of its own. */
+    float post_k, mid_k, half_k, lo_k;
     /* --top-k: each row's own pre, by which the MAX screen divides the
      * row's 1/sqrt(S_ii), so that its one bound, pre_lo, is just under 1
      * for every row (padded to whole tiles; NULL otherwise). */
@@ -325,8 +326,10 @@ __device__ __forceinline__ void screen_xbin(const kparams &P, xbin_ctx &X, bool 
  *    two.
  * With HIST both screens test |u|, which the histogram forms anyway,
  * instead of a float rho of their own: MAX against pre_lo_k, BAND
- * against post_k, mid_k and half_k (the closer look takes a certain keep
- * by the same test, so that the counts agree).
+ * against post_k and lo_k, counting the pairs past each, and returning
+ * in *score -infinity where the counts differ (XB: against mid_k and
+ * half_k as without HIST); the closer look takes a certain keep by the
+ * same test, so that the counts agree.
  * Counts valid pairs in *np. */
 template <bool ALL, bool HIST, bool MAX, bool XB, int NH>
 __device__ __forceinline__ void screen(const kparams &P, const tile_pairs<NH> &T, int h,
@@ -337,7 +340,8 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs<NH> &T
                                        float *score)
 {
     uint32_t n = 0, sure = 0;
-    float sc = MAX ? 0.0f : INFINITY, fsure = 0.0f;
+    uint32_t cband = 0, csure = 0, mk[4]; /* the band screen with the histogram */
+    float sc = MAX ? 0.0f : INFINITY;
 #pragma unroll
     for (int r = 2 * h; r < 2 * h + 2; r++) {
         const uint32_t rl = warp_row<NH>(wm, r, gid);
@@ -362,15 +366,26 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs<NH> &T
             if (HIST) u = __fmul_rn(T.sk(r, k, hk), invj[k]); /* spearman_hist_u */
             if (MAX && HIST) {
                 if (ALL || v) sc = fmaxf(sc, fabsf(u));
-            } else if (HIST && !MAX) {
+            } else if (HIST && !MAX && XB) {
                 const float a = fabsf(u);
                 if (ALL || v) sc = fminf(sc, fabsf(__fsub_rn(a, P.mid_k)));
-                if (XB) {
-                    screen_xbin<HIST>(P, X, (ALL || v) && a >= P.post_k, a, T.s(r, k), rl,
-                                      wn * 64 + (k >> 1) * 8 + tid * 2 + (k & 1), lane, &sure);
-                } else {
-                    /* 1.0 or 0.0 by one compare (FSET), added as a float */
-                    fsure += (ALL || v) && a >= P.post_k ? 1.0f : 0.0f;
+                screen_xbin<HIST>(P, X, (ALL || v) && a >= P.post_k, a, T.s(r, k), rl,
+                                  wn * 64 + (k >> 1) * 8 + tid * 2 + (k & 1), lane, &sure);
+            } else if (HIST && !MAX) {
+                /* Two counts: pairs at or past the band's low end and pairs
+                 * kept for certain, which differ where a pair is in the
+                 * band.  Each pair is 1.0f or 0.0f by one compare (FSET),
+                 * whose bits two pairs at a time add as integers (IADD3):
+                 * 3 instructions a pair where the distance to mid and a
+                 * float count took 4 (4% less time for --count-only,
+                 * spearman-gpu-ab.csv).  A count c sums to 127 c 2^23 mod
+                 * 2^32, one to one for c < 512. */
+                const float a = fabsf(u);
+                mk[k & 1] = __float_as_uint((ALL || v) && a >= P.lo_k ? 1.0f : 0.0f);
+                mk[2 + (k & 1)] = __float_as_uint((ALL || v) && a >= P.post_k ? 1.0f : 0.0f);
+                if (k & 1) {
+                    cband += mk[0] + mk[1];
+                    csure += mk[2] + mk[3];
                 }
             } else {
                 const float a = fabsf(__fmul_rn(__fmul_rn(T.f(r, k), inv_i[r]), invj[k]));
@@ -394,8 +409,13 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs<NH> &T
         if (MAX && !HIST && ALL) sc = fmaxf(sc, __fmul_rn(rmax, inv_i[r]));
     }
     *np += ALL ? 32 : n;
-    *ns = sure + (uint32_t)fsure;
-    *score = sc;
+    if (HIST && !MAX && !XB) {
+        *ns = ((csure >> 23) * 383u) & 511u; /* 383 = 1 / 127 mod 512 */
+        *score = cband != csure ? -INFINITY : INFINITY; /* as the closer look tests it: score <= half_k */
+    } else {
+        *ns = sure;
+        *score = sc;
+    }
 }
 
 /* Threads a block: 4 warps, four blocks a multiprocessor, for kp <= 96;
@@ -926,6 +946,7 @@ static void screen_bounds(const spearman_gpu_sel *sel, kparams *P)
         P->pre_lo_k = P->pre_lo;
         P->post_k = INFINITY;
         P->mid_k = P->half_k = 0.0f;
+        P->lo_k = INFINITY;
         return;
     }
     const int sure = spearman_post_usable(sel->mode, sel->q);
@@ -947,6 +968,7 @@ static void screen_bounds(const spearman_gpu_sel *sel, kparams *P)
     P->post_k = (float)post_k;
     P->mid_k = (float)((lo_k + hi_k) / 2);
     P->half_k = (float)((hi_k - lo_k) / 2 + 1e-3);
+    P->lo_k = (float)(lo_k - 1e-3); /* as low as mid_k - half_k */
 }
 
 extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,
