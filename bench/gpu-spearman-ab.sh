@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Kernel variants side by side in one call: each --variant NAME=FILE is the
 # working tree with --file (default src/cuda/spearman_gpu.cu) replaced by
-# FILE (a variant named tree, as in tree=., is the working tree as it
-# is, whatever FILE says), built on its own (the
+# FILE (FILE . is the working tree as it is, as is a variant named tree
+# whatever FILE says), built on its own (the
 # fcbo-dist target, all builds at once), then every variant runs every mode
 # on the same matrix (`gen counts --rows N --cols 30 --groups 50 --seed 1`),
 # the variants taking turns within each repetition so that a drift of the
@@ -51,8 +51,9 @@ for i in "${!NAMES[@]}"; do
   n=${NAMES[$i]} s=${SRCS[$i]}
   [[ $n =~ ^[A-Za-z0-9_.-]+$ ]] || die "variant name '$n': letters, digits, '.', '_' and '-' only"
   for j in "${!NAMES[@]}"; do [ "$j" -lt "$i" ] && [ "${NAMES[$j]}" = "$n" ] && die "variant '$n' named twice"; done
-  [ "$n" = tree ] || [ -f "$s" ] || die "variant $n: no file $s"
-  [ "$n" = tree ] || SRCS[$i]=$(cd "$(dirname "$s")" && pwd)/$(basename "$s")
+  [ "$n" = tree ] && SRCS[$i]=. s=.
+  [ "$s" = . ] || [ -f "$s" ] || die "variant $n: no file $s"
+  [ "$s" = . ] || SRCS[$i]=$(cd "$(dirname "$s")" && pwd)/$(basename "$s")
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
 tmp=${KEEP:-$(mktemp -d)}; mkdir -p "$tmp" || die "cannot make $tmp"
@@ -67,7 +68,7 @@ for i in "${!NAMES[@]}"; do
   n=${NAMES[$i]} src=$tmp/src-${NAMES[$i]}
   (
     mkdir -p "$src" && (cd "$root" && tar --null -T "$tmp/files" -cf - 2> /dev/null) | tar -xf - -C "$src" &&
-      { [ "$n" = tree ] || cp "${SRCS[$i]}" "$src/$FILE"; } &&
+      { [ "${SRCS[$i]}" = . ] || cp "${SRCS[$i]}" "$src/$FILE"; } &&
       cmake -S "$src" -B "$tmp/build-$n" -DCMAKE_BUILD_TYPE=Release -DCMAKE_CUDA_ARCHITECTURES="$ARCH" \
         $CMARGS > "$tmp/build-$n.log" 2>&1 &&
       cmake --build "$tmp/build-$n" -j"$jobs" --target fcbo-dist >> "$tmp/build-$n.log" 2>&1

@@ -116,6 +116,10 @@ if GB != "cpu":
         return r.stderr, (int(m.group(1)), int(m.group(3))) if m else (0, -1), int(m.group(2)) if m else 0
     err, _, _ = verbose({"FD_GPU_STRIP": "3"})
     check("a strip of 3 column tiles" in err, "FD_GPU_STRIP=3 not in effect: %s" % err)
+    # --fdr's pass 1 runs strips XSTRIP = 8 times as long, and says so
+    err, _, _ = verbose({"FD_GPU_STRIP": "3"}, ["--fdr", "0.05"])
+    check(re.search(r"a strip of 3 column tiles a block \(24 in the [1-9]\d* launches of --fdr's pass 1\)", err),
+          "FD_GPU_STRIP=3 --fdr: %s" % err)
     _, (n, nmax), _ = verbose({"FD_GPU_SCREEN": "max"})
     check(n > 0 and nmax == n, "FD_GPU_SCREEN=max: %d of %d launches with the max screen" % (nmax, n))
     _, (n, nmax), _ = verbose({"FD_GPU_SCREEN": "band"})

@@ -913,6 +913,7 @@ extern "C" void spearman_gpu_get_stats(const spearman_gpu *g, spearman_gpu_stats
 {
     *s = g->stats;
     s->strip = g->strip;
+    s->strip_fdr = g->strip * XSTRIP;
 }
 
 /* Which screen the next launch uses, from what this one saw (auto).  The
@@ -1051,6 +1052,7 @@ extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1
             CK(cudaStreamSynchronize(g->stream));
             g->stats.launches++;
             g->stats.launches_max += use_max;
+            g->stats.launches_fdr += sel->xbins != 0;
             g->stats.closer += g->h_cnt[3];
             if (tiles) {
                 uint64_t most = 0;

@@ -106,6 +106,8 @@ typedef struct spearman_gpu_stats {
     uint64_t launches_max;       /* of which with the max screen */
     uint64_t closer;             /* half warp tiles (16 x 64 pairs) that took the closer look */
     uint32_t strip;              /* column tiles per thread block */
+    uint64_t launches_fdr;       /* of which --fdr's pass 1 (bins x) */
+    uint32_t strip_fdr;          /* column tiles per thread block there (longer: spearman_gpu.cu, XSTRIP) */
 } spearman_gpu_stats;
 
 /* x and, for two inputs, y (NULL: pairs within x).  kp: bytes per row,

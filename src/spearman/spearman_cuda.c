@@ -83,11 +83,15 @@ static void cuda_close(void *state)
     if (c->g && getenv("FD_GPU_VERBOSE")) {
         spearman_gpu_stats s;
         spearman_gpu_get_stats(c->g, &s);
+        char fdr[96] = "";
+        if (s.launches_fdr)
+            snprintf(fdr, sizeof fdr, " (%u in the %llu launches of --fdr's pass 1)", s.strip_fdr,
+                     (unsigned long long)s.launches_fdr);
         fprintf(stderr,
                 "gpu: %llu launches (%llu repeated for a larger pair buffer, %llu with the max screen), %.4f s from "
-                "launch to results, a strip of %u column tiles a block, %llu half warp tiles took a closer look\n",
+                "launch to results, a strip of %u column tiles a block%s, %llu half warp tiles took a closer look\n",
                 (unsigned long long)s.launches, (unsigned long long)s.reruns, (unsigned long long)s.launches_max,
-                s.kernel_seconds, s.strip, (unsigned long long)s.closer);
+                s.kernel_seconds, s.strip, fdr, (unsigned long long)s.closer);
         if (c->offered)
             fprintf(stderr, "gpu: --top-k: %llu pairs through the screens to the heaps, %.4f s to offer them\n",
                     (unsigned long long)c->offered, c->offer_s);
