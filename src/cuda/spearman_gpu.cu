@@ -909,11 +909,15 @@ done:
     return st;
 }
 
+/* Column tiles a block takes: --fdr's pass 1 (XB) takes XSTRIP times
+ * the configured strip. */
+static uint32_t strip_of(const spearman_gpu *g, bool fdr) { return fdr ? g->strip * XSTRIP : g->strip; }
+
 extern "C" void spearman_gpu_get_stats(const spearman_gpu *g, spearman_gpu_stats *s)
 {
     *s = g->stats;
-    s->strip = g->strip;
-    s->strip_fdr = g->strip * XSTRIP;
+    s->strip = strip_of(g, false);
+    s->strip_fdr = strip_of(g, true);
 }
 
 /* Which screen the next launch uses, from what this one saw (auto).  The
@@ -987,7 +991,7 @@ extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1
     if (i1 > g->x.rows) i1 = g->x.rows;
     if (j1 > Y.rows) j1 = Y.rows;
     if (i0 >= i1 || j0 >= j1) return FD_OK;
-    const uint32_t strip = sel->xbins ? g->strip * XSTRIP : g->strip;
+    const uint32_t strip = strip_of(g, sel->xbins != 0);
     const uint64_t gy = (i1 - i0 + TILE - 1) / TILE, gx = ((j1 - j0 + TILE - 1) / TILE + strip - 1) / strip;
     if (gy > 65535 || gx > 0x7fffffffull)
         return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_rect: %llu x %llu rows is too large for one launch",
