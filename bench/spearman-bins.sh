@@ -9,7 +9,9 @@
 # warp's increment instructions, the shared-memory wavefronts an
 # instruction takes (the bank of bin b's slot is (b + 1) mod 32: the most
 # distinct slots any one bank is asked for), to set beside Nsight
-# Compute's count (spearman-gpu-ncu.txt).  Results:
+# Compute's count (spearman-gpu-ncu.txt); the same for C copies of the
+# histogram interleaved word by word, lane L counting into copy L mod C,
+# with 32-bit counts and with 16-bit ones (two slots a word).  Results:
 # bench/results/spearman-bins.txt (appended).
 #
 #   bench/spearman-bins.sh [--rows 100000] [--bin PATH] [--out FILE]
@@ -19,7 +21,7 @@ BIN=$here/../build/fcbo-dist; ROWS=100000; OUTF=$here/results/spearman-bins.txt
 while [ $# -gt 0 ]; do
   case $1 in
     --rows) ROWS=$2; shift 2;; --bin) BIN=$2; shift 2;; --out) OUTF=$2; shift 2;;
-    -h|--help) sed -n '2,15p' "$0"; exit 0;;
+    -h|--help) sed -n '2,17p' "$0"; exit 0;;
     *) echo "bench/spearman-bins.sh: unknown option $1" >&2; exit 2;;
   esac
 done
