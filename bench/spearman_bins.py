@@ -21,21 +21,12 @@ for share in (0.5, 0.9, 0.99):
 for g in (2, 16, 32):
     distinct = np.sum(1.0 - (1.0 - p) ** g)
     print("increments saved by combining equal bins among %d pairs of a thread: %.2f%%" % (g, 100 * (1 - distinct / g)))
-# A warp's increment: 32 slots drawn from the histogram; a bank serves one
-# distinct word per wavefront, equal words together.
-rng = np.random.default_rng(1)
-draws = rng.choice(len(p), size=(200000, 32), p=p) + 1  # slots (hist_bits: bin + 1)
-waves = np.empty(len(draws))
-for k, row in enumerate(draws):
-    words = np.unique(row)
-    waves[k] = np.bincount(words % 32, minlength=32).max()
-print("wavefronts of a warp's increment (200,000 drawn): mean %.2f, median %.0f, max %.0f"
-      % (waves.mean(), np.median(waves), waves.max()))
 
 
 def wavefronts(words):
     """Per row of words (one per lane), the most distinct words one bank
-    (word mod 32) is asked for."""
+    (word mod 32) is asked for: a bank serves one distinct word per
+    wavefront, equal words together."""
     w = np.sort(words, axis=1)
     first = np.ones(w.shape, dtype=bool)
     first[:, 1:] = w[:, 1:] != w[:, :-1]
@@ -44,6 +35,13 @@ def wavefronts(words):
     np.add.at(counts, (rows[first], (w % 32)[first]), 1)
     return counts.max(axis=1)
 
+
+# A warp's increment: 32 slots drawn from the histogram.
+rng = np.random.default_rng(1)
+draws = rng.choice(len(p), size=(200000, 32), p=p) + 1  # slots (hist_bits: bin + 1)
+waves = wavefronts(draws)
+print("wavefronts of a warp's increment (200,000 drawn): mean %.2f, median %.0f, max %.0f"
+      % (waves.mean(), np.median(waves), waves.max()))
 
 # C copies of the histogram interleaved word by word (slot s of copy c at
 # word C s + c), lane L counting into copy L mod C: each copy's lanes then
