@@ -117,22 +117,37 @@ struct spearman_gpu {
  * there, so that adding its window to global memory at the end is a small
  * part of its work. */
 #define XWIN 8192
-#define XSTRIP 8
+#define XSTRIP 2
 /* Kept pairs of a warp's half whose bin float does not settle, queued for
  * the bin in double after the screen (about 4 of its 1,024 pairs at n =
  * 30, --fdr 0.05); past XQCAP the closer look takes the half instead. */
 #define XQCAP 64
+/* A thread's certain keeps of a half, staged by the screen for binning
+ * after it (about 1.6 of its 32 pairs at n = 30, --fdr 0.05); past XSCAP
+ * in any lane the closer look bins the warp's half instead.  Binning in
+ * the screen's unrolled pair slots, divergent in each, took about 90
+ * instructions a slot (cuobjdump -sass) and made --fdr's pass 1 eleven
+ * times as slow as --count-only; staged, it takes three times as long
+ * (spearman-gpu-history.txt). */
+#define XSCAP 16
+
+/* Threads a block: see k_row_chunks. */
+template <int KP> __host__ __device__ constexpr uint32_t k_threads() { return KP <= 96 ? 128 : 256; }
 
 /* Shared memory of one block, in 32-bit words: the block's rows (A), two
  * buffers of column rows (B: the next tile loads while this one is
  * computed), S_ii and 1/sqrt(S_ii) of each, the histogram, two counters
- * and, with XB, the window of x bins and each warp's queue. */
+ * and, with XB, the window of x bins, each warp's queue (2 words an
+ * entry) and each warp's staged keeps (XSCAP words a lane, lane-major so
+ * that a warp's lanes write distinct banks).  With kp = 32, XB's three
+ * blocks fit in a multiprocessor's 228 KB. */
 template <int KP, bool XB = false> struct smem_layout {
     static constexpr int LD = KP / 4 + 4; /* row stride: conflict-free fragment loads */
+    static constexpr int NW = (int)k_threads<KP>() / 32;
     static constexpr int A = 0, B = A + TILE * LD, SIIA = B + 2 * TILE * LD, SIIB = SIIA + 2 * TILE,
                          INVA = SIIB + 4 * TILE, INVB = INVA + TILE, HIST = INVB + 2 * TILE,
                          TALLY = HIST + HBINS + (HBINS & 1), XH = TALLY + 4, XQ = XH + (XB ? XWIN : 0),
-                         WORDS = XQ + (XB ? 8 * 2 * XQCAP : 0); /* 8 warps at most, 2 words an entry */
+                         XS = XQ + (XB ? NW * 2 * XQCAP : 0), WORDS = XS + (XB ? NW * 32 * XSCAP : 0);
     static constexpr size_t BYTES = WORDS * 4;
 };
 
@@ -241,14 +256,20 @@ __device__ __forceinline__ void count_x(const kparams &P, unsigned int *xwin, in
     else atomicAdd(&P.xhist_out[xb], 1ull);
 }
 
-/* --fdr's pass 1 in the screen (XB): the block's window and the warp's
- * queue of kept pairs for the bin in double, qn entries (may pass XQCAP:
- * then only the count is kept). */
+/* --fdr's pass 1 (XB): the block's window, the warp's queue of kept
+ * pairs for the bin in double, qn entries (may pass XQCAP: then only the
+ * count is kept), and where the thread's staged keeps of the half lie
+ * (their count may pass XSCAP: then only the count is right). */
 struct xbin_ctx {
     unsigned int *xwin;
     int xw0;
     uint2 *q; /* (row | column << 7, S) */
     uint32_t qn;
+    /* the staged keeps: shared byte addresses of the lane's next entry,
+     * of its entry XSCAP - 1, and of its first (entry e at 128 e from it:
+     * the lanes' entries interleave, so a warp's stores hit distinct banks);
+     * an entry is S << 5 | pair slot */
+    uint32_t sa, slast, s0;
 };
 
 /* The bin of a certain keep from float (spearman_decide_xbin_f), as the
@@ -295,19 +316,59 @@ template <int NH> struct tile_pairs {
     }
 };
 
-/* The screen's part of --fdr's pass 1 (XB) for one pair slot: a certain
- * keep whose bin float settles is binned and counted in *sure; the other
- * certain keeps go to the warp's queue (counted there if binned). */
-template <bool HIST>
-__device__ __forceinline__ void screen_xbin(const kparams &P, xbin_ctx &X, bool kept, float a, int32_t s, uint32_t rl,
-                                            uint32_t cl, uint32_t lane, uint32_t *sure)
+/* The screen's part of --fdr's pass 1 (XB) for one pair slot (r - 2 h)
+ * 16 + k of a half, whose accumulator is raw (ACC0 + S): a certain keep is
+ * staged for xbin_staged to bin after the screen, by a predicated store
+ * (6 instructions a slot, cuobjdump -sass).  Past XSCAP the last entry is written over;
+ * the count tells the half to take the closer look, which ignores them.
+ * Stores and loads of the entries are both volatile asm, which keeps
+ * their order. */
+__device__ __forceinline__ void stage_keep(xbin_ctx &X, bool kept, int32_t raw, uint32_t slot)
 {
-    const int xb = kept ? xbin_float<HIST>(P, a) : -1;
-    if (xb >= 0) {
-        count_x(P, X.xwin, X.xw0, xb);
-        (*sure)++;
+    const uint32_t w = ((uint32_t)raw << 5) + (slot - ((uint32_t)ACC0 << 5)); /* S << 5 | slot, one LEA */
+    asm volatile("{\n .reg .pred p;\n setp.ne.u32 p, %2, 0;\n @p st.shared.u32 [%0], %1;\n}\n" ::"r"(min(X.sa, X.slast)),
+                 "r"(w), "r"((uint32_t)kept));
+    X.sa += kept ? 128u : 0u;
+}
+
+/* Bins the thread's keeps of half h that the screen staged (stage_keep),
+ * a lane each in turn: from float where its margin settles the bin,
+ * counted in *ns; the others into the warp's queue.  |u| (HIST) or |rho|
+ * is formed again from S as the screen formed it, so the same keeps bin
+ * the same.  Returns false, binning nothing, where a lane staged more
+ * than XSCAP: the closer look then bins the half's keeps. */
+template <bool HIST, int NH>
+__device__ __forceinline__ bool xbin_staged(const kparams &P, xbin_ctx &X, int h, const float (&inv_i)[2 * NH],
+                                            const float (&k_i)[2 * NH], const float *invB, uint32_t wm,
+                                            uint32_t wn, uint32_t gid, uint32_t tid, uint32_t lane, uint32_t *ns)
+{
+    const uint32_t nk = (X.sa - X.s0) >> 7, emax = __reduce_max_sync(FULL, nk);
+    X.sa = X.s0;
+    if (emax > XSCAP) return false;
+    for (uint32_t e = 0; e < emax; e++) {
+        const bool have = e < nk;
+        uint32_t w = 0;
+        if (have) asm volatile("ld.shared.u32 %0, [%1];\n" : "=r"(w) : "r"(X.s0 + 128 * e));
+        const uint32_t rr = (w >> 4) & 1u, k = w & 15u;
+        const int32_t s = (int32_t)w >> 5;
+        const uint32_t rl = warp_row<NH>(wm, 2 * h + (int)rr, gid), cl = wn * 64 + (k >> 1) * 8 + tid * 2 + (k & 1);
+        const float acc = __int_as_float(s + ACC0);
+        float a;
+        if (HIST) {
+            const float kf = rr ? k_i[2 * h + 1] : k_i[2 * h];
+            a = fabsf(__fmul_rn(__fmaf_rn(acc, kf, -ACC0F * kf), invB[cl]));
+        } else {
+            const float ir = rr ? inv_i[2 * h + 1] : inv_i[2 * h];
+            a = fabsf(__fmul_rn(__fmul_rn(__fsub_rn(acc, ACC0F), ir), invB[cl]));
+        }
+        const int xb = have ? xbin_float<HIST>(P, a) : -1;
+        if (xb >= 0) {
+            count_x(P, X.xwin, X.xw0, xb);
+            (*ns)++;
+        }
+        xqueue_push(X, have && xb < 0, rl, cl, s, lane);
     }
-    xqueue_push(X, kept && xb < 0, rl, cl, s, lane);
+    return true;
 }
 
 /* The common path of the epilogue: counts, bins and screens a thread's
@@ -369,8 +430,7 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs<NH> &T
             } else if (HIST && !MAX && XB) {
                 const float a = fabsf(u);
                 if (ALL || v) sc = fminf(sc, fabsf(__fsub_rn(a, P.mid_k)));
-                screen_xbin<HIST>(P, X, (ALL || v) && a >= P.post_k, a, T.s(r, k), rl,
-                                  wn * 64 + (k >> 1) * 8 + tid * 2 + (k & 1), lane, &sure);
+                stage_keep(X, (ALL || v) && a >= P.post_k, T.raw(r, k), (r - 2 * h) * 16 + k);
             } else if (HIST && !MAX) {
                 /* Two counts: pairs at or past the band's low end and pairs
                  * kept for certain, which differ where a pair is in the
@@ -393,9 +453,7 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs<NH> &T
                     if (ALL || v) sc = fmaxf(sc, a);
                 } else {
                     if (ALL || v) sc = fminf(sc, fabsf(__fsub_rn(a, P.mid)));
-                    if (XB)
-                        screen_xbin<HIST>(P, X, (ALL || v) && a >= P.post, a, T.s(r, k), rl,
-                                          wn * 64 + (k >> 1) * 8 + tid * 2 + (k & 1), lane, &sure);
+                    if (XB) stage_keep(X, (ALL || v) && a >= P.post, T.raw(r, k), (r - 2 * h) * 16 + k);
                     else
                         sure += (ALL || v) && a >= P.post;
                 }
@@ -418,7 +476,7 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs<NH> &T
     }
 }
 
-/* Threads a block: 4 warps, four blocks a multiprocessor, for kp <= 96;
+/* k_threads: 4 warps, four blocks a multiprocessor, for kp <= 96;
  * 8 warps, two blocks, for kp = 128, whose four would not fit in shared
  * memory.  Each warp takes 32 rows of the block's 128; with 4 warps, a
  * warp takes both halves of 64 columns of each column tile in turn (but
@@ -430,8 +488,6 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs<NH> &T
  * blocks of 8 warps, --no-histogram 11% less (bench/gpu-spearman.sh,
  * bench/results/spearman-gpu.csv against the eighth kernel's rows in
  * spearman-gpu-history.txt). */
-template <int KP> __host__ __device__ constexpr uint32_t k_threads() { return KP <= 96 ? 128 : 256; }
-
 /* With the histogram and the max screen, in blocks of 4 warps, a warp
  * takes 64 rows (two chunks of 32) against 64 columns rather than 32 rows
  * against both halves of the tile: it loads each column's fragments and
@@ -477,7 +533,9 @@ __global__ void __launch_bounds__(k_threads<KP>(), k_min_blocks<KP, HIST, MAX, X
     unsigned long long *const tally = (unsigned long long *)(sm + L::TALLY);
     unsigned int *const xwin = sm + L::XH;
     const int xw0 = P.xbins > XWIN ? P.xbins - XWIN : 0; /* the window's first bin */
-    xbin_ctx X{xwin, xw0, (uint2 *)(sm + L::XQ) + (threadIdx.x >> 5) * XQCAP, 0u};
+    const uint32_t xs0 = (uint32_t)__cvta_generic_to_shared(sm + L::XS + (threadIdx.x >> 5) * 32 * XSCAP) +
+                         4 * (threadIdx.x & 31u);
+    xbin_ctx X{xwin, xw0, (uint2 *)(sm + L::XQ) + (threadIdx.x >> 5) * XQCAP, 0u, xs0, xs0 + 128 * (XSCAP - 1), xs0};
 
     const uint64_t ti = P.i0 + (uint64_t)blockIdx.y * TILE;
     const uint64_t ntiles = (P.j1 - P.j0 + TILE - 1) / TILE;
@@ -629,14 +687,16 @@ __global__ void __launch_bounds__(k_threads<KP>(), k_min_blocks<KP, HIST, MAX, X
                 else
                     screen<false, HIST, MAX, XB>(P, T, h, inv_i, k_i, invj, rowbits, b0, b1, diag, dj, wm, wn, gid,
                                                  tid, lane, hoff, X, &npairs, &ns, &score);
-                nsel += ns;
 
-                /* XB: the queued keeps, a lane each, binned in double (or
-                 * to the host undecided where even double cannot tell).
-                 * Past XQCAP (xover) the closer look bins them instead. */
-                bool xover = false;
+                /* XB: the staged keeps binned from float, then the queued
+                 * ones, a lane each, in double (or to the host undecided
+                 * where even double cannot tell).  Past XSCAP (xall) the
+                 * closer look bins all of the half's keeps, past XQCAP
+                 * (xover) the queued ones. */
+                bool xover = false, xall = false;
                 if (XB) {
-                    xover = X.qn > XQCAP;
+                    xall = !xbin_staged<HIST, NH>(P, X, h, inv_i, k_i, invB, wm, wn, gid, tid, lane, &ns);
+                    xover = xall || X.qn > XQCAP;
                     __syncwarp();
                     for (uint32_t base = 0; !xover && base < X.qn; base += 32) {
                         const bool have = base + lane < X.qn;
@@ -654,6 +714,7 @@ __global__ void __launch_bounds__(k_threads<KP>(), k_min_blocks<KP, HIST, MAX, X
                     __syncwarp(); /* the next half writes the queue again */
                     X.qn = 0;
                 }
+                nsel += ns;
 
                 /* The few warps with a pair that needs a closer look (in the
                  * band between the certain drop and the certain keep; for MAX,
@@ -689,13 +750,18 @@ __global__ void __launch_bounds__(k_threads<KP>(), k_min_blocks<KP, HIST, MAX, X
                             if (TOPK) {
                                 want = v && (inv_i[r] == 0.0f || a >= P.pre_lo); /* a is |rho| / pre here */
                             } else if (v && certain) {
-                                /* XB: the screen binned it from float, or
-                                 * queued it for the queue's pass; past XQCAP
-                                 * this look bins it in double, or sends it to
-                                 * the host undecided */
+                                /* XB: the staged pass binned it from float,
+                                 * or queued it for the queue's pass; past
+                                 * XSCAP this look bins it from float, past
+                                 * XQCAP in double (or sends it to the host
+                                 * undecided) */
                                 bool mine = true;
                                 int xb = 0;
-                                if (XB && xbin_float<HIST>(P, au) < 0) {
+                                const int xf = XB ? xbin_float<HIST>(P, au) : 0;
+                                if (XB && xf >= 0 && xall) {
+                                    count_x(P, xwin, xw0, xf);
+                                    nsel++;
+                                } else if (XB && xf < 0) {
                                     mine = xover; /* else the queue's pass took it */
                                     if (mine) xb = spearman_decide_xbin(s, sii, siiB[cl], P.xscale, P.xbins);
                                     if (mine && xb >= 0) {
@@ -954,26 +1020,36 @@ static void screen_bounds(const spearman_gpu_sel *sel, kparams *P)
         P->lo_k = INFINITY;
         return;
     }
+    /* The band screens' bands lie around the keep's boundary sqrt(q), 2e-6
+     * of it each way: seven times the error of the float rho (3e-7) and
+     * four times that of u = 1000 rho (5e-7, spearman_hist.h).  At or past
+     * post (post_k) a pair is a keep for certain, below the band a certain
+     * drop; one in between sends its half to the closer look, which
+     * decides it exactly.  These bands are five times narrower than [pre,
+     * post] of the CPU's float prefilter (1e-5 each way, spearman_sel_init)
+     * and so were the halves that took the closer look at p <= 0.05: 11%
+     * less time for --count-only (spearman-gpu-history.txt).  The slack,
+     * 2e-7 in rho and 1e-4 in u, covers rounding the bounds to float (ulp
+     * 6e-8 below 1, 6e-5 below 1000).  Without post (q too small for the
+     * margin, or a selection by x) the band runs from pre up: every pair at
+     * or past pre takes the closer look.  The max screen takes its half
+     * there at pre_lo (pre_lo_k in u). */
     const int sure = spearman_post_usable(sel->mode, sel->q);
+    const double edge = sqrt(sel->q), lo = (double)sel->pre * (1 - 1e-6);
     P->pre = sel->pre;
-    P->post = sure ? spearman_post(sel->q) : INFINITY;
-    const double lo = (double)P->pre * (1 - 1e-6), hi = sure ? (double)P->post * (1 + 1e-6) : 2.0;
-    P->mid = (float)((lo + hi) / 2);
-    P->half = (float)((hi - lo) / 2 + 1e-6);
     P->pre_lo = (float)lo;
-    /* u = 1000 rho within 5e-7 of itself (spearman_hist.h): lowered by
-     * 1e-6 of itself once more, no pair at or past pre escapes the screen. */
     P->pre_lo_k = (float)(lo * (BINS / 2) * (1 - 1e-6));
-    /* The band in u, each end moved out by 1e-6 of itself once more: |u|
-     * >= post_k is |rho| >= post, and a pair at or past pre (in the float
-     * rho the closer look tests) has |u| >= lo_k.  half_k's 1e-3 is the
-     * 1e-6 of half in u. */
-    const double post_k = sure ? (double)P->post * (BINS / 2) * (1 + 1e-6) : INFINITY;
-    const double lo_k = lo * (BINS / 2) * (1 - 1e-6), hi_k = sure ? post_k * (1 + 1e-6) : 2.0 * (BINS / 2);
+    const double post = sure ? edge * (1 + 2e-6) : INFINITY, blo = sure ? edge * (1 - 2e-6) : lo,
+                 bhi = sure ? post * (1 + 1e-6) : 2.0;
+    P->post = (float)post;
+    P->mid = (float)((blo + bhi) / 2);
+    P->half = (float)((bhi - blo) / 2 + 2e-7);
+    const double post_k = post * (BINS / 2), hi_k = bhi * (BINS / 2);
+    const double lo_k = (sure ? blo : lo * (1 - 1e-6)) * (BINS / 2); /* as pre_lo_k without post */
     P->post_k = (float)post_k;
     P->mid_k = (float)((lo_k + hi_k) / 2);
-    P->half_k = (float)((hi_k - lo_k) / 2 + 1e-3);
-    P->lo_k = (float)(lo_k - 1e-3); /* as low as mid_k - half_k */
+    P->half_k = (float)((hi_k - lo_k) / 2 + 1e-4);
+    P->lo_k = (float)(lo_k - 1e-4); /* as low as mid_k - half_k */
 }
 
 extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,
