@@ -11,14 +11,18 @@
 # must select the same number of pairs in a mode: a difference is reported
 # and the exit status is 1.  The modes are bench/gpu-spearman.sh's
 # (spearman_mode_args in bench/lib.sh; those that write, into a scratch
-# folder).  Prints a row a run (variant, mode,
+# folder).  --env NAME=VAR=VALUE sets VAR for variant NAME's runs (FD_GPU_STRIP
+# and the other knobs); variants of the same FILE share one build, so that
+# `--variant s16=. --variant s32=. --env s32=FD_GPU_STRIP=32` builds once.
+# Prints a row a run (variant, mode,
 # rep, rows, pass1_s, selected, machine, date), appended to --csv FILE if
 # given, then each variant's median a mode and its ratio to the first
 # variant's.  --cmake-args go to every configure (-DFD_WITH_CUDA=OFF with
 # --backend cpu times variants of a CPU file, or tries the script on a
 # machine without a GPU).
 #
-#   bench/gpu-spearman-ab.sh --variant NAME=FILE [--variant ...] [--file PATH] [--rows 2000000]
+#   bench/gpu-spearman-ab.sh --variant NAME=FILE [--variant ...] [--env NAME=VAR=VALUE ...]
+#                            [--file PATH] [--rows 2000000]
 #                            [--modes "count-only-p1e-12 count-only"] [--reps 2] [--backend cuda]
 #                            [--cuda-arch 90] [--cmake-args "..."] [--csv FILE] [--keep DIR]
 set -uo pipefail
@@ -26,17 +30,19 @@ here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 source "$here/lib.sh"
 FILE=src/cuda/spearman_gpu.cu; ROWS=2000000; MODES="count-only-p1e-12 count-only"; REPS=2
-BACKEND=cuda; ARCH=90; CMARGS=; CSV=; KEEP=; NAMES=(); SRCS=()
+BACKEND=cuda; ARCH=90; CMARGS=; CSV=; KEEP=; NAMES=(); SRCS=(); declare -A ENVS=() BUILD=()
 gpu_machine
 die() { echo "bench/gpu-spearman-ab.sh: $*" >&2; exit 2; }
 while [ $# -gt 0 ]; do
   case $1 in
     --variant) [[ $2 == ?*=?* ]] || die "--variant wants NAME=FILE, got '$2'"
       NAMES+=("${2%%=*}"); SRCS+=("${2#*=}"); shift 2;;
+    --env) [[ $2 == ?*=[A-Za-z_]*=* ]] || die "--env wants NAME=VAR=VALUE, got '$2'"
+      ENVS[${2%%=*}]+="${ENVS[${2%%=*}]:+ }${2#*=}"; shift 2;;
     --file) FILE=$2; shift 2;; --rows) ROWS=$2; shift 2;; --modes) MODES=$2; shift 2;;
     --reps) REPS=$2; shift 2;; --backend) BACKEND=$2; shift 2;; --cuda-arch) ARCH=$2; shift 2;;
     --csv) CSV=$2; shift 2;; --keep) KEEP=$2; shift 2;; --cmake-args) CMARGS=$2; shift 2;;
-    -h|--help) sed -n '2,23p' "$0"; exit 0;;
+    -h|--help) sed -n '2,27p' "$0"; exit 0;;
     *) die "unknown option $1";;
   esac
 done
@@ -54,6 +60,13 @@ for i in "${!NAMES[@]}"; do
   [ "$n" = tree ] && SRCS[$i]=. s=.
   [ "$s" = . ] || [ -f "$s" ] || die "variant $n: no file $s"
   [ "$s" = . ] || SRCS[$i]=$(cd "$(dirname "$s")" && pwd)/$(basename "$s")
+  BUILD[$n]=$n
+  for j in "${!NAMES[@]}"; do
+    [ "$j" -lt "$i" ] && [ "${SRCS[$j]}" = "${SRCS[$i]}" ] && { BUILD[$n]=${BUILD[${NAMES[$j]}]}; break; }
+  done
+done
+for n in "${!ENVS[@]}"; do
+  [ -n "${BUILD[$n]:-}" ] || die "--env for $n, which is no --variant"
 done
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
 tmp=${KEEP:-$(mktemp -d)}; mkdir -p "$tmp" || die "cannot make $tmp"
@@ -62,10 +75,12 @@ tmp=${KEEP:-$(mktemp -d)}; mkdir -p "$tmp" || die "cannot make $tmp"
 # The working tree's files that git tracks or would track, so that no
 # build folder or scratch of the tree travels into the copies.
 (cd "$root" && git ls-files -co --exclude-standard -z) > "$tmp/files" || die "not a git working tree: $root"
-jobs=$(( $(nproc) / ${#NAMES[@]} )); [ "$jobs" -ge 1 ] || jobs=1
+builds=$(printf '%s\n' "${BUILD[@]}" | sort -u | wc -l)
+jobs=$(( $(nproc) / builds )); [ "$jobs" -ge 1 ] || jobs=1
 t0=$(date +%s)
 for i in "${!NAMES[@]}"; do
   n=${NAMES[$i]} src=$tmp/src-${NAMES[$i]}
+  [ "${BUILD[$n]}" = "$n" ] || continue
   (
     mkdir -p "$src" && (cd "$root" && tar --null -T "$tmp/files" -cf - 2> /dev/null) | tar -xf - -C "$src" &&
       { [ "${SRCS[$i]}" = . ] || cp "${SRCS[$i]}" "$src/$FILE"; } &&
@@ -76,16 +91,20 @@ for i in "${!NAMES[@]}"; do
 done
 wait
 for n in "${NAMES[@]}"; do
-  [ -x "$tmp/build-$n/fcbo-dist" ] || { tail -20 "$tmp/build-$n.log" >&2; die "variant $n did not build ($tmp/build-$n.log)"; }
+  b=${BUILD[$n]}
+  [ -x "$tmp/build-$b/fcbo-dist" ] || { tail -20 "$tmp/build-$b.log" >&2; die "variant $n did not build ($tmp/build-$b.log)"; }
 done
-echo "# built ${#NAMES[@]} variants in $(( $(date +%s) - t0 )) s; $MACHINE" >&2
-"$tmp/build-${NAMES[0]}/fcbo-dist" gen counts --rows "$ROWS" --cols 30 --groups 50 --seed 1 -o "$tmp/m.npy" > /dev/null ||
+echo "# built $builds of ${#NAMES[@]} variants in $(( $(date +%s) - t0 )) s; $MACHINE" >&2
+for n in "${NAMES[@]}"; do
+  [ -n "${ENVS[$n]:-}" ] && echo "# $n runs with ${ENVS[$n]}" >&2
+done
+"$tmp/build-${BUILD[${NAMES[0]}]}/fcbo-dist" gen counts --rows "$ROWS" --cols 30 --groups 50 --seed 1 -o "$tmp/m.npy" > /dev/null ||
   die "gen counts failed"
 
 # variant mode -> "pass1_s selected", or nothing when the run failed
 one() {
   spearman_mode_args "$2" "$tmp/out"
-  "$tmp/build-$1/fcbo-dist" spearman "$tmp/m.npy" "${SPEARMAN_ARGS[@]}" --backend "$BACKEND" --stats > "$tmp/out.txt" 2>&1 < /dev/null ||
+  env ${ENVS[$1]:-} "$tmp/build-${BUILD[$1]}/fcbo-dist" spearman "$tmp/m.npy" "${SPEARMAN_ARGS[@]}" --backend "$BACKEND" --stats > "$tmp/out.txt" 2>&1 < /dev/null ||
     { echo "failed: $1 $2: $(tail -2 "$tmp/out.txt")" >&2; rm -rf "$tmp/out"; return; }
   rm -rf "$tmp/out"
   local l p r sel

@@ -11,7 +11,8 @@
 #            --groups 50 --seed 1`) with --pvalue 1e-12 -o (mode
 #            p1e-12), the same with --no-histogram (p1e-12-nohist, not
 #            in the default --modes) and --count-only (every pair binned,
-#            none written)
+#            none written; count-only-p1e-12 and count-only-fdr, --fdr
+#            0.05, not in the default --modes either)
 # Per run, one CSV row: wall seconds (the launcher's, process start to
 # exit), the phases rank 0 reports (`--stats`), bytes written, per-rank
 # busy and idle seconds from the master's /ranks (largest busy, mean
@@ -118,7 +119,10 @@ spearman_mode() {  # mode
     p1e-12) args=(--pvalue 1e-12);;
     p1e-12-nohist) args=(--pvalue 1e-12 --no-histogram);;
     count-only) args=(--count-only);;
-    *) echo "bench/scaling.sh: unknown spearman mode $mode (p1e-12, p1e-12-nohist or count-only)" >&2; failed=1; return;;
+    count-only-p1e-12) args=(--count-only --pvalue 1e-12);;
+    count-only-fdr) args=(--count-only --fdr 0.05);;
+    *) echo "bench/scaling.sh: unknown spearman mode $mode (p1e-12, p1e-12-nohist, count-only, count-only-p1e-12" \
+         "or count-only-fdr)" >&2; failed=1; return;;
   esac
   local pairs=$((ROWS * (ROWS - 1) / 2))
   for p in $NP; do
