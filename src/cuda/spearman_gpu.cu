@@ -266,9 +266,10 @@ struct xbin_ctx {
     uint2 *q; /* (row | column << 7, S) */
     uint32_t qn;
     /* the staged keeps: shared byte addresses of the lane's next entry,
-     * of its entry XSCAP - 1, and of its first (entry e at 128 e from it:
-     * the lanes' entries interleave, so a warp's stores hit distinct banks);
-     * an entry is S << 5 | pair slot */
+     * of its entry XSCAP - 1 (derivable from s0, but kept: computing it in
+     * stage_keep changed ptxas's schedule of the tested kernel), and of its
+     * first (entry e at 128 e from it: the lanes' entries interleave, so a
+     * warp's stores hit distinct banks); an entry is S << 5 | pair slot */
     uint32_t sa, slast, s0;
 };
 
@@ -303,17 +304,26 @@ template <int NH> __device__ __forceinline__ uint32_t warp_row(uint32_t wm, int 
  * slot r 16 + k with r = 2 mi + (e >> 1) (row gid + 8 (e >> 1) of the
  * 16 x 8 fragment) and k = 2 ni + (e & 1) (column 2 tid + (e & 1)).  Each
  * holds ACC0 + S. */
+/* From an accumulator raw (ACC0 + S): S as a float (exact), and S k_i
+ * rounded once, (ACC0F + S) k_i + (-ACC0F k_i), exact but for the one
+ * rounding since -ACC0F k_i is a float (spearman_hist.h); hk = hist_k(k_i).
+ * With acc_rho, the one definition of what the screens, the closer look
+ * and --fdr's staged keeps test, so that they agree bit for bit. */
+__device__ __forceinline__ float acc_f(int32_t raw) { return __fsub_rn(__int_as_float(raw), ACC0F); }
+__device__ __forceinline__ float2 hist_k(float k_i) { return make_float2(k_i, -ACC0F * k_i); } /* exact: 22 bits */
+__device__ __forceinline__ float acc_sk(int32_t raw, float2 hk) { return __fmaf_rn(__int_as_float(raw), hk.x, hk.y); }
+/* |rho| in float from S, 1/sqrt(S_ii) and 1/sqrt(S_jj), rounded twice */
+__device__ __forceinline__ float acc_rho(int32_t raw, float inv_i, float inv_j)
+{
+    return fabsf(__fmul_rn(__fmul_rn(acc_f(raw), inv_i), inv_j));
+}
+
 template <int NH> struct tile_pairs {
     int (&acc)[NH][8][4];
     __device__ __forceinline__ int32_t raw(int r, int k) const { return acc[r >> 1][k >> 1][2 * (r & 1) + (k & 1)]; }
     __device__ __forceinline__ int32_t s(int r, int k) const { return raw(r, k) - ACC0; }
-    __device__ __forceinline__ float f(int r, int k) const { return __fsub_rn(__int_as_float(raw(r, k)), ACC0F); }
-    /* S k_i rounded once: (ACC0F + S) k_i + (-ACC0F k_i), exact but for
-     * the one rounding since -ACC0F k_i is a float (spearman_hist.h). */
-    __device__ __forceinline__ float sk(int r, int k, float2 hk) const
-    {
-        return __fmaf_rn(__int_as_float(raw(r, k)), hk.x, hk.y);
-    }
+    __device__ __forceinline__ float f(int r, int k) const { return acc_f(raw(r, k)); }
+    __device__ __forceinline__ float sk(int r, int k, float2 hk) const { return acc_sk(raw(r, k), hk); }
 };
 
 /* The screen's part of --fdr's pass 1 (XB) for one pair slot (r - 2 h)
@@ -352,14 +362,12 @@ __device__ __forceinline__ bool xbin_staged(const kparams &P, xbin_ctx &X, int h
         const uint32_t rr = (w >> 4) & 1u, k = w & 15u;
         const int32_t s = (int32_t)w >> 5;
         const uint32_t rl = warp_row<NH>(wm, 2 * h + (int)rr, gid), cl = wn * 64 + (k >> 1) * 8 + tid * 2 + (k & 1);
-        const float acc = __int_as_float(s + ACC0);
         float a;
         if (HIST) {
             const float kf = rr ? k_i[2 * h + 1] : k_i[2 * h];
-            a = fabsf(__fmul_rn(__fmaf_rn(acc, kf, -ACC0F * kf), invB[cl]));
+            a = fabsf(__fmul_rn(acc_sk(s + ACC0, hist_k(kf)), invB[cl]));
         } else {
-            const float ir = rr ? inv_i[2 * h + 1] : inv_i[2 * h];
-            a = fabsf(__fmul_rn(__fmul_rn(__fsub_rn(acc, ACC0F), ir), invB[cl]));
+            a = acc_rho(s + ACC0, rr ? inv_i[2 * h + 1] : inv_i[2 * h], invB[cl]);
         }
         const int xb = have ? xbin_float<HIST>(P, a) : -1;
         if (xb >= 0) {
@@ -408,7 +416,7 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs<NH> &T
         const uint32_t rl = warp_row<NH>(wm, r, gid);
         float rmax = 0.0f; /* MAX without HIST: max |S / sqrt(S_jj)| of the row, times 1/sqrt(S_ii) after */
         float2 hk = make_float2(0.0f, 0.0f);
-        if (HIST) hk = make_float2(k_i[r], -ACC0F * k_i[r]); /* exact: k_i has 22 bits */
+        if (HIST) hk = hist_k(k_i[r]);
 #pragma unroll
         for (int k = 0; k < 16; k++) {
             bool v = true;
@@ -448,7 +456,7 @@ __device__ __forceinline__ void screen(const kparams &P, const tile_pairs<NH> &T
                     csure += mk[2] + mk[3];
                 }
             } else {
-                const float a = fabsf(__fmul_rn(__fmul_rn(T.f(r, k), inv_i[r]), invj[k]));
+                const float a = acc_rho(T.raw(r, k), inv_i[r], invj[k]);
                 if (MAX) {
                     if (ALL || v) sc = fmaxf(sc, a);
                 } else {
@@ -729,7 +737,7 @@ __global__ void __launch_bounds__(k_threads<KP>(), k_min_blocks<KP, HIST, MAX, X
                     for (int r = 2 * h; r < 2 * h + 2; r++) {
                         const uint32_t rl = warp_row<NH>(wm, r, gid);
                         const long long sii = siiA[rl];
-                        const float2 hkr = make_float2(k_i[r], -ACC0F * k_i[r]);
+                        const float2 hkr = hist_k(k_i[r]);
                         /* with the histogram, from shared memory: the screen does
                          * not need it, and this look is rare */
                         const float ir = HIST ? invA[rl] : inv_i[r];
@@ -740,7 +748,7 @@ __global__ void __launch_bounds__(k_threads<KP>(), k_min_blocks<KP, HIST, MAX, X
                                            ((((k & 1) ? b1 : b0) >> ((k >> 1) * 4 + tid)) & 1u) &&
                                            !(diag && (int)cl + dj <= (int)rl);
                             const int32_t s = T.s(r, k);
-                            const float a = fabsf(__fmul_rn(__fmul_rn(T.f(r, k), ir), invj[k]));
+                            const float a = acc_rho(T.raw(r, k), ir, invj[k]);
                             /* a certain keep as the screen counted it (the band
                              * screen with the histogram: by |u|) */
                             const float au = HIST && !MAX ? fabsf(__fmul_rn(T.sk(r, k, hkr), invj[k])) : a;
@@ -1020,27 +1028,27 @@ static void screen_bounds(const spearman_gpu_sel *sel, kparams *P)
         P->lo_k = INFINITY;
         return;
     }
-    /* The band screens' bands lie around the keep's boundary sqrt(q), 2e-6
-     * of it each way: seven times the error of the float rho (3e-7) and
-     * four times that of u = 1000 rho (5e-7, spearman_hist.h).  At or past
-     * post (post_k) a pair is a keep for certain, below the band a certain
-     * drop; one in between sends its half to the closer look, which
-     * decides it exactly.  These bands are five times narrower than [pre,
-     * post] of the CPU's float prefilter (1e-5 each way, spearman_sel_init)
-     * and so were the halves that took the closer look at p <= 0.05: 11%
-     * less time for --count-only (spearman-gpu-history.txt).  The slack,
-     * 2e-7 in rho and 1e-4 in u, covers rounding the bounds to float (ulp
-     * 6e-8 below 1, 6e-5 below 1000).  Without post (q too small for the
-     * margin, or a selection by x) the band runs from pre up: every pair at
-     * or past pre takes the closer look.  The max screen takes its half
-     * there at pre_lo (pre_lo_k in u). */
+    /* The band screens' bands lie around the keep's boundary sqrt(q),
+     * SPEARMAN_BAND = 2e-6 of it each way: seven times the error of the
+     * float rho (3e-7) and four times that of u = 1000 rho (5e-7,
+     * spearman_hist.h).  At or past post (post_k) a pair is a keep for
+     * certain, below the band a certain drop; one in between sends its
+     * half to the closer look, which decides it exactly.  The bands were
+     * the CPU prefilter's 1e-5 each way (pre, spearman_sel_init), five
+     * times as wide, and so ten times as many halves took the closer look
+     * at p <= 0.05: 10% of --count-only's time (spearman-gpu-history.txt).
+     * The slack, 2e-7 in rho and 1e-4 in u, covers rounding the bounds to
+     * float (ulp 6e-8 below 1, 6e-5 below 1000).  Without post (q too small
+     * for the margin, or a selection by x) the band runs from pre up: every
+     * pair at or past pre takes the closer look.  The max screen takes its
+     * half there at pre_lo (pre_lo_k in u). */
     const int sure = spearman_post_usable(sel->mode, sel->q);
     const double edge = sqrt(sel->q), lo = (double)sel->pre * (1 - 1e-6);
     P->pre = sel->pre;
     P->pre_lo = (float)lo;
     P->pre_lo_k = (float)(lo * (BINS / 2) * (1 - 1e-6));
-    const double post = sure ? edge * (1 + 2e-6) : INFINITY, blo = sure ? edge * (1 - 2e-6) : lo,
-                 bhi = sure ? post * (1 + 1e-6) : 2.0;
+    const double post = sure ? (double)spearman_post(sel->q) : INFINITY;
+    const double blo = sure ? edge * (1 - SPEARMAN_BAND) : lo, bhi = sure ? post * (1 + 1e-6) : 2.0;
     P->post = (float)post;
     P->mid = (float)((blo + bhi) / 2);
     P->half = (float)((bhi - blo) / 2 + 2e-7);

@@ -107,6 +107,11 @@ FD_DECIDE_FN int spearman_decide_xbin_f(float a, float xs, float xa, int xbins, 
  * of S_ii S_jj); mode x bounds x from both sides, which it does not. */
 FD_DECIDE_FN int spearman_post_usable(int mode, double q) { return (mode == 'p' || mode == 'r') && q > 1e-6; }
 
-FD_DECIDE_FN float spearman_post(double q) { return (float)(sqrt(q) * (1 + 1e-5)); }
+/* The GPU's band screens: the band around the keep's boundary sqrt(q), of
+ * SPEARMAN_BAND of it each way (seven times the float rho's error, four
+ * times u's), and its top, past which a pair is a keep for certain
+ * (src/cuda/spearman_gpu.cu, screen_bounds; a unit test checks it). */
+#define SPEARMAN_BAND 2e-6
+FD_DECIDE_FN float spearman_post(double q) { return (float)(sqrt(q) * (1 + SPEARMAN_BAND)); }
 
 #endif
