@@ -1,6 +1,8 @@
 #!/usr/bin/env bash
 # Reading a spearman input: `fcbo-dist spearman FILE --check-input`, which
-# reads, hashes and ranks the matrix and stops ("read and ranked in S s"),
+# reads, hashes and ranks the matrix and stops ("read and ranked in S s";
+# --backend cpu, so that no CUDA context is created; rows up to the
+# "hash-beside" ones timed CUDA builds, whose --check-input created one),
 # on a zero-inflated count matrix of --rows x 30 (`gen counts --groups 50
 # --seed 1`) as .npy (int32) and, with --text, as text.  Several binaries
 # side by side in the same call (--bin PATH[:LABEL], repeatable: a build of
@@ -36,7 +38,7 @@ for f in "${files[@]}"; do
   for r in $(seq "$REPS"); do
     for b in "${BINS[@]}"; do
       bin=${b%%:*}
-      s=$("$bin" spearman "$f" --check-input 2>&1 | sed -n 's/^read and ranked in \([0-9.]*\) s$/\1/p')
+      s=$("$bin" spearman "$f" --check-input --backend cpu 2>&1 | sed -n 's/^read and ranked in \([0-9.]*\) s$/\1/p')
       [ -n "$s" ] || { echo "bench/read-spearman.sh: $bin gave no time on $f" >&2; exit 1; }
       t[$b]="${t[$b]:-} $s"
     done

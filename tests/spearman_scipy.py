@@ -4,6 +4,7 @@ rows (n = 7, 30, 64, 128, 200 observations), in every input format, every
 selection mode returns exactly scipy's pairs, with rho within 1e-6 and p
 within 1e-6 relative (1e-300 absolute); 1 to 4 ranks give the same pairs.
 usage: spearman_scipy.py FCBO_DIST WORKDIR"""
+import hashlib
 import os
 import subprocess
 import sys
@@ -114,6 +115,13 @@ for n, rows, fmt in [(7, 150, "txt"), (30, 260, "csv"), (64, 200, "npy"), (128, 
           (n, got[4]["n_pairs"], (upper & (p <= 0.05)).sum()))
     check(got[4]["pairs_tested"] == valid.sum() and got[5].sum() == valid.sum(),
           "n=%d: %d pairs tested, histogram %d, expected %d" % (n, got[4]["pairs_tested"], got[5].sum(), valid.sum()))
+    # The input's hash is the file's, whole, as sha256sum gives it (the
+    # binary readers hash on a thread of their own, beside the parsing).
+    with open(src.split(":")[0], "rb") as fh:
+        digest = hashlib.sha256(fh.read()).hexdigest()
+    check(got[4]["input_sha256"] == digest, "n=%d (%s): input_sha256 %s, the file's %s" %
+          (n, fmt, got[4]["input_sha256"], digest))
+    check("fdr_cutoff_seconds" not in got[4], "n=%d --count-only: the file has fdr_cutoff_seconds" % n)
     const = int((x == x[:, :1]).all(1).sum())
     check(got[4]["constant_rows"] == const, "n=%d: constant rows %d, expected %d" % (n, got[4]["constant_rows"], const))
     # The histogram is single precision: a rho within 1e-6 of a bin edge may
@@ -135,7 +143,9 @@ for n, rows, fmt in [(7, 150, "txt"), (30, 260, "csv"), (64, 200, "npy"), (128, 
         for np_ in ([1, 3] if n == 30 else [1]):
             o = os.path.join(WORK, "fdr%d" % np_)
             run([src, "-o", o, "--fdr", str(Q), "-t", "2"], np_=np_)
-            compare("n=%d --fdr %g np=%d" % (n, Q, np_), pairs(o + "/spearman.h5"), r, p, upper & (p <= cut), ones)
+            got = pairs(o + "/spearman.h5")
+            compare("n=%d --fdr %g np=%d" % (n, Q, np_), got, r, p, upper & (p <= cut), ones)
+            check(got[4].get("fdr_cutoff_seconds", -1) >= 0, "n=%d --fdr np=%d: no fdr_cutoff_seconds" % (n, np_))
     if n == 30:
         for np_ in [1, 2, 3, 4]:
             o = os.path.join(WORK, "np%d" % np_)

@@ -10,6 +10,7 @@
  * a usage error naming the variable for anything else (seconds and
  * words too, and the knobs checked before any work).
  * argv[1]: a scratch file prefix. */
+#include "common/bigmem.h"
 #include "common/bitset.h"
 #include "common/clock.h"
 #include "common/env.h"
@@ -326,6 +327,7 @@ static void test_env(void)
 typedef struct {
     uint32_t n;
     uint64_t rows, bad;
+    char sha[65];
 } row_check;
 
 static size_t rc_bytes(uint32_t n) { return n * sizeof(double); }
@@ -353,7 +355,7 @@ static fd_status rc_drop(void *ctx)
     ((row_check *)ctx)->bad++;
     return FD_OK;
 }
-static void rc_finish(void *ctx, const char sha[65]) { (void)ctx, (void)sha; }
+static void rc_finish(void *ctx, const char sha[65]) { memcpy(((row_check *)ctx)->sha, sha, 65); }
 
 static void test_readers(const char *prefix)
 {
@@ -381,25 +383,71 @@ static void test_readers(const char *prefix)
     if (!f) return;
     for (int r = 0; r < TXT_ROWS; r++) fprintf(f, "%d %d %d\n", r, 2 * r + 1, r % 7);
     fclose(f);
+    /* The readers' hash is the whole file's (the .npy's on a thread of
+     * its own, beside the parsing). */
+    char want[65] = "", want_txt[65] = "";
+    CHECK(sha256_file(npy, want) == FD_OK && sha256_file(txt, want_txt) == FD_OK, "sha256_file");
     const int threads[3] = {1, 3, 0};
     for (int k = 0; k < 3; k++) {
-        row_check c = {0, 0, 0};
+        row_check c = {0, 0, 0, ""};
         const fd_matrix_sink sink = {&c, rc_bytes, rc_transform, rc_begin, rc_push, rc_drop, rc_finish, NULL, threads[k]};
         CHECK(fd_matrix_read(npy, 0, &sink) == FD_OK && c.rows == NPY_ROWS && c.bad == 0,
               ".npy on %d threads: %llu rows, %llu out of place", threads[k], (unsigned long long)c.rows,
               (unsigned long long)c.bad);
-        row_check d = {0, 0, 0};
+        CHECK(!strcmp(c.sha, want), ".npy on %d threads: hash %s, the file's %s", threads[k], c.sha, want);
+        row_check d = {0, 0, 0, ""};
         const fd_matrix_sink tsink = {&d, rc_bytes, rc_transform, rc_begin, rc_push, rc_drop, rc_finish, NULL, threads[k]};
         CHECK(fd_matrix_read(txt, 0, &tsink) == FD_OK && d.rows == TXT_ROWS && d.bad == 0,
               "text on %d threads: %llu rows, %llu out of place", threads[k], (unsigned long long)d.rows,
               (unsigned long long)d.bad);
+        CHECK(!strcmp(d.sha, want_txt), "text on %d threads: hash %s, the file's %s", threads[k], d.sha, want_txt);
     }
     CHECK(fd_matrix_threads(1) == 1 && fd_matrix_threads(3) == 3 && fd_matrix_threads(64) == FD_MATRIX_MAX_THREADS &&
               fd_matrix_threads(0) >= 1,
           "fd_matrix_threads: %d %d %d %d", fd_matrix_threads(1), fd_matrix_threads(3), fd_matrix_threads(64),
           fd_matrix_threads(0));
+    /* The hash on its own thread: the same digest; stopped early, no
+     * error; a file that cannot be opened, the error at the wait. */
+    sha256_job *job = NULL;
+    char hex[65] = "";
+    CHECK(sha256_file_start(&job, npy) == FD_OK && sha256_file_wait(&job, hex) == FD_OK && !strcmp(hex, want) && !job,
+          "sha256_file_start/wait: %s, want %s", hex, want);
+    CHECK(sha256_file_start(&job, npy) == FD_OK && sha256_file_wait(&job, NULL) == FD_OK && !job, "a stopped hash");
+    char missing[600];
+    snprintf(missing, sizeof missing, "%s.missing", npy);
+    CHECK(sha256_file_start(&job, missing) == FD_OK && sha256_file_wait(&job, hex) == FD_ERR_INPUT,
+          "a missing file's hash fails at the wait");
+    fd_errclear();
+    CHECK(sha256_file_wait(&job, hex) == FD_OK, "waiting on no hash");
     remove(npy);
     remove(txt);
+}
+
+/* Large zeroed arrays: zero when made, contents kept and the new part zero
+ * when grown, across the 2 MiB switch from the heap to mappings and
+ * within each (ASan builds stay on the heap). */
+static void test_bigmem(void)
+{
+    const size_t sizes[] = {100, 1 << 20, (size_t)3 << 20, (size_t)9 << 20};
+    unsigned char *p = fd_big_zalloc(sizes[0]);
+    size_t have = sizes[0], bad = 0;
+    CHECK(p != NULL, "fd_big_zalloc");
+    if (!p) return;
+    for (size_t i = 0; i < have; i++) bad += p[i] != 0;
+    for (int k = 1; k < 4; k++) {
+        for (size_t i = 0; i < have; i++) p[i] = (unsigned char)(i * 7 + 1);
+        unsigned char *q = fd_big_grow(p, have, sizes[k]);
+        CHECK(q != NULL, "fd_big_grow to %zu", sizes[k]);
+        if (!q) break;
+        p = q;
+        for (size_t i = 0; i < have; i++) bad += p[i] != (unsigned char)(i * 7 + 1);
+        for (size_t i = have; i < sizes[k]; i++) bad += p[i] != 0;
+        have = sizes[k];
+    }
+    CHECK(bad == 0, "fd_big_grow: %zu bytes wrong", bad);
+    CHECK(fd_big_grow(p, have, have / 2) == p, "fd_big_grow to less is a no-op");
+    fd_big_free(p, have);
+    fd_big_free(NULL, 0);
 }
 
 int main(int argc, char **argv)
@@ -415,5 +463,6 @@ int main(int argc, char **argv)
     test_env();
     test_kept_team();
     test_readers(argc > 1 ? argv[1] : "units.tmp");
+    test_bigmem();
     return t_report();
 }

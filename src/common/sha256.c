@@ -1,6 +1,7 @@
 #include "sha256.h"
 
 #include <errno.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -149,18 +150,78 @@ void sha256_final_hex(sha256_ctx *c, char hex[65])
     for (int i = 0; i < 8; i++) snprintf(hex + 8 * i, 9, "%08x", c->h[i]);
 }
 
-fd_status sha256_file(const char *path, char hex[65])
+/* The hash of a whole file, read in chunks of 1 MiB; *stop (when not
+ * NULL) ends it early, unfinished. */
+static fd_status hash_file(const char *path, const atomic_int *stop, char hex[65])
 {
     sha256_ctx c;
-    char buf[1 << 16];
-    size_t n;
+    const size_t chunk = (size_t)1 << 20;
+    unsigned char *buf = malloc(chunk);
+    if (!buf) return fd_fail(FD_ERR_NOMEM, "out of memory");
     FILE *f = fopen(path, "rb");
-    if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    if (!f) {
+        free(buf);
+        return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    }
     sha256_init(&c);
-    while ((n = fread(buf, 1, sizeof buf, f)) > 0) sha256_update(&c, buf, n);
+    size_t n;
+    while ((!stop || !atomic_load_explicit(stop, memory_order_relaxed)) && (n = fread(buf, 1, chunk, f)) > 0)
+        sha256_update(&c, buf, n);
     int err = ferror(f);
     fclose(f);
+    free(buf);
     if (err) return fd_fail(FD_ERR_IO, "%s: read error", path);
     sha256_final_hex(&c, hex);
     return FD_OK;
+}
+
+fd_status sha256_file(const char *path, char hex[65]) { return hash_file(path, NULL, hex); }
+
+struct sha256_job {
+    pthread_t thread;
+    int started;
+    atomic_int stop;
+    char *path;
+    fd_status st; /* the thread's; fd_fail records its message for every thread */
+    char hex[65];
+};
+
+static void *hash_job_run(void *arg)
+{
+    sha256_job *j = arg;
+    j->st = hash_file(j->path, &j->stop, j->hex);
+    return NULL;
+}
+
+fd_status sha256_file_start(sha256_job **job, const char *path)
+{
+    sha256_job *j = calloc(1, sizeof *j);
+    if (!j || !(j->path = strdup(path))) {
+        free(j);
+        return fd_fail(FD_ERR_NOMEM, "out of memory");
+    }
+    atomic_init(&j->stop, 0);
+    j->started = pthread_create(&j->thread, NULL, hash_job_run, j) == 0;
+    *job = j;
+    return FD_OK;
+}
+
+fd_status sha256_file_wait(sha256_job **job, char hex[65])
+{
+    sha256_job *j = *job;
+    if (!j) return FD_OK;
+    *job = NULL;
+    fd_status st = FD_OK;
+    if (!hex) atomic_store(&j->stop, 1);
+    if (j->started) {
+        pthread_join(j->thread, NULL);
+        st = j->st;
+    } else if (hex) {
+        st = hash_file(j->path, NULL, j->hex);
+    }
+    if (hex && st == FD_OK) memcpy(hex, j->hex, 65);
+    if (!hex) st = FD_OK;
+    free(j->path);
+    free(j);
+    return st;
 }

@@ -17,13 +17,6 @@
 
 /* ---------------- rows to the sink ---------------- */
 
-static size_t hashed_read(void *buf, size_t n, FILE *f, sha256_ctx *sha)
-{
-    size_t got = fread(buf, 1, n, f);
-    sha256_update(sha, buf, got);
-    return got;
-}
-
 /* A binary reader's rows on their way to the sink: how many went in. */
 typedef struct {
     const fd_matrix_sink *sink;
@@ -64,15 +57,14 @@ static void npy_row(const unsigned char *raw, int ti, size_t cols, double *row)
 
 /* ---------------- the batch pipeline of the binary readers ---------------- */
 
-/* A batch of rows on its way through read_batches: read (and hashed) by
- * the source, converted and transformed by the workers, then handed to the
+/* A batch of rows on its way through read_batches: read by the source,
+ * converted and transformed by the workers, then handed to the
  * sink in order by the main thread. */
 typedef struct {
     unsigned char *raw; /* rows of npy_types[ti] values */
     void *out;          /* rows x row_bytes */
     uint32_t *bad;      /* per row: 0, or 1 + the first column that is NaN or infinite */
     uint64_t first;     /* the batch's first row */
-    size_t bytes;       /* bytes read */
     size_t rows;        /* rows read whole */
     int failed;         /* the source failed after these rows (said when the batch's turn comes) */
 } row_batch;
@@ -80,12 +72,11 @@ typedef struct {
 /* Where the rows come from.  fill reads the next batch into b on the
  * main thread (HDF5 is not thread-safe here) and returns 0 when there is
  * none; it records a failure in b->failed rather than failing, so that the
- * error is raised in input order by fail.  hash, when not NULL, takes a
- * filled batch in, in order, on a thread of its own. */
+ * error is raised in input order by fail.  (The input's hash is not a
+ * stage: sha256_file_start hashes the file beside the pipeline.) */
 typedef struct batch_src batch_src;
 struct batch_src {
     int (*fill)(batch_src *s, row_batch *b);
-    void (*hash)(batch_src *s, const row_batch *b);
     fd_status (*fail)(batch_src *s, const row_batch *b);
     uint64_t rows, next; /* rows of the input; the next to read */
     size_t B, rb;        /* rows a batch, bytes a row */
@@ -116,18 +107,6 @@ static void *batch_transform(void *arg)
     return NULL;
 }
 
-typedef struct {
-    batch_src *src;
-    const row_batch *b;
-} hash_job;
-
-static void *batch_hash(void *arg)
-{
-    hash_job *h = arg;
-    h->src->hash(h->src, h->b);
-    return NULL;
-}
-
 /* b's rows into the sink, in order; a row with a NaN or infinite value is
  * dropped or refused. */
 static fd_status batch_push(row_feed *feed, batch_src *src, const row_batch *b, int drop_nan, const char *where,
@@ -150,8 +129,8 @@ static fd_status batch_push(row_feed *feed, batch_src *src, const row_batch *b, 
 
 /* Rows go in batches of about 4 MiB (src->B rows) through three stages:
  * while the workers convert, check and transform batch k + 1 (for
- * spearman, the ranking) and one more thread hashes it, the main thread
- * hands batch k to the sink and reads batch k + 2.  The sink sees the
+ * spearman, the ranking), the main thread hands batch k to the sink and
+ * reads batch k + 2.  The sink sees the
  * rows, and any error, in input order, as a row-at-a-time reader would. */
 static fd_status read_batches(row_feed *feed, batch_src *src, int ti, uint32_t cols, int drop_nan, const char *where)
 {
@@ -171,17 +150,14 @@ static fd_status read_batches(row_feed *feed, batch_src *src, int ti, uint32_t c
     }
     for (int t = 0; t < T; t++) FD_ALLOC_GOTO(sl[t].row, 2 * (size_t)cols + 1, st, done);
     int nb = src->fill(src, &bs[0]); /* batches read */
-    if (nb && src->hash) src->hash(src, &bs[0]);
     if (nb) { /* batch 0 by the main thread alone, to get going */
         batch_slice w = {&bs[0], 0, bs[0].rows, ti, cols, obytes, sink, sl[0].row};
         batch_transform(&w);
         nb += src->fill(src, &bs[1]);
     }
     for (int k = 0; k < nb; k++) {
-        int started = 0, hashing = 0;
-        pthread_t hasher;
+        int started = 0;
         row_batch *nx = k + 1 < nb ? &bs[(k + 1) % 3] : NULL;
-        hash_job hj = {src, nx};
         if (nx) {
             const size_t per = (nx->rows + (size_t)T - 1) / (size_t)T;
             for (int t = 0; t < T; t++) {
@@ -191,14 +167,11 @@ static fd_status read_batches(row_feed *feed, batch_src *src, int ti, uint32_t c
             }
             for (; started < T; started++)
                 if (pthread_create(&th[started], NULL, batch_transform, &sl[started]) != 0) break;
-            if (src->hash) hashing = pthread_create(&hasher, NULL, batch_hash, &hj) == 0;
         }
         st = batch_push(feed, src, &bs[k % 3], drop_nan, where, obytes);
         if (st == FD_OK) nb += src->fill(src, &bs[(k + 2) % 3]);
         for (int t = 0; t < started; t++) pthread_join(th[t], NULL);
         for (int t = started; nx && t < T; t++) batch_transform(&sl[t]); /* threads that did not start */
-        if (hashing) pthread_join(hasher, NULL);
-        else if (nx && src->hash) batch_hash(&hj);
         if (st != FD_OK) goto done;
     }
 done:
@@ -224,7 +197,6 @@ static size_t batch_rows(uint64_t rows, size_t rb)
 typedef struct {
     batch_src base;
     FILE *f;
-    sha256_ctx sha;
     const char *path;
 } npy_src;
 
@@ -235,14 +207,11 @@ static int npy_fill(batch_src *s, row_batch *b)
     const size_t want = s->rows - s->next < s->B ? (size_t)(s->rows - s->next) : s->B;
     const size_t got = fread(b->raw, 1, want * s->rb, n->f);
     b->first = s->next;
-    b->bytes = got;
     b->rows = got / s->rb;
     b->failed = b->rows < want;
     s->next = b->failed ? s->rows : s->next + want; /* nothing after a short read */
     return 1;
 }
-
-static void npy_hash(batch_src *s, const row_batch *b) { sha256_update(&((npy_src *)s)->sha, b->raw, b->bytes); }
 
 static fd_status npy_fail(batch_src *s, const row_batch *b)
 {
@@ -254,12 +223,12 @@ static fd_status read_npy(const char *path, int drop_nan, const fd_matrix_sink *
 {
     fd_status st = FD_OK;
     row_feed feed = {0};
-    npy_src src = {.base = {npy_fill, npy_hash, npy_fail, 0, 0, 0, 0}, .path = path};
-    sha256_init(&src.sha); /* hashed as read: the file is read once */
+    sha256_job *hash = NULL;
+    npy_src src = {.base = {npy_fill, npy_fail, 0, 0, 0, 0}, .path = path};
     FILE *f = src.f = fopen(path, "rb");
     if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
     npy_header h;
-    FD_TRY_GOTO(npy_read_header(f, path, &h, &src.sha), st, done);
+    FD_TRY_GOTO(npy_read_header(f, path, &h, NULL), st, done);
     if (h.ndim != 2) {
         st = fd_fail(FD_ERR_INPUT, "%s: only 2-D arrays are read (this one has %u dimensions)", path, h.ndim);
         goto done;
@@ -288,17 +257,17 @@ static fd_status read_npy(const char *path, int drop_nan, const fd_matrix_sink *
         goto done;
     }
     FD_TRY_GOTO(feed_begin(&feed, sink, (uint32_t)cols, rows), st, done);
+    FD_TRY_GOTO(sha256_file_start(&hash, path), st, done); /* the whole file, header and any bytes after the array */
     src.base.rows = rows;
     src.base.rb = (size_t)npy_types[ti].size * cols;
     src.base.B = batch_rows(rows, src.base.rb);
     FD_TRY_GOTO(read_batches(&feed, &src.base, ti, (uint32_t)cols, drop_nan, path), st, done);
     if (feed.pushed == 0) { st = fd_fail(FD_ERR_INPUT, "%s: no data rows", path); goto done; }
-    /* Bytes after the array (there should be none) are part of the file. */
-    char tail[4096], hex[65];
-    while (hashed_read(tail, sizeof tail, f, &src.sha) > 0) {}
-    sha256_final_hex(&src.sha, hex);
+    char hex[65];
+    FD_TRY_GOTO(sha256_file_wait(&hash, hex), st, done);
     sink->finish(sink->ctx, hex);
 done:
+    sha256_file_wait(&hash, NULL); /* stops it, on the way out of a failure */
     if (f) fclose(f);
     return st;
 }
@@ -342,6 +311,7 @@ static fd_status read_h5(const char *spec, int drop_nan, const fd_matrix_sink *s
 {
     fd_status st = FD_OK;
     row_feed feed = {0};
+    sha256_job *hash = NULL;
     hid_t f = -1, ds = -1, fs = -1;
     const char *colon = strstr(spec, ".h5:");
     size_t plen = (size_t)(colon - spec) + 3;
@@ -364,14 +334,16 @@ static fd_status read_h5(const char *spec, int drop_nan, const fd_matrix_sink *s
     if (dims[0] == 0) { st = fd_fail(FD_ERR_INPUT, "%s:%s: no rows", path, dset); goto done; }
     if (dims[1] > 32767) { st = fd_fail(FD_ERR_INPUT, "%s:%s: too many columns", path, dset); goto done; }
     FD_TRY_GOTO(feed_begin(&feed, sink, (uint32_t)dims[1], dims[0]), st, done);
+    FD_TRY_GOTO(sha256_file_start(&hash, path), st, done);
     const size_t rb = sizeof(double) * dims[1];
-    h5_src src = {{h5_fill, NULL, h5_fail, dims[0], 0, batch_rows(dims[0], rb), rb}, ds, fs, dims[1], path, dset};
+    h5_src src = {{h5_fill, h5_fail, dims[0], 0, batch_rows(dims[0], rb), rb}, ds, fs, dims[1], path, dset};
     FD_TRY_GOTO(read_batches(&feed, &src.base, 0, (uint32_t)dims[1], drop_nan, spec), st, done);
     if (feed.pushed == 0) { st = fd_fail(FD_ERR_INPUT, "%s: no data rows", spec); goto done; }
     char hex[65];
-    FD_TRY_GOTO(sha256_file(path, hex), st, done);
+    FD_TRY_GOTO(sha256_file_wait(&hash, hex), st, done);
     sink->finish(sink->ctx, hex);
 done:
+    sha256_file_wait(&hash, NULL);
     if (fs >= 0) H5Sclose(fs);
     if (ds >= 0) H5Dclose(ds);
     if (f >= 0) H5Fclose(f);

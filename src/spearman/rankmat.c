@@ -1,5 +1,7 @@
 #include "rankmat.h"
 
+#include "../common/bigmem.h"
+
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
@@ -20,10 +22,10 @@ void smat_destroy(spearman_mat **pm)
 {
     spearman_mat *m = *pm;
     if (!m) return;
-    free(m->packed);
-    free(m->sii);
-    free(m->root);
-    free(m->inv_root);
+    fd_big_free(m->packed, m->packed_bytes);
+    fd_big_free(m->sii, m->sii_bytes);
+    fd_big_free(m->root, m->root_bytes);
+    fd_big_free(m->inv_root, m->root_bytes);
     free(m->row_id);
     free(m->source);
     free(m);
@@ -148,14 +150,18 @@ fd_status smat_reserve(spearman_mat *m, uint64_t rows)
 
 static fd_status grow_to(spearman_mat *m, uint64_t cap)
 {
-    size_t words = (size_t)m->kp * 8;
-    uint32_t *p = realloc(m->packed, cap * words * sizeof *p);
-    int64_t *s = realloc(m->sii, cap * 8 * sizeof *s);
-    if (p) m->packed = p;
-    if (s) m->sii = s;
+    const size_t pb = (size_t)cap * m->kp * 8 * sizeof *m->packed, sb = (size_t)cap * 8 * sizeof *m->sii;
+    uint32_t *p = fd_big_grow(m->packed, m->packed_bytes, pb);
+    if (p) {
+        m->packed = p;
+        m->packed_bytes = pb;
+    }
+    int64_t *s = fd_big_grow(m->sii, m->sii_bytes, sb);
+    if (s) {
+        m->sii = s;
+        m->sii_bytes = sb;
+    }
     if (!p || !s) return fd_fail(FD_ERR_NOMEM, "out of memory for %llu rows", (unsigned long long)(cap * 8));
-    memset(m->packed + m->cap_groups * words, 0, (cap - m->cap_groups) * words * sizeof *p);
-    memset(m->sii + m->cap_groups * 8, 0, (cap - m->cap_groups) * 8 * sizeof *s);
     m->cap_groups = cap;
     return FD_OK;
 }
@@ -208,10 +214,11 @@ fd_status smat_push(spearman_mat *m, const double *x, uint64_t input_row)
 
 fd_status smat_finish(spearman_mat *m)
 {
-    free(m->root);
-    free(m->inv_root);
-    m->root = malloc((m->rows + 8) * sizeof *m->root);
-    m->inv_root = malloc((m->rows + 8) * sizeof *m->inv_root);
+    fd_big_free(m->root, m->root_bytes);
+    fd_big_free(m->inv_root, m->root_bytes);
+    m->root_bytes = (m->rows + 8) * sizeof *m->root;
+    m->root = fd_big_zalloc(m->root_bytes);
+    m->inv_root = fd_big_zalloc(m->root_bytes);
     if (!m->root || !m->inv_root) return fd_fail(FD_ERR_NOMEM, "out of memory");
     for (uint64_t r = 0; r < m->rows + 8; r++) {
         double s = r < m->rows ? (double)m->sii[r] : 0;

@@ -30,6 +30,7 @@ typedef struct spearman_mat {
     uint32_t kp;          /* column pairs: (n + 1) / 2 */
     uint32_t *packed;     /* groups x kp x 8 words */
     uint64_t cap_groups;
+    size_t packed_bytes, sii_bytes, root_bytes; /* fd_big_* arrays: packed, sii, root and inv_root */
     int64_t *sii;         /* S_ii per row; 0 for a constant row */
     float *root;          /* sqrt(S_ii) per row, for the float prefilter */
     float *inv_root;      /* 1 / sqrt(S_ii) (0 for a constant row), for the histogram */

@@ -101,6 +101,7 @@ static fd_status put_meta(hid_t f, const spearman_meta *m)
     FD_TRY(h5u_attr_f64(f, "load_seconds", m->load_seconds));
     FD_TRY(h5u_attr_f64(f, "pass1_seconds", m->pass1_seconds));
     FD_TRY(h5u_attr_f64(f, "pass2_seconds", m->pass2_seconds));
+    if (!strcmp(m->mode, "fdr")) FD_TRY(h5u_attr_f64(f, "fdr_cutoff_seconds", m->fdr_seconds));
     FD_TRY(h5u_attr_f64(f, "checkpoint_seconds", m->checkpoint_seconds));
     FD_TRY(h5u_attr_u64(f, "resumed_records", m->resumed_records));
     if (m->hist) {
@@ -251,7 +252,7 @@ fd_status spearman_h5_info(hid_t f, const char *path, FILE *out)
                                  "dropped_rows", "pairs_tested", "n_pairs", "count_only", "ranks", "threads", "parts",
                                  "resumed_records", "complete"};
     static const char *dbls[] = {"threshold", "rho_cut", "wall_seconds", "load_seconds", "pass1_seconds",
-                                 "pass2_seconds", "checkpoint_seconds"};
+                                 "fdr_cutoff_seconds", "pass2_seconds", "checkpoint_seconds"};
     char buf[4096];
     uint64_t v;
     double d;

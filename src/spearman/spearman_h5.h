@@ -28,6 +28,7 @@ typedef struct spearman_meta {
     const uint64_t *hist;           /* SPEARMAN_HIST_BINS */
     int ranks, threads;
     double wall_seconds, load_seconds, pass1_seconds, pass2_seconds;
+    double fdr_seconds;             /* --fdr: the cutoff's collecting pass; not written otherwise */
     double checkpoint_seconds;      /* 0: no checkpoints */
     uint64_t resumed_records;       /* tile records earlier runs did (--resume) */
 } spearman_meta;

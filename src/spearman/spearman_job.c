@@ -336,6 +336,22 @@ static fd_status keep_budget(const spearman_opts *o, uint64_t *keep)
     return FD_OK;
 }
 
+/* A GPU rank's CUDA context, created on a thread of its own while the
+ * input is read: creating it is a fixed cost of some tenths of a second
+ * that would otherwise come after reading. */
+typedef struct {
+    const struct spearman_ops *ops;
+    int device;
+    fd_status st;
+} device_opener;
+
+static void *open_device_run(void *arg)
+{
+    device_opener *d = arg;
+    d->st = d->ops->open_device(d->device);
+    return NULL;
+}
+
 static fd_status stage_setup(job *jb)
 {
     const spearman_opts *o = jb->o;
@@ -344,8 +360,19 @@ static fd_status stage_setup(job *jb)
     if (st == FD_OK) st = keep_budget(o, &jb->keep_pairs);
     /* the rank's share of the cores, for the reader as for the passes */
     const int place = o->threads > 0 ? o->threads : fd_place_threads(&jb->mpi);
+    device_opener dop = {jb->ops, -1, FD_OK};
+    pthread_t opener;
+    int opening = 0;
+    if (st == FD_OK && jb->ops->devices) {
+        st = fd_place_device(&jb->mpi, jb->ops->devices(), &jb->device);
+        dop.device = jb->device;
+        if (st == FD_OK && jb->ops->open_device && !(opening = pthread_create(&opener, NULL, open_device_run, &dop) == 0))
+            dop.st = jb->ops->open_device(jb->device);
+    }
     if (st == FD_OK) st = spearman_read(&jb->x, o->input, o->drop_nan, place);
     if (st == FD_OK && o->y_input) st = spearman_read(&jb->y, o->y_input, o->drop_nan, place);
+    if (opening) pthread_join(opener, NULL);
+    if (st == FD_OK) st = dop.st;
     if (jb->mpi.size > 1) {
         fd_status agreed = fd_mpi_agree(st, NULL);
         if (agreed != FD_OK) return st != FD_OK ? st : agreed;
@@ -372,7 +399,8 @@ static fd_status stage_setup(job *jb)
      * every rank has the same backend. */
     jb->threads = place;
     if (jb->ops->devices) {
-        FD_TRY(fd_place_device(&jb->mpi, jb->ops->devices(), &jb->device));
+        /* CUDA's current device is the thread's: this one's too (the
+         * context exists, so this is quick) */
         if (jb->ops->open_device) FD_TRY(jb->ops->open_device(jb->device));
         jb->host_threads = jb->threads;
         jb->threads = 1;
@@ -474,6 +502,7 @@ static void fill_meta(const job *jb, spearman_meta *m)
     m->load_seconds = jb->load_s;
     m->pass1_seconds = jb->pass1_s;
     m->pass2_seconds = jb->pass2_s;
+    m->fdr_seconds = jb->fdr_s;
     m->checkpoint_seconds = jb->ck ? o->checkpoint_seconds : 0;
     m->resumed_records = jb->resumed;
 }

@@ -1,0 +1,58 @@
+#include "bigmem.h"
+
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+
+#if defined(__SANITIZE_ADDRESS__)
+#define BIG_MIN ((size_t)-1) /* every array on the checked heap */
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define BIG_MIN ((size_t)-1)
+#endif
+#endif
+#ifndef BIG_MIN
+#define BIG_MIN ((size_t)2 << 20)
+#endif
+
+static void *map_zero(size_t bytes)
+{
+    void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+    if (p == MAP_FAILED) return NULL;
+    (void)madvise(p, bytes, MADV_HUGEPAGE); /* a hint: without huge pages it still works */
+    return p;
+}
+
+void *fd_big_zalloc(size_t bytes)
+{
+    return bytes < BIG_MIN ? calloc(bytes ? bytes : 1, 1) : map_zero(bytes);
+}
+
+void *fd_big_grow(void *p, size_t old, size_t bytes)
+{
+    if (!p) return fd_big_zalloc(bytes);
+    if (bytes <= old) return p;
+    if (bytes < BIG_MIN) {
+        char *q = realloc(p, bytes);
+        if (q) memset(q + old, 0, bytes - old);
+        return q;
+    }
+    if (old >= BIG_MIN) { /* the pages mremap adds are fresh, so zero */
+        void *q = mremap(p, old, bytes, MREMAP_MAYMOVE);
+        if (q == MAP_FAILED) return NULL;
+        (void)madvise(q, bytes, MADV_HUGEPAGE);
+        return q;
+    }
+    void *q = map_zero(bytes);
+    if (!q) return NULL;
+    memcpy(q, p, old);
+    free(p);
+    return q;
+}
+
+void fd_big_free(void *p, size_t bytes)
+{
+    if (!p) return;
+    if (bytes < BIG_MIN) free(p);
+    else munmap(p, bytes);
+}
