@@ -42,7 +42,8 @@ fd_status fd_fail_at(fd_status st, const char *file, int line, const char *fmt, 
 
 /* The recorded message, or "" when none. */
 const char *fd_errmsg(void);
-/* Forgets the recorded message (tests that expect a failure use it). */
+/* Forgets the recorded message: tests that expect a failure, and a caller
+ * that tried something optional and goes on without it. */
 void fd_errclear(void);
 
 const char *fd_status_name(fd_status st);

@@ -23,6 +23,11 @@ done:
     return st;
 }
 
+extern "C" void fd_cuda_warm(int device)
+{
+    if (cudaSetDevice(device) != cudaSuccess || cudaFree(0) != cudaSuccess) cudaGetLastError();
+}
+
 /* One workload runs in a process, and its backend sets this before its
  * device work starts. */
 static const char *oom_hint = "use a GPU with more memory, or --backend cpu";

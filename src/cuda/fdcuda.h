@@ -19,6 +19,11 @@ int fd_cuda_device_count(void);
 /* Makes `device` current and creates its context (the costly first step
  * of any CUDA program, about a quarter second). */
 fd_status fd_cuda_open(int device);
+/* fd_cuda_open on a thread that wants the context made early, beside other
+ * work, and reports nothing: failures are dropped here and said by the
+ * fd_cuda_open that follows (CUDA's current device is per thread, so the
+ * thread that drives the device calls that one anyway). */
+void fd_cuda_warm(int device);
 
 /* What the user can change when the GPU runs out of memory ("set
  * FD_GPU_CHUNK lower", "use --backend cpu"): the workload's backend says

@@ -24,7 +24,7 @@ static fd_status cpu_rect(void *state, const spearman_mat *x, const spearman_mat
 /* One block of rows against one block of columns per call: the job
  * flushes selected pairs between calls. */
 const struct spearman_ops spearman_cpu_ops = {
-    "cpu", cpu_available, NULL, NULL, 1, 1, NULL, NULL, cpu_supports, cpu_rect,
+    "cpu", cpu_available, NULL, NULL, NULL, 1, 1, NULL, NULL, cpu_supports, cpu_rect,
 };
 
 #if FD_HAVE_CUDA

@@ -11,12 +11,13 @@ struct spearman_ops {
     const char *name;
     int (*available)(void);
     /* GPU backends: devices usable here, and the context creation that
-     * placement calls once the rank's device is known (on a thread of its
-     * own while the input is read, then again on the thread that drives
-     * the device, to make it that thread's current device); NULL for the
+     * placement calls once the rank's device is known; warm_device makes
+     * the context early, on a thread of its own while the input is read,
+     * and reports nothing (open_device says any failure).  NULL for the
      * CPU. */
     int (*devices)(void);
     fd_status (*open_device)(int device);
+    void (*warm_device)(int device);
     /* Record shape: rows per record and columns per rect call, in tile
      * blocks (spearman_job_impl.h, BLOCK); 0 columns: the whole record in
      * one call. */
