@@ -24,9 +24,10 @@ void sha256_final_hex(sha256_ctx *c, char hex[65]);
 fd_status sha256_file(const char *path, char hex[65]);
 
 /* sha256_file on a thread of its own, so that a reader parsing the same
- * file need not wait for the hash (one thread, about 1 GB/s: as long as
- * the rest of reading a .npy on 16 cores).  The file is read twice, the
- * second time from the page cache.  sha256_file_wait joins it and gives
+ * file need not wait for the hash batch by batch (one thread hashes about
+ * 1 GB/s, the longest part of reading a .npy on 16 cores).  The file is
+ * read twice, the second time from the page cache; a file changed while
+ * it is read can give a hash of other bytes than those parsed.  sha256_file_wait joins it and gives
  * its result; with hex NULL it stops it early (an error path) and gives
  * FD_OK.  Either way *job is freed and set to NULL; NULL is a no-op.  If
  * the thread cannot start, wait hashes the file itself. */
