@@ -119,7 +119,7 @@ static fd_status check_finite(const char *what, const bcp_tensor *t)
 static fd_status npy_header_check(FILE *f, const char *path, uint32_t *order, uint64_t *dims, int *dbl)
 {
     npy_header h;
-    FD_TRY(npy_read_header(f, path, &h, NULL));
+    FD_TRY(npy_read_header(f, path, &h));
     if (h.fortran) return fd_fail(FD_ERR_INPUT, "%s: Fortran-ordered array; save it with np.ascontiguousarray", path);
     *dbl = !strcmp(h.descr, "<f8");
     if (!*dbl && strcmp(h.descr, "<f4") != 0)
@@ -276,6 +276,7 @@ fd_status bcp_tensor_read(bcp_tensor **out, const char *spec, const uint64_t *lo
     uint32_t order;
     uint64_t full[BCP_MAX_ORDER], dims[BCP_MAX_ORDER];
     char *file = NULL;
+    sha256_job *hashing = NULL;
     *out = NULL;
     FD_TRY(bcp_tensor_shape(spec, &order, full));
     for (uint32_t n = 0; n < order; n++) {
@@ -291,14 +292,16 @@ fd_status bcp_tensor_read(bcp_tensor **out, const char *spec, const uint64_t *lo
         t->full_size *= full[n];
     }
     const int h5 = strstr(spec, ".h5:") != NULL;
-    FD_TRY_GOTO(h5 ? read_h5(t, spec) : read_npy(t, spec), st, done);
-    FD_TRY_GOTO(check_finite(spec, t), st, done);
     file = h5 ? strndup(spec, (size_t)(strstr(spec, ".h5:") - spec) + 3) : strdup(spec);
     if (!file || !(t->source = strdup(spec))) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
-    if (hash) FD_TRY_GOTO(sha256_file(file, t->sha256), st, done);
+    if (hash) FD_TRY_GOTO(sha256_file_start(&hashing, file), st, done); /* beside the read, as the matrix readers */
+    FD_TRY_GOTO(h5 ? read_h5(t, spec) : read_npy(t, spec), st, done);
+    FD_TRY_GOTO(check_finite(spec, t), st, done);
+    if (hash) FD_TRY_GOTO(sha256_file_wait(&hashing, t->sha256), st, done);
     *out = t;
     t = NULL;
 done:
+    sha256_file_wait(&hashing, NULL);
     free(file);
     bcp_tensor_destroy(&t);
     return st;

@@ -228,7 +228,7 @@ static fd_status read_npy(const char *path, int drop_nan, const fd_matrix_sink *
     FILE *f = src.f = fopen(path, "rb");
     if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
     npy_header h;
-    FD_TRY_GOTO(npy_read_header(f, path, &h, NULL), st, done);
+    FD_TRY_GOTO(npy_read_header(f, path, &h), st, done);
     if (h.ndim != 2) {
         st = fd_fail(FD_ERR_INPUT, "%s: only 2-D arrays are read (this one has %u dimensions)", path, h.ndim);
         goto done;

@@ -7,7 +7,6 @@
 #ifndef FD_IO_NPY_H
 #define FD_IO_NPY_H
 
-#include "../common/sha256.h"
 #include "../common/status.h"
 
 #include <stdint.h>
@@ -23,11 +22,11 @@ typedef struct npy_header {
     uint32_t elem;                  /* bytes an element, from descr (0: unknown) */
 } npy_header;
 
-/* Reads the header from f (at the file's start), leaving f at the data;
- * sha, when not NULL, is fed every byte read.  FD_ERR_INPUT naming path:
+/* Reads the header from f (at the file's start), leaving f at the data.
+ * FD_ERR_INPUT naming path:
  * not a .npy, a truncated or malformed header, a shape that is not a
  * tuple of non-negative integers, more than NPY_MAX_DIMS dimensions. */
-fd_status npy_read_header(FILE *f, const char *path, npy_header *h, sha256_ctx *sha);
+fd_status npy_read_header(FILE *f, const char *path, npy_header *h);
 
 /* The bytes of data the file holds after the header (f at the data). */
 uint64_t npy_bytes_held(FILE *f);
