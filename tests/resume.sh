@@ -148,6 +148,24 @@ EOF
 "$BIN" spearman "$W/m.npy" --pvalue 1e-3 --resume "$W/sp-old" -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "histogram_bins=2" "$W/err" && grep -q "histogram_bins=1" "$W/err"' \
       "resume of a checkpoint with other histogram bins: exit $rc: $(cat "$W/err")"
+# The checkpoint names its input by the digest of the ranks: other values
+# are refused; the same ranks from other bytes (every value doubled) resume
+# to the uninterrupted run's result, with the new file's SHA-256.
+python3 -c "
+import numpy as np, sys
+m = np.load(sys.argv[1])
+o = m.copy(); o[5] = o[5][::-1] + 1
+np.save(sys.argv[2], o)
+np.save(sys.argv[3], m * 2)" "$W/m.npy" "$W/m-other.npy" "$W/m-twice.npy"
+cp -r "$W/sp-x" "$W/sp-twice"
+"$BIN" spearman "$W/m-other.npy" --pvalue 1e-3 --resume "$W/sp-x" -q 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "input_ranks=" "$W/err" && [ -e "$W/sp-x/checkpoint/job.h5" ]' \
+      "resume with other values: exit $rc: $(cat "$W/err")"
+"$BIN" spearman "$W/m-twice.npy" --pvalue 1e-3 --resume "$W/sp-twice" -q 2> "$W/err"; rc=$?
+check '[ $rc -eq 0 ] && cmp -s <(pairs_of "$W/ref-pvalue1e31/spearman.h5") <(pairs_of "$W/sp-twice/spearman.h5") &&
+       [ "$(attr "$W/sp-twice/spearman.h5" resumed_records)" -gt 0 ] &&
+       [ "$(attr "$W/sp-twice/spearman.h5" input_sha256)" = "$(sha256sum "$W/m-twice.npy" | cut -c1-64)" ]' \
+      "resume from the same ranks in other bytes: exit $rc: $(cat "$W/err")"
 "$BIN" spearman "$W/m.npy" --pvalue 1e-3 --resume "$W/ref-pvalue1e31" -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "no checkpoint there" "$W/err" && [ -e "$W/ref-pvalue1e31/spearman.h5" ]' \
       "resume of a finished run: exit $rc: $(cat "$W/err")"

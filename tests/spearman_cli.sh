@@ -104,6 +104,28 @@ if command -v mpirun > /dev/null; then
         "np=3 info: $(cat "$W/info3")"
   "$BIN" info --text "$W/res3/spearman.h5" > "$W/text3"
   check 'cmp -s <(sort "$W/text") <(sort "$W/text3")' "np=3 pairs differ from np=1"
+  # Ranks that read different files (each rank its own name here; on a
+  # cluster, a file that differs between nodes).  Other values: refused
+  # after reading, by the digest of the ranks, on every rank (no rank left
+  # waiting in a collective), nothing written.  The same ranks from other
+  # bytes (every value doubled): the passes run, and the commit refuses, as
+  # the output's SHA-256 would not be every part's, nothing left behind.
+  python3 -c "
+import numpy as np, sys
+m = np.load(sys.argv[1])
+o = m.copy(); o[0] = o[0][::-1] + 1
+np.save(sys.argv[2], o)
+np.save(sys.argv[3], m * 2)" "$W/g.npy" "$W/g-other.npy" "$W/g-twice.npy"
+  cp "$W/g.npy" "$W/g-r0.npy"
+  for kind in other twice; do
+    cp "$W/g-$kind.npy" "$W/g-r1.npy"
+    timeout 120 mpirun --oversubscribe -np 2 sh -c \
+      'exec "$0" spearman "'"$W"'/g-r${OMPI_COMM_WORLD_RANK}.npy" -o "'"$W"'/res-$1" --pvalue 0.001 -t 1 -q' \
+      "$BIN" "$kind" 2> "$W/err"; rc=$?
+    if [ $kind = other ]; then want="this rank read other values than rank 0"; else want="differs from the file rank 0 read"; fi
+    check '[ $rc -eq 2 ] && grep -q "rank 1 of 2: .*g-r1.npy.*$want" "$W/err" && [ ! -e "$W/res-$kind" ]' \
+          "ranks reading different files ($kind): exit $rc, left $(ls "$W/res-$kind" 2> /dev/null | tr '\n' ' '): $(cat "$W/err")"
+  done
 fi
 # A .npy and an HDF5 dataset read in many batches (the binary readers'
 # pipeline: about 4 MiB a batch, 17,476 rows of 30 float64 here) against

@@ -412,6 +412,66 @@ static void test_xbin(void)
           (unsigned long long)left, (unsigned long long)random_left, (unsigned long long)random_all);
 }
 
+/* smat_digest, what ranks compare and checkpoints record: the same for
+ * the same ranks (on any number of threads, and from values that differ
+ * but rank alike), another for one row ranked otherwise or for other input
+ * row numbers. */
+static fd_status digest_of(uint64_t rows, int change, double scale, int drop, int threads, char hex[65])
+{
+    spearman_mat *m = NULL;
+    double x[30];
+    fd_rng rng = {11};
+    FD_TRY(smat_create(&m, 30));
+    fd_status st = FD_OK;
+    for (uint64_t r = 0; r < rows && st == FD_OK; r++) {
+        for (int k = 0; k < 30; k++) x[k] = floor(fd_rng_unif(&rng) * 6) * scale;
+        if (change && r == rows / 2) x[change % 30] += 100;
+        if (drop && r == 3) st = smat_drop(m);
+        if (st == FD_OK) st = smat_push(m, x, r + (drop && r >= 3));
+    }
+    if (st == FD_OK) st = smat_finish(m);
+    if (st == FD_OK) st = smat_digest(m, threads);
+    if (st == FD_OK) memcpy(hex, m->digest, 65);
+    smat_destroy(&m);
+    return st;
+}
+
+/* Rows placed (smat_place_ranked, in any order) make the matrix pushing
+ * them in order makes: the same digest, S_ii and constant rows. */
+static void test_place(void)
+{
+    const uint64_t rows = 5003;
+    spearman_mat *a = random_mat(rows, 30, 5, 1), *b = NULL;
+    int32_t r[30];
+    CHECK(smat_create(&b, 30) == FD_OK && smat_place_begin(b, rows) == FD_OK, "smat_place_begin");
+    for (uint64_t k = 0; k < rows; k++) {
+        const uint64_t i = (k * 7919) % rows; /* every row once, out of order */
+        for (uint32_t c = 0; c < 30; c++) r[c] = smat_a(a, i, c);
+        smat_place_ranked(b, r, i);
+    }
+    CHECK(smat_finish(b) == FD_OK && smat_digest(a, 2) == FD_OK && smat_digest(b, 3) == FD_OK, "digests");
+    CHECK(!strcmp(a->digest, b->digest) && a->constant == b->constant && a->constant > 0 &&
+              !memcmp(a->sii, b->sii, rows * sizeof *a->sii),
+          "placed rows: digest %s against %s, %llu constant against %llu", b->digest, a->digest,
+          (unsigned long long)b->constant, (unsigned long long)a->constant);
+    CHECK(smat_place_begin(a, rows) == FD_ERR_INTERNAL, "smat_place_begin after pushes");
+    fd_errclear();
+    smat_destroy(&a);
+    smat_destroy(&b);
+}
+
+static void test_digest(void)
+{
+    const uint64_t rows = 70001; /* several 4 MiB pieces of ranks, a partial group of 8 */
+    char base[65] = "", h[65] = "";
+    CHECK(digest_of(rows, 0, 1, 0, 1, base) == FD_OK && strlen(base) == 64, "digest: %s", base);
+    CHECK(digest_of(rows, 0, 1, 0, 5, h) == FD_OK && !strcmp(h, base), "digest on 5 threads: %s, on 1: %s", h, base);
+    CHECK(digest_of(rows, 0, 2.5, 0, 2, h) == FD_OK && !strcmp(h, base), "digest of values scaled: %s", h);
+    CHECK(digest_of(rows, 7, 1, 0, 2, h) == FD_OK && strcmp(h, base) != 0, "digest: a row ranked otherwise, the same");
+    CHECK(digest_of(rows, 0, 1, 1, 2, h) == FD_OK && strcmp(h, base) != 0, "digest: other row numbers, the same");
+    CHECK(digest_of(rows - 1, 0, 1, 0, 2, h) == FD_OK && strcmp(h, base) != 0, "digest: a row fewer, the same");
+}
+
 int main(void)
 {
     test_ranks();
@@ -421,5 +481,7 @@ int main(void)
     test_decide();
     test_hist();
     test_xbin();
+    test_digest();
+    test_place();
     return t_report();
 }

@@ -20,6 +20,7 @@
 #include "lattice/context.h"
 #include "testutil.h"
 
+#include <math.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,6 +34,29 @@ static void sha_case(const char *msg, size_t reps, const char *want)
     for (size_t i = 0; i < reps; i++) sha256_update(&c, msg, strlen(msg));
     sha256_final_hex(&c, hex);
     CHECK(!strcmp(hex, want), "sha256 of '%.20s' x %zu: %s", msg, reps, hex);
+}
+
+/* sha256_spans_hex against the digest Python's hashlib gives for the
+ * same definition (tag, little-endian counts and lengths, the SHA-256 of
+ * each 4 MiB piece): the same on 1 to 8 threads, and another for one
+ * byte changed. */
+static void test_spans(void)
+{
+    const size_t big = (5u << 20) + 17;
+    unsigned char *b = malloc(big);
+    CHECK(b != NULL, "out of memory");
+    if (!b) return;
+    for (size_t i = 0; i < big; i++) b[i] = (unsigned char)(i % 251);
+    const sha256_span spans[3] = {{"abc", 3}, {b, big}, {NULL, 0}};
+    const char *want = "c8115077fc510f05125d7a60ba9040322c8058e370fce428d3adb952efc0e13b";
+    for (int t = 1; t <= 8; t += 3) {
+        char hex[65] = "";
+        CHECK(sha256_spans_hex(spans, 3, t, hex) == FD_OK && !strcmp(hex, want), "spans on %d threads: %s", t, hex);
+    }
+    b[big - 1] ^= 1;
+    char hex[65] = "";
+    CHECK(sha256_spans_hex(spans, 3, 2, hex) == FD_OK && strcmp(hex, want) != 0, "spans: a changed byte, same digest");
+    free(b);
 }
 
 static void test_bitsets(void)
@@ -328,6 +352,7 @@ typedef struct {
     uint32_t n;
     uint64_t rows, bad;
     char sha[65];
+    int running; /* the reader handed over a hash still being computed */
 } row_check;
 
 static size_t rc_bytes(uint32_t n) { return n * sizeof(double); }
@@ -355,7 +380,120 @@ static fd_status rc_drop(void *ctx)
     ((row_check *)ctx)->bad++;
     return FD_OK;
 }
-static void rc_finish(void *ctx, const char sha[65]) { memcpy(((row_check *)ctx)->sha, sha, 65); }
+static fd_status rc_finish_any(void *ctx, sha256_future *sha)
+{
+    (void)ctx;
+    return sha256_future_get(sha);
+}
+static fd_status rc_finish(void *ctx, sha256_future *sha)
+{
+    ((row_check *)ctx)->running = sha->job != NULL;
+    FD_TRY(sha256_future_get(sha));
+    memcpy(((row_check *)ctx)->sha, sha->hex, 65);
+    return FD_OK;
+}
+
+/* A sink that takes rows by place: each slot's row kept, and how often it
+ * came (once, from whichever worker). */
+typedef struct {
+    uint32_t n;
+    uint64_t rows, pushed, dropped;
+    double *v;
+    atomic_int *times;
+} place_check;
+static fd_status pc_drop(void *ctx)
+{
+    ((place_check *)ctx)->dropped++;
+    return FD_OK;
+}
+static fd_status pc_begin(void *ctx, uint32_t n, uint64_t hint)
+{
+    (void)hint;
+    ((place_check *)ctx)->n = n;
+    return FD_OK;
+}
+static fd_status pc_place_begin(void *ctx, uint64_t rows)
+{
+    place_check *c = ctx;
+    c->rows = rows;
+    c->v = calloc(rows * c->n, sizeof *c->v);
+    c->times = calloc(rows, sizeof *c->times);
+    return c->v && c->times ? FD_OK : fd_fail(FD_ERR_NOMEM, "out of memory");
+}
+static void pc_place(void *ctx, const void *row, uint64_t slot)
+{
+    place_check *c = ctx;
+    memcpy(c->v + slot * c->n, row, c->n * sizeof *c->v);
+    atomic_fetch_add(&c->times[slot], 1);
+}
+static fd_status pc_push(void *ctx, const void *row, uint64_t input_row)
+{
+    (void)row, (void)input_row;
+    ((place_check *)ctx)->pushed++;
+    return FD_OK;
+}
+
+/* rows of (r, 2 r + 1), NaN at row nan_row (none if past the end), as a .npy */
+static void write_pairs_npy(const char *path, int rows, int nan_row)
+{
+    FILE *f = fopen(path, "wb");
+    CHECK(f != NULL, "cannot write %s", path);
+    if (!f) return;
+    char head[128];
+    int hl = snprintf(head, sizeof head, "{'descr': '<f8', 'fortran_order': False, 'shape': (%d, 2), }", rows);
+    while ((10 + hl + 1) % 64) head[hl++] = ' ';
+    head[hl++] = '\n';
+    const unsigned char magic[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hl & 255), (unsigned char)(hl >> 8)};
+    fwrite(magic, 1, 10, f);
+    fwrite(head, 1, (size_t)hl, f);
+    for (int r = 0; r < rows; r++) {
+        const double v[2] = {r, r == nan_row ? NAN : 2.0 * r + 1};
+        fwrite(v, sizeof v, 1, f);
+    }
+    fclose(f);
+}
+
+/* The binary readers with a placing sink: every row at its slot exactly
+ * once, none pushed, on any number of threads; a NaN row still refused by
+ * its number; with drop_nan, rows pushed in order instead. */
+static void test_placing(const char *npy, int rows)
+{
+    const int threads[3] = {1, 3, 0};
+    for (int k = 0; k < 3; k++) {
+        place_check c = {0};
+        const fd_matrix_sink sink = {&c, rc_bytes, rc_transform, pc_begin, pc_push, pc_drop, rc_finish_any, NULL,
+                                     threads[k], pc_place_begin, pc_place};
+        const fd_status st = fd_matrix_read(npy, 0, &sink);
+        uint64_t wrong = 0;
+        for (uint64_t r = 0; st == FD_OK && r < c.rows; r++)
+            wrong += atomic_load(&c.times[r]) != 1 || c.v[2 * r] != (double)r || c.v[2 * r + 1] != 2.0 * r + 1;
+        CHECK(st == FD_OK && c.rows == (uint64_t)rows && c.pushed == 0 && c.dropped == 0 && wrong == 0,
+              "placing on %d threads: %s, %llu rows, %llu pushed, %llu wrong", threads[k], fd_errmsg(),
+              (unsigned long long)c.rows, (unsigned long long)c.pushed, (unsigned long long)wrong);
+        free(c.v);
+        free(c.times);
+    }
+    char nan[600];
+    snprintf(nan, sizeof nan, "%s.nan.npy", npy);
+    write_pairs_npy(nan, rows, rows - 5);
+    place_check c = {0};
+    const fd_matrix_sink sink = {&c, rc_bytes, rc_transform, pc_begin, pc_push, pc_drop, rc_finish_any, NULL, 3,
+                                 pc_place_begin, pc_place};
+    char want[64];
+    snprintf(want, sizeof want, "row %d, column 2 is NaN", rows - 5);
+    CHECK(fd_matrix_read(nan, 0, &sink) == FD_ERR_INPUT && strstr(fd_errmsg(), want), "placing, a NaN row: '%s'",
+          fd_errmsg());
+    fd_errclear();
+    free(c.v);
+    free(c.times);
+    place_check d = {0};
+    const fd_matrix_sink dsink = {&d, rc_bytes, rc_transform, pc_begin, pc_push, pc_drop, rc_finish_any, NULL, 3,
+                                  pc_place_begin, pc_place};
+    CHECK(fd_matrix_read(nan, 1, &dsink) == FD_OK && !d.times && d.pushed == (uint64_t)rows - 1 && d.dropped == 1,
+          "placing with drop_nan: %llu pushed, %llu dropped", (unsigned long long)d.pushed,
+          (unsigned long long)d.dropped);
+    remove(nan);
+}
 
 static void test_readers(const char *prefix)
 {
@@ -363,22 +501,8 @@ static void test_readers(const char *prefix)
     char npy[512], txt[512];
     snprintf(npy, sizeof npy, "%s.rows.npy", prefix);
     snprintf(txt, sizeof txt, "%s.rows.txt", prefix);
-    FILE *f = fopen(npy, "wb");
-    CHECK(f != NULL, "cannot write %s", npy);
-    if (!f) return;
-    char head[128];
-    int hl = snprintf(head, sizeof head, "{'descr': '<f8', 'fortran_order': False, 'shape': (%d, 2), }", NPY_ROWS);
-    while ((10 + hl + 1) % 64) head[hl++] = ' ';
-    head[hl++] = '\n';
-    const unsigned char magic[10] = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, (unsigned char)(hl & 255), (unsigned char)(hl >> 8)};
-    fwrite(magic, 1, 10, f);
-    fwrite(head, 1, (size_t)hl, f);
-    for (int r = 0; r < NPY_ROWS; r++) {
-        const double v[2] = {r, 2.0 * r + 1};
-        fwrite(v, sizeof v, 1, f);
-    }
-    fclose(f);
-    f = fopen(txt, "w");
+    write_pairs_npy(npy, NPY_ROWS, -1);
+    FILE *f = fopen(txt, "w");
     CHECK(f != NULL, "cannot write %s", txt);
     if (!f) return;
     for (int r = 0; r < TXT_ROWS; r++) fprintf(f, "%d %d %d\n", r, 2 * r + 1, r % 7);
@@ -389,13 +513,15 @@ static void test_readers(const char *prefix)
     CHECK(sha256_file(npy, want) == FD_OK && sha256_file(txt, want_txt) == FD_OK, "sha256_file");
     const int threads[3] = {1, 3, 0};
     for (int k = 0; k < 3; k++) {
-        row_check c = {0, 0, 0, ""};
+        row_check c = {0, 0, 0, "", 0};
         const fd_matrix_sink sink = {&c, rc_bytes, rc_transform, rc_begin, rc_push, rc_drop, rc_finish, NULL, threads[k]};
         CHECK(fd_matrix_read(npy, 0, &sink) == FD_OK && c.rows == NPY_ROWS && c.bad == 0,
               ".npy on %d threads: %llu rows, %llu out of place", threads[k], (unsigned long long)c.rows,
               (unsigned long long)c.bad);
         CHECK(!strcmp(c.sha, want), ".npy on %d threads: hash %s, the file's %s", threads[k], c.sha, want);
-        row_check d = {0, 0, 0, ""};
+        /* not waited for by the reader: the sink joins it when it needs it */
+        CHECK(c.running, ".npy on %d threads: the reader waited for the hash", threads[k]);
+        row_check d = {0, 0, 0, "", 0};
         const fd_matrix_sink tsink = {&d, rc_bytes, rc_transform, rc_begin, rc_push, rc_drop, rc_finish, NULL, threads[k]};
         CHECK(fd_matrix_read(txt, 0, &tsink) == FD_OK && d.rows == TXT_ROWS && d.bad == 0,
               "text on %d threads: %llu rows, %llu out of place", threads[k], (unsigned long long)d.rows,
@@ -419,6 +545,24 @@ static void test_readers(const char *prefix)
           "a missing file's hash fails at the wait");
     fd_errclear();
     CHECK(sha256_file_wait(&job, hex) == FD_OK, "waiting on no hash");
+    test_placing(npy, NPY_ROWS);
+    /* A future: joined once, the same answer after; a failed hash stays
+     * failed; one with no hash at all is an internal error, not a hash. */
+    sha256_future fut = {NULL, FD_OK, ""};
+    CHECK(sha256_file_start(&fut.job, npy) == FD_OK && sha256_future_get(&fut) == FD_OK && !fut.job &&
+              !strcmp(fut.hex, want) && sha256_future_get(&fut) == FD_OK && !strcmp(fut.hex, want),
+          "sha256_future_get: %s, want %s", fut.hex, want);
+    sha256_future bad = {NULL, FD_OK, ""};
+    CHECK(sha256_file_start(&bad.job, missing) == FD_OK && sha256_future_get(&bad) == FD_ERR_INPUT &&
+              sha256_future_get(&bad) == FD_ERR_INPUT && !bad.hex[0],
+          "a failed future");
+    fd_errclear();
+    sha256_future none = {NULL, FD_OK, ""};
+    CHECK(sha256_future_get(&none) == FD_ERR_INTERNAL, "a future with no hash");
+    fd_errclear();
+    CHECK(sha256_file_start(&fut.job, npy) == FD_OK, "a future to drop");
+    sha256_future_drop(&fut);
+    CHECK(!fut.job, "sha256_future_drop");
     remove(npy);
     remove(txt);
 }
@@ -457,6 +601,7 @@ int main(int argc, char **argv)
     sha_case("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq", 1,
              "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
     sha_case("a", 1000000, "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+    test_spans();
     test_bitsets();
     test_round_trips(argc > 1 ? argv[1] : "units.tmp");
     test_team();

@@ -1,5 +1,7 @@
 #include "sha256.h"
 
+#include "par_rows.h"
+
 #include <errno.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -137,7 +139,7 @@ void sha256_update(sha256_ctx *c, const void *data, size_t n)
     c->nbuf += n;
 }
 
-void sha256_final_hex(sha256_ctx *c, char hex[65])
+static void finish_blocks(sha256_ctx *c)
 {
     uint64_t bits = c->len * 8;
     uint8_t pad = 0x80;
@@ -147,7 +149,18 @@ void sha256_final_hex(sha256_ctx *c, char hex[65])
     uint8_t lenbe[8];
     for (int i = 0; i < 8; i++) lenbe[i] = (uint8_t)(bits >> (56 - 8 * i));
     sha256_update(c, lenbe, 8);
+}
+
+void sha256_final_hex(sha256_ctx *c, char hex[65])
+{
+    finish_blocks(c);
     for (int i = 0; i < 8; i++) snprintf(hex + 8 * i, 9, "%08x", c->h[i]);
+}
+
+void sha256_final(sha256_ctx *c, uint8_t out[32])
+{
+    finish_blocks(c);
+    for (int i = 0; i < 32; i++) out[i] = (uint8_t)(c->h[i / 4] >> (24 - 8 * (i % 4)));
 }
 
 /* The hash of a whole file, read in chunks of 1 MiB; *stop (when not
@@ -223,5 +236,78 @@ fd_status sha256_file_wait(sha256_job **job, char hex[65])
     if (!hex) st = FD_OK;
     free(j->path);
     free(j);
+    return st;
+}
+
+fd_status sha256_future_get(sha256_future *f)
+{
+    if (f->job) {
+        f->st = sha256_file_wait(&f->job, f->hex);
+        if (f->st != FD_OK) f->hex[0] = 0;
+    } else if (f->st == FD_OK && !f->hex[0]) {
+        f->st = fd_fail(FD_ERR_INTERNAL, "sha256_future_get: no hash was started");
+    }
+    return f->st;
+}
+
+void sha256_future_drop(sha256_future *f) { sha256_file_wait(&f->job, NULL); }
+
+/* ---------------- the digest of arrays in memory ---------------- */
+
+#define PIECE ((size_t)4 << 20)
+
+typedef struct {
+    const sha256_span *spans;
+    int nspans;
+    const uint64_t *first; /* the first piece of each span, and the total after the last */
+    uint8_t (*digests)[32];
+} spans_job;
+
+static fd_status hash_pieces(void *ctx, uint64_t p0, uint64_t p1, int thread)
+{
+    const spans_job *sj = ctx;
+    (void)thread;
+    int s = 0;
+    for (uint64_t p = p0; p < p1; p++) {
+        while (p >= sj->first[s + 1]) s++;
+        const size_t off = (size_t)(p - sj->first[s]) * PIECE, len = sj->spans[s].bytes - off;
+        sha256_ctx c;
+        sha256_init(&c);
+        sha256_update(&c, (const uint8_t *)sj->spans[s].data + off, len < PIECE ? len : PIECE);
+        sha256_final(&c, sj->digests[p]);
+    }
+    return FD_OK;
+}
+
+/* little-endian, so that the digest is the same on every machine */
+static void update_u64(sha256_ctx *c, uint64_t v)
+{
+    uint8_t b[8];
+    for (int i = 0; i < 8; i++) b[i] = (uint8_t)(v >> (8 * i));
+    sha256_update(c, b, 8);
+}
+
+fd_status sha256_spans_hex(const sha256_span *spans, int nspans, int threads, char hex[65])
+{
+    fd_status st = FD_OK;
+    uint64_t *first = NULL;
+    uint8_t(*digests)[32] = NULL;
+    FD_ALLOC_GOTO(first, (size_t)nspans + 1, st, done);
+    for (int s = 0; s < nspans; s++) first[s + 1] = first[s] + (spans[s].bytes + PIECE - 1) / PIECE;
+    FD_ALLOC_GOTO(digests, first[nspans], st, done);
+    spans_job sj = {spans, nspans, first, digests};
+    FD_TRY_GOTO(par_rows_chunk(threads > 0 ? threads : 1, 0, first[nspans], 1, hash_pieces, &sj, NULL), st, done);
+    sha256_ctx c;
+    sha256_init(&c);
+    const char tag[] = "fcbo-dist sha256_spans 1";
+    sha256_update(&c, tag, sizeof tag);
+    update_u64(&c, (uint64_t)nspans);
+    update_u64(&c, PIECE);
+    for (int s = 0; s < nspans; s++) update_u64(&c, spans[s].bytes);
+    sha256_update(&c, digests, first[nspans] * sizeof *digests);
+    sha256_final_hex(&c, hex);
+done:
+    free(first);
+    free(digests);
     return st;
 }

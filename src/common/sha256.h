@@ -18,6 +18,8 @@ void sha256_init(sha256_ctx *c);
 void sha256_update(sha256_ctx *c, const void *data, size_t n);
 /* Writes 64 lowercase hex digits and a NUL into hex[65]. */
 void sha256_final_hex(sha256_ctx *c, char hex[65]);
+/* The 32 bytes of the digest. */
+void sha256_final(sha256_ctx *c, uint8_t out[32]);
 
 /* The SHA-256 of a whole file (FD_ERR_INPUT when it cannot be opened,
  * FD_ERR_IO on a read error). */
@@ -34,5 +36,32 @@ fd_status sha256_file(const char *path, char hex[65]);
 typedef struct sha256_job sha256_job;
 fd_status sha256_file_start(sha256_job **job, const char *path);
 fd_status sha256_file_wait(sha256_job **job, char hex[65]);
+
+/* A file's hash as a reader hands it on: hex, or (job not NULL) still
+ * being computed by sha256_file_start, so that whoever needs the hash joins
+ * it then and not at the end of the read (a spearman run needs it only
+ * when it commits its output: on 16 cores the hash of a 1.2 GB .npy took
+ * longer than reading and ranking it).  get joins a job once (later calls
+ * give the same result) and leaves the digits in hex; drop stops a job
+ * still running.  Zeroed: no hash yet. */
+typedef struct sha256_future {
+    sha256_job *job;
+    fd_status st;
+    char hex[65];
+} sha256_future;
+fd_status sha256_future_get(sha256_future *f);
+void sha256_future_drop(sha256_future *f);
+
+/* The digest of data held in memory, hashed on `threads` threads: the
+ * SHA-256 of a header (the spans' count and lengths) followed by the
+ * SHA-256 of each 4 MiB piece of each span in turn.  Not the SHA-256 of the
+ * bytes, but as strong a fingerprint of them, the same for any number of
+ * threads; for identifying a large array quickly (spearman's ranks), not
+ * for comparing with other tools. */
+typedef struct {
+    const void *data;
+    size_t bytes;
+} sha256_span;
+fd_status sha256_spans_hex(const sha256_span *spans, int nspans, int threads, char hex[65]);
 
 #endif

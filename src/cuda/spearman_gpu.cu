@@ -965,17 +965,23 @@ extern "C" fd_status spearman_gpu_create(spearman_gpu **out, int device, uint32_
     g->strip = tu->strip;
     g->screen = tu->screen;
     g->use_max = tu->screen == SPEARMAN_GPU_SCREEN_MAX;
+    const double t0 = fd_now();
     CK(cudaSetDevice(device));
     CK(allow_smem_kp(kp));
     CK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
-    FD_TRY_GOTO(side_upload(g, &g->x, x), st, done);
-    if (y) FD_TRY_GOTO(side_upload(g, &g->y, y), st, done);
+    {
+        const double t1 = fd_now();
+        FD_TRY_GOTO(side_upload(g, &g->x, x), st, done);
+        if (y) FD_TRY_GOTO(side_upload(g, &g->y, y), st, done);
+        g->stats.upload_seconds = fd_now() - t1;
+    }
     FD_TRY_GOTO(fd_cuda_grow((void **)&g->d_cnt, &g->cap_cnt, 4, 8, "counters"), st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->d_hist, BINS * 8, "the histogram"), st, done);
     FD_TRY_GOTO(fd_cuda_host_grow((void **)&g->h_cnt, &g->cap_hcnt, 4, 8), st, done);
     CK(cudaHostAlloc((void **)&g->h_hist, BINS * 8, cudaHostAllocDefault));
     g->cap_d = tu->records;
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->d_rec, g->cap_d * sizeof(spearman_gpu_pair), "selected pairs"), st, done);
+    g->stats.setup_seconds = fd_now() - t0;
     *out = g;
     return FD_OK;
 done:

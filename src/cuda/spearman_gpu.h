@@ -109,6 +109,8 @@ typedef struct spearman_gpu_stats {
     uint32_t strip;              /* column tiles per thread block */
     uint64_t launches_fdr;       /* of which --fdr's pass 1 (bins x) */
     uint32_t strip_fdr;          /* column tiles per thread block there (longer: spearman_gpu.cu, XSTRIP) */
+    double setup_seconds;        /* spearman_gpu_create: the kernels' shared-memory attributes, stream, buffers */
+    double upload_seconds;       /* of which the rank matrices to the device */
 } spearman_gpu_stats;
 
 /* x and, for two inputs, y (NULL: pairs within x).  kp: bytes per row,

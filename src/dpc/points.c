@@ -57,7 +57,12 @@ static fd_status raw_drop(void *ctx)
     return fd_fail(FD_ERR_INTERNAL, "dpc: a dropped row");
 }
 
-static void raw_finish(void *ctx, const char sha256[65]) { memcpy(((raw_rows *)ctx)->sha256, sha256, 65); }
+static fd_status raw_finish(void *ctx, sha256_future *sha)
+{
+    FD_TRY(sha256_future_get(sha));
+    memcpy(((raw_rows *)ctx)->sha256, sha->hex, 65);
+    return FD_OK;
+}
 
 /* "1,2" or "1-3,5" into 0-based column numbers; each at most ncols. */
 static fd_status parse_columns(const char *spec, uint32_t ncols, uint32_t **out, uint32_t *count)
@@ -106,7 +111,8 @@ fd_status dpc_points_read(dpc_points **out, const char *spec, const dpc_columns 
     dpc_points *p = calloc(1, sizeof *p);
     *out = NULL;
     if (!p) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    const fd_matrix_sink sink = {&r, raw_row_bytes, raw_row, raw_begin, raw_push, raw_drop, raw_finish, NULL, threads};
+    const fd_matrix_sink sink = {&r,    raw_row_bytes, raw_row, raw_begin, raw_push, raw_drop, raw_finish,
+                                 NULL,  threads,       NULL,    NULL};
     FD_TRY_GOTO(fd_matrix_read(spec, 0, &sink), st, done);
     if (cols->label > r.n) {
         st = fd_fail(FD_ERR_INPUT, "--label-column %u, but the rows of %s have %u values", cols->label, spec, r.n);

@@ -17,16 +17,19 @@
 
 /* ---------------- rows to the sink ---------------- */
 
-/* A binary reader's rows on their way to the sink: how many went in. */
+/* A binary reader's rows on their way to the sink: how many went in, and
+ * whether the workers place them (fd_matrix_sink's place). */
 typedef struct {
     const fd_matrix_sink *sink;
     uint64_t pushed;
+    int placing;
 } row_feed;
 
 static fd_status feed_begin(row_feed *f, const fd_matrix_sink *sink, uint32_t n, uint64_t rows)
 {
     f->sink = sink;
     f->pushed = 0;
+    f->placing = 0;
     return sink->begin(sink->ctx, n, rows);
 }
 
@@ -90,6 +93,7 @@ typedef struct {
     size_t obytes;
     const fd_matrix_sink *sink;
     double *row;        /* cols, then cols + 1 of the transform's scratch */
+    int place;          /* each good row to its place (fd_matrix_sink's place) */
 } batch_slice;
 
 static void *batch_transform(void *arg)
@@ -102,7 +106,10 @@ static void *batch_transform(void *arg)
         for (uint32_t k = 0; k < w->cols && !bad; k++)
             if (!isfinite(w->row[k])) bad = k + 1;
         w->b->bad[r] = bad;
-        if (!bad) w->sink->transform(w->row, NULL, w->cols, (char *)w->b->out + r * w->obytes, w->row + w->cols);
+        if (bad) continue;
+        char *out = (char *)w->b->out + r * w->obytes;
+        w->sink->transform(w->row, NULL, w->cols, out, w->row + w->cols);
+        if (w->place) w->sink->place(w->sink->ctx, out, w->b->first + r);
     }
     return NULL;
 }
@@ -114,6 +121,10 @@ static fd_status batch_push(row_feed *feed, batch_src *src, const row_batch *b, 
 {
     for (size_t r = 0; r < b->rows; r++) {
         const uint64_t row = b->first + r;
+        if (feed->placing && !b->bad[r]) { /* placed by its worker */
+            feed->pushed++;
+            continue;
+        }
         if (b->bad[r]) {
             if (!drop_nan)
                 return fd_fail(FD_ERR_INPUT, "%s: row %llu, column %u is NaN or infinite%s", where,
@@ -131,7 +142,10 @@ static fd_status batch_push(row_feed *feed, batch_src *src, const row_batch *b, 
  * while the workers convert, check and transform batch k + 1 (for
  * spearman, the ranking), the main thread hands batch k to the sink and
  * reads batch k + 2.  The sink sees the
- * rows, and any error, in input order, as a row-at-a-time reader would. */
+ * rows, and any error, in input order, as a row-at-a-time reader would;
+ * a sink with places for its rows (spearman's) takes each from the worker
+ * that transformed it instead, and the main thread only checks batch k for
+ * errors, in order. */
 static fd_status read_batches(row_feed *feed, batch_src *src, int ti, uint32_t cols, int drop_nan, const char *where)
 {
     fd_status st = FD_OK;
@@ -149,9 +163,14 @@ static fd_status read_batches(row_feed *feed, batch_src *src, int ti, uint32_t c
         if (!(bs[k].out = malloc(B * obytes + 1))) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
     }
     for (int t = 0; t < T; t++) FD_ALLOC_GOTO(sl[t].row, 2 * (size_t)cols + 1, st, done);
+    /* src->rows is exact here (the header's, checked against the file's
+     * size; a short read is an error, not fewer rows). */
+    const int place = sink->place && sink->place_begin && !drop_nan;
+    if (place) FD_TRY_GOTO(sink->place_begin(sink->ctx, src->rows), st, done);
+    feed->placing = place;
     int nb = src->fill(src, &bs[0]); /* batches read */
     if (nb) { /* batch 0 by the main thread alone, to get going */
-        batch_slice w = {&bs[0], 0, bs[0].rows, ti, cols, obytes, sink, sl[0].row};
+        batch_slice w = {&bs[0], 0, bs[0].rows, ti, cols, obytes, sink, sl[0].row, place};
         batch_transform(&w);
         nb += src->fill(src, &bs[1]);
     }
@@ -163,7 +182,7 @@ static fd_status read_batches(row_feed *feed, batch_src *src, int ti, uint32_t c
             for (int t = 0; t < T; t++) {
                 const size_t r0 = (size_t)t * per < nx->rows ? (size_t)t * per : nx->rows;
                 const size_t r1 = r0 + per < nx->rows ? r0 + per : nx->rows;
-                sl[t] = (batch_slice){nx, r0, r1, ti, cols, obytes, sink, sl[t].row};
+                sl[t] = (batch_slice){nx, r0, r1, ti, cols, obytes, sink, sl[t].row, place};
             }
             for (; started < T; started++)
                 if (pthread_create(&th[started], NULL, batch_transform, &sl[started]) != 0) break;
@@ -211,6 +230,17 @@ static int npy_fill(batch_src *s, row_batch *b)
     b->failed = b->rows < want;
     s->next = b->failed ? s->rows : s->next + want; /* nothing after a short read */
     return 1;
+}
+
+/* The binary readers' hash, still running, to the sink: it joins it
+ * when it needs it (or now), and whatever it leaves is stopped. */
+static fd_status hand_hash(const fd_matrix_sink *sink, sha256_job **hash)
+{
+    sha256_future fut = {*hash, FD_OK, ""};
+    *hash = NULL;
+    fd_status st = sink->finish(sink->ctx, &fut);
+    sha256_future_drop(&fut);
+    return st;
 }
 
 static fd_status npy_fail(batch_src *s, const row_batch *b)
@@ -263,9 +293,7 @@ static fd_status read_npy(const char *path, int drop_nan, const fd_matrix_sink *
     src.base.B = batch_rows(rows, src.base.rb);
     FD_TRY_GOTO(read_batches(&feed, &src.base, ti, (uint32_t)cols, drop_nan, path), st, done);
     if (feed.pushed == 0) { st = fd_fail(FD_ERR_INPUT, "%s: no data rows", path); goto done; }
-    char hex[65];
-    FD_TRY_GOTO(sha256_file_wait(&hash, hex), st, done);
-    sink->finish(sink->ctx, hex);
+    st = hand_hash(sink, &hash);
 done:
     sha256_file_wait(&hash, NULL); /* stops it, on the way out of a failure */
     if (f) fclose(f);
@@ -339,9 +367,7 @@ static fd_status read_h5(const char *spec, int drop_nan, const fd_matrix_sink *s
     h5_src src = {{h5_fill, h5_fail, dims[0], 0, batch_rows(dims[0], rb), rb}, ds, fs, dims[1], path, dset};
     FD_TRY_GOTO(read_batches(&feed, &src.base, 0, (uint32_t)dims[1], drop_nan, spec), st, done);
     if (feed.pushed == 0) { st = fd_fail(FD_ERR_INPUT, "%s: no data rows", spec); goto done; }
-    char hex[65];
-    FD_TRY_GOTO(sha256_file_wait(&hash, hex), st, done);
-    sink->finish(sink->ctx, hex);
+    st = hand_hash(sink, &hash);
 done:
     sha256_file_wait(&hash, NULL);
     if (fs >= 0) H5Sclose(fs);

@@ -11,6 +11,7 @@
 #ifndef FD_IO_MATRIX_READ_H
 #define FD_IO_MATRIX_READ_H
 
+#include "../common/sha256.h"
 #include "../common/status.h"
 
 #include <stddef.h>
@@ -27,11 +28,15 @@ typedef struct fd_matrix_sink {
     /* The calling thread only, in this order: begin once the row length is
      * known (rows_hint: an estimate of the rows, 0 when none), then push
      * or drop per row (input_row counts dropped rows too), then finish
-     * with the SHA-256 of the input file(s). */
+     * with the SHA-256 of the input file: done (text, hashed as it is
+     * parsed) or still being computed (.npy and HDF5, sha256_file_start).
+     * A sink that keeps the hash for later moves *sha into its own storage
+     * (and clears sha->job); a job left in *sha is stopped when finish
+     * returns. */
     fd_status (*begin)(void *ctx, uint32_t n, uint64_t rows_hint);
     fd_status (*push)(void *ctx, const void *row, uint64_t input_row);
     fd_status (*drop)(void *ctx);
-    void (*finish)(void *ctx, const char sha256[65]);
+    fd_status (*finish)(void *ctx, sha256_future *sha);
     /* Appended to the message that refuses a NaN or infinite value, e.g.
      * " (--drop-nan-rows skips such rows)"; NULL: nothing. */
     const char *nan_hint;
@@ -40,6 +45,15 @@ typedef struct fd_matrix_sink {
      * each take the whole machine; 0: the machine's CPUs.  At most
      * FD_MATRIX_MAX_THREADS either way. */
     int threads;
+    /* Optional (both or neither): a sink whose rows have fixed places.
+     * The binary readers, whose row count is known (.npy, HDF5), then call
+     * place_begin with it once after begin, and place for each row from
+     * the worker thread that transformed it (slot: its input row; any
+     * thread, distinct slots, every row once) instead of push from the
+     * calling thread: that in-order hand-over bounded reading a .npy on 16
+     * cores.  Not with drop_nan (rows would move up), nor for text. */
+    fd_status (*place_begin)(void *ctx, uint64_t rows);
+    void (*place)(void *ctx, const void *row, uint64_t slot);
 } fd_matrix_sink;
 
 /* drop_nan: a row with a NaN or infinite value is dropped (the sink's drop)

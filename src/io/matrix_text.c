@@ -406,9 +406,9 @@ fd_status fd_matrix_read_text(const char *path, int csv, int drop_nan, const fd_
         st = fd_fail(FD_ERR_INPUT, "%s: no data rows", path);
         goto done;
     }
-    char hex[65];
-    sha256_final_hex(&r.sha, hex);
-    sink->finish(sink->ctx, hex);
+    sha256_future fut = {NULL, FD_OK, ""};
+    sha256_final_hex(&r.sha, fut.hex);
+    st = sink->finish(sink->ctx, &fut);
 done:
     if (r.f) fclose(r.f);
     for (int k = 0; cs && k < 3 * T; k++) {

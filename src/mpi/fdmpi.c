@@ -93,19 +93,40 @@ done:
     return st;
 }
 
-fd_status fd_mpi_same_hash(const char *sha256_hex, const char *what)
+/* 1 where this rank's 64 hex digits are rank 0's (which go into theirs). */
+static fd_status same_as_rank0(const char *hex, char theirs[65], int *same)
 {
     fd_status st = FD_OK;
-    char sha[65];
     int size = 1;
+    *same = 1;
     if (!fd_mpi_active()) return FD_OK;
     MPI_CHECK_GOTO(MPI_Comm_size(MPI_COMM_WORLD, &size), st, done);
     if (size == 1) return FD_OK;
-    snprintf(sha, sizeof sha, "%s", sha256_hex);
-    MPI_CHECK_GOTO(MPI_Bcast(sha, (int)sizeof sha, MPI_CHAR, 0, MPI_COMM_WORLD), st, done);
-    if (strncmp(sha, sha256_hex, 64) != 0)
-        st = fd_fail(FD_ERR_INPUT, "%s differs from the file rank 0 read (SHA-256 %.16s... against %.16s...)", what,
-                     sha256_hex, sha);
+    snprintf(theirs, 65, "%s", hex);
+    MPI_CHECK_GOTO(MPI_Bcast(theirs, 65, MPI_CHAR, 0, MPI_COMM_WORLD), st, done);
+    *same = strncmp(theirs, hex, 64) == 0;
 done:
     return st;
+}
+
+fd_status fd_mpi_same_hash(const char *sha256_hex, const char *what)
+{
+    char sha[65];
+    int same;
+    FD_TRY(same_as_rank0(sha256_hex, sha, &same));
+    if (same) return FD_OK;
+    return fd_fail(FD_ERR_INPUT, "%s differs from the file rank 0 read (SHA-256 %.16s... against %.16s...)", what,
+                   sha256_hex, sha);
+}
+
+fd_status fd_mpi_same_digest(const char *hex, const char *what)
+{
+    char theirs[65];
+    int same;
+    FD_TRY(same_as_rank0(hex, theirs, &same));
+    if (same) return FD_OK;
+    return fd_fail(FD_ERR_INPUT,
+                   "%s: this rank read other values than rank 0 (digest %.16s... against %.16s...): is it the same "
+                   "file on every node?",
+                   what, hex, theirs);
 }

@@ -53,6 +53,9 @@ fd_status fd_mpi_gather_bytes(const void *mine, size_t bytes, void *all);
 /* Every rank read the same input: compares this rank's SHA-256 (hex) with
  * rank 0's; FD_ERR_INPUT naming `what` where it differs.  Collective. */
 fd_status fd_mpi_same_hash(const char *sha256_hex, const char *what);
+/* The same for a digest of what was read rather than of the file
+ * (spearman's ranks, smat_digest): the message says so. */
+fd_status fd_mpi_same_digest(const char *hex, const char *what);
 
 /* 1 once fd_mpi_agree() has put a failure known to every rank into the
  * error message ("rank R of P: ..."): main() then prints it on rank 0

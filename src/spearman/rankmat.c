@@ -26,6 +26,7 @@ void smat_destroy(spearman_mat **pm)
     fd_big_free(m->sii, m->sii_bytes);
     fd_big_free(m->root, m->root_bytes);
     fd_big_free(m->inv_root, m->root_bytes);
+    sha256_future_drop(&m->sha);
     free(m->row_id);
     free(m->source);
     free(m);
@@ -178,6 +179,20 @@ fd_status smat_drop(spearman_mat *m)
     return FD_OK;
 }
 
+/* Row r's packed values and S_ii: its own words only (a group's 8 rows
+ * interleave word by word), so that threads may write different rows. */
+static void put_row(spearman_mat *m, uint64_t r, const int32_t *a)
+{
+    uint32_t *base = m->packed + (r >> 3) * m->kp * 8 + (r & 7);
+    int64_t s = 0;
+    for (uint32_t k = 0; k < m->n; k++) s += (int64_t)a[k] * a[k];
+    for (uint32_t p = 0; p < m->kp; p++) {
+        uint32_t lo = (uint16_t)(int16_t)a[2 * p], hi = 2 * p + 1 < m->n ? (uint16_t)(int16_t)a[2 * p + 1] : 0;
+        base[p * 8] = lo | hi << 16;
+    }
+    m->sii[r] = s;
+}
+
 fd_status smat_push_ranked(spearman_mat *m, const int32_t *a, uint64_t input_row)
 {
     uint64_t old_cap = m->cap_groups;
@@ -187,20 +202,21 @@ fd_status smat_push_ranked(spearman_mat *m, const int32_t *a, uint64_t input_row
         if (!p) return fd_fail(FD_ERR_NOMEM, "out of memory");
         m->row_id = p;
     }
-    uint64_t r = m->rows, g = r >> 3;
-    uint32_t *base = m->packed + g * m->kp * 8 + (r & 7);
-    int64_t s = 0;
-    for (uint32_t k = 0; k < m->n; k++) s += (int64_t)a[k] * a[k];
-    for (uint32_t p = 0; p < m->kp; p++) {
-        uint32_t lo = (uint16_t)(int16_t)a[2 * p], hi = 2 * p + 1 < m->n ? (uint16_t)(int16_t)a[2 * p + 1] : 0;
-        base[p * 8] = lo | hi << 16;
-    }
-    m->sii[r] = s;
-    if (s == 0) m->constant++;
-    if (m->row_id) m->row_id[r] = input_row;
+    put_row(m, m->rows, a);
+    if (m->row_id) m->row_id[m->rows] = input_row;
     m->rows++;
     return FD_OK;
 }
+
+fd_status smat_place_begin(spearman_mat *m, uint64_t rows)
+{
+    if (m->rows || m->row_id) return fd_fail(FD_ERR_INTERNAL, "smat_place_begin after rows were pushed");
+    FD_TRY(smat_reserve(m, rows));
+    m->rows = rows;
+    return FD_OK;
+}
+
+void smat_place_ranked(spearman_mat *m, const int32_t *a, uint64_t r) { put_row(m, r, a); }
 
 fd_status smat_push(spearman_mat *m, const double *x, uint64_t input_row)
 {
@@ -214,6 +230,8 @@ fd_status smat_push(spearman_mat *m, const double *x, uint64_t input_row)
 
 fd_status smat_finish(spearman_mat *m)
 {
+    m->constant = 0;
+    for (uint64_t r = 0; r < m->rows; r++) m->constant += m->sii[r] == 0;
     fd_big_free(m->root, m->root_bytes);
     fd_big_free(m->inv_root, m->root_bytes);
     m->root_bytes = (m->rows + 8) * sizeof *m->root;
@@ -226,4 +244,20 @@ fd_status smat_finish(spearman_mat *m)
         m->inv_root[r] = s > 0 ? (float)(1 / sqrt(s)) : 0.0f;
     }
     return FD_OK;
+}
+
+fd_status smat_sha256(spearman_mat *m) { return sha256_future_get(&m->sha); }
+
+fd_status smat_digest(spearman_mat *m, int threads)
+{
+    /* the shape, little-endian whatever the machine */
+    uint8_t head[24];
+    const uint64_t v[3] = {m->rows, m->n, m->row_id != NULL};
+    for (int k = 0; k < 24; k++) head[k] = (uint8_t)(v[k / 8] >> (8 * (k % 8)));
+    const sha256_span spans[3] = {
+        {head, sizeof head},
+        {m->packed, (size_t)((m->rows + 7) >> 3) * m->kp * 8 * sizeof *m->packed},
+        {m->row_id, m->row_id ? (size_t)m->rows * sizeof *m->row_id : 0},
+    };
+    return sha256_spans_hex(spans, 3, threads, m->digest);
 }

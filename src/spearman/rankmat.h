@@ -14,6 +14,7 @@
 #ifndef FD_SPEARMAN_RANKMAT_H
 #define FD_SPEARMAN_RANKMAT_H
 
+#include "../common/sha256.h"
 #include "../common/status.h"
 
 #include <stdint.h>
@@ -37,7 +38,13 @@ typedef struct spearman_mat {
     uint64_t *row_id;     /* input row number of each kept row; NULL when none was dropped */
     uint64_t constant;    /* rows with S_ii = 0 */
     uint64_t dropped;     /* rows dropped for NaN/inf (--drop-nan-rows) */
-    char sha256[65];
+    /* The input file's SHA-256, for the output's metadata: it may still be
+     * computing when the read ends (smat_sha256 joins it). */
+    sha256_future sha;
+    /* What the results depend on, the ranks and the input row numbers,
+     * digested (smat_digest): what ranks compare, and checkpoints record,
+     * instead of waiting for the file's hash. */
+    char digest[65];
     char *source;
 } spearman_mat;
 
@@ -53,8 +60,22 @@ fd_status smat_push_ranked(spearman_mat *m, const int32_t *a, uint64_t input_row
 /* Counts a dropped row of the input; from then on kept rows record their
  * input row numbers (the input_row of smat_push). */
 fd_status smat_drop(spearman_mat *m);
-/* Once all rows are in: the per-row roots the prefilter uses. */
+/* Instead of pushing: room for exactly `rows` rows, then each row's
+ * ranks into its place r from any thread (distinct r), every row once
+ * (a reader's workers: the push of each row in order on one thread bounded
+ * reading a .npy on 16 cores).  Not after any push or drop. */
+fd_status smat_place_begin(spearman_mat *m, uint64_t rows);
+void smat_place_ranked(spearman_mat *m, const int32_t *a, uint64_t r);
+/* Once all rows are in: the constant rows counted, and the per-row roots
+ * the prefilter uses. */
 fd_status smat_finish(spearman_mat *m);
+/* The input file's SHA-256 into m->sha.hex, joining the hash if it is
+ * still running (a failure of its read is the error). */
+fd_status smat_sha256(spearman_mat *m);
+/* m->digest from the observations per row, the ranks and the input row
+ * numbers, on `threads` threads (sha256_spans_hex): equal digests, equal
+ * results, whatever file or format the values came from. */
+fd_status smat_digest(spearman_mat *m, int threads);
 
 /* a_k of row r, column k. */
 static inline int32_t smat_a(const spearman_mat *m, uint64_t r, uint32_t k)

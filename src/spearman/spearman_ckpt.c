@@ -26,12 +26,15 @@ fd_status spearman_ckpt_open(job *jb)
     const spearman_opts *o = jb->o;
     char params[PARAMS_CAP];
     /* What decides the result; the threads, ranks and backend do not.  The
-     * histogram's bin definition too: a checkpoint of a version that binned
-     * some pairs otherwise is refused rather than mixed in. */
+     * input by the digest of its ranks (smat_digest), which the results
+     * depend on and which is ready when the read ends; the file's SHA-256
+     * may still be computing (it goes into the output).  The histogram's
+     * bin definition too: a checkpoint of a version that binned some pairs
+     * otherwise is refused rather than mixed in. */
     snprintf(params, sizeof params,
-             "input_sha256=%s\ny_sha256=%s\nselection=%c\nvalue=%.17g\ncount_only=%d\ndrop_nan=%d\n"
+             "input_ranks=%s\ny_ranks=%s\nselection=%c\nvalue=%.17g\ncount_only=%d\ndrop_nan=%d\n"
              "histogram=%d\nhistogram_bins=%d\nrows=%llu\nobservations=%u\nrecord_layout=1 block=%d\n",
-             jb->x->sha256, jb->y != jb->x ? jb->y->sha256 : "-", o->mode, o->value, o->count_only, o->drop_nan,
+             jb->x->digest, jb->y != jb->x ? jb->y->digest : "-", o->mode, o->value, o->count_only, o->drop_nan,
              !o->no_hist, SPEARMAN_HIST_DEFINITION, (unsigned long long)jb->x->rows, jb->x->n, BLOCK);
     ckpt_opts co = {o->outdir, "spearman", params, o->checkpoint_seconds, o->resume, jb->mpi.rank, jb->mpi.size};
     fd_status st = FD_OK;

@@ -138,12 +138,20 @@ static fd_status cuda_open(void **state, const spearman_mat *x, const spearman_m
     cuda_state *c = calloc(1, sizeof *c);
     if (!c) return fd_fail(FD_ERR_NOMEM, "out of memory");
     c->host_threads = host_threads;
+    const double t0 = fd_now();
     FD_TRY_GOTO(to_int8_rows(x, kp, host_threads, &ax, &bx, &gx), st, done);
     if (y != x) FD_TRY_GOTO(to_int8_rows(y, kp, host_threads, &ay, &by, &gy), st, done);
+    const double t_int8 = fd_now() - t0;
     FD_TRY_GOTO(tuning_from_env(&tu), st, done);
     fd_cuda_set_oom_hint("every GPU holds the whole rank matrix (32 bytes a row) and a strip of tiles: set "
                          "FD_GPU_STRIP lower (column tiles a block), or use --backend cpu");
     FD_TRY_GOTO(spearman_gpu_create(&c->g, device, kp ? kp : 32, &tu, &gx, y != x ? &gy : NULL), st, done);
+    if (getenv("FD_GPU_VERBOSE")) {
+        spearman_gpu_stats s;
+        spearman_gpu_get_stats(c->g, &s);
+        fprintf(stderr, "gpu: open %.4f s: int8 rows %.4f s, device setup %.4f s (of which the upload %.4f s)\n",
+                fd_now() - t0, t_int8, s.setup_seconds, s.upload_seconds);
+    }
 done:
     fd_big_free(ax, bx);
     fd_big_free(ay, by);

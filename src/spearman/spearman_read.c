@@ -4,7 +4,9 @@
 
 #include "../io/matrix_read.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+#include "../common/clock.h"
 #include <string.h>
 
 static size_t rank_row_bytes(uint32_t n) { return (size_t)n * sizeof(int32_t); }
@@ -29,15 +31,31 @@ static fd_status rank_push(void *ctx, const void *row, uint64_t input_row)
 
 static fd_status rank_drop(void *ctx) { return smat_drop(*(spearman_mat **)ctx); }
 
-static void rank_finish(void *ctx, const char sha256[65]) { memcpy((*(spearman_mat **)ctx)->sha256, sha256, 65); }
+static fd_status rank_place_begin(void *ctx, uint64_t rows) { return smat_place_begin(*(spearman_mat **)ctx, rows); }
+
+static void rank_place(void *ctx, const void *row, uint64_t slot)
+{
+    smat_place_ranked(*(spearman_mat **)ctx, row, slot);
+}
+
+/* The hash is kept running: a run needs it only for its output. */
+static fd_status rank_finish(void *ctx, sha256_future *sha)
+{
+    spearman_mat *m = *(spearman_mat **)ctx;
+    m->sha = *sha;
+    sha->job = NULL;
+    return FD_OK;
+}
 
 fd_status spearman_read(spearman_mat **out, const char *spec, int drop_nan, int threads)
 {
     spearman_mat *m = NULL;
     const fd_matrix_sink sink = {&m,        rank_row_bytes, rank_row,   rank_begin, rank_push, rank_drop, rank_finish,
-                                 " (--drop-nan-rows skips such rows)", threads};
+                                 " (--drop-nan-rows skips such rows)", threads, rank_place_begin, rank_place};
     fd_status st = fd_matrix_read(spec, drop_nan, &sink);
+    double tf = fd_now();
     if (st == FD_OK) st = smat_finish(m);
+    fprintf(stderr, "T finish %.3f\n", fd_now() - tf);
     if (st == FD_OK && !(m->source = strdup(spec))) st = fd_fail(FD_ERR_NOMEM, "out of memory");
     if (st != FD_OK) smat_destroy(&m);
     *out = m;

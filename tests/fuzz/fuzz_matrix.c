@@ -1,14 +1,22 @@
 /* Fuzz target: the numeric-matrix readers of spearman and dpc: text
  * (whitespace), CSV (optional header), and NumPy .npy.  The first byte
- * picks the format and whether NaN rows are dropped; the rest is the file.
- * The sink checks what the reader promises: every row has the length
- * begin announced, and its values are finite. */
+ * picks the format, whether NaN rows are dropped, and whether the sink
+ * takes rows by place (spearman's) or by push (dpc's); the rest is the
+ * file.  The sink checks what the reader promises: every row has the
+ * length begin announced, its values are finite, and a placed row's slot
+ * is below the count place_begin gave, each slot once, all of them when
+ * the read succeeds. */
 #include "fuzz_file.h"
 #include "io/matrix_read.h"
 
 #include <math.h>
 
+#include <stdatomic.h>
+#include <stdlib.h>
+
 static uint32_t cols;
+static uint64_t placed_rows;
+static atomic_uchar *placed;
 
 static size_t row_bytes(uint32_t n) { return n * sizeof(double); }
 
@@ -30,6 +38,21 @@ static fd_status begin(void *ctx, uint32_t n, uint64_t rows_hint)
     return FD_OK;
 }
 
+static fd_status place_begin(void *ctx, uint64_t rows)
+{
+    (void)ctx;
+    if (placed) abort(); /* once */
+    placed_rows = rows;
+    placed = calloc(rows ? rows : 1, 1);
+    return placed ? FD_OK : fd_fail(FD_ERR_NOMEM, "out of memory");
+}
+
+static void place(void *ctx, const void *row, uint64_t slot)
+{
+    (void)ctx, (void)row;
+    if (!placed || slot >= placed_rows || atomic_exchange(&placed[slot], 1)) abort();
+}
+
 static fd_status push(void *ctx, const void *row, uint64_t input_row)
 {
     (void)ctx, (void)input_row;
@@ -44,19 +67,26 @@ static fd_status drop(void *ctx)
     return FD_OK;
 }
 
-static void finish(void *ctx, const char sha256[65])
+static fd_status finish(void *ctx, sha256_future *sha)
 {
-    (void)ctx, (void)sha256;
+    (void)ctx, (void)sha; /* a hash still running is stopped by the reader */
+    return FD_OK;
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
 {
     static const char *ext[] = {".txt", ".csv", ".npy"};
     if (size < 1) return 0;
-    const int k = data[0] % 3, drop_nan = (data[0] / 3) & 1;
+    const int k = data[0] % 3, drop_nan = (data[0] / 3) & 1, by_place = (data[0] / 6) & 1;
     const char *path = fuzz_file(data + 1, size - 1, ext[k]);
-    const fd_matrix_sink sink = {NULL, row_bytes, transform, begin, push, drop, finish, NULL};
-    (void)fd_matrix_read(path, drop_nan, &sink);
+    const fd_matrix_sink sink = {NULL, row_bytes, transform, begin, push, drop, finish, NULL, 0,
+                                 by_place ? place_begin : NULL, by_place ? place : NULL};
+    const fd_status st = fd_matrix_read(path, drop_nan, &sink);
+    for (uint64_t r = 0; st == FD_OK && placed && r < placed_rows; r++)
+        if (!placed[r]) abort(); /* a read that succeeds placed every row */
+    fd_errclear();
+    free(placed);
+    placed = NULL;
     unlink(path);
     return 0;
 }
