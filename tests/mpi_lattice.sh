@@ -107,4 +107,20 @@ check '[ $rc -eq 0 ] && same_set <("$BIN" info --text "$W/fail/lattice.h5") <("$
 # A bad input fails every rank the same way: exit 2, no directory.
 $MPI -np 2 "$BIN" lattice "$W/missing.dat" -o "$W/out2" -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "missing.dat: cannot open" "$W/err" && [ ! -e "$W/out2" ]' "np=2 missing input: exit $rc"
+# Ranks that read different files (each rank its own name here; on a
+# cluster, a file that differs between nodes): every rank stops at the
+# check (fd_mpi_same_hash, shared with dpc and bcp), the differing rank
+# named; none is left waiting in a collective (timeout), no directory.
+"$BIN" gen blobs --n 400 --dims 2 --clusters 3 --seed 1 -o "$W/p-r0.txt" > /dev/null
+"$BIN" gen blobs --n 400 --dims 2 --clusters 3 --seed 2 -o "$W/p-r1.txt" > /dev/null
+cp "$W/a.dat" "$W/ctx-r0.dat"
+cp "$W/c.csv" "$W/ctx-r1.dat"
+for w in "lattice ctx" "dpc p"; do
+  set -- $w
+  ext=dat; [ $1 = dpc ] && ext=txt
+  timeout 120 $MPI -np 2 sh -c 'exec "$0" "$1" "$2-r${OMPI_COMM_WORLD_RANK}.$3" -o "$4" -q' \
+    "$BIN" $1 "$W/$2" $ext "$W/diff-$1" 2> "$W/err"; rc=$?
+  check '[ $rc -eq 2 ] && grep -q "rank 1 of 2: .*$2-r1.$ext differs from the file rank 0 read" "$W/err" && [ ! -e "$W/diff-$1" ]' \
+        "$1, ranks reading different files: exit $rc, left $(ls "$W/diff-$1" 2> /dev/null | tr '\n' ' '): $(cat "$W/err")"
+done
 finish

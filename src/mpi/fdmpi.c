@@ -109,24 +109,31 @@ done:
     return st;
 }
 
+/* The verdict agreed: a rank whose input differs must not return alone
+ * while rank 0, whose input is its own reference, goes on into the next
+ * collective and waits there for ever. */
+static fd_status agreed(fd_status st) { return st == FD_ERR_MPI ? st : fd_mpi_agree(st, NULL); }
+
 fd_status fd_mpi_same_hash(const char *sha256_hex, const char *what)
 {
     char sha[65];
-    int same;
-    FD_TRY(same_as_rank0(sha256_hex, sha, &same));
-    if (same) return FD_OK;
-    return fd_fail(FD_ERR_INPUT, "%s differs from the file rank 0 read (SHA-256 %.16s... against %.16s...)", what,
-                   sha256_hex, sha);
+    int same = 1;
+    fd_status st = same_as_rank0(sha256_hex, sha, &same);
+    if (st == FD_OK && !same)
+        st = fd_fail(FD_ERR_INPUT, "%s differs from the file rank 0 read (SHA-256 %.16s... against %.16s...)", what,
+                     sha256_hex, sha);
+    return agreed(st);
 }
 
 fd_status fd_mpi_same_digest(const char *hex, const char *what)
 {
     char theirs[65];
-    int same;
-    FD_TRY(same_as_rank0(hex, theirs, &same));
-    if (same) return FD_OK;
-    return fd_fail(FD_ERR_INPUT,
-                   "%s: this rank read other values than rank 0 (digest %.16s... against %.16s...): is it the same "
-                   "file on every node?",
-                   what, hex, theirs);
+    int same = 1;
+    fd_status st = same_as_rank0(hex, theirs, &same);
+    if (st == FD_OK && !same)
+        st = fd_fail(FD_ERR_INPUT,
+                     "%s: this rank read other values than rank 0 (digest %.16s... against %.16s...): is it the same "
+                     "file on every node?",
+                     what, hex, theirs);
+    return agreed(st);
 }

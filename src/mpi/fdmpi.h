@@ -51,7 +51,8 @@ fd_status fd_mpi_exscan_u64(const uint64_t *in, uint64_t *out, int n);
 fd_status fd_mpi_gather_bytes(const void *mine, size_t bytes, void *all);
 
 /* Every rank read the same input: compares this rank's SHA-256 (hex) with
- * rank 0's; FD_ERR_INPUT naming `what` where it differs.  Collective. */
+ * rank 0's; FD_ERR_INPUT naming `what` where it differs, on every rank
+ * (fd_mpi_agree: the differing rank's message).  Collective. */
 fd_status fd_mpi_same_hash(const char *sha256_hex, const char *what);
 /* The same for a digest of what was read rather than of the file
  * (spearman's ranks, smat_digest): the message says so. */

@@ -379,9 +379,7 @@ static fd_status stage_setup(job *jb)
      * SHA-256, which a .npy or HDF5 reader leaves computing (on 16 cores it
      * took longer than reading and ranking): that is joined at the commit
      * (stage_commit), after the passes. */
-    fprintf(stderr, "T read %.3f\n", fd_now() - t);
     if (st == FD_OK) st = smat_digest(jb->x, place);
-    fprintf(stderr, "T digest %.3f\n", fd_now() - t);
     if (st == FD_OK && jb->y) st = smat_digest(jb->y, place);
     if (warming) pthread_join(warmer, NULL);
     if (jb->mpi.size > 1) {
@@ -389,12 +387,9 @@ static fd_status stage_setup(job *jb)
         if (agreed != FD_OK) return st != FD_OK ? st : agreed;
     }
     FD_TRY(st);
-    /* agreed at once: a rank that differs must not leave the others in the
-     * collectives below */
-    st = fd_mpi_same_digest(jb->x->digest, o->input);
-    if (st == FD_OK && jb->y) st = fd_mpi_same_digest(jb->y->digest, o->y_input);
-    FD_TRY(fd_mpi_agree(st, NULL));
+    FD_TRY(fd_mpi_same_digest(jb->x->digest, o->input));
     if (jb->y) {
+        FD_TRY(fd_mpi_same_digest(jb->y->digest, o->y_input));
         if (jb->y->n != jb->x->n)
             return fd_fail(FD_ERR_INPUT, "%s has %u observations per row but %s has %u", o->input, jb->x->n,
                            o->y_input, jb->y->n);
@@ -542,9 +537,8 @@ static fd_status input_hashes(job *jb)
     fd_status st = smat_sha256(jb->x);
     if (st == FD_OK && jb->y != jb->x) st = smat_sha256(jb->y);
     FD_TRY(fd_mpi_agree(st, NULL));
-    st = fd_mpi_same_hash(jb->x->sha.hex, jb->o->input);
-    if (st == FD_OK && jb->y != jb->x) st = fd_mpi_same_hash(jb->y->sha.hex, jb->o->y_input);
-    return fd_mpi_agree(st, NULL);
+    FD_TRY(fd_mpi_same_hash(jb->x->sha.hex, jb->o->input));
+    return jb->y != jb->x ? fd_mpi_same_hash(jb->y->sha.hex, jb->o->y_input) : FD_OK;
 }
 
 static fd_status stage_commit(job *jb, h5part_rank *reps, double enum_s)

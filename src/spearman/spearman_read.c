@@ -4,9 +4,7 @@
 
 #include "../io/matrix_read.h"
 
-#include <stdio.h>
 #include <stdlib.h>
-#include "../common/clock.h"
 #include <string.h>
 
 static size_t rank_row_bytes(uint32_t n) { return (size_t)n * sizeof(int32_t); }
@@ -53,9 +51,7 @@ fd_status spearman_read(spearman_mat **out, const char *spec, int drop_nan, int 
     const fd_matrix_sink sink = {&m,        rank_row_bytes, rank_row,   rank_begin, rank_push, rank_drop, rank_finish,
                                  " (--drop-nan-rows skips such rows)", threads, rank_place_begin, rank_place};
     fd_status st = fd_matrix_read(spec, drop_nan, &sink);
-    double tf = fd_now();
     if (st == FD_OK) st = smat_finish(m);
-    fprintf(stderr, "T finish %.3f\n", fd_now() - tf);
     if (st == FD_OK && !(m->source = strdup(spec))) st = fd_fail(FD_ERR_NOMEM, "out of memory");
     if (st != FD_OK) smat_destroy(&m);
     *out = m;
