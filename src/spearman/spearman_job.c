@@ -374,11 +374,12 @@ static fd_status stage_setup(job *jb)
     }
     if (st == FD_OK) st = spearman_read(&jb->x, o->input, o->drop_nan, place);
     if (st == FD_OK && o->y_input) st = spearman_read(&jb->y, o->y_input, o->drop_nan, place);
-    /* Every rank must hold the same ranks: compared by their digest (some
-     * 0.05 s for 9.9 million rows on 16 threads) rather than by the file's
-     * SHA-256, which a .npy or HDF5 reader leaves computing (on 16 cores it
-     * took longer than reading and ranking): that is joined at the commit
-     * (stage_commit), after the passes. */
+    /* Every rank must hold the same ranks: compared by their digest (0.16 s
+     * for 9.9 million rows on the dev VM's 2 cores, one-off; it hashes in
+     * parallel) rather than by the file's SHA-256, which a .npy or HDF5
+     * reader leaves computing (on 16 cores it took longer than reading and
+     * ranking): that is joined at the commit (stage_commit), after the
+     * passes. */
     if (st == FD_OK) st = smat_digest(jb->x, place);
     if (st == FD_OK && jb->y) st = smat_digest(jb->y, place);
     if (warming) pthread_join(warmer, NULL);
@@ -547,8 +548,8 @@ static fd_status stage_commit(job *jb, h5part_rank *reps, double enum_s)
     h5part_rank mine;
     spearman_meta meta;
     rank_report(jb, &mine, enum_s);
-    /* Only the output needs the files' hashes: by now, after the passes,
-     * the readers' hashing threads have long finished. */
+    /* Only the output needs the files' hashes: after the passes, the
+     * readers' hashing threads have finished but in the shortest runs. */
     if (jb->o->outdir) FD_TRY(input_hashes(jb));
     if (jb->out.distributed && jb->h5) {
         st = spearman_h5_commit_part(&jb->h5, jb->x->sha.hex, jb->mpi.rank, jb->mpi.size);
