@@ -230,16 +230,17 @@ fd_status smat_push(spearman_mat *m, const double *x, uint64_t input_row)
 
 fd_status smat_finish(spearman_mat *m)
 {
-    m->constant = 0;
-    for (uint64_t r = 0; r < m->rows; r++) m->constant += m->sii[r] == 0;
     fd_big_free(m->root, m->root_bytes);
     fd_big_free(m->inv_root, m->root_bytes);
     m->root_bytes = (m->rows + 8) * sizeof *m->root;
     m->root = fd_big_zalloc(m->root_bytes);
     m->inv_root = fd_big_zalloc(m->root_bytes);
     if (!m->root || !m->inv_root) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    /* constant rows counted here, since placed rows arrive in no order */
+    m->constant = 0;
     for (uint64_t r = 0; r < m->rows + 8; r++) {
         double s = r < m->rows ? (double)m->sii[r] : 0;
+        m->constant += r < m->rows && s == 0;
         m->root[r] = (float)sqrt(s);
         m->inv_root[r] = s > 0 ? (float)(1 / sqrt(s)) : 0.0f;
     }

@@ -351,6 +351,9 @@ static void *warm_device_run(void *arg)
     return NULL;
 }
 
+/* Work in progress goes to DIR/checkpoint (spearman_ckpt.c). */
+static int checkpointed(const spearman_opts *o) { return o->outdir && o->checkpoint_seconds > 0 && !o->check_input; }
+
 static fd_status stage_setup(job *jb)
 {
     const spearman_opts *o = jb->o;
@@ -379,9 +382,11 @@ static fd_status stage_setup(job *jb)
      * parallel) rather than by the file's SHA-256, which a .npy or HDF5
      * reader leaves computing (on 16 cores it took longer than reading and
      * ranking): that is joined at the commit (stage_commit), after the
-     * passes. */
-    if (st == FD_OK) st = smat_digest(jb->x, place);
-    if (st == FD_OK && jb->y) st = smat_digest(jb->y, place);
+     * passes.  Checkpoints record it; a lone rank without them has no use
+     * for it. */
+    const int digest = jb->mpi.size > 1 || checkpointed(o);
+    if (st == FD_OK && digest) st = smat_digest(jb->x, place);
+    if (st == FD_OK && digest && jb->y) st = smat_digest(jb->y, place);
     if (warming) pthread_join(warmer, NULL);
     if (jb->mpi.size > 1) {
         fd_status agreed = fd_mpi_agree(st, NULL);
@@ -627,7 +632,7 @@ fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
                                                  o->resume ? H5PART_RESUME : o->force ? H5PART_FORCE : H5PART_NEW,
                                                  mpi->rank, mpi->size), NULL);
     if (st == FD_OK) st = fd_mpi_agree(stage_setup(&jb), NULL);
-    if (st == FD_OK && o->outdir && o->checkpoint_seconds > 0 && !o->check_input)
+    if (st == FD_OK && checkpointed(o))
         st = fd_mpi_agree(spearman_ckpt_open(&jb), NULL);
     if (st == FD_OK && o->check_input) {
         st = report_input(&jb);
