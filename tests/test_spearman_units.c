@@ -72,7 +72,7 @@ static spearman_mat *random_mat(uint64_t rows, uint32_t n, uint64_t seed, int ti
         if (r % 13 == 6) for (uint32_t k = 0; k < n; k++) x[k] = -(double)k;
         smat_push(m, x, r);
     }
-    smat_finish(m);
+    smat_finish(m, 1);
     free(x);
     return m;
 }
@@ -429,7 +429,7 @@ static fd_status digest_of(uint64_t rows, int change, double scale, int drop, in
         if (drop && r == 3) st = smat_drop(m);
         if (st == FD_OK) st = smat_push(m, x, r + (drop && r >= 3));
     }
-    if (st == FD_OK) st = smat_finish(m);
+    if (st == FD_OK) st = smat_finish(m, threads);
     if (st == FD_OK) st = smat_digest(m, threads);
     if (st == FD_OK) memcpy(hex, m->digest, 65);
     smat_destroy(&m);
@@ -449,9 +449,12 @@ static void test_place(void)
         for (uint32_t c = 0; c < 30; c++) r[c] = smat_a(a, i, c);
         smat_place_ranked(b, r, i);
     }
-    CHECK(smat_finish(b) == FD_OK && smat_digest(a, 2) == FD_OK && smat_digest(b, 3) == FD_OK, "digests");
+    /* b's roots on 3 threads, in chunks smaller than its rows, a's on 1 */
+    CHECK(smat_finish(b, 3) == FD_OK && smat_digest(a, 2) == FD_OK && smat_digest(b, 3) == FD_OK, "digests");
     CHECK(!strcmp(a->digest, b->digest) && a->constant == b->constant && a->constant > 0 &&
-              !memcmp(a->sii, b->sii, rows * sizeof *a->sii),
+              !memcmp(a->sii, b->sii, rows * sizeof *a->sii) &&
+              !memcmp(a->root, b->root, (rows + 8) * sizeof *a->root) &&
+              !memcmp(a->inv_root, b->inv_root, (rows + 8) * sizeof *a->inv_root),
           "placed rows: digest %s against %s, %llu constant against %llu", b->digest, a->digest,
           (unsigned long long)b->constant, (unsigned long long)a->constant);
     CHECK(smat_place_begin(a, rows) == FD_ERR_INTERNAL, "smat_place_begin after pushes");

@@ -164,7 +164,14 @@ static void test_team(void)
         const uint64_t i0 = (uint64_t)(pass % 7), i1 = N - (uint64_t)(pass % 13);
         team_pass p = {seen, {0}, UINT64_MAX};
         for (int i = 0; i < N; i++) atomic_store(&seen[i], 0);
-        bad += par_team_rows(tm, i0, i1, 1 + (uint64_t)(pass % 5) * 16, team_rows, &p) != FD_OK;
+        const uint64_t chunk = 1 + (uint64_t)(pass % 5) * 16;
+        if (pass % 2) { /* in two steps, the caller busy between them, as a reader is */
+            par_team_start(tm, i0, i1, chunk, team_rows, &p);
+            usleep(pass % 4 == 1 ? 0 : 300);
+            bad += par_team_finish(tm) != FD_OK;
+        } else {
+            bad += par_team_rows(tm, i0, i1, chunk, team_rows, &p) != FD_OK;
+        }
         for (uint64_t i = 0; i < N; i++) bad += atomic_load(&seen[i]) != (i >= i0 && i < i1);
         int threads = 0;
         for (int t = 0; t < 8; t++) threads += atomic_load(&p.used[t]) > 0;
@@ -175,8 +182,23 @@ static void test_team(void)
     team_pass p = {seen, {0}, 2500};
     CHECK(par_team_rows(tm, 0, N, 16, team_rows, &p) != FD_OK, "a failing row: the pass succeeded");
     fd_errclear();
+    team_pass q = {seen, {0}, 4000};
+    par_team_start(tm, 0, N, 16, team_rows, &q);
+    CHECK(par_team_finish(tm) != FD_OK, "a failing row, in two steps: the pass succeeded");
+    fd_errclear();
     par_team_destroy(&tm);
     CHECK(tm == NULL, "the team destroyed");
+    /* a team of one: start leaves the whole pass to finish, on the caller */
+    CHECK(par_team_create(&tm, 1) == FD_OK && tm && par_team_size(tm) == 1, "a team of 1");
+    if (!tm) return;
+    team_pass one = {seen, {0}, UINT64_MAX};
+    for (int i = 0; i < N; i++) atomic_store(&seen[i], 0);
+    par_team_start(tm, 0, N, 7, team_rows, &one);
+    CHECK(atomic_load(&seen[0]) == 0, "a team of 1: start did rows");
+    int once = par_team_finish(tm) == FD_OK && atomic_load(&one.used[0]) == N;
+    for (int i = 0; i < N; i++) once &= atomic_load(&seen[i]) == 1;
+    CHECK(once, "a team of 1: finish did not do every row once, on the caller");
+    par_team_destroy(&tm);
 }
 
 /* par_rows_chunk's passes on the team kept between them: every row once,

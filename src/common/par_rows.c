@@ -149,10 +149,10 @@ void par_team_destroy(par_team **team)
     *team = NULL;
 }
 
-/* One pass on the team, counting the rows done in prog (or not, when
- * NULL). */
-static fd_status team_pass(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx,
-                           fd_progress *prog)
+/* A pass begun on the team's threads (not the caller's), counting the
+ * rows done in prog (or not, when NULL). */
+static void team_start(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx,
+                       fd_progress *prog)
 {
     /* the team is idle here: the last pass waited for every thread */
     tm->pool.fn = fn;
@@ -168,6 +168,12 @@ static fd_status team_pass(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chun
     atomic_fetch_add(&tm->gen, 1);
     pthread_cond_broadcast(&tm->go);
     pthread_mutex_unlock(&tm->mu);
+}
+
+/* The caller takes what rows are left of the pass, then waits for the
+ * team's threads. */
+static fd_status team_finish(par_team *tm)
+{
     row_worker(&tm->w[0]);
     for (int k = 0; k < TEAM_SPIN && atomic_load(&tm->done) < tm->started; k++) cpu_relax();
     if (atomic_load(&tm->done) < tm->started) {
@@ -180,10 +186,24 @@ static fd_status team_pass(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chun
     return st;
 }
 
+static fd_status team_pass(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx,
+                           fd_progress *prog)
+{
+    team_start(tm, i0, i1, chunk, fn, ctx, prog);
+    return team_finish(tm);
+}
+
 fd_status par_team_rows(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx)
 {
     return team_pass(tm, i0, i1, chunk, fn, ctx, NULL);
 }
+
+void par_team_start(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx)
+{
+    team_start(tm, i0, i1, chunk, fn, ctx, NULL);
+}
+
+fd_status par_team_finish(par_team *tm) { return team_finish(tm); }
 
 /* The passes of the process share one team, kept between them: bcp's
  * products run a dozen short passes a sweep, and starting T - 1 threads

@@ -31,5 +31,12 @@ void par_team_destroy(par_team **team);
 int par_team_size(const par_team *team);
 /* par_rows_chunk on the team's threads (no progress). */
 fd_status par_team_rows(par_team *team, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx);
+/* The same in two steps, for a caller with work of its own meanwhile (a
+ * reader's next batch): start hands the pass to the team's other threads
+ * and returns at once; finish joins the caller to what is left of it and
+ * waits for the end.  Exactly one finish after each start, before the
+ * next pass.  A team of one does the whole pass in finish. */
+void par_team_start(par_team *team, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx);
+fd_status par_team_finish(par_team *team);
 
 #endif

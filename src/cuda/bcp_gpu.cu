@@ -10,10 +10,10 @@
  *   M[i, r] = sum over p, q of T[(p I + i) Q + q, r] KA[p, r] KB[q, r],
  * one warp (short sums) or one block of threads per (i, r), summed in a
  * fixed order. */
-#include "check.cuh"
 #include "bcp_gpu.h"
+#include "check.cuh"
+#include "cublas_load.h"
 
-#include <cublas_v2.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -25,6 +25,7 @@
 struct bcp_gpu {
     int device;
     cudaStream_t stream;
+    const fd_cublas *cb; /* cuBLAS, loaded on first use */
     cublasHandle_t blas;
     uint32_t order, h, R, Rmax;
     uint64_t dims[MAXN], lo[MAXN], full[MAXN]; /* the block: dims at lo of a tensor of full dims */
@@ -218,7 +219,7 @@ extern "C" void bcp_gpu_destroy(bcp_gpu **pg)
     if (!g) return;
     cudaSetDevice(g->device);
     if (g->stream) cudaStreamSynchronize(g->stream);
-    if (g->blas) cublasDestroy(g->blas);
+    if (g->blas) g->cb->destroy(g->blas);
     cudaFree(g->y);
     cudaFree(g->A);
     cudaFree(g->ka);
@@ -299,8 +300,9 @@ extern "C" fd_status bcp_gpu_create(bcp_gpu **out, int device, const double *x, 
     }
     CK(cudaSetDevice(device));
     CK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
-    CB(cublasCreate(&g->blas));
-    CB(cublasSetStream(g->blas, g->stream));
+    FD_TRY_GOTO(fd_cublas_get(&g->cb), st, done);
+    CB(g->cb->create(&g->blas));
+    CB(g->cb->set_stream(g->blas, g->stream));
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->y, g->size * sizeof(double),
                               "the tensor block (more ranks, or --fuse K1xK2x..., make the blocks smaller)"),
                 st, done);
@@ -392,13 +394,13 @@ extern "C" fd_status bcp_gpu_contract(bcp_gpu *g, int side)
         /* T0 (L x R) = (Y^T)^T (L x K) KR, KR = (KR^T)^T: R x K column-major. */
         khatri_rao(g, g->h, g->order, g->kb);
         CK(cudaGetLastError());
-        CB(cublasDgemm(g->blas, CUBLAS_OP_T, CUBLAS_OP_T, (int)L, R, (int)K, &one, g->y, (int)K, g->kb, R, &zero,
+        CB(g->cb->dgemm(g->blas, CUBLAS_OP_T, CUBLAS_OP_T, (int)L, R, (int)K, &one, g->y, (int)K, g->kb, R, &zero,
                        g->T[0], (int)L));
     } else {
         /* T1 (K x R) = Y^T (K x L) KL. */
         khatri_rao(g, 0, g->h, g->ka);
         CK(cudaGetLastError());
-        CB(cublasDgemm(g->blas, CUBLAS_OP_N, CUBLAS_OP_T, (int)K, R, (int)L, &one, g->y, (int)K, g->ka, R, &zero,
+        CB(g->cb->dgemm(g->blas, CUBLAS_OP_N, CUBLAS_OP_T, (int)K, R, (int)L, &one, g->y, (int)K, g->ka, R, &zero,
                        g->T[1], (int)K));
     }
 done:
@@ -442,7 +444,7 @@ extern "C" fd_status bcp_gpu_update(bcp_gpu *g, uint32_t n, const double *Sigma,
                        cudaMemcpyHostToDevice, g->stream));
     /* Row-major A (rows x R) = tau M Sigma is, column-major, A^T = tau
      * Sigma M^T (Sigma symmetric). */
-    CB(cublasDgemm(g->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)R, (int)(o1 - o0), (int)R, &tau, g->small + SLOT_SIGMA(g), (int)R,
+    CB(g->cb->dgemm(g->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)R, (int)(o1 - o0), (int)R, &tau, g->small + SLOT_SIGMA(g), (int)R,
                    g->M + o0 * R, (int)R, &zero, A, (int)R));
     if (nonneg) {
         k_nonneg<<<blocks_for((o1 - o0) * R), THREADS, 0, g->stream>>>(A, (o1 - o0) * R);

@@ -63,11 +63,15 @@ fd_status fd_matrix_read(const char *spec, int drop_nan, const fd_matrix_sink *s
 /* The text and CSV reader alone (csv: commas, optional header). */
 fd_status fd_matrix_read_text(const char *path, int csv, int drop_nan, const fd_matrix_sink *sink);
 
-/* Threads a reader transforms rows on: `want` (0: the machine's CPUs), at
- * most 8 (past that, reading and the in-order hand-over bound it; for a
- * sink that places its rows, 16 read a .npy 5% faster on 16 cores,
- * bench/results/spearman-read.csv, not adopted: text was not measured). */
-#define FD_MATRIX_MAX_THREADS 8
+/* Threads a binary reader (.npy, HDF5) transforms rows on: `want` (0: the
+ * machine's CPUs), at most 16: with its rows placed by the workers of one
+ * team, 16 loaded a .npy of 9,879,896 x 30 in 0.50 s against 0.62 s with
+ * 8 (bench/read-spearman.sh --load, 16 cores; spearman-read.csv).  The
+ * text reader keeps at most 8 (FD_TEXT_MAX_THREADS): it hands its rows
+ * over in order on the main thread, which hashes them too, and holds 3 x T
+ * chunks of 8 MiB; more were not measured. */
+#define FD_MATRIX_MAX_THREADS 16
+#define FD_TEXT_MAX_THREADS 8
 int fd_matrix_threads(int want);
 
 #endif

@@ -365,6 +365,7 @@ fd_status fd_matrix_read_text(const char *path, int csv, int drop_nan, const fd_
 {
     fd_status st = FD_OK, rst = FD_OK;
     int T = fd_matrix_threads(sink->threads), nc[3] = {0, 0, 0}, started = 0;
+    if (T > FD_TEXT_MAX_THREADS) T = FD_TEXT_MAX_THREADS;
     chunk *cs = calloc(3 * (size_t)T, sizeof *cs);
     chunk_job *jobs = calloc(3 * (size_t)T, sizeof *jobs);
     pthread_t *th = calloc((size_t)T, sizeof *th);

@@ -1,8 +1,10 @@
 #include "rankmat.h"
 
 #include "../common/bigmem.h"
+#include "../common/par_rows.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -228,7 +230,30 @@ fd_status smat_push(spearman_mat *m, const double *x, uint64_t input_row)
     return st;
 }
 
-fd_status smat_finish(spearman_mat *m)
+/* The roots of rows [r0, r1) (past m->rows: padding, 0), and the
+ * constant rows among them counted into the shared total. */
+typedef struct {
+    spearman_mat *m;
+    _Atomic uint64_t constant;
+} roots_job;
+
+static fd_status roots_rows(void *ctx, uint64_t r0, uint64_t r1, int thread)
+{
+    (void)thread;
+    roots_job *j = ctx;
+    spearman_mat *m = j->m;
+    uint64_t constant = 0;
+    for (uint64_t r = r0; r < r1; r++) {
+        double s = r < m->rows ? (double)m->sii[r] : 0;
+        constant += r < m->rows && s == 0;
+        m->root[r] = (float)sqrt(s);
+        m->inv_root[r] = s > 0 ? (float)(1 / sqrt(s)) : 0.0f;
+    }
+    atomic_fetch_add(&j->constant, constant);
+    return FD_OK;
+}
+
+fd_status smat_finish(spearman_mat *m, int threads)
 {
     fd_big_free(m->root, m->root_bytes);
     fd_big_free(m->inv_root, m->root_bytes);
@@ -236,14 +261,13 @@ fd_status smat_finish(spearman_mat *m)
     m->root = fd_big_zalloc(m->root_bytes);
     m->inv_root = fd_big_zalloc(m->root_bytes);
     if (!m->root || !m->inv_root) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    /* constant rows counted here, since placed rows arrive in no order */
-    m->constant = 0;
-    for (uint64_t r = 0; r < m->rows + 8; r++) {
-        double s = r < m->rows ? (double)m->sii[r] : 0;
-        m->constant += r < m->rows && s == 0;
-        m->root[r] = (float)sqrt(s);
-        m->inv_root[r] = s > 0 ? (float)(1 / sqrt(s)) : 0.0f;
-    }
+    /* constant rows counted here, since placed rows arrive in no order;
+     * in parallel, as its serial loop (a square root and a division a row,
+     * and the first touch of the roots' pages) came after the reading */
+    roots_job j = {m, 0};
+    const uint64_t all = m->rows + 8, per = all / (8 * (uint64_t)(threads > 0 ? threads : 1));
+    FD_TRY(par_rows_chunk(threads, 0, all, per > 1024 ? per : 1024, roots_rows, &j, NULL));
+    m->constant = atomic_load(&j.constant);
     return FD_OK;
 }
 

@@ -67,8 +67,8 @@ fd_status smat_drop(spearman_mat *m);
 fd_status smat_place_begin(spearman_mat *m, uint64_t rows);
 void smat_place_ranked(spearman_mat *m, const int32_t *a, uint64_t r);
 /* Once all rows are in: the constant rows counted, and the per-row roots
- * the prefilter uses. */
-fd_status smat_finish(spearman_mat *m);
+ * the prefilter uses, on `threads` threads. */
+fd_status smat_finish(spearman_mat *m, int threads);
 /* The input file's SHA-256 into m->sha.hex, joining the hash if it is
  * still running (a failure of its read is the error). */
 fd_status smat_sha256(spearman_mat *m);

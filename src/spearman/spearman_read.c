@@ -51,7 +51,7 @@ fd_status spearman_read(spearman_mat **out, const char *spec, int drop_nan, int 
     const fd_matrix_sink sink = {&m,        rank_row_bytes, rank_row,   rank_begin, rank_push, rank_drop, rank_finish,
                                  " (--drop-nan-rows skips such rows)", threads, rank_place_begin, rank_place};
     fd_status st = fd_matrix_read(spec, drop_nan, &sink);
-    if (st == FD_OK) st = smat_finish(m);
+    if (st == FD_OK) st = smat_finish(m, fd_matrix_threads(threads));
     if (st == FD_OK && !(m->source = strdup(spec))) st = fd_fail(FD_ERR_NOMEM, "out of memory");
     if (st != FD_OK) smat_destroy(&m);
     *out = m;

@@ -1,0 +1,36 @@
+/* cuBLAS, loaded when bcp's CUDA backend first needs it rather than
+ * linked: libcublas and the libcublasLt it pulls in (over 500 MB) took
+ * about 90 ms of every start and exit of the binary, whatever the
+ * subcommand, in their loading and static initialisers (bench/startup.sh:
+ * `fcbo-dist version` 0.016 s against 0.104 s on the one-GPU machine).
+ * Only the four functions bcp calls. */
+#ifndef FD_CUBLAS_LOAD_H
+#define FD_CUBLAS_LOAD_H
+
+#include "../common/status.h"
+
+#include <cublas_v2.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+typedef struct {
+    cublasStatus_t (*create)(cublasHandle_t *handle);
+    cublasStatus_t (*destroy)(cublasHandle_t handle);
+    cublasStatus_t (*set_stream)(cublasHandle_t handle, cudaStream_t stream);
+    cublasStatus_t (*dgemm)(cublasHandle_t handle, cublasOperation_t ta, cublasOperation_t tb, int m, int n, int k,
+                            const double *alpha, const double *A, int lda, const double *B, int ldb,
+                            const double *beta, double *C, int ldc);
+} fd_cublas;
+
+/* The functions, loaded on the first call (thread-safe); a library that
+ * cannot be found or lacks one of them is an FD_ERR_CUDA that names it,
+ * each time it is asked for. */
+fd_status fd_cublas_get(const fd_cublas **out);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif
