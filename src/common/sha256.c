@@ -279,11 +279,15 @@ static fd_status hash_pieces(void *ctx, uint64_t p0, uint64_t p1, int thread)
     return FD_OK;
 }
 
-/* little-endian, so that the digest is the same on every machine */
+void sha256_le64(uint8_t out[8], uint64_t v)
+{
+    for (int i = 0; i < 8; i++) out[i] = (uint8_t)(v >> (8 * i));
+}
+
 static void update_u64(sha256_ctx *c, uint64_t v)
 {
     uint8_t b[8];
-    for (int i = 0; i < 8; i++) b[i] = (uint8_t)(v >> (8 * i));
+    sha256_le64(b, v);
     sha256_update(c, b, 8);
 }
 

@@ -63,5 +63,8 @@ typedef struct {
     size_t bytes;
 } sha256_span;
 fd_status sha256_spans_hex(const sha256_span *spans, int nspans, int threads, char hex[65]);
+/* v as 8 little-endian bytes: what goes into a digest that must be the
+ * same on every machine. */
+void sha256_le64(uint8_t out[8], uint64_t v);
 
 #endif

@@ -73,8 +73,8 @@ struct kparams {
     uint32_t strip; /* column tiles per block */
     unsigned long long *cnt; /* pairs, kept for certain, records, half warp tiles (16 x 64 pairs) that took a closer look */
     /* --top-k: records per row tile (blockIdx.y), each tile's in its own
-     * segment of cap records, so that the host's heaps, one thread's rows
-     * each, read only their own (cnt[2] then unused). */
+     * segment of cap records, so that k_topk_merge's block of a tile
+     * reads only its own (cnt[2] then unused). */
     unsigned long long *tile_cnt;
     unsigned long long *hist_out;
     spearman_gpu_pair *rec;
@@ -99,12 +99,19 @@ struct spearman_gpu {
     unsigned long long *d_xhist, *h_xhist; /* --fdr's pass 1 */
     uint64_t cap_xhist, cap_hxhist;
     uint64_t cap_cnt, cap_hcnt;
-    uint64_t *h_off; /* --top-k: where each row tile's records start in h_rec */
-    uint64_t cap_off;
     float *d_pre; /* --top-k: the rows' pre */
     uint64_t cap_pre;
     spearman_gpu_pair *d_rec, *h_rec;
     uint64_t cap_d, cap_h;
+    /* --top-k's lists (spearman_gpu_topk_reset): rows x k entries and a
+     * count per row, on the device and pinned; the merge's scratch, an
+     * index per record of d_rec */
+    spearman_gpu_topk_ent *d_list, *h_list;
+    uint32_t *d_nlist, *h_nlist, *d_idx;
+    uint64_t cap_list, cap_hlist, cap_nlist, cap_hnlist, cap_idx;
+    uint64_t topk_i0;
+    uint32_t topk_rows, topk_k;
+    int topk_same, topk_on;
     spearman_gpu_stats stats;
 };
 
@@ -592,7 +599,7 @@ __global__ void __launch_bounds__(k_threads<KP>(), k_min_blocks<KP, HIST, MAX, X
         k_i[r] = HIST ? spearman_hist_factor(inv_i[r]) : 0.0f;
         rowbits |= (uint32_t)(ti + rl < P.i1 && inv_i[r] != 0.0f) << r;
     }
-    /* --top-k: a row whose heap is not full yet (pre 0) needs every pair,
+    /* --top-k: a row whose list is not full yet (pre 0) needs every pair,
      * so its warp takes the closer look at every tile; its scaled factor
      * is 0, which is how the closer look knows it. */
     bool force = false;
@@ -832,6 +839,90 @@ __global__ void __launch_bounds__(k_threads<KP>(), k_min_blocks<KP, HIST, MAX, X
 
 #define CK(call) CUDA_CHECK_GOTO(call, st, done)
 
+/* --top-k's order of two partners of one row: |S_a| / sqrt(S_ja) against
+ * |S_b| / sqrt(S_jb), exactly, then smaller j (tile.c's stronger, whose
+ * products need 128 bits for any n; for n <= 128, S^2 S_jj < 2^59). */
+__device__ __forceinline__ bool topk_stronger(const spearman_gpu_topk_ent &a, const spearman_gpu_topk_ent &b)
+{
+    const unsigned long long l = (unsigned long long)((long long)a.s * a.s) * b.sjj,
+                             r = (unsigned long long)((long long)b.s * b.s) * a.sjj;
+    return l != r ? l > r : a.j < b.j;
+}
+
+/* One row tile's pairs of a --top-k launch into its rows' lists, a
+ * thread a row: the tile's segment sorted by row (a count and a scatter
+ * of indices into idx), then each thread sifts its row's pairs through
+ * its min-heap of up to k entries (weakest on top, as tile.c's), and sets
+ * the row's pre for the next launch from the weakest once the list is
+ * full (tile.c's thr, 1e-5 of it lower: the kernel's float screen must let
+ * through too much, never too little).  Which pairs arrive, and in what
+ * order, does not matter: the k strongest of a row's partners under a
+ * total order are one set. */
+__global__ void __launch_bounds__(TILE) k_topk_merge(const spearman_gpu_pair *rec, uint64_t cap,
+                                                     const unsigned long long *tile_cnt, uint64_t i0, uint32_t rows,
+                                                     uint32_t k, int same, const long long *sii, uint32_t *idx,
+                                                     spearman_gpu_topk_ent *list, uint32_t *nlist, float *pre)
+{
+    __shared__ uint32_t cnt[TILE], off[TILE + 1];
+    const uint32_t b = blockIdx.x, t = threadIdx.x, r = b * TILE + t;
+    const spearman_gpu_pair *seg = rec + (uint64_t)b * cap;
+    uint32_t *sidx = idx + (uint64_t)b * cap;
+    const uint64_t m = tile_cnt[b], first = i0 + (uint64_t)b * TILE; /* m <= cap: the host ran the launch again */
+    cnt[t] = 0;
+    __syncthreads();
+    for (uint64_t q = t; q < m; q += TILE) atomicAdd(&cnt[seg[q].i - first], 1u);
+    __syncthreads();
+    if (t == 0) {
+        uint32_t sum = 0;
+        for (uint32_t u = 0; u < TILE; u++) {
+            off[u] = sum;
+            sum += cnt[u];
+        }
+        off[TILE] = sum;
+    }
+    __syncthreads();
+    cnt[t] = off[t];
+    __syncthreads();
+    for (uint64_t q = t; q < m; q += TILE) sidx[atomicAdd(&cnt[seg[q].i - first], 1u)] = (uint32_t)q;
+    __syncthreads();
+    if (r >= rows) return;
+    spearman_gpu_topk_ent *h = list + (uint64_t)r * k;
+    uint32_t n = nlist[r];
+    for (uint32_t e = off[t]; e < off[t + 1]; e++) {
+        const spearman_gpu_pair p = seg[sidx[e]];
+        if (same && p.i == p.j) continue;
+        const spearman_gpu_topk_ent x = {p.j, p.s, p.sjj};
+        if (n < k) {
+            uint32_t c = n++;
+            h[c] = x;
+            while (c > 0 && topk_stronger(h[(c - 1) / 2], h[c])) {
+                const spearman_gpu_topk_ent tmp = h[c];
+                h[c] = h[(c - 1) / 2];
+                h[(c - 1) / 2] = tmp;
+                c = (c - 1) / 2;
+            }
+        } else if (topk_stronger(x, h[0])) {
+            h[0] = x;
+            for (uint32_t i = 0;;) {
+                const uint32_t c = 2 * i + 1;
+                uint32_t w = i;
+                if (c < n && topk_stronger(h[w], h[c])) w = c;
+                if (c + 1 < n && topk_stronger(h[w], h[c + 1])) w = c + 1;
+                if (w == i) break;
+                const spearman_gpu_topk_ent tmp = h[i];
+                h[i] = h[w];
+                h[w] = tmp;
+                i = w;
+            }
+        }
+    }
+    nlist[r] = n;
+    if (n == k) {
+        const float thr = (float)fabs((double)h[0].s / sqrt((double)sii[first + t] * (double)h[0].sjj));
+        pre[r] = thr * (1 - 1e-5f);
+    }
+}
+
 template <int KP, bool HIST, bool MAX, bool TOPK, bool XB>
 static cudaError_t launch_kp(spearman_gpu *g, dim3 grid, const kparams &P)
 {
@@ -933,7 +1024,11 @@ extern "C" void spearman_gpu_destroy(spearman_gpu **pg)
     side_free(&g->x);
     side_free(&g->y);
     cudaFree(g->d_cnt);
-    free(g->h_off);
+    cudaFree(g->d_list);
+    cudaFree(g->d_nlist);
+    cudaFree(g->d_idx);
+    if (g->h_list) cudaFreeHost(g->h_list);
+    if (g->h_nlist) cudaFreeHost(g->h_nlist);
     cudaFree(g->d_hist);
     cudaFree(g->d_xhist);
     cudaFree(g->d_pre);
@@ -1066,6 +1161,48 @@ static void screen_bounds(const spearman_gpu_sel *sel, kparams *P)
     P->lo_k = (float)(lo_k - 1e-4); /* as low as mid_k - half_k */
 }
 
+extern "C" fd_status spearman_gpu_topk_reset(spearman_gpu *g, uint64_t i0, uint32_t rows, uint32_t k, int same)
+{
+    fd_status st = FD_OK;
+    g->topk_on = 0;
+    const uint64_t padded = (rows + TILE - 1) / TILE * TILE;
+    CK(cudaSetDevice(g->device));
+    FD_TRY(fd_cuda_grow((void **)&g->d_list, &g->cap_list, (uint64_t)rows * k, sizeof(spearman_gpu_topk_ent),
+                        "the --top-k lists (a smaller K)"));
+    FD_TRY(fd_cuda_grow((void **)&g->d_nlist, &g->cap_nlist, rows, sizeof(uint32_t), "the --top-k lists"));
+    FD_TRY(fd_cuda_grow((void **)&g->d_pre, &g->cap_pre, padded, sizeof(float), "the rows' thresholds"));
+    /* no entries, and pre 0: every pair of a row passes until its list is full */
+    CK(cudaMemsetAsync(g->d_nlist, 0, rows * sizeof(uint32_t), g->stream));
+    CK(cudaMemsetAsync(g->d_pre, 0, padded * sizeof(float), g->stream));
+    g->topk_i0 = i0;
+    g->topk_rows = rows;
+    g->topk_k = k;
+    g->topk_same = same;
+    g->topk_on = 1;
+done:
+    return st;
+}
+
+extern "C" fd_status spearman_gpu_topk_lists(spearman_gpu *g, const uint32_t **n, const spearman_gpu_topk_ent **ent)
+{
+    fd_status st = FD_OK;
+    *n = NULL;
+    *ent = NULL;
+    if (!g->topk_on) return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_topk_lists without spearman_gpu_topk_reset");
+    const uint64_t rows = g->topk_rows, all = rows * g->topk_k;
+    CK(cudaSetDevice(g->device));
+    FD_TRY(fd_cuda_host_grow((void **)&g->h_nlist, &g->cap_hnlist, rows, sizeof(uint32_t)));
+    FD_TRY(fd_cuda_host_grow((void **)&g->h_list, &g->cap_hlist, all, sizeof(spearman_gpu_topk_ent)));
+    CK(cudaMemcpyAsync(g->h_nlist, g->d_nlist, rows * sizeof(uint32_t), cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaMemcpyAsync(g->h_list, g->d_list, all * sizeof(spearman_gpu_topk_ent), cudaMemcpyDeviceToHost,
+                       g->stream));
+    CK(cudaStreamSynchronize(g->stream));
+    *n = g->h_nlist;
+    *ent = g->h_list;
+done:
+    return st;
+}
+
 extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,
                                        int upper, const spearman_gpu_sel *sel, spearman_gpu_out *out)
 {
@@ -1073,8 +1210,6 @@ extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1
     const dside &Y = g->y.a ? g->y : g->x;
     out->pairs = out->selected = out->nrec = 0;
     out->emit_dropped = 0;
-    out->tiles = 0;
-    out->tile_off = NULL;
     out->rec = g->h_rec;
     out->hist = NULL;
     out->xhist = NULL;
@@ -1122,11 +1257,10 @@ extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1
         /* --top-k: the records of each row tile in a segment of their own */
         const uint64_t tiles = sel->mode == 'k' ? gy : 0, ncnt = 4 + tiles;
         if (sel->mode == 'k') {
-            if (sel->hist || upper || !sel->row_pre)
-                return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_rect: --top-k takes row_pre, no histogram, no triangle");
-            FD_TRY(fd_cuda_grow((void **)&g->d_pre, &g->cap_pre, gy * TILE, sizeof(float), "the rows' thresholds"));
-            CK(cudaMemcpyAsync(g->d_pre, sel->row_pre, (i1 - i0) * sizeof(float), cudaMemcpyHostToDevice, g->stream));
-            P.row_pre = g->d_pre;
+            if (sel->hist || upper || !g->topk_on || i0 != g->topk_i0 || i1 - i0 != g->topk_rows)
+                return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_rect: --top-k takes the rows of the last "
+                                                "spearman_gpu_topk_reset, no histogram, no triangle");
+            P.row_pre = g->d_pre; /* spearman_gpu_topk_reset's, then k_topk_merge's */
             FD_TRY(fd_cuda_grow((void **)&g->d_cnt, &g->cap_cnt, ncnt, 8, "counters"));
             FD_TRY(fd_cuda_host_grow((void **)&g->h_cnt, &g->cap_hcnt, ncnt, 8));
             P.tile_cnt = g->d_cnt + 4;
@@ -1177,26 +1311,22 @@ extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1
             g->stats.reruns++;
         }
         if (!P.row_pre && !P.xbins) choose_screen(g);
-        if (nrec) FD_TRY(fd_cuda_host_grow((void **)&g->h_rec, &g->cap_h, nrec, sizeof(spearman_gpu_pair)));
         if (tiles) {
-            /* the segments one after the other, and where each starts */
-            if (tiles + 1 > g->cap_off) {
-                uint64_t *o = (uint64_t *)realloc(g->h_off, (tiles + 1) * sizeof *o);
-                if (!o) return fd_fail(FD_ERR_NOMEM, "out of memory");
-                g->h_off = o;
-                g->cap_off = tiles + 1;
+            /* the pairs that passed into the rows' lists, on the device;
+             * the next launch's screen reads the thresholds this leaves */
+            if (nrec) {
+                if (P.cap > UINT32_MAX)
+                    return fd_fail(FD_ERR_INTERNAL, "--top-k: %llu pairs of one row tile passed the screen",
+                                   (unsigned long long)P.cap);
+                FD_TRY(fd_cuda_grow((void **)&g->d_idx, &g->cap_idx, P.cap * tiles, sizeof(uint32_t),
+                                    "the --top-k merge's index"));
+                k_topk_merge<<<(unsigned)tiles, TILE, 0, g->stream>>>(
+                    g->d_rec, P.cap, P.tile_cnt, i0, g->topk_rows, g->topk_k, g->topk_same, g->x.sii, g->d_idx,
+                    g->d_list, g->d_nlist, g->d_pre);
+                CK(cudaGetLastError());
             }
-            g->h_off[0] = 0;
-            for (uint64_t b = 0; b < tiles; b++) {
-                const uint64_t n = g->h_cnt[4 + b];
-                if (n)
-                    CK(cudaMemcpyAsync(g->h_rec + g->h_off[b], g->d_rec + b * P.cap, n * sizeof(spearman_gpu_pair),
-                                       cudaMemcpyDeviceToHost, g->stream));
-                g->h_off[b + 1] = g->h_off[b] + n;
-            }
-            out->tiles = (uint32_t)tiles;
-            out->tile_off = g->h_off;
         } else if (nrec) {
+            FD_TRY(fd_cuda_host_grow((void **)&g->h_rec, &g->cap_h, nrec, sizeof(spearman_gpu_pair)));
             CK(cudaMemcpyAsync(g->h_rec, g->d_rec, nrec * sizeof(spearman_gpu_pair), cudaMemcpyDeviceToHost,
                                g->stream));
         }

@@ -69,11 +69,11 @@ typedef struct spearman_gpu_sel {
     uint32_t xbins;
     double xscale;
     uint64_t emit_cap;           /* 0, or emit only while at most this many pairs come back (see emit_dropped) */
-    /* Mode 'k' (--top-k): per row i0 + r of the launch, the |rho| below
-     * which its pairs do not matter (0: all of them matter); every pair at
-     * or past it comes back undecided, for the host's heaps.  No histogram,
-     * no upper triangle: i == j counts in pairs and may come back. */
-    const float *row_pre;
+    /* Mode 'k' (--top-k) takes no selection: the rows of the launch are
+     * those of the last spearman_gpu_topk_reset, each screened by its
+     * list's weakest entry, and what passes is merged into the lists on
+     * the device.  No histogram, no upper triangle: i == j counts in
+     * pairs (and is never listed where x is y). */
 } spearman_gpu_sel;
 
 typedef struct spearman_gpu_pair {
@@ -81,7 +81,7 @@ typedef struct spearman_gpu_pair {
     int32_t s;                   /* S_ij */
     union {
         uint32_t keep;           /* 1: kept for certain (counted in selected); 0: the host decides */
-        uint32_t sjj;            /* mode 'k': S_jj (below 2^21 for n <= 128), for the heaps */
+        uint32_t sjj;            /* mode 'k': S_jj (below 2^21 for n <= 128), for the lists */
     };
 } spearman_gpu_pair;
 
@@ -93,13 +93,15 @@ typedef struct spearman_gpu_out {
     spearman_gpu_pair *rec;      /* pinned, owned by the engine; both valid until the next call */
     int emit_dropped;            /* over emit_cap: the launch ran again without emitting (only undecided
                                     pairs came back; the counts are whole) */
-    uint64_t nrec;
-    /* Mode 'k': rec is grouped by row tile, SPEARMAN_GPU_TILE_ROWS rows
-     * of the launch each; tile t's records are [tile_off[t],
-     * tile_off[t + 1]).  tiles is 0 in the other modes. */
-    uint32_t tiles;
-    const uint64_t *tile_off;
+    uint64_t nrec;               /* mode 'k': the pairs that passed the screens (merged on the device, rec unused) */
 } spearman_gpu_out;
+
+/* An entry of a row's --top-k list: partner j, S_ij, S_jj. */
+typedef struct spearman_gpu_topk_ent {
+    uint32_t j;
+    int32_t s;
+    uint32_t sjj;
+} spearman_gpu_topk_ent;
 
 typedef struct spearman_gpu_stats {
     uint64_t launches, reruns;   /* reruns: a launch repeated after the pair buffer grew */
@@ -126,6 +128,19 @@ fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1, uint64_t 
                             const spearman_gpu_sel *sel, spearman_gpu_out *out);
 
 void spearman_gpu_get_stats(const spearman_gpu *g, spearman_gpu_stats *s);
+
+/* --top-k: empty lists of up to k partners for rows [i0, i0 + rows) of x
+ * (same: x is y, so a row is not its own partner), for the mode 'k'
+ * launches of those rows that follow.  Each launch screens a row's pairs
+ * by |rho| against its list's weakest entry (all of them while the list
+ * is short) and merges what passes into the lists: the k strongest
+ * partners seen (largest |rho|, then smaller j; tile.c's order), exactly,
+ * from the integers. */
+fd_status spearman_gpu_topk_reset(spearman_gpu *g, uint64_t i0, uint32_t rows, uint32_t k, int same);
+/* The lists, once the rows' launches are done: n[r] entries for row
+ * i0 + r at ent[r k ...], in no order.  Pinned, owned by the engine,
+ * valid until its next call. */
+fd_status spearman_gpu_topk_lists(spearman_gpu *g, const uint32_t **n, const spearman_gpu_topk_ent **ent);
 
 #ifdef __cplusplus
 }

@@ -277,8 +277,9 @@ fd_status smat_digest(spearman_mat *m, int threads)
 {
     /* the shape, little-endian whatever the machine */
     uint8_t head[24];
-    const uint64_t v[3] = {m->rows, m->n, m->row_id != NULL};
-    for (int k = 0; k < 24; k++) head[k] = (uint8_t)(v[k / 8] >> (8 * (k % 8)));
+    sha256_le64(head, m->rows);
+    sha256_le64(head + 8, m->n);
+    sha256_le64(head + 16, m->row_id != NULL);
     const sha256_span spans[3] = {
         {head, sizeof head},
         {m->packed, (size_t)((m->rows + 7) >> 3) * m->kp * 8 * sizeof *m->packed},

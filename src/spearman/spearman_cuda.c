@@ -20,12 +20,9 @@
 typedef struct {
     spearman_gpu *g;
     spearman_gpu_out out;
-    float *pre;      /* --top-k: each row's threshold for the next launch */
-    uint32_t prerows;
-    uint64_t offered; /* --top-k: pairs handed to the heaps, and the seconds that took */
-    double offer_s;
+    uint64_t offered; /* --top-k: pairs through the screens (merged on the GPU) */
+    double offer_s;   /* --top-k: the seconds taken to hand the lists to the host's heaps */
     int host_threads;
-    par_team *team; /* --top-k: the threads that offer, started once */
 } cuda_state;
 
 static int cuda_devices(void) { return fd_cuda_device_count(); }
@@ -118,12 +115,11 @@ static void cuda_close(void *state)
                 (unsigned long long)s.launches, (unsigned long long)s.reruns, (unsigned long long)s.launches_max,
                 s.kernel_seconds, s.strip, fdr, (unsigned long long)s.closer);
         if (c->offered)
-            fprintf(stderr, "gpu: --top-k: %llu pairs through the screens to the heaps, %.4f s to offer them\n",
+            fprintf(stderr, "gpu: --top-k: %llu pairs through the screens into the lists on the GPU, %.4f s to hand "
+                            "the lists to the heaps\n",
                     (unsigned long long)c->offered, c->offer_s);
     }
     spearman_gpu_destroy(&c->g);
-    par_team_destroy(&c->team);
-    free(c->pre);
     free(c);
 }
 
@@ -172,72 +168,47 @@ static uint64_t diagonal_pairs(const spearman_mat *x, uint64_t i0, uint64_t i1, 
     return n;
 }
 
-/* One launch's pairs of row tiles [t0, t1) into their rows' heaps: the
- * launch groups its records by row tile, so a thread reads only its own
- * tiles' and no other thread touches their heaps. */
-typedef struct {
-    spearman_topk *t;
-    const spearman_mat *x;
-    const spearman_gpu_out *o;
-} offer_job;
-
-static fd_status offer_tiles(void *ctx, uint64_t t0, uint64_t t1, int thread)
-{
-    const offer_job *oj = ctx;
-    (void)thread;
-    for (uint64_t k = oj->o->tile_off[t0]; k < oj->o->tile_off[t1]; k++) {
-        const spearman_gpu_pair *q = &oj->o->rec[k];
-        spearman_topk_offer(oj->t, oj->x, q->i, q->j, q->s, q->sjj);
-    }
-    return FD_OK;
-}
-
-/* --top-k on the GPU: the heaps stay on the host (tile.c), and the GPU
- * screens each pair against its row's weakest entry.  The columns go in
- * runs that double, first k + 1 of them: after the first run most heaps
- * are full, and after each run their thresholds have risen, so for random
- * data a run lets about k pairs per row through (each partner of the run
- * beats the k-th of the columns before it with odds k / columns done);
- * rows with heaps not yet full get every pair.  The result is the CPU
- * backend's, since the screen only ever lets through too much: a pair
- * reaches a heap only through spearman_topk_offer's exact test. */
+/* --top-k on the GPU: each row's list of its strongest partners is kept
+ * on the device (spearman_gpu_topk_reset), and the GPU screens each pair
+ * against its row's weakest entry.  The columns go in runs that double,
+ * first k + 1 of them: after the first run most lists are full, and after
+ * each run their thresholds have risen, so for random data a run lets
+ * about k pairs per row through (each partner of the run beats the k-th
+ * of the columns before it with odds k / columns done); rows whose lists
+ * are not full yet get every pair.  What passes is merged into the lists
+ * on the device between the runs, and at the end the lists go into the
+ * host's heaps (tile.c), which write them.  The result is the CPU
+ * backend's: the screen only ever lets through too much, and the merge
+ * orders partners exactly as spearman_topk_offer does. */
 static fd_status cuda_topk(cuda_state *c, const spearman_mat *x, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,
                            spearman_acc *acc)
 {
     spearman_topk *t = acc->topk;
     spearman_gpu_out *o = &c->out;
-    const uint32_t rows = (uint32_t)(i1 - i0);
-    if (rows > c->prerows) {
-        float *p = realloc(c->pre, rows * sizeof *p);
-        if (!p) return fd_fail(FD_ERR_NOMEM, "out of memory for --top-k thresholds");
-        c->pre = p;
-        c->prerows = rows;
-    }
-    uint64_t width = (uint64_t)t->k + 1;
+    if (i1 > x->rows) i1 = x->rows;
+    if (i0 >= i1) return FD_OK;
+    const uint32_t rows = (uint32_t)(i1 - i0), k = t->k;
+    FD_TRY(spearman_gpu_topk_reset(c->g, i0, rows, k, t->same));
+    uint64_t width = (uint64_t)k + 1;
     for (uint64_t a = j0; a < j1;) {
         const uint64_t b = j1 - a > width ? a + width : j1;
-        /* thr rounds the weakest |rho| to float: 1e-5 below it is safely
-         * below the exact value (tile.c's fast kernel uses the same). */
-        for (uint32_t r = 0; r < rows; r++) c->pre[r] = t->thr[i0 + r - t->i0] * (1 - 1e-5f);
-        const spearman_gpu_sel gs = {.mode = 'k', .row_pre = c->pre};
+        const spearman_gpu_sel gs = {.mode = 'k'};
         FD_TRY(spearman_gpu_rect(c->g, i0, i1, a, b, 0, &gs, o));
         acc->pairs += o->pairs - (t->same ? diagonal_pairs(x, i0, i1, a, b) : 0);
-        const double t0 = fd_now();
-        /* An offer is some 60 ns (a sift through the heap, the new
-         * threshold; 2M rows on the GPU machine): a launch's offers are a
-         * fraction of a millisecond a thread, so the team waits between
-         * launches rather than start each time.  The row tiles go out one
-         * at a time, as their records vary in number. */
-        offer_job oj = {t, x, o};
-        if (o->nrec >= 4096 && c->host_threads > 1 && !c->team)
-            FD_TRY(par_team_create(&c->team, c->host_threads < 64 ? c->host_threads : 64));
-        if (o->nrec >= 4096 && c->team) FD_TRY(par_team_rows(c->team, 0, o->tiles, 1, offer_tiles, &oj));
-        else if (o->tiles) FD_TRY(offer_tiles(&oj, 0, o->tiles, 0));
-        c->offer_s += fd_now() - t0;
         c->offered += o->nrec;
         width = b - j0;
         a = b;
     }
+    const double t0 = fd_now();
+    const uint32_t *n;
+    const spearman_gpu_topk_ent *e;
+    FD_TRY(spearman_gpu_topk_lists(c->g, &n, &e));
+    for (uint32_t r = 0; r < rows; r++)
+        for (uint32_t q = 0; q < n[r]; q++) {
+            const spearman_gpu_topk_ent *p = &e[(uint64_t)r * k + q];
+            spearman_topk_offer(t, x, i0 + r, p->j, p->s, p->sjj);
+        }
+    c->offer_s += fd_now() - t0;
     return FD_OK;
 }
 
