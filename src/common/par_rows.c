@@ -172,7 +172,7 @@ static void team_start(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chunk, r
 
 /* The caller takes what rows are left of the pass, then waits for the
  * team's threads. */
-static fd_status team_finish(par_team *tm)
+fd_status par_team_finish(par_team *tm)
 {
     row_worker(&tm->w[0]);
     for (int k = 0; k < TEAM_SPIN && atomic_load(&tm->done) < tm->started; k++) cpu_relax();
@@ -190,7 +190,7 @@ static fd_status team_pass(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chun
                            fd_progress *prog)
 {
     team_start(tm, i0, i1, chunk, fn, ctx, prog);
-    return team_finish(tm);
+    return par_team_finish(tm);
 }
 
 fd_status par_team_rows(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx)
@@ -202,8 +202,6 @@ void par_team_start(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chunk, row_
 {
     team_start(tm, i0, i1, chunk, fn, ctx, NULL);
 }
-
-fd_status par_team_finish(par_team *tm) { return team_finish(tm); }
 
 /* The passes of the process share one team, kept between them: bcp's
  * products run a dozen short passes a sweep, and starting T - 1 threads

@@ -12,8 +12,7 @@
 
 static pthread_once_t once = PTHREAD_ONCE_INIT;
 static fd_cublas fns;
-static int loaded;
-static char why[512];
+static char why[512]; /* empty once every function is found */
 
 static void *sym(void *lib, const char *name)
 {
@@ -41,14 +40,13 @@ static void load(void)
     *(void **)&fns.set_stream = sym(lib, "cublasSetStream_v2");
     *(void **)&fns.dgemm = sym(lib, "cublasDgemm_v2");
     /* kept loaded to the end: handles made from it may outlive any caller */
-    loaded = !why[0];
 }
 
 fd_status fd_cublas_get(const fd_cublas **out)
 {
     *out = NULL;
     if (pthread_once(&once, load) != 0) return fd_fail(FD_ERR_CUDA, "cannot load %s", SONAME);
-    if (!loaded) return fd_fail(FD_ERR_CUDA, "%s", why);
+    if (why[0]) return fd_fail(FD_ERR_CUDA, "%s", why);
     *out = &fns;
     return FD_OK;
 }

@@ -3,12 +3,12 @@
  * fd_matrix_read_text below). */
 #include "matrix_read.h"
 
+#include "../common/par_rows.h"
 #include "../common/sha256.h"
 
 #include <ctype.h>
 #include <errno.h>
 #include <math.h>
-#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -156,9 +156,8 @@ typedef struct {
     const fd_matrix_sink *sink;
 } chunk_job;
 
-static void *parse_chunk(void *arg)
+static void parse_chunk(chunk_job *j)
 {
-    chunk_job *j = arg;
     chunk *c = j->c;
     uint32_t cap = j->n + 1;
     double *row = malloc(2 * (size_t)cap * sizeof *row); /* the row, then the transform's scratch */
@@ -209,7 +208,6 @@ static void *parse_chunk(void *arg)
 out:
     free(row);
     free(ints);
-    return NULL;
 }
 
 /* The number of values on the first non-blank line of buf (for n), and
@@ -358,17 +356,28 @@ static fd_status append_chunk(text_reader *r, const chunk *c, uint64_t *line_bas
     return FD_OK;
 }
 
-/* Three sets of chunks in rotation: while the workers parse set k+1, the
- * main thread appends set k (in input order) and reads and hashes set
- * k+2, so reading, parsing and appending all overlap. */
+/* Chunks [k0, k1) of a set (ctx: the set's first job). */
+static fd_status parse_chunks(void *ctx, uint64_t k0, uint64_t k1, int thread)
+{
+    (void)thread;
+    chunk_job *jobs = ctx;
+    for (uint64_t k = k0; k < k1; k++) parse_chunk(&jobs[k]);
+    return FD_OK;
+}
+
+/* Three sets of chunks in rotation: while the team's threads parse set
+ * k+1, the main thread appends set k (in input order) and reads and
+ * hashes set k+2, then joins the team on what is left of k+1, so reading,
+ * parsing and appending all overlap.  The team (par_team, as the binary
+ * readers') is T parsing threads and the main thread. */
 fd_status fd_matrix_read_text(const char *path, int csv, int drop_nan, const fd_matrix_sink *sink)
 {
     fd_status st = FD_OK, rst = FD_OK;
-    int T = fd_matrix_threads(sink->threads), nc[3] = {0, 0, 0}, started = 0;
+    int T = fd_matrix_threads(sink->threads), nc[3] = {0, 0, 0};
     if (T > FD_TEXT_MAX_THREADS) T = FD_TEXT_MAX_THREADS;
     chunk *cs = calloc(3 * (size_t)T, sizeof *cs);
     chunk_job *jobs = calloc(3 * (size_t)T, sizeof *jobs);
-    pthread_t *th = calloc((size_t)T, sizeof *th);
+    par_team *team = NULL;
     uint64_t line_base = 0, input_row = 0;
     text_reader r;
     memset(&r, 0, sizeof r);
@@ -381,25 +390,23 @@ fd_status fd_matrix_read_text(const char *path, int csv, int drop_nan, const fd_
         st = fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
         goto done;
     }
-    if (!cs || !jobs || !th) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    if (!cs || !jobs) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    FD_TRY_GOTO(par_team_create(&team, T + 1), st, done);
     struct stat fsb;
     r.fsize = fstat(fileno(r.f), &fsb) == 0 && S_ISREG(fsb.st_mode) ? (uint64_t)fsb.st_size : UINT64_MAX;
     sha256_init(&r.sha);
     FD_TRY_GOTO(read_batch(&r, cs, jobs, T, &nc[0]), st, done);
-    /* Set 0 is parsed by the main thread alone, to get going. */
-    for (int k = 0; k < nc[0]; k++) parse_chunk(&jobs[k]);
+    /* Set 0 on the team alone, to get going (parse_chunks does not fail:
+     * a chunk records its error for append_chunk, in input order). */
+    (void)par_team_rows(team, 0, (uint64_t)nc[0], 1, parse_chunks, jobs);
     if (!r.eof) FD_TRY_GOTO(read_batch(&r, cs + T, jobs + T, T, &nc[1]), st, done);
     for (int set = 0; nc[set % 3] > 0; set++) {
         int cur = set % 3, next = (set + 1) % 3, after = (set + 2) % 3;
-        started = 0;
-        for (; started < nc[next]; started++)
-            if (pthread_create(&th[started], NULL, parse_chunk, &jobs[next * T + started]) != 0) break;
+        par_team_start(team, 0, (uint64_t)nc[next], 1, parse_chunks, jobs + next * T);
         for (int k = 0; k < nc[cur] && st == FD_OK; k++) st = append_chunk(&r, &cs[cur * T + k], &line_base, &input_row);
         nc[cur] = 0;
         if (st == FD_OK && !r.eof) rst = read_batch(&r, cs + after * T, jobs + after * T, T, &nc[after]);
-        for (int k = 0; k < started; k++) pthread_join(th[k], NULL);
-        for (int k = started; k < nc[next]; k++) parse_chunk(&jobs[next * T + k]); /* threads that did not start */
-        started = 0;
+        (void)par_team_finish(team);
         if (st == FD_OK) st = rst;
         if (st != FD_OK) goto done;
     }
@@ -419,7 +426,7 @@ done:
     }
     free(cs);
     free(jobs);
-    free(th);
+    par_team_destroy(&team);
     free(r.carry);
     return st;
 }

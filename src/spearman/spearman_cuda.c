@@ -20,8 +20,8 @@
 typedef struct {
     spearman_gpu *g;
     spearman_gpu_out out;
-    uint64_t offered; /* --top-k: pairs through the screens (merged on the GPU) */
-    double offer_s;   /* --top-k: the seconds taken to hand the lists to the host's heaps */
+    uint64_t passed; /* --top-k: pairs through the screens (merged on the GPU) */
+    double lists_s;  /* --top-k: the seconds taken to hand the lists to the host's heaps */
     int host_threads;
 } cuda_state;
 
@@ -114,10 +114,10 @@ static void cuda_close(void *state)
                 "launch to results, a strip of %u column tiles a block%s, %llu half warp tiles took a closer look\n",
                 (unsigned long long)s.launches, (unsigned long long)s.reruns, (unsigned long long)s.launches_max,
                 s.kernel_seconds, s.strip, fdr, (unsigned long long)s.closer);
-        if (c->offered)
+        if (c->passed)
             fprintf(stderr, "gpu: --top-k: %llu pairs through the screens into the lists on the GPU, %.4f s to hand "
                             "the lists to the heaps\n",
-                    (unsigned long long)c->offered, c->offer_s);
+                    (unsigned long long)c->passed, c->lists_s);
     }
     spearman_gpu_destroy(&c->g);
     free(c);
@@ -195,7 +195,7 @@ static fd_status cuda_topk(cuda_state *c, const spearman_mat *x, uint64_t i0, ui
         const spearman_gpu_sel gs = {.mode = 'k'};
         FD_TRY(spearman_gpu_rect(c->g, i0, i1, a, b, 0, &gs, o));
         acc->pairs += o->pairs - (t->same ? diagonal_pairs(x, i0, i1, a, b) : 0);
-        c->offered += o->nrec;
+        c->passed += o->nrec;
         width = b - j0;
         a = b;
     }
@@ -208,7 +208,7 @@ static fd_status cuda_topk(cuda_state *c, const spearman_mat *x, uint64_t i0, ui
             const spearman_gpu_topk_ent *p = &e[(uint64_t)r * k + q];
             spearman_topk_offer(t, x, i0 + r, p->j, p->s, p->sjj);
         }
-    c->offer_s += fd_now() - t0;
+    c->lists_s += fd_now() - t0;
     return FD_OK;
 }
 
