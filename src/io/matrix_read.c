@@ -176,7 +176,6 @@ static fd_status read_batches(row_feed *feed, batch_src *src, int ti, uint32_t c
         if (!(bs[k].out = malloc(B * obytes + 1))) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
     }
     for (int t = 0; t < T; t++) FD_ALLOC_GOTO(rows[t], 2 * (size_t)cols + 1, st, done);
-    FD_TRY_GOTO(par_team_create(&team, T), st, done);
     /* src->rows is exact here (the header's, checked against the file's
      * size; a short read is an error, not fewer rows). */
     const int place = sink->place && sink->place_begin && !drop_nan;
@@ -184,14 +183,17 @@ static fd_status read_batches(row_feed *feed, batch_src *src, int ti, uint32_t c
     feed->placing = place;
     batch_work w = {NULL, ti, cols, obytes, sink, rows, place};
     int nb = src->fill(src, &bs[0]); /* batches read */
-    if (nb) { /* batch 0 on the team alone, to get going */
+    if (nb) { /* batch 0 by the main thread alone, to get going */
         w.b = &bs[0];
-        FD_TRY_GOTO(par_team_rows(team, 0, bs[0].rows, BATCH_CHUNK, batch_transform, &w), st, done);
+        (void)batch_transform(&w, 0, bs[0].rows, 0);
         nb += src->fill(src, &bs[1]);
     }
     for (int k = 0; k < nb; k++) {
         const int more = k + 1 < nb;
         if (more) {
+            /* made at the second batch: an input of one batch (a few MiB)
+             * starts no thread */
+            if (!team) FD_TRY_GOTO(par_team_create(&team, T), st, done);
             w.b = &bs[(k + 1) % 3];
             par_team_start(team, 0, w.b->rows, BATCH_CHUNK, batch_transform, &w);
         }

@@ -391,22 +391,23 @@ fd_status fd_matrix_read_text(const char *path, int csv, int drop_nan, const fd_
         goto done;
     }
     if (!cs || !jobs) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
-    FD_TRY_GOTO(par_team_create(&team, T + 1), st, done);
     struct stat fsb;
     r.fsize = fstat(fileno(r.f), &fsb) == 0 && S_ISREG(fsb.st_mode) ? (uint64_t)fsb.st_size : UINT64_MAX;
     sha256_init(&r.sha);
     FD_TRY_GOTO(read_batch(&r, cs, jobs, T, &nc[0]), st, done);
-    /* Set 0 on the team alone, to get going (parse_chunks does not fail:
-     * a chunk records its error for append_chunk, in input order). */
-    (void)par_team_rows(team, 0, (uint64_t)nc[0], 1, parse_chunks, jobs);
+    /* Set 0 by the main thread alone, to get going (parse_chunks does not
+     * fail: a chunk records its error for append_chunk, in input order). */
+    (void)parse_chunks(jobs, 0, (uint64_t)nc[0], 0);
     if (!r.eof) FD_TRY_GOTO(read_batch(&r, cs + T, jobs + T, T, &nc[1]), st, done);
     for (int set = 0; nc[set % 3] > 0; set++) {
         int cur = set % 3, next = (set + 1) % 3, after = (set + 2) % 3;
-        par_team_start(team, 0, (uint64_t)nc[next], 1, parse_chunks, jobs + next * T);
+        /* the team made at the second set: a file of one set starts no thread */
+        if (nc[next] && !team) FD_TRY_GOTO(par_team_create(&team, T + 1), st, done);
+        if (nc[next]) par_team_start(team, 0, (uint64_t)nc[next], 1, parse_chunks, jobs + next * T);
         for (int k = 0; k < nc[cur] && st == FD_OK; k++) st = append_chunk(&r, &cs[cur * T + k], &line_base, &input_row);
         nc[cur] = 0;
         if (st == FD_OK && !r.eof) rst = read_batch(&r, cs + after * T, jobs + after * T, T, &nc[after]);
-        (void)par_team_finish(team);
+        if (nc[next]) (void)par_team_finish(team);
         if (st == FD_OK) st = rst;
         if (st != FD_OK) goto done;
     }
