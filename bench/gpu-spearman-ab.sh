@@ -4,7 +4,8 @@
 # FILE (FILE . is the working tree as it is, as is a variant named tree
 # whatever FILE says), built on its own (the
 # fcbo-dist target, all builds at once), then every variant runs every mode
-# on the same matrix (`gen counts --rows N --cols 30 --groups 50 --seed 1`),
+# on the same matrix (`gen counts --rows N --cols C --groups 50 --seed 1`,
+# C = 30 unless --cols),
 # the variants taking turns within each repetition so that a drift of the
 # machine (clocks, heat) falls on all of them alike.  Times are pass 1 from
 # `--stats` (the counting pass; reading the matrix excluded); for top-k10,
@@ -23,14 +24,14 @@
 # machine without a GPU).
 #
 #   bench/gpu-spearman-ab.sh --variant NAME=FILE [--variant ...] [--env NAME=VAR=VALUE ...]
-#                            [--file PATH] [--rows 2000000]
+#                            [--file PATH] [--rows 2000000] [--cols 30]
 #                            [--modes "count-only-p1e-12 count-only"] [--reps 2] [--backend cuda]
 #                            [--cuda-arch 90] [--cmake-args "..."] [--csv FILE] [--keep DIR]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 source "$here/lib.sh"
-FILE=src/cuda/spearman_gpu.cu; ROWS=2000000; MODES="count-only-p1e-12 count-only"; REPS=2
+FILE=src/cuda/spearman_gpu.cu; ROWS=2000000; COLS=30; MODES="count-only-p1e-12 count-only"; REPS=2
 BACKEND=cuda; ARCH=90; CMARGS=; CSV=; KEEP=; NAMES=(); SRCS=(); declare -A ENVS=() BUILD=()
 gpu_machine
 die() { echo "bench/gpu-spearman-ab.sh: $*" >&2; exit 2; }
@@ -40,16 +41,17 @@ while [ $# -gt 0 ]; do
       NAMES+=("${2%%=*}"); SRCS+=("${2#*=}"); shift 2;;
     --env) [[ $2 == ?*=[A-Za-z_]*=* ]] || die "--env wants NAME=VAR=VALUE, got '$2'"
       ENVS[${2%%=*}]+="${ENVS[${2%%=*}]:+ }${2#*=}"; shift 2;;
-    --file) FILE=$2; shift 2;; --rows) ROWS=$2; shift 2;; --modes) MODES=$2; shift 2;;
+    --file) FILE=$2; shift 2;; --rows) ROWS=$2; shift 2;; --cols) COLS=$2; shift 2;; --modes) MODES=$2; shift 2;;
     --reps) REPS=$2; shift 2;; --backend) BACKEND=$2; shift 2;; --cuda-arch) ARCH=$2; shift 2;;
     --csv) CSV=$2; shift 2;; --keep) KEEP=$2; shift 2;; --cmake-args) CMARGS=$2; shift 2;;
-    -h|--help) sed -n '2,27p' "$0"; exit 0;;
+    -h|--help) sed -n '2,29p' "$0"; exit 0;;
     *) die "unknown option $1";;
   esac
 done
 [ ${#NAMES[@]} -gt 0 ] || die "no --variant (tree=. is the working tree as it is)"
 [ -f "$root/$FILE" ] || die "--file $FILE is not a file of the working tree"
 [[ $ROWS =~ ^[0-9]+$ && $ROWS -ge 2 ]] || die "--rows wants a count of at least 2, got '$ROWS'"
+[[ $COLS =~ ^[0-9]+$ && $COLS -ge 2 ]] || die "--cols wants a count of at least 2, got '$COLS'"
 [[ $REPS =~ ^[0-9]+$ && $REPS -ge 1 ]] || die "--reps wants a positive count, got '$REPS'"
 for mode in $MODES; do
   spearman_mode_args "$mode" . || die "unknown mode $mode"
@@ -95,11 +97,11 @@ for n in "${NAMES[@]}"; do
   b=${BUILD[$n]}
   [ -x "$tmp/build-$b/fcbo-dist" ] || { tail -20 "$tmp/build-$b.log" >&2; die "variant $n did not build ($tmp/build-$b.log)"; }
 done
-echo "# built $builds of ${#NAMES[@]} variants in $(( $(date +%s) - t0 )) s; $MACHINE" >&2
+echo "# built $builds of ${#NAMES[@]} variants in $(( $(date +%s) - t0 )) s; $MACHINE; $ROWS x $COLS" >&2
 for n in "${NAMES[@]}"; do
   [ -n "${ENVS[$n]:-}" ] && echo "# $n runs with ${ENVS[$n]}" >&2
 done
-"$tmp/build-${BUILD[${NAMES[0]}]}/fcbo-dist" gen counts --rows "$ROWS" --cols 30 --groups 50 --seed 1 -o "$tmp/m.npy" > /dev/null ||
+"$tmp/build-${BUILD[${NAMES[0]}]}/fcbo-dist" gen counts --rows "$ROWS" --cols "$COLS" --groups 50 --seed 1 -o "$tmp/m.npy" > /dev/null ||
   die "gen counts failed"
 
 # variant mode -> "pass1_s selected", or nothing when the run failed

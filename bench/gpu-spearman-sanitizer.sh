@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # compute-sanitizer over the CUDA spearman backend on a small zero-inflated
-# matrix (700 x 30, constant and equal rows): memcheck, racecheck,
-# synccheck and initcheck, for --pvalue (pairs written), --fdr (its own
+# matrix (700 x 30, constant and equal rows; --cols N for rows of N values,
+# another instance of the kernel): memcheck, racecheck, synccheck and
+# initcheck, for --pvalue (pairs written), --fdr (its own
 # kernel bins x in pass 1: shared window, staged keeps, queues) and
 # --top-k (per-row thresholds), with each screen of the kernel's common
 # path (FD_GPU_SCREEN; --top-k and --fdr's pass 1 ignore it).  fdr-loose
@@ -10,15 +11,15 @@
 # look bins them.  A non-zero status from a tool is a finding.
 # Results: bench/results/spearman-gpu-sanitizer.txt.
 #
-#   bench/gpu-spearman-sanitizer.sh [--bin PATH] [--out DIR] [--sels "pvalue fdr topk" (or fdr-loose)]
+#   bench/gpu-spearman-sanitizer.sh [--bin PATH] [--out DIR] [--cols N] [--sels "pvalue fdr topk" (or fdr-loose)]
 #   (full reports in DIR)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
-BIN=$here/../build/fcbo-dist; OUT=${TMPDIR:-/tmp}/fd-sanitizer-spearman; SELS="pvalue fdr topk"
+BIN=$here/../build/fcbo-dist; OUT=${TMPDIR:-/tmp}/fd-sanitizer-spearman; SELS="pvalue fdr topk"; COLS=30
 while [ $# -gt 0 ]; do
   case $1 in
-    --bin) BIN=$2; shift 2;; --out) OUT=$2; shift 2;; --sels) SELS=$2; shift 2;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0;;
+    --bin) BIN=$2; shift 2;; --out) OUT=$2; shift 2;; --sels) SELS=$2; shift 2;; --cols) COLS=$2; shift 2;;
+    -h|--help) sed -n '2,16p' "$0"; exit 0;;
     *) echo "bench/gpu-spearman-sanitizer.sh: unknown option $1" >&2; exit 2;;
   esac
 done
@@ -29,7 +30,7 @@ for s in $SELS; do
     *) echo "bench/gpu-spearman-sanitizer.sh: unknown selection $s (pvalue, fdr, fdr-loose, topk)" >&2; exit 2;; esac
 done
 mkdir -p "$OUT"
-"$BIN" gen counts --rows 700 --cols 30 --seed 3 -o "$OUT/m.txt"
+"$BIN" gen counts --rows 700 --cols "$COLS" --seed 3 -o "$OUT/m.txt"
 worst=0
 for tool in memcheck racecheck synccheck initcheck; do
   for screen in band max; do
@@ -39,7 +40,7 @@ for tool in memcheck racecheck synccheck initcheck; do
       FD_GPU_SCREEN=$screen timeout 300 compute-sanitizer --tool $tool --error-exitcode 9 "$BIN" spearman "$OUT/m.txt" \
         --backend cuda -q $sel -o "$OUT/o" --force > "$f" 2>&1
       rc=$?; [ $rc -gt $worst ] && worst=$rc
-      echo "$tool FD_GPU_SCREEN=$screen $sel rc=$rc  $(tail -1 "$f")"
+      echo "$tool FD_GPU_SCREEN=$screen $sel$([ "$COLS" = 30 ] || echo " (700 x $COLS)") rc=$rc  $(tail -1 "$f")"
     done
   done
 done

@@ -130,13 +130,16 @@ struct spearman_gpu {
  * 30, --fdr 0.05); past XQCAP the closer look takes the half instead. */
 #define XQCAP 64
 /* A thread's certain keeps of a half, staged by the screen for binning
- * after it (about 1.6 of its 32 pairs at n = 30, --fdr 0.05); past XSCAP
+ * after it (about 1.6 of its 32 pairs at n = 30, --fdr 0.05); past xscap
  * in any lane the closer look bins the warp's half instead.  Binning in
  * the screen's unrolled pair slots, divergent in each, took about 90
  * instructions a slot (cuobjdump -sass) and made --fdr's pass 1 eleven
  * times as slow as --count-only; staged, it takes three times as long
- * (spearman-gpu-history.txt). */
-#define XSCAP 16
+ * (spearman-gpu-history.txt).  8 for kp = 128, whose blocks of 8 warps
+ * need 118 KB of shared memory with 16, so one block a multiprocessor;
+ * with 8, 110 KB and two, as without --fdr: pass 1 at 1,000,000 rows of
+ * 100 values in 0.65 of the time (spearman-gpu-ab.csv). */
+template <int KP> __host__ __device__ constexpr int xscap() { return KP <= 96 ? 16 : 8; }
 
 /* Threads a block: see k_row_chunks. */
 template <int KP> __host__ __device__ constexpr uint32_t k_threads() { return KP <= 96 ? 128 : 256; }
@@ -145,7 +148,7 @@ template <int KP> __host__ __device__ constexpr uint32_t k_threads() { return KP
  * buffers of column rows (B: the next tile loads while this one is
  * computed), S_ii and 1/sqrt(S_ii) of each, the histogram, two counters
  * and, with XB, the window of x bins, each warp's queue (2 words an
- * entry) and each warp's staged keeps (XSCAP words a lane, lane-major so
+ * entry) and each warp's staged keeps (xscap words a lane, lane-major so
  * that a warp's lanes write distinct banks).  With kp = 32, XB's three
  * blocks fit in a multiprocessor's 228 KB. */
 template <int KP, bool XB = false> struct smem_layout {
@@ -154,9 +157,12 @@ template <int KP, bool XB = false> struct smem_layout {
     static constexpr int A = 0, B = A + TILE * LD, SIIA = B + 2 * TILE * LD, SIIB = SIIA + 2 * TILE,
                          INVA = SIIB + 4 * TILE, INVB = INVA + TILE, HIST = INVB + 2 * TILE,
                          TALLY = HIST + HBINS + (HBINS & 1), XH = TALLY + 4, XQ = XH + (XB ? XWIN : 0),
-                         XS = XQ + (XB ? NW * 2 * XQCAP : 0), WORDS = XS + (XB ? NW * 32 * XSCAP : 0);
+                         XS = XQ + (XB ? NW * 2 * XQCAP : 0), WORDS = XS + (XB ? NW * 32 * xscap<KP>() : 0);
     static constexpr size_t BYTES = WORDS * 4;
 };
+/* a multiprocessor's 228 KB, 1 KB of it reserved for each block */
+static_assert(3 * (smem_layout<32, true>::BYTES + 1024) <= 228 * 1024, "three --fdr blocks a multiprocessor, kp = 32");
+static_assert(2 * (smem_layout<128, true>::BYTES + 1024) <= 228 * 1024, "two --fdr blocks a multiprocessor, kp = 128");
 
 __device__ __forceinline__ void cp_async(void *smem, const void *gmem, int bytes)
 {
@@ -266,14 +272,14 @@ __device__ __forceinline__ void count_x(const kparams &P, unsigned int *xwin, in
 /* --fdr's pass 1 (XB): the block's window, the warp's queue of kept
  * pairs for the bin in double, qn entries (may pass XQCAP: then only the
  * count is kept), and where the thread's staged keeps of the half lie
- * (their count may pass XSCAP: then only the count is right). */
+ * (their count may pass xscap: then only the count is right). */
 struct xbin_ctx {
     unsigned int *xwin;
     int xw0;
     uint2 *q; /* (row | column << 7, S) */
     uint32_t qn;
     /* the staged keeps: shared byte addresses of the lane's next entry,
-     * of its entry XSCAP - 1 (derivable from s0, but kept: computing it in
+     * of its entry xscap - 1 (derivable from s0, but kept: computing it in
      * stage_keep changed ptxas's schedule of the tested kernel), and of its
      * first (entry e at 128 e from it: the lanes' entries interleave, so a
      * warp's stores hit distinct banks); an entry is S << 5 | pair slot */
@@ -336,7 +342,7 @@ template <int NH> struct tile_pairs {
 /* The screen's part of --fdr's pass 1 (XB) for one pair slot (r - 2 h)
  * 16 + k of a half, whose accumulator is raw (ACC0 + S): a certain keep is
  * staged for xbin_staged to bin after the screen, by a predicated store
- * (6 instructions a slot, cuobjdump -sass).  Past XSCAP the last entry is written over;
+ * (6 instructions a slot, cuobjdump -sass).  Past xscap the last entry is written over;
  * the count tells the half to take the closer look, which ignores them.
  * Stores and loads of the entries are both volatile asm, which keeps
  * their order. */
@@ -353,15 +359,15 @@ __device__ __forceinline__ void stage_keep(xbin_ctx &X, bool kept, int32_t raw, 
  * counted in *ns; the others into the warp's queue.  |u| (HIST) or |rho|
  * is formed again from S as the screen formed it, so the same keeps bin
  * the same.  Returns false, binning nothing, where a lane staged more
- * than XSCAP: the closer look then bins the half's keeps. */
-template <bool HIST, int NH>
+ * than CAP (xscap): the closer look then bins the half's keeps. */
+template <bool HIST, int NH, int CAP>
 __device__ __forceinline__ bool xbin_staged(const kparams &P, xbin_ctx &X, int h, const float (&inv_i)[2 * NH],
                                             const float (&k_i)[2 * NH], const float *invB, uint32_t wm,
                                             uint32_t wn, uint32_t gid, uint32_t tid, uint32_t lane, uint32_t *ns)
 {
     const uint32_t nk = (X.sa - X.s0) >> 7, emax = __reduce_max_sync(FULL, nk);
     X.sa = X.s0;
-    if (emax > XSCAP) return false;
+    if (emax > CAP) return false;
     for (uint32_t e = 0; e < emax; e++) {
         const bool have = e < nk;
         uint32_t w = 0;
@@ -548,9 +554,10 @@ __global__ void __launch_bounds__(k_threads<KP>(), k_min_blocks<KP, HIST, MAX, X
     unsigned long long *const tally = (unsigned long long *)(sm + L::TALLY);
     unsigned int *const xwin = sm + L::XH;
     const int xw0 = P.xbins > XWIN ? P.xbins - XWIN : 0; /* the window's first bin */
-    const uint32_t xs0 = (uint32_t)__cvta_generic_to_shared(sm + L::XS + (threadIdx.x >> 5) * 32 * XSCAP) +
+    const uint32_t xs0 = (uint32_t)__cvta_generic_to_shared(sm + L::XS + (threadIdx.x >> 5) * 32 * xscap<KP>()) +
                          4 * (threadIdx.x & 31u);
-    xbin_ctx X{xwin, xw0, (uint2 *)(sm + L::XQ) + (threadIdx.x >> 5) * XQCAP, 0u, xs0, xs0 + 128 * (XSCAP - 1), xs0};
+    xbin_ctx X{xwin, xw0, (uint2 *)(sm + L::XQ) + (threadIdx.x >> 5) * XQCAP, 0u,
+               xs0, xs0 + 128 * (xscap<KP>() - 1), xs0};
 
     const uint64_t ti = P.i0 + (uint64_t)blockIdx.y * TILE;
     const uint64_t ntiles = (P.j1 - P.j0 + TILE - 1) / TILE;
@@ -705,12 +712,13 @@ __global__ void __launch_bounds__(k_threads<KP>(), k_min_blocks<KP, HIST, MAX, X
 
                 /* XB: the staged keeps binned from float, then the queued
                  * ones, a lane each, in double (or to the host undecided
-                 * where even double cannot tell).  Past XSCAP (xall) the
+                 * where even double cannot tell).  Past xscap (xall) the
                  * closer look bins all of the half's keeps, past XQCAP
                  * (xover) the queued ones. */
                 bool xover = false, xall = false;
                 if (XB) {
-                    xall = !xbin_staged<HIST, NH>(P, X, h, inv_i, k_i, invB, wm, wn, gid, tid, lane, &ns);
+                    xall = !xbin_staged<HIST, NH, xscap<KP>()>(P, X, h, inv_i, k_i, invB, wm, wn, gid, tid, lane,
+                                                                &ns);
                     xover = xall || X.qn > XQCAP;
                     __syncwarp();
                     for (uint32_t base = 0; !xover && base < X.qn; base += 32) {
@@ -767,7 +775,7 @@ __global__ void __launch_bounds__(k_threads<KP>(), k_min_blocks<KP, HIST, MAX, X
                             } else if (v && certain) {
                                 /* XB: the staged pass binned it from float,
                                  * or queued it for the queue's pass; past
-                                 * XSCAP this look bins it from float, past
+                                 * xscap this look bins it from float, past
                                  * XQCAP in double (or sends it to the host
                                  * undecided) */
                                 bool mine = true;
