@@ -1,36 +1,43 @@
 #!/usr/bin/env bash
 # What every run of the binary pays before and after its work: the wall
 # time of `fcbo-dist version` (process start, the dynamic loader and the
-# libraries' static initialisers, then exit), no GPU touched.  Several
-# binaries side by side (--bin PATH[:LABEL], repeatable: a build of another
-# commit), alternating, the median of --reps runs each.  Appends to
-# bench/results/startup.csv.
+# libraries' static initialisers, then exit), no GPU touched; or, with
+# --cmd "ARGS", of `fcbo-dist ARGS` (a small GPU run, say, where making
+# the device's context is part of the wall).  Several binaries side by
+# side (--bin PATH[:LABEL], repeatable: a build of another commit),
+# alternating, the median of --reps runs each.  Appends to
+# bench/results/startup.csv (the command in its last column).
 #
-#   bench/startup.sh [--reps 21] [--bin PATH[:LABEL]]... [--csv FILE]
+#   bench/startup.sh [--reps 21] [--bin PATH[:LABEL]]... [--cmd "ARGS"] [--csv FILE]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
-REPS=21; BINS=(); CSV=$here/results/startup.csv
+REPS=21; BINS=(); CSV=$here/results/startup.csv; CMD=version
 while [ $# -gt 0 ]; do
   case $1 in
-    --reps) REPS=$2; shift 2;; --bin) BINS+=("$2"); shift 2;; --csv) CSV=$2; shift 2;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0;;
+    --reps) REPS=$2; shift 2;; --bin) BINS+=("$2"); shift 2;; --csv) CSV=$2; shift 2;; --cmd) CMD=$2; shift 2;;
+    -h|--help) sed -n '2,11p' "$0"; exit 0;;
     *) echo "bench/startup.sh: unknown option $1" >&2; exit 2;;
   esac
 done
 [ ${#BINS[@]} -gt 0 ] || BINS=("$here/../build/fcbo-dist:build")
-MACHINE="$(nproc) cores $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
-[ -f "$CSV" ] || echo "binary,version,seconds,machine,date" > "$CSV"
+read -r -a ARGS <<< "$CMD"
+gpu_machine
+[ -f "$CSV" ] || echo "binary,version,seconds,machine,date,command" > "$CSV"
 declare -A t=()
-for b in "${BINS[@]}"; do "${b%%:*}" version > /dev/null || { echo "bench/startup.sh: ${b%%:*} does not run" >&2; exit 1; }; done
+for b in "${BINS[@]}"; do
+  "${b%%:*}" "${ARGS[@]}" > /dev/null 2> /tmp/startup.$$ ||
+    { echo "bench/startup.sh: ${b%%:*} $CMD failed: $(tail -2 /tmp/startup.$$)" >&2; rm -f /tmp/startup.$$; exit 1; }
+done
+rm -f /tmp/startup.$$
 for r in $(seq "$REPS"); do
   for b in "${BINS[@]}"; do
-    t0=$(date +%s%N); "${b%%:*}" version > /dev/null; t1=$(date +%s%N)
+    t0=$(date +%s%N); "${b%%:*}" "${ARGS[@]}" > /dev/null 2>&1; t1=$(date +%s%N)
     t[$b]="${t[$b]:-} $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.4f", (b - a) / 1e9}')"
   done
 done
 for b in "${BINS[@]}"; do
   bin=${b%%:*}; label=${b#*:}; [ "$label" = "$b" ] && label=$(basename "$bin")
-  echo "$label,$("$bin" version | head -1 | cut -d' ' -f2),$(printf '%s\n' ${t[$b]} | median),\"$MACHINE\",$(date -u +%F)" |
+  echo "$label,$("$bin" version | head -1 | cut -d' ' -f2),$(printf '%s\n' ${t[$b]} | median),\"$MACHINE\",$(date -u +%F),\"$CMD\"" |
     tee -a "$CSV"
 done

@@ -4,7 +4,11 @@
  *    intact, whatever the interleaving of requests;
  *  - a rank that fails makes the pool stop everywhere, without a hang;
  *  - a GPU is picked by local rank, or device 0 when the launcher gave
- *    each task its own; more ranks than GPUs is refused with a message. */
+ *    each task its own; more ranks than GPUs is refused with a message;
+ *  - the early context (device_warm.h) is made for the placed device, on
+ *    a thread other than the caller's, and joined; a placement refused
+ *    starts nothing; a backend without devices places nothing. */
+#include "mpi/device_warm.h"
 #include "mpi/fdmpi.h"
 #include "mpi/placement.h"
 #include "mpi/taskpool.h"
@@ -160,6 +164,46 @@ static void test_placement(const fd_mpi *m)
     fd_errclear();
 }
 
+/* Stand-ins for a backend's devices and warm_device. */
+static int fake_devices_n;
+static int fake_devices(void) { return fake_devices_n; }
+static int warmed_device = -2, warm_calls;
+static pthread_t warmed_by;
+static void fake_warm(int device)
+{
+    usleep(50000); /* so that a join that did not wait would see nothing */
+    warmed_by = pthread_self();
+    warmed_device = device;
+    warm_calls++;
+}
+
+static void test_warm(const fd_mpi *m)
+{
+    fd_warm w;
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    fd_errclear();
+    fake_devices_n = m->local_size;
+    CHECK(fd_warm_start(&w, m, fake_devices, fake_warm) == FD_OK && w.device == m->local_rank,
+          "warm: placed on device %d", w.device);
+    fd_warm_join(&w);
+    CHECK(warm_calls == 1 && warmed_device == m->local_rank && !pthread_equal(warmed_by, pthread_self()),
+          "warm: device %d warmed once (%d calls), on a thread of its own, joined", warmed_device, warm_calls);
+    fd_warm_join(&w); /* again: nothing */
+    fake_devices_n = m->local_size - 1;
+    CHECK(fd_warm_start(&w, m, fake_devices, fake_warm) == FD_ERR_UNAVAILABLE && strstr(fd_errmsg(), "GPU"),
+          "warm: too few GPUs refused: %s", fd_errmsg());
+    fd_warm_join(&w);
+    fd_errclear();
+    CHECK(warm_calls == 1, "warm: nothing started when placement failed (%d calls)", warm_calls);
+    CHECK(fd_warm_start(&w, m, NULL, fake_warm) == FD_OK && w.device == -1, "warm: no devices, no placement");
+    fd_warm_join(&w);
+    fake_devices_n = m->local_size;
+    CHECK(fd_warm_start(&w, m, fake_devices, NULL) == FD_OK && w.device == m->local_rank && !w.started,
+          "warm: placed without a warm function, no thread");
+    fd_warm_join(&w);
+    CHECK(warm_calls == 1, "warm: called %d times in all", warm_calls);
+}
+
 static void test_agree(const fd_mpi *m)
 {
     int who = -1;
@@ -190,6 +234,7 @@ int main(int argc, char **argv)
     }
     test_pool();
     test_placement(&m);
+    test_warm(&m);
     test_agree(&m);
     int mine = t_fail, all = 0;
     MPI_Allreduce(&mine, &all, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);

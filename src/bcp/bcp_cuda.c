@@ -139,6 +139,7 @@ const struct bcp_ops bcp_cuda_ops = {
     .name = "cuda",
     .devices = cuda_devices,
     .open_device = fd_cuda_open,
+    .warm_device = fd_cuda_warm,
     .open = cuda_open,
     .close = cuda_close,
     .connect = cuda_connect,

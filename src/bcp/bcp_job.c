@@ -12,6 +12,7 @@
 
 #include "../common/clock.h"
 #include "../io/h5part.h"
+#include "../mpi/device_warm.h"
 #include "../mpi/placement.h"
 #include "bcp_backend.h"
 #include "bcp_fuse.h"
@@ -410,6 +411,16 @@ done:
     return st;
 }
 
+/* A GPU rank drives its device, placed by fd_warm_start, its context made
+ * early.  Collective. */
+static fd_status open_device(const struct bcp_ops *ops, const fd_mpi *mpi, fd_warm *warm, int *device)
+{
+    fd_warm_join(warm);
+    *device = warm->device;
+    const fd_status st = ops->open_device && *device >= 0 ? ops->open_device(*device) : FD_OK;
+    return fd_mpi_agree(st, NULL);
+}
+
 fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
 {
     fd_status st = FD_OK;
@@ -422,6 +433,7 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
     const struct bcp_ops *ops = NULL;
     void *state = NULL; /* the backend's */
     int device = -1;
+    fd_warm warm = {0};
     int rank = mpi->rank;
     grid_comm gc; /* the process grid's communicators, when distributed */
     int gc_open = 0;
@@ -431,14 +443,15 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
     st = fd_mpi_agree(h5part_set_open(&out, o->outdir, "bcp.h5", o->force, mpi->rank, 1), NULL);
     if (st != FD_OK) goto done;
     st = bcp_backend_get(o->backend, &ops);
+    /* The rank placed before anything is read, and its context made while
+     * the shape and the block are (device_warm.h).  Collective: every
+     * rank has the same backend. */
+    if (st == FD_OK) st = fd_warm_start(&warm, mpi, ops->devices, ops->warm_device);
     if (st == FD_OK) st = bcp_tensor_shape(o->input, &order, dims);
-    /* A GPU rank drives its device. */
-    if (st == FD_OK && ops->devices) {
-        st = fd_place_device(mpi, ops->devices(), &device);
-        if (st == FD_OK && ops->open_device) st = ops->open_device(device);
-    }
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     if (o->fuse_n) {
+        /* the sub-tensors are read inside, each onto the device */
+        if ((st = open_device(ops, mpi, &warm, &device)) != FD_OK) goto done;
         const bcp_comm comm = {distributed ? mpi_sum : NULL, &rank, NULL, NULL, NULL};
         uint32_t fiters = 0;
         const int threads = o->fit.threads > 0 ? o->fit.threads : fd_place_threads(mpi);
@@ -467,6 +480,7 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
     }
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     if ((st = fd_mpi_same_hash(t->sha256, o->input)) != FD_OK) goto done;
+    if ((st = open_device(ops, mpi, &warm, &device)) != FD_OK) goto done;
     /* The block goes to the device (if any) once. */
     st = ops->open(&state, t, o->fit.rank, device);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
@@ -507,6 +521,7 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
         if (o->stats) print_stats(&m, t_load, t_fit);
     }
 done:
+    fd_warm_join(&warm);
     if (gc_open) grid_comm_free(&gc);
     if (state) ops->close(state);
     h5part_set_close(&out, st);

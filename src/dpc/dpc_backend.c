@@ -36,7 +36,11 @@ static fd_status cpu_labels(void *state, uint64_t n, const int64_t *parent, int3
 }
 
 const struct dpc_ops dpc_cpu_ops = {
-    "cpu", NULL, NULL, NULL, NULL, NULL, cpu_dc_neighbors, cpu_rho, cpu_delta, cpu_labels, NULL, NULL,
+    .name = "cpu",
+    .dc_neighbors = cpu_dc_neighbors,
+    .rho_rows = cpu_rho,
+    .delta_rows = cpu_delta,
+    .labels = cpu_labels,
 };
 
 #if FD_HAVE_CUDA

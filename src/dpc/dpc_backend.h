@@ -13,6 +13,7 @@ struct dpc_ops {
     const char *name;
     int (*devices)(void);                        /* GPUs on this node; NULL: not a GPU backend */
     fd_status (*open_device)(int device);        /* NULL: nothing to do */
+    void (*warm_device)(int device);             /* the same early, reporting nothing (device_warm.h) */
     /* Per-run state (the points on the device); NULL open: none. */
     fd_status (*open)(void **state, const dpc_points *p, int device);
     void (*close)(void *state);

@@ -147,6 +147,17 @@ static fd_status cuda_labels(void *state, uint64_t n, const int64_t *parent, int
 }
 
 const struct dpc_ops dpc_cuda_ops = {
-    "cuda",     cuda_devices, fd_cuda_open, cuda_open,    cuda_close,  cuda_supports, cuda_dc_neighbors,
-    cuda_rho,   cuda_delta,   cuda_labels,  cuda_connect, cuda_gather,
+    .name = "cuda",
+    .devices = cuda_devices,
+    .open_device = fd_cuda_open,
+    .warm_device = fd_cuda_warm,
+    .open = cuda_open,
+    .close = cuda_close,
+    .supports = cuda_supports,
+    .dc_neighbors = cuda_dc_neighbors,
+    .rho_rows = cuda_rho,
+    .delta_rows = cuda_delta,
+    .labels = cuda_labels,
+    .connect = cuda_connect,
+    .gather = cuda_gather,
 };

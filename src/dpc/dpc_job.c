@@ -8,6 +8,7 @@
 #include "../common/backend.h"
 #include "../common/clock.h"
 #include "../io/h5part.h"
+#include "../mpi/device_warm.h"
 #include "../mpi/placement.h"
 #include "dpc_backend.h"
 #include "dpc_h5.h"
@@ -84,7 +85,14 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
     if (st != FD_OK) goto done;
     st = dpc_backend_get(o->backend, &ops);
     int T = o->threads > 0 ? o->threads : fd_place_threads(mpi); /* the rank's share of the cores */
+    /* The context made while reading (device_warm.h); points the backend
+     * does not take fall back to the CPU after reading, so a failure to
+     * place the rank is said after that, if it still applies.
+     * Collective: every rank has the same backend. */
+    fd_warm warm = {0};
+    if (st == FD_OK && fd_warm_start(&warm, mpi, ops->devices, ops->warm_device) != FD_OK) fd_errclear();
     if (st == FD_OK) st = dpc_points_read(&s.p, o->input, &o->cols, T);
+    fd_warm_join(&warm);
     if (st == FD_OK && s.p->n >= (1ull << 31))
         st = fd_fail(FD_ERR_INPUT, "%s: %llu points; dpc takes fewer than 2^31", o->input, (unsigned long long)s.p->n);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;

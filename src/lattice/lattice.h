@@ -44,6 +44,8 @@ struct lattice_ops {
     /* Creates the context on the rank's device up front, so that the
      * enumeration time does not include it; NULL when there is none. */
     fd_status (*open_device)(int device);
+    /* The same, early and reporting nothing (device_warm.h); NULL: none. */
+    void (*warm_device)(int device);
     /* How rank 0 splits the tree for it.  0: one consumer per host thread
      * (the CPU).  Otherwise the backend is one consumer per rank (a
      * device) that wants about this many subtrees: splitting on the host

@@ -83,4 +83,4 @@ static fd_status cpu_run(const fcbo_prep *p, const lattice_opts *o, concept_sink
     return st;
 }
 
-const struct lattice_ops lattice_cpu_ops = {"cpu", cpu_available, NULL, NULL, 0, cpu_run};
+const struct lattice_ops lattice_cpu_ops = {.name = "cpu", .available = cpu_available, .run = cpu_run};

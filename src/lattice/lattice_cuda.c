@@ -290,4 +290,12 @@ done:
     return st;
 }
 
-const struct lattice_ops lattice_cuda_ops = {"cuda", cuda_available, cuda_devices, fd_cuda_open, GPU_TASKS, cuda_run};
+const struct lattice_ops lattice_cuda_ops = {
+    .name = "cuda",
+    .available = cuda_available,
+    .devices = cuda_devices,
+    .open_device = fd_cuda_open,
+    .warm_device = fd_cuda_warm,
+    .device_tasks = GPU_TASKS,
+    .run = cuda_run,
+};

@@ -9,6 +9,7 @@
 #include "../common/clock.h"
 #include "../common/progress.h"
 #include "../io/h5part.h"
+#include "../mpi/device_warm.h"
 #include "../mpi/placement.h"
 #include "lattice.h"
 #include "lattice_ckpt.h"
@@ -60,7 +61,13 @@ static fd_status stage_setup(run *r)
 {
     const lattice_job_opts *a = r->a;
     fd_status st = lattice_backend_get(a->backend, &r->ops);
+    /* The context made while reading (device_warm.h); a failure to place
+     * the rank is said after the read, as before it was made early.
+     * Collective: every rank has the same backend. */
+    fd_warm warm = {0};
+    if (st == FD_OK && fd_warm_start(&warm, &r->mpi, r->ops->devices, r->ops->warm_device) != FD_OK) fd_errclear();
     if (st == FD_OK) st = fca_context_read(&r->ctx, a->input, a->fmt);
+    fd_warm_join(&warm);
     if (r->distributed) {
         fd_status agreed = fd_mpi_agree(st, NULL);
         if (agreed != FD_OK) return st != FD_OK ? st : agreed;

@@ -11,6 +11,7 @@
 #include "../common/progress.h"
 #include "../io/h5part.h"
 #include "../io/h5util.h"
+#include "../mpi/device_warm.h"
 #include "../mpi/placement.h"
 #include "../mpi/taskpool.h"
 #include "spearman_read.h"
@@ -336,21 +337,6 @@ static fd_status keep_budget(const spearman_opts *o, uint64_t *keep)
     return FD_OK;
 }
 
-/* A GPU rank's CUDA context, created on a thread of its own while the
- * input is read: creating it is a fixed cost of 0.2 to 0.3 s on an H200
- * (spearman-gpu-history.txt) that would otherwise come after reading. */
-typedef struct {
-    const struct spearman_ops *ops;
-    int device;
-} device_warmer;
-
-static void *warm_device_run(void *arg)
-{
-    const device_warmer *d = arg;
-    d->ops->warm_device(d->device);
-    return NULL;
-}
-
 /* Work in progress goes to DIR/checkpoint (spearman_ckpt.c). */
 static int checkpointed(const spearman_opts *o) { return o->outdir && o->checkpoint_seconds > 0 && !o->check_input; }
 
@@ -362,19 +348,14 @@ static fd_status stage_setup(job *jb)
     if (st == FD_OK) st = keep_budget(o, &jb->keep_pairs);
     /* the rank's share of the cores, for the reader as for the passes */
     const int place = o->threads > 0 ? o->threads : fd_place_threads(&jb->mpi);
-    /* Placement here is only for the early context: rows of more than
+    /* The context made while reading (device_warm.h); rows of more than
      * 128 values fall back to the CPU after reading and need no GPU, so a
-     * failure (more ranks than GPUs) is said after that, if it still
-     * applies (collective, as every rank has the same backend). */
-    device_warmer warm = {jb->ops, -1};
-    pthread_t warmer;
-    int warming = 0;
-    if (st == FD_OK && jb->ops->devices && jb->ops->warm_device) {
-        if (fd_place_device(&jb->mpi, jb->ops->devices(), &warm.device) == FD_OK)
-            warming = pthread_create(&warmer, NULL, warm_device_run, &warm) == 0;
-        else
-            fd_errclear(); /* nothing else has failed yet: the read has not started */
-    }
+     * failure to place the rank (more ranks than GPUs) is said after
+     * that, if it still applies.  Collective: every rank has the same
+     * backend. */
+    fd_warm warm = {0};
+    if (st == FD_OK && fd_warm_start(&warm, &jb->mpi, jb->ops->devices, jb->ops->warm_device) != FD_OK)
+        fd_errclear();
     if (st == FD_OK) st = spearman_read(&jb->x, o->input, o->drop_nan, place);
     if (st == FD_OK && o->y_input) st = spearman_read(&jb->y, o->y_input, o->drop_nan, place);
     /* Every rank must hold the same ranks: compared by their digest (0.16 s
@@ -387,7 +368,7 @@ static fd_status stage_setup(job *jb)
     const int digest = jb->mpi.size > 1 || checkpointed(o);
     if (st == FD_OK && digest) st = smat_digest(jb->x, place);
     if (st == FD_OK && digest && jb->y) st = smat_digest(jb->y, place);
-    if (warming) pthread_join(warmer, NULL);
+    fd_warm_join(&warm);
     if (jb->mpi.size > 1) {
         fd_status agreed = fd_mpi_agree(st, NULL);
         if (agreed != FD_OK) return st != FD_OK ? st : agreed;

@@ -1,0 +1,30 @@
+/* The device context made early (see device_warm.h). */
+#include "device_warm.h"
+
+#include "placement.h"
+
+static void *warm_run(void *arg)
+{
+    const fd_warm *w = arg;
+    w->warm(w->device);
+    return NULL;
+}
+
+fd_status fd_warm_start(fd_warm *w, const fd_mpi *m, int (*devices)(void), void (*warm)(int device))
+{
+    w->warm = warm;
+    w->device = -1;
+    w->started = 0;
+    if (!devices) return FD_OK;
+    FD_TRY(fd_place_device(m, devices(), &w->device));
+    /* no thread (none to be had, or no warm): the context is made when
+     * the workload opens the device */
+    if (warm) w->started = pthread_create(&w->thread, NULL, warm_run, w) == 0;
+    return FD_OK;
+}
+
+void fd_warm_join(fd_warm *w)
+{
+    if (w->started) pthread_join(w->thread, NULL);
+    w->started = 0;
+}

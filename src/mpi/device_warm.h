@@ -1,0 +1,35 @@
+/* A GPU rank's device context, made on a thread of its own while the rank
+ * reads its input.  Making it is a fixed cost of 0.1 to 0.3 s on an H200
+ * (bench/results/spearman-gpu-history.txt) that otherwise runs before or
+ * after the read, one after the other (dpc and bcp runs 0.07 to 0.09 s
+ * shorter with it: bench/results/startup.csv); the workload's own
+ * open_device then finds it made.
+ *
+ * fd_warm_start is collective (it places the rank, fd_place_device):
+ * every rank calls it under the same conditions.  It returns placement's
+ * status (more ranks than GPUs on a node), its message recorded; a
+ * workload whose backend may still fall back to the CPU after reading
+ * clears it (fd_errclear) and places the rank again after the read.  A
+ * device that does not start is not reported here: open_device says so.
+ * A backend without devices (the CPU) places nothing and starts
+ * nothing: FD_OK, device -1. */
+#ifndef FD_DEVICE_WARM_H
+#define FD_DEVICE_WARM_H
+
+#include <pthread.h>
+
+#include "fdmpi.h"
+
+typedef struct fd_warm {
+    void (*warm)(int device); /* makes the context, reports nothing */
+    int device;               /* placement's, or -1 */
+    int started;
+    pthread_t thread;
+} fd_warm;
+
+fd_status fd_warm_start(fd_warm *w, const fd_mpi *m, int (*devices)(void), void (*warm)(int device));
+
+/* Waits for the context; a no-op when nothing was started, or again. */
+void fd_warm_join(fd_warm *w);
+
+#endif
