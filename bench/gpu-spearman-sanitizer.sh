@@ -29,8 +29,10 @@ for s in $SELS; do
     fdr-loose) args+=("--fdr 0.5");;
     *) echo "bench/gpu-spearman-sanitizer.sh: unknown selection $s (pvalue, fdr, fdr-loose, topk)" >&2; exit 2;; esac
 done
+[[ $COLS =~ ^[0-9]+$ && $COLS -ge 2 ]] || { echo "bench/gpu-spearman-sanitizer.sh: --cols wants a count of at least 2, got '$COLS'" >&2; exit 2; }
 mkdir -p "$OUT"
-"$BIN" gen counts --rows 700 --cols "$COLS" --seed 3 -o "$OUT/m.txt"
+"$BIN" gen counts --rows 700 --cols "$COLS" --seed 3 -o "$OUT/m.txt" > /dev/null ||
+  { echo "bench/gpu-spearman-sanitizer.sh: gen counts failed" >&2; exit 2; }
 worst=0
 for tool in memcheck racecheck synccheck initcheck; do
   for screen in band max; do

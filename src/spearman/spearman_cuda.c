@@ -22,7 +22,6 @@ typedef struct {
     spearman_gpu_out out;
     uint64_t passed; /* --top-k: pairs through the screens (merged on the GPU) */
     double lists_s;  /* --top-k: the seconds taken to hand the lists to the host's heaps */
-    int host_threads;
 } cuda_state;
 
 static int cuda_devices(void) { return fd_cuda_device_count(); }
@@ -133,7 +132,6 @@ static fd_status cuda_open(void **state, const spearman_mat *x, const spearman_m
     spearman_gpu_mat gx, gy;
     cuda_state *c = calloc(1, sizeof *c);
     if (!c) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    c->host_threads = host_threads;
     const double t0 = fd_now();
     FD_TRY_GOTO(to_int8_rows(x, kp, host_threads, &ax, &bx, &gx), st, done);
     if (y != x) FD_TRY_GOTO(to_int8_rows(y, kp, host_threads, &ay, &by, &gy), st, done);
