@@ -2,6 +2,7 @@
  * MPI is initialised here and only here, for the subcommands that use it. */
 #include "cmds/cmds.h"
 #include "common/env.h"
+#include "common/interrupt.h"
 #include "io/h5util.h"
 #include "mpi/fdmpi.h"
 #include "version.h"
@@ -39,7 +40,8 @@ static void usage(FILE *f)
     fprintf(f,
             "  version   build configuration\n\n"
             "'fcbo-dist COMMAND --help' describes a command.  Exit status: 0 success,\n"
-            "1 failure while running (I/O, MPI, device), 2 bad input or usage.\n");
+            "1 failure while running (I/O, MPI, device), 2 bad input or usage, 128 + N\n"
+            "stopped by signal N (143: SIGTERM, 130: SIGINT) after keeping what was done.\n");
 }
 
 static char *join_args(int argc, char **argv)
@@ -150,6 +152,10 @@ int main(int argc, char **argv)
          * of MPI aborting the job without saying where. */
         MPI_Comm_set_errhandler(MPI_COMM_WORLD, MPI_ERRORS_RETURN);
     }
+    /* The workloads stop at a record boundary on SIGTERM or SIGINT, keep
+     * what they finished where they checkpoint, and leave no partial
+     * result (docs/running.md, "Data safety"). */
+    if (cmd->needs_mpi) fd_interrupt_install();
     fd_status st = cmd->run(argc - 1, argv + 1);
     if (st != FD_OK && *fd_errmsg()) report(st);
     free(fd_command_line);

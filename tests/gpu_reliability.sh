@@ -54,7 +54,7 @@ last=$((GPUS - 1))
 "$BIN" lattice "$W/c.dat" --backend cpu -o "$W/lref" -q
 FD_TEST_KILL_AFTER=$last:2:1 mpirun -np "$GPUS" "$BIN" lattice "$W/c.dat" --backend "$GB" -o "$W/lat" -q \
   --checkpoint-seconds 1e-9 > /dev/null 2>&1; rc=$?
-check '[ $rc -ne 0 ] && [ ! -e "$W/lat/lattice.h5" ] && [ -e "$W/lat/checkpoint/job.h5" ]' "lattice on GPU killed: exit $rc"
+check '[ $rc -ne 0 ] && [ ! -e "$W/lat/lattice.h5" ] && [ -e "$W/lat/lattice.checkpoint/job.h5" ]' "lattice on GPU killed: exit $rc"
 mpirun -np "$GPUS" "$BIN" lattice "$W/c.dat" --backend "$GB" --resume "$W/lat" -q --checkpoint-seconds 1e-9 2> "$W/err"
 rc=$?
 check '[ $rc -eq 0 ] && same_set <("$BIN" info --text "$W/lat/lattice.h5") <("$BIN" info --text "$W/lref/lattice.h5")' \
@@ -64,7 +64,7 @@ check '[ "$(attr "$W/lat/lattice.h5" resumed_subtrees)" -gt 0 ]' "lattice resume
 "$BIN" spearman "$W/m.npy" --backend cpu --pvalue 1e-3 -o "$W/sref" -q
 FD_TEST_KILL_AFTER=$last:2:1 mpirun -np "$GPUS" "$BIN" spearman "$W/m.npy" --backend "$GB" --pvalue 1e-3 -o "$W/sp" \
   -q --checkpoint-seconds 1e-9 > /dev/null 2>&1; rc=$?
-check '[ $rc -ne 0 ] && [ ! -e "$W/sp/spearman.h5" ] && [ -e "$W/sp/checkpoint/job.h5" ]' "spearman on GPU killed: exit $rc"
+check '[ $rc -ne 0 ] && [ ! -e "$W/sp/spearman.h5" ] && [ -e "$W/sp/spearman.checkpoint/job.h5" ]' "spearman on GPU killed: exit $rc"
 mpirun -np "$GPUS" "$BIN" spearman "$W/m.npy" --backend "$GB" --pvalue 1e-3 --resume "$W/sp" -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 0 ] && cmp -s <("$BIN" info --text "$W/sp/spearman.h5" | sort) <("$BIN" info --text "$W/sref/spearman.h5" | sort)' \
       "spearman resumed on GPU: exit $rc: $(cat "$W/err")"

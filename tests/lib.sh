@@ -29,3 +29,17 @@ gpu_probe() {
     bad "probe: $(cat "$WORK/probe.err")"
   fi
 }
+# The files of a partitioned result of workload $2 in $1, with the run id
+# replaced by RUNID ("lattice.h5 lattice.RUNID.part-00000.h5 ..."), and
+# checks that every part names the same run.
+files_of() {
+  ls "$1" | sed -E "s/^$2\.[0-9a-f]{16}\.part-/$2.RUNID.part-/" | LC_ALL=C sort | tr '\n' ' '
+  [ "$(ls "$1" | grep -E "^$2\.[0-9a-f]{16}\.part-" | cut -d. -f2 | sort -u | wc -l)" -le 1 ] || echo "(several run ids)"
+}
+# What files_of says of a result of workload $1 over $2 parts.
+want_parts() {
+  { echo "$1.h5"; for r in $(seq 0 $(($2 - 1))); do printf "$1.RUNID.part-%05d.h5\n" $r; done; shift 2
+    for f in "$@"; do echo "$f"; done; } | LC_ALL=C sort | tr '\n' ' '
+}
+# The path of part $3 of the result of workload $2 in $1.
+part_of() { ls "$1"/"$2".*.part-$(printf %05d "$3").h5; }

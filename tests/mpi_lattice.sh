@@ -33,8 +33,7 @@ for c in "${cases[@]}"; do
       check 'grep -qE "^n_concepts +$n$" "$W/info" && grep -qE "^ranks +$np$" "$W/info" && grep -qE "^complete +1$" "$W/info"' \
             "$name np=$np t=$t: metadata: $(cat "$W/info")"
       if [ $np -gt 1 ]; then
-        want_files="lattice.h5 $(for r in $(seq 0 $((np - 1))); do printf 'part-%05d.h5 ' $r; done)"
-        check '[ "$(ls "$out" | tr "\n" " ")" = "$want_files" ]' "$name np=$np: files $(ls "$out" | tr '\n' ' ')"
+        check '[ "$(files_of "$out" lattice)" = "$(want_parts lattice $np)" ]' "$name np=$np: files $(ls "$out" | tr '\n' ' ')"
         # The per-rank table adds up.
         sum=$(awk '$1 ~ /^[0-9]+$/ && NF == 5 {s += $2} END {print s}' "$W/info")
         check '[ "$sum" = "$n" ]' "$name np=$np: per-rank concepts sum to $sum, not $n"
@@ -71,10 +70,14 @@ FD_PROGRESS_INTERVAL=0.1 $MPI -np 2 "$BIN" lattice "$W/slow.dat" -t 1 2> "$W/err
 check '[ $rc -eq 0 ] && grep -qE "^progress: [0-9]+ concepts, .* s$" "$W/err" && [ $(grep -c "^progress:" "$W/err") -ge 1 ]' \
       "progress lines in a log: exit $rc: $(head -3 "$W/err")"
 
-# --force over a 4-rank result with 2 ranks: the stale parts go.
+# --force over a 4-rank result with 2 ranks: the replaced parts go once
+# the new result is in place, and nothing of the user's or of another
+# workload does.
+touch "$W/a.4.1/notes.txt" "$W/a.4.1/part-00003.h5" "$W/a.4.1/spearman.0123456789abcdef.part-00000.h5"
 $MPI -np 2 "$BIN" lattice "$W/a.dat" -o "$W/a.4.1" --force -q -t 1; rc=$?
-check '[ $rc -eq 0 ] && [ "$(ls "$W/a.4.1" | tr "\n" " ")" = "lattice.h5 part-00000.h5 part-00001.h5 " ]' \
+check '[ $rc -eq 0 ] && [ "$(files_of "$W/a.4.1" lattice)" = "$(want_parts lattice 2 notes.txt part-00003.h5 spearman.0123456789abcdef.part-00000.h5)" ]' \
       "--force with fewer ranks: exit $rc, files $(ls "$W/a.4.1" | tr '\n' ' ')"
+rm "$W/a.4.1/notes.txt" "$W/a.4.1/part-00003.h5" "$W/a.4.1/spearman.0123456789abcdef.part-00000.h5"
 
 # The parts are found relative to the master: a moved directory still reads.
 mv "$W/b.2.1" "$W/moved"
@@ -85,7 +88,7 @@ if python3 -c "import h5py" 2> /dev/null; then
 fi
 
 # A missing part: readers refuse the master rather than read zeros.
-rm "$W/a.3.1/part-00001.h5"
+rm "$(part_of "$W/a.3.1" lattice 1)"
 "$BIN" info --text "$W/a.3.1/lattice.h5" > /dev/null 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "part-00001.h5 is missing" "$W/err"' "missing part not detected: exit $rc: $(cat "$W/err")"
 
@@ -94,13 +97,13 @@ check '[ $rc -eq 2 ] && grep -q "part-00001.h5 is missing" "$W/err"' "missing pa
 # only the checkpoint of its work; once the name is free, --resume
 # finishes it (each rank had turned its largest segment into its part:
 # those subtrees run again).
-mkdir -p "$W/fail/part-00002.h5"
-$MPI -np 3 "$BIN" lattice "$W/a.dat" -o "$W/fail" --force -q -t 1 2> "$W/err"; rc=$?
+mkdir -p "$W/fail/lattice.00000000000fa11d.part-00002.h5"
+FD_TEST_RUN_ID=00000000000fa11d $MPI -np 3 "$BIN" lattice "$W/a.dat" -o "$W/fail" --force -q -t 1 2> "$W/err"; rc=$?
 check '[ $rc -ne 0 ] && grep -q "rank 2 of 3:" "$W/err" && [ $(grep -c "fcbo-dist: error" "$W/err") -eq 1 ]' \
       "failing rank 2: exit $rc: $(cat "$W/err")"
-check '[ "$(ls "$W/fail" | tr "\n" " ")" = "checkpoint part-00002.h5 " ] && grep -q -- "--resume" "$W/err"' \
-      "failing rank 2 left: $(ls "$W/fail" | tr '\n' ' ')"
-rmdir "$W/fail/part-00002.h5"
+check '[ "$(ls -A "$W/fail" | tr "\n" " ")" = "lattice.00000000000fa11d.part-00002.h5 lattice.checkpoint " ] && grep -q -- "--resume" "$W/err"' \
+      "failing rank 2 left: $(ls -A "$W/fail" | tr '\n' ' ')"
+rmdir "$W/fail/lattice.00000000000fa11d.part-00002.h5"
 $MPI -np 3 "$BIN" lattice "$W/a.dat" --resume "$W/fail" -q -t 1 2> "$W/err"; rc=$?
 check '[ $rc -eq 0 ] && same_set <("$BIN" info --text "$W/fail/lattice.h5") <("$BIN" lattice "$W/a.dat" --text -q)' \
       "resume after the failed commit: exit $rc: $(cat "$W/err")"

@@ -4,14 +4,15 @@
 # result writers that run on threads) on two.  Each must end with a non-zero
 # exit and a message that names the cause, and leave nothing behind: no
 # output directory, no temporary file; or, where committed checkpoint
-# segments hold work worth keeping, DIR/checkpoint alone and a message
+# segments hold work worth keeping, DIR/W.checkpoint alone and a message
 # that says how to --resume.  (A GPU too small for the problem
 # and more ranks than GPUs need a GPU: not here.)
 source "$(dirname "$0")/lib.sh" "$@"
 W=$WORK
 # Nothing left in DIR, or its checkpoint alone with the way to resume.
 no_result() { # dir, stderr
-  [ ! -e "$1" ] || { [ "$(ls "$1")" = checkpoint ] && grep -q -- "--resume" "$2"; }
+  [ ! -e "$1" ] || { ls "$1" | grep -qxE "(lattice|spearman)\.checkpoint" && [ "$(ls -A "$1" | wc -l)" = 1 ] &&
+    grep -q -- "--resume" "$2"; }
 }
 "$BIN" gen context --objects 3000 --attributes 40 --density 0.2 --seed 1 -o "$W/ctx.dat"
 "$BIN" gen counts --rows 3000 --cols 30 --seed 1 -o "$W/m.txt"
@@ -43,7 +44,7 @@ for cmd in "lattice $W/big.dat" "spearman $W/m2.txt --pvalue 0.9"; do
   # Space again: --resume finishes the run, with the result of one that
   # never failed (the lattice: spearman's 10^8 pairs would be 5 GB on
   # disk twice; resume.sh resumes spearman).
-  if [ -e "$W/out/checkpoint" ] && [ "${cmd%% *}" = lattice ]; then
+  if [ -e "$W/out/lattice.checkpoint" ] && [ "${cmd%% *}" = lattice ]; then
     # shellcheck disable=SC2086
     mpirun -np 2 "$BIN" $cmd --resume "$W/out" -q 2> "$W/err"; rc=$?
     # shellcheck disable=SC2086

@@ -14,12 +14,12 @@ if ! python3 -c "import numpy, h5py" 2> /dev/null; then
 fi
 HERE=$(dirname "$0")
 
-# Records held by the committed segments of DIR/checkpoint (stage S).
+# Records held by the committed segments of DIR/W.checkpoint (stage S).
 done_records() {
   python3 - "$1" "$2" << 'EOF'
 import glob, sys, h5py
 ids = set()
-for p in glob.glob(sys.argv[1] + "/checkpoint/seg-*.h5"):
+for p in glob.glob(sys.argv[1] + "/*.checkpoint/seg-*.h5"):
     with h5py.File(p) as f:
         if f.attrs["stage"] == int(sys.argv[2]):
             ids.update(f["records"][:].tolist())
@@ -30,7 +30,7 @@ EOF
 # A killed run: exit status, no master, a checkpoint with committed work.
 killed() { # dir, rc
   kdir=$1 krc=$2
-  check '[ "$krc" -ne 0 ] && [ ! -e "$kdir/spearman.h5" ] && [ ! -e "$kdir/lattice.h5" ] && [ -e "$kdir/checkpoint/job.h5" ]' \
+  check '[ "$krc" -ne 0 ] && [ ! -e "$kdir/spearman.h5" ] && [ ! -e "$kdir/lattice.h5" ] && [ -n "$(ls "$kdir"/*.checkpoint/job.h5 2> /dev/null)" ]' \
         "killed run into $kdir: exit $krc, left $(ls "$kdir" 2> /dev/null | tr '\n' ' ')"
 }
 
@@ -67,11 +67,11 @@ for sel in "--pvalue 1e-3|1|1" "--rho 0.3|2|12" "--fdr 0.01|1|1c2" "--fdr 0.01|2
     -o "$W/sp-$name" -t 2 -q --checkpoint-seconds 1e-9 > /dev/null 2>&1
   killed "$W/sp-$name" $?
   d1=$(done_records "$W/sp-$name" 1) d2=$(done_records "$W/sp-$name" 2)
-  total=$(python3 -c "import sys, h5py; print(len(h5py.File(sys.argv[1])['records/start']) - 1)" "$W/sp-$name/checkpoint/job.h5")
+  total=$(python3 -c "import sys, h5py; print(len(h5py.File(sys.argv[1])['records/start']) - 1)" "$W/sp-$name/spearman.checkpoint/job.h5")
   # shellcheck disable=SC2086
   FD_SPEARMAN_KEEP_PAIRS=20000 mpirun -np 2 "$BIN" spearman "$W/m.npy" $args --resume "$W/sp-$name" -t 1 -q 2> "$W/err"
   rc=$?
-  check '[ $rc -eq 0 ] && [ ! -e "$W/sp-$name/checkpoint" ]' "spearman $args: resume exit $rc: $(cat "$W/err")"
+  check '[ $rc -eq 0 ] && [ ! -e "$W/sp-$name/spearman.checkpoint" ]' "spearman $args: resume exit $rc: $(cat "$W/err")"
   check 'cmp -s <(pairs_of "$W/ref-$name/spearman.h5") <(pairs_of "$W/sp-$name/spearman.h5")' \
         "spearman $args: the resumed result differs from an uninterrupted run"
   main=$d1; [ "$passes" = 2 ] && main=$d2
@@ -99,9 +99,9 @@ FD_TEST_KILL_AFTER=1:3:1 mpirun -np 3 "$BIN" lattice "$W/c.cxt" -o "$W/lat" -t 2
   > /dev/null 2>&1
 killed "$W/lat" $?
 d1=$(done_records "$W/lat" 1)
-total=$(python3 -c "import sys, h5py; print(len(h5py.File(sys.argv[1])['records/start']) - 1)" "$W/lat/checkpoint/job.h5")
+total=$(python3 -c "import sys, h5py; print(len(h5py.File(sys.argv[1])['records/start']) - 1)" "$W/lat/lattice.checkpoint/job.h5")
 mpirun -np 2 "$BIN" lattice "$W/c.cxt" --resume "$W/lat" -t 1 -q 2> "$W/err"; rc=$?
-check '[ $rc -eq 0 ] && [ ! -e "$W/lat/checkpoint" ]' "lattice: resume exit $rc: $(cat "$W/err")"
+check '[ $rc -eq 0 ] && [ ! -e "$W/lat/lattice.checkpoint" ]' "lattice: resume exit $rc: $(cat "$W/err")"
 "$BIN" info --text "$W/lat/lattice.h5" | sort > "$W/lat.txt"
 check 'cmp -s "$W/lref.txt" "$W/lat.txt"' "lattice: the resumed concepts differ from an uninterrupted run's"
 resumed=$(attr "$W/lat/lattice.h5" resumed_subtrees) ran=$(subtrees "$W/lat/lattice.h5")
@@ -109,7 +109,7 @@ check '[ "$d1" -gt 0 ] && [ "$d1" -le "$total" ] && [ "$resumed" -eq "$d1" ] && 
       "lattice: $d1 of $total subtrees committed; the resumed run took $resumed as done and ran $ran"
 # --text and --extents on one rank, with a segment per subtree.
 "$BIN" lattice "$W/c.cxt" -o "$W/lone" --text --extents -q --checkpoint-seconds 1e-9 | sort > "$W/lone.txt"
-check 'cmp -s "$W/lref.txt" "$W/lone.txt" && [ ! -e "$W/lone/checkpoint" ]' "lattice --text with checkpoints: another result"
+check 'cmp -s "$W/lref.txt" "$W/lone.txt" && [ ! -e "$W/lone/lattice.checkpoint" ]' "lattice --text with checkpoints: another result"
 "$BIN" lattice "$W/c.cxt" --min-support 3 --resume "$W/lref" -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "no checkpoint there" "$W/err" && [ -e "$W/lref/lattice.h5" ]' \
       "lattice: resume of a finished run: exit $rc: $(cat "$W/err")"
@@ -121,7 +121,7 @@ check '[ $rc -eq 2 ] && grep -q "min_support=3" "$W/err"' "lattice: resume with 
 
 # Single rank, checkpoints every record: the same result.
 "$BIN" spearman "$W/m.npy" --pvalue 1e-3 -o "$W/one" -q --checkpoint-seconds 1e-9
-check 'cmp -s <(pairs_of "$W/ref-pvalue1e31/spearman.h5") <(pairs_of "$W/one/spearman.h5") && [ ! -e "$W/one/checkpoint" ]' \
+check 'cmp -s <(pairs_of "$W/ref-pvalue1e31/spearman.h5") <(pairs_of "$W/one/spearman.h5") && [ ! -e "$W/one/spearman.checkpoint" ]' \
       "spearman with checkpoints on one rank: another result"
 
 # Refusals: other parameters, no checkpoint, -o naming another directory.
@@ -129,15 +129,15 @@ FD_TEST_KILL_AFTER=1:2 mpirun -np 3 "$BIN" spearman "$W/m.npy" --pvalue 1e-3 -o 
   --checkpoint-seconds 1e-9 > /dev/null 2>&1
 killed "$W/sp-x" $?
 "$BIN" spearman "$W/m.npy" --pvalue 1e-4 --resume "$W/sp-x" -q 2> "$W/err"; rc=$?
-check '[ $rc -eq 2 ] && grep -q "value=0.0001" "$W/err" && grep -q "value=0.001" "$W/err" && [ -e "$W/sp-x/checkpoint/job.h5" ]' \
+check '[ $rc -eq 2 ] && grep -q "value=0.0001" "$W/err" && grep -q "value=0.001" "$W/err" && [ -e "$W/sp-x/spearman.checkpoint/job.h5" ]' \
       "resume with another --pvalue: exit $rc: $(cat "$W/err")"
 "$BIN" spearman "$W/m.npy" --pvalue 1e-3 --no-histogram --resume "$W/sp-x" -q 2> "$W/err"; rc=$?
-check '[ $rc -eq 2 ] && grep -q "histogram=0" "$W/err" && [ -e "$W/sp-x/checkpoint/job.h5" ]' \
+check '[ $rc -eq 2 ] && grep -q "histogram=0" "$W/err" && [ -e "$W/sp-x/spearman.checkpoint/job.h5" ]' \
       "resume with --no-histogram added: exit $rc: $(cat "$W/err")"
 # A checkpoint of a version whose histogram bins were defined otherwise
 # (its params say histogram_bins=1) is refused, not mixed in.
 cp -r "$W/sp-x" "$W/sp-old"
-python3 - "$W/sp-old/checkpoint/job.h5" << 'EOF'
+python3 - "$W/sp-old/spearman.checkpoint/job.h5" << 'EOF'
 import sys, h5py
 with h5py.File(sys.argv[1], "r+") as f:
     p = f.attrs["params"]
@@ -159,7 +159,7 @@ np.save(sys.argv[2], o)
 np.save(sys.argv[3], m * 2)" "$W/m.npy" "$W/m-other.npy" "$W/m-twice.npy"
 cp -r "$W/sp-x" "$W/sp-twice"
 "$BIN" spearman "$W/m-other.npy" --pvalue 1e-3 --resume "$W/sp-x" -q 2> "$W/err"; rc=$?
-check '[ $rc -eq 2 ] && grep -q "input_ranks=" "$W/err" && [ -e "$W/sp-x/checkpoint/job.h5" ]' \
+check '[ $rc -eq 2 ] && grep -q "input_ranks=" "$W/err" && [ -e "$W/sp-x/spearman.checkpoint/job.h5" ]' \
       "resume with other values: exit $rc: $(cat "$W/err")"
 "$BIN" spearman "$W/m-twice.npy" --pvalue 1e-3 --resume "$W/sp-twice" -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 0 ] && cmp -s <(pairs_of "$W/ref-pvalue1e31/spearman.h5") <(pairs_of "$W/sp-twice/spearman.h5") &&

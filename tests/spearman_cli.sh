@@ -67,13 +67,23 @@ done
 "$BIN" spearman "$W/c.txt" --y "$W/y.txt" -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "has 10 observations per row but" "$W/err"' "--y with other columns: exit $rc"
 "$BIN" spearman "$W/c.txt" -o "$W/big" --pvalue 1 --max-output 1K -q 2> "$W/err"; rc=$?
-check '[ $rc -eq 2 ] && grep -q "over --max-output" "$W/err" && [ ! -e "$W/big" ]' "--max-output: exit $rc: $(cat "$W/err")"
+check '[ $rc -eq 2 ] && grep -q "over --max-output" "$W/err" && [ ! -e "$W/big/spearman.h5" ]' "--max-output: exit $rc: $(cat "$W/err")"
+# The counting pass is kept, and a resume that fails the same way keeps it
+# too; one with room finishes it.
+if [ -e "$W/big/spearman.checkpoint" ]; then
+  "$BIN" spearman "$W/c.txt" --resume "$W/big" --pvalue 1 --max-output 1K -q 2> "$W/err"; rc=$?
+  check '[ $rc -eq 2 ] && [ -e "$W/big/spearman.checkpoint/job.h5" ]' "--resume with a failing --max-output: exit $rc, checkpoint $(ls "$W/big/spearman.checkpoint" 2>&1)"
+  "$BIN" spearman "$W/c.txt" --resume "$W/big" --pvalue 1 -q 2> "$W/err"; rc=$?
+  check '[ $rc -eq 0 ] && [ ! -e "$W/big/spearman.checkpoint" ] && [ -e "$W/big/spearman.h5" ]' "--resume with room: exit $rc: $(cat "$W/err")"
+else
+  bad "--max-output: no checkpoint kept"
+fi
 # Checkpoint options: bad values, and a checkpoint that is not one.
 for v in abc -1; do
   "$BIN" spearman "$W/c.txt" -o "$W/ckv" --checkpoint-seconds "$v" -q 2> "$W/err"; rc=$?
   check '[ $rc -eq 2 ] && grep -q -- "--checkpoint-seconds" "$W/err" && [ ! -e "$W/ckv" ]' "--checkpoint-seconds $v: exit $rc: $(cat "$W/err")"
 done
-mkdir -p "$W/ckbad/checkpoint" && echo junk > "$W/ckbad/checkpoint/job.h5"
+mkdir -p "$W/ckbad/spearman.checkpoint" && echo junk > "$W/ckbad/spearman.checkpoint/job.h5"
 "$BIN" spearman "$W/c.txt" --resume "$W/ckbad" -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "job.h5: not a readable HDF5 file" "$W/err"' "--resume over a corrupt job.h5: exit $rc: $(cat "$W/err")"
 # --check-input reads and reports, and writes nothing.
@@ -97,7 +107,7 @@ check 'awk "\$1 >= 200 || \$2 >= 200 || \$3 > 1 || \$3 < -1 {bad=1} END {exit ba
 # Several ranks: parts and a master that info reads, with a row per rank.
 if command -v mpirun > /dev/null; then
   mpirun --oversubscribe -np 3 "$BIN" spearman "$W/g.npy" -o "$W/res3" --pvalue 0.001 -t 1 --stats 2> "$W/err"; rc=$?
-  check '[ $rc -eq 0 ] && [ "$(ls "$W/res3" | tr "\n" " ")" = "part-00000.h5 part-00001.h5 part-00002.h5 spearman.h5 " ]' \
+  check '[ $rc -eq 0 ] && [ "$(files_of "$W/res3" spearman)" = "$(want_parts spearman 3)" ]' \
         "np=3: exit $rc, files $(ls "$W/res3" | tr '\n' ' ')"
   "$BIN" info "$W/res3/spearman.h5" > "$W/info3"
   check 'grep -qE "^n_pairs +$n$" "$W/info3" && [ $(grep -cE "^ +[0-2] +[0-9]+ +[0-9]+ +[0-9.]+ +[0-9.]+$" "$W/info3") -eq 3 ]' \

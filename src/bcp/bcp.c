@@ -14,11 +14,13 @@
 #include "bcp.h"
 
 #include "../common/clock.h"
+#include "../common/interrupt.h"
 #include "../common/par_rows.h"
 #include "bcp_backend.h"
 #include "chol.h"
 
 #include <math.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -374,6 +376,17 @@ static fd_status rebalance(work *w)
     return w->ops->scale(w->state, sc);
 }
 
+/* A signal to stop (common/interrupt.h), agreed between the ranks
+ * after every sweep, so that all leave the loop at the same sweep. */
+static fd_status stop_requested(const bcp_comm *comm)
+{
+    double stop = fd_interrupted() != 0;
+    if (comm && comm->sum) FD_TRY(comm->sum(comm->ctx, &stop, 1));
+    if (stop == 0) return FD_OK;
+    if (!fd_interrupted()) fd_interrupt_raise(SIGTERM); /* another rank's */
+    return fd_interrupt_check();
+}
+
 /* One sweep over the modes, then lambda, tau and the bound. */
 static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, double *fit)
 {
@@ -582,6 +595,7 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
         m->ranks[m->iters] = m->R;
         m->iters++;
         if (prog) fd_progress_add(prog, 1);
+        FD_TRY_GOTO(stop_requested(comm), st, done);
         /* Converged only once the scales are balanced, so that the result
          * does not depend on the path to it (the split of each
          * component's scale among the modes is otherwise free). */

@@ -12,6 +12,7 @@
 
 #include "../common/clock.h"
 #include "../io/h5part.h"
+#include "../io/resultdir.h"
 #include "../mpi/device_warm.h"
 #include "../mpi/placement.h"
 #include "bcp_backend.h"
@@ -426,7 +427,7 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
     fd_status st = FD_OK;
     bcp_tensor *t = NULL;
     bcp_model m;
-    h5part_set out;
+    resultdir out;
     uint32_t order = 0;
     uint64_t dims[BCP_MAX_ORDER], grid[BCP_MAX_ORDER], lo[BCP_MAX_ORDER], cnt[BCP_MAX_ORDER];
     const int distributed = mpi->size > 1 && fd_mpi_active();
@@ -440,7 +441,7 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
     memset(&m, 0, sizeof m);
     double t0 = fd_now();
     /* Rank 0 writes the one result file. */
-    st = fd_mpi_agree(h5part_set_open(&out, o->outdir, "bcp.h5", o->force, mpi->rank, 1), NULL);
+    st = rd_open(&out, o->outdir, "bcp", o->force ? RD_FORCE : RD_NEW, mpi, 0);
     if (st != FD_OK) goto done;
     st = bcp_backend_get(o->backend, &ops);
     /* The rank placed before anything is read, and its context made while
@@ -458,7 +459,7 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
         st = fuse_job(o, mpi, &comm, ops, device, order, dims, threads, &m, &t, &fiters, o->quiet || mpi->rank != 0);
         if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
         const double t_fit = fd_now() - t0;
-        if (o->outdir && mpi->rank == 0) st = bcp_h5_write(out.master, o, t, &m, mpi->size, 0, t_fit, fiters);
+        if (o->outdir && mpi->rank == 0) st = bcp_h5_write(out.result, o, t, &m, mpi->size, 0, t_fit, fiters);
         if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
         if (!o->quiet && mpi->rank == 0) {
             fprintf(stderr, "rank %u of a", m.R);
@@ -468,7 +469,7 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
             fprintf(stderr, " sub-tensors): fit %.6f, fusion %s after %u sweeps, in %.3f s", m.fit[0],
                     m.converged ? "converged" : "stopped", fiters, t_fit);
             if (mpi->size > 1) fprintf(stderr, ", %d ranks", mpi->size);
-            if (o->outdir) fprintf(stderr, "; wrote %s", out.master);
+            if (o->outdir) fprintf(stderr, "; wrote %s", out.result);
             fputc('\n', stderr);
         }
         goto done;
@@ -503,7 +504,7 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
     fd_progress_stop(&prog);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     const double t_fit = fd_now() - t1;
-    if (o->outdir && mpi->rank == 0) st = bcp_h5_write(out.master, o, t, &m, mpi->size, t_load, t_fit, 0);
+    if (o->outdir && mpi->rank == 0) st = bcp_h5_write(out.result, o, t, &m, mpi->size, t_load, t_fit, 0);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     if (!o->quiet && mpi->rank == 0) {
         fprintf(stderr, "rank %u (from %u) of a", m.R, o->fit.rank);
@@ -516,7 +517,7 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
             for (uint32_t n = 0; n < order; n++) fprintf(stderr, "%s%llu", n ? " x " : " ", (unsigned long long)grid[n]);
             fputc(')', stderr);
         }
-        if (o->outdir) fprintf(stderr, "; wrote %s", out.master);
+        if (o->outdir) fprintf(stderr, "; wrote %s", out.result);
         fputc('\n', stderr);
         if (o->stats) print_stats(&m, t_load, t_fit);
     }
@@ -524,7 +525,7 @@ done:
     fd_warm_join(&warm);
     if (gc_open) grid_comm_free(&gc);
     if (state) ops->close(state);
-    h5part_set_close(&out, st);
+    rd_close(&out, st);
     bcp_model_free(&m);
     bcp_tensor_destroy(&t);
     return st;

@@ -1,6 +1,9 @@
 #include "status.h"
 
+#include "interrupt.h"
+
 #include <pthread.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -67,6 +70,7 @@ const char *fd_status_name(fd_status st)
     case FD_ERR_CUDA: return "cuda";
     case FD_ERR_UNAVAILABLE: return "unavailable";
     case FD_ERR_INTERNAL: return "internal";
+    case FD_ERR_INTERRUPTED: return "interrupted";
     }
     return "unknown";
 }
@@ -79,6 +83,9 @@ int fd_exit_code(fd_status st)
     case FD_ERR_INPUT:
     case FD_ERR_NOMEM:
     case FD_ERR_UNAVAILABLE: return 2;
+    /* As a shell reports a process the signal ended: SLURM and scripts
+     * read 143 as "stopped by SIGTERM".  A rank told by another is 143. */
+    case FD_ERR_INTERRUPTED: return 128 + (fd_interrupted() ? fd_interrupted() : SIGTERM);
     default: return 1;
     }
 }

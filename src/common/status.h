@@ -25,7 +25,8 @@ typedef enum {
     FD_ERR_MPI,         /* an MPI call failed                      -> exit 1 */
     FD_ERR_CUDA,        /* a CUDA or NCCL call failed              -> exit 1 */
     FD_ERR_UNAVAILABLE, /* feature not built or no device          -> exit 2 */
-    FD_ERR_INTERNAL     /* a bug: an invariant did not hold        -> exit 1 */
+    FD_ERR_INTERNAL,    /* a bug: an invariant did not hold        -> exit 1 */
+    FD_ERR_INTERRUPTED  /* SIGTERM or SIGINT asked us to stop      -> exit 128 + signal */
 } fd_status;
 
 /* Records "msg" (printf format) as the current error unless one is already

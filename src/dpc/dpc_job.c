@@ -7,7 +7,7 @@
 
 #include "../common/backend.h"
 #include "../common/clock.h"
-#include "../io/h5part.h"
+#include "../io/resultdir.h"
 #include "../mpi/device_warm.h"
 #include "../mpi/placement.h"
 #include "dpc_backend.h"
@@ -73,7 +73,7 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
 {
     fd_status st = FD_OK;
     dpc_state s;
-    h5part_set out;
+    resultdir out;
     const struct dpc_ops *ops = NULL;
     void *dev = NULL; /* the backend's state */
     uint64_t *off = NULL; /* rank r's rows: [off[r], off[r + 1]) */
@@ -81,7 +81,7 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
     double t0 = fd_now(), t, dc = 0, ari = NAN, tl = 0, tdc = 0, trho = 0, tdelta = 0, tassign = 0;
     memset(&s, 0, sizeof s);
     /* Rank 0 writes the one result file; the others only compute. */
-    st = fd_mpi_agree(h5part_set_open(&out, o->outdir, "dpc.h5", o->force, mpi->rank, 1), NULL);
+    st = rd_open(&out, o->outdir, "dpc", o->force ? RD_FORCE : RD_NEW, mpi, 0);
     if (st != FD_OK) goto done;
     st = dpc_backend_get(o->backend, &ops);
     int T = o->threads > 0 ? o->threads : fd_place_threads(mpi); /* the rank's share of the cores */
@@ -185,12 +185,12 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
     if (o->outdir && mpi->rank == 0) {
         const dpc_result r = {s.p,     dc,    s.rho,  s.delta, s.gamma, s.parent, s.centers, s.labels, s.core, s.k,
                               ari,     tl,    tdc,    trho,    tdelta,  tassign,  mpi->size, T};
-        st = dpc_h5_write(out.master, o, &r);
+        st = dpc_h5_write(out.result, o, &r);
     }
     if (st == FD_OK && o->plot && mpi->rank == 0) {
         st = dpc_plot_write(o->plot, s.p, s.rho, s.delta, s.labels, s.core, s.centers, s.k);
         /* A run that fails leaves no result that looks complete. */
-        if (st != FD_OK && o->outdir) unlink(out.master);
+        if (st != FD_OK && o->outdir) unlink(out.result);
     }
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     if (!o->quiet && mpi->rank == 0) {
@@ -203,7 +203,7 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
         if (ops->devices) fprintf(stderr, " a rank");
         if (ops->devices && mpi->size > 1) fprintf(stderr, " (all-gathers by %s)", on_device ? "NCCL" : "MPI");
         if (!isnan(ari)) fprintf(stderr, "; ARI %.4f against column %u", ari, o->cols.label);
-        if (o->outdir) fprintf(stderr, "; wrote %s", out.master);
+        if (o->outdir) fprintf(stderr, "; wrote %s", out.result);
         if (o->plot) fprintf(stderr, "%s %s", o->outdir ? " and" : "; wrote", o->plot);
         fputc('\n', stderr);
         if (o->stats)
@@ -213,7 +213,7 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
 done:
     free(off);
     if (dev) ops->close(dev);
-    h5part_set_close(&out, st);
+    rd_close(&out, st);
     state_free(&s);
     return st;
 }

@@ -1,13 +1,14 @@
 #include "ckpt.h"
 
-#include "../common/atomicfile.h"
 #include "../common/clock.h"
+#include "../common/sha256.h"
 #include "../mpi/fdmpi.h"
 #include "h5util.h"
-#include "outdir.h"
+#include "resultdir.h"
 
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,12 +18,19 @@
 
 #define SEG_FORMAT "fcbo-dist checkpoint segment"
 #define JOB_FORMAT "fcbo-dist checkpoint"
+/* What the run key covers changes with this: a checkpoint of another
+ * layout is refused as another run's. */
+#define KEY_VERSION "fcbo-dist checkpoint 2"
 #define PARAMS_MAX 8192
+#define KEY_HEX 65
 
 struct ckpt {
     char *outdir;             /* DIR */
-    char *dir, *job;          /* DIR/checkpoint, DIR/checkpoint/job.h5 */
+    char *dir, *job;          /* DIR/W.checkpoint, DIR/W.checkpoint/job.h5 */
     char *workload, *params;
+    char nonce[RD_RUN_ID_LEN + 1]; /* the first run's: two runs of the same command differ */
+    char key[KEY_HEX];        /* the run key: job.h5's, and every segment's */
+    int created;              /* rank 0 made the directory (a fresh run) */
     double seconds;
     int resume, rank, size;
     uint64_t generation;
@@ -36,31 +44,102 @@ struct ckpt {
 int ckpt_resuming(const ckpt *ck) { return ck->resume; }
 int ckpt_due(const ckpt *ck, double opened) { return fd_now() - opened >= ck->seconds; }
 
-/* Removes the files of DIR/checkpoint that match: all (what = 0), or the
- * half-written ones (what = 1).  Returns how many committed segments
- * remain. */
-static size_t sweep_dir(const char *dir, int what)
+/* Names of the files this module writes in DIR/W.checkpoint, and nothing
+ * else: job.h5, seg-G-R-S.h5, values-NAME.h5 (NAME: lower case and _),
+ * each also as NAME.tmp.PID.  tmp: 1 for the temporaries only. */
+static int digits_then(const char **s, size_t min, char end)
+{
+    size_t n = 0;
+    while ((*s)[n] >= '0' && (*s)[n] <= '9') n++;
+    if (n < min || (*s)[n] != end) return 0;
+    *s += n + (end != 0);
+    return 1;
+}
+
+static int ours(const char *name, int tmp)
+{
+    const char *t = strstr(name, ".h5.tmp.");
+    if (t) {
+        const char *pid = t + 8;
+        if (!digits_then(&pid, 1, 0)) return 0;
+    } else if (tmp) {
+        return 0;
+    }
+    const size_t len = t ? (size_t)(t - name) + 3 : strlen(name);
+    char base[128];
+    if (len >= sizeof base) return 0;
+    memcpy(base, name, len);
+    base[len] = 0;
+    if (!strcmp(base, "job.h5")) return 1;
+    if (!strncmp(base, "seg-", 4)) {
+        const char *s = base + 4;
+        return digits_then(&s, 4, '-') && digits_then(&s, 5, '-') && digits_then(&s, 6, '.') && !strcmp(s, "h5");
+    }
+    if (!strncmp(base, "values-", 7)) {
+        size_t n = 0;
+        for (const char *s = base + 7; (*s >= 'a' && *s <= 'z') || *s == '_'; s++) n++;
+        return n > 0 && !strcmp(base + 7 + n, ".h5");
+    }
+    return 0;
+}
+
+static int ours_all(const char *name, void *arg) { (void)arg; return ours(name, 0); }
+static int ours_tmp(const char *name, void *arg) { (void)arg; return ours(name, 1); }
+
+static int is_segment(const char *name) { return !strncmp(name, "seg-", 4) && ours(name, 0) && !strstr(name, ".tmp."); }
+
+/* Committed segments in the directory. */
+static size_t count_segments(const char *dir)
 {
     size_t segs = 0;
-    DIR *d = opendir(dir);
-    if (!d) return 0;
-    struct dirent *e;
-    while ((e = readdir(d))) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, "..")) continue;
-        int tmp = strstr(e->d_name, ".tmp.") != NULL;
-        if (what == 0 || tmp) {
-            char *p = fd_path_join(dir, e->d_name);
-            if (p) unlink(p);
-            free(p);
-        } else if (!strncmp(e->d_name, "seg-", 4)) {
-            segs++;
-        }
+    const int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        if (fd >= 0) close(fd);
+        return 0;
     }
+    struct dirent *e;
+    while ((e = readdir(d)))
+        if (is_segment(e->d_name)) segs++;
     closedir(d);
     return segs;
 }
 
-static size_t sweep(const ckpt *ck, int what) { return sweep_dir(ck->dir, what); }
+/* The run key: a digest of what decides the result (the workload and
+ * its parameters, the input's hash among them) and of the first run's
+ * nonce.  job.h5 stores it and every segment carries it, so that a
+ * segment of another run, or a job.h5 edited since, is refused. */
+static void run_key(const ckpt *ck, const char *params, const char *nonce, char out[KEY_HEX])
+{
+    sha256_ctx c;
+    sha256_init(&c);
+    sha256_update(&c, KEY_VERSION, sizeof KEY_VERSION);
+    sha256_update(&c, ck->workload, strlen(ck->workload) + 1);
+    sha256_update(&c, params, strlen(params) + 1);
+    sha256_update(&c, nonce, strlen(nonce) + 1);
+    sha256_final_hex(&c, out);
+}
+
+/* The work list's digest, which job.h5 keeps beside it. */
+static void records_digest(const fd_records *recs, char out[KEY_HEX])
+{
+    sha256_ctx c;
+    uint8_t w[8];
+    sha256_init(&c);
+    sha256_le64(w, recs->n);
+    sha256_update(&c, w, 8);
+    for (size_t i = 0; i < recs->n; i++) {
+        sha256_le64(w, recs->start[i]);
+        sha256_update(&c, w, 8);
+    }
+    sha256_le64(w, recs->nwords);
+    sha256_update(&c, w, 8);
+    for (size_t i = 0; i < recs->nwords; i++) {
+        sha256_le64(w, recs->data[i]);
+        sha256_update(&c, w, 8);
+    }
+    sha256_final_hex(&c, out);
+}
 
 /* The first line where a and b differ, for the message. */
 static void first_diff(const char *a, const char *b, char *la, char *lb, size_t cap)
@@ -92,7 +171,12 @@ static fd_status write_job(const ckpt *ck, const fd_records *recs)
     FD_TRY_GOTO(h5u_attr_str(f, "workload", ck->workload), st, done);
     FD_TRY_GOTO(h5u_attr_str(f, "params", ck->params), st, done);
     FD_TRY_GOTO(h5u_attr_u64(f, "generation", ck->generation), st, done);
+    FD_TRY_GOTO(h5u_attr_str(f, "nonce", ck->nonce), st, done);
+    FD_TRY_GOTO(h5u_attr_str(f, "key", ck->key), st, done);
     if (recs) {
+        char digest[KEY_HEX];
+        records_digest(recs, digest);
+        FD_TRY_GOTO(h5u_attr_str(f, "records_sha256", digest), st, done);
         FD_ALLOC_GOTO(start, recs->n + 1, st, done);
         for (size_t i = 0; i < recs->n; i++) start[i] = recs->start[i];
         start[recs->n] = recs->nwords;
@@ -114,9 +198,14 @@ done:
 static fd_status open_resume(ckpt *ck)
 {
     fd_status st = FD_OK;
-    char fmt[64], wl[64], *params = NULL;
+    char fmt[64], wl[64], *params = NULL, nonce[64] = "", key[KEY_HEX + 8] = "", want[KEY_HEX];
     char la[256], lb[256];
     uint64_t gen = 0, complete = 0;
+    struct stat sb;
+    if (lstat(ck->dir, &sb) == 0 && !S_ISDIR(sb.st_mode))
+        return fd_fail(FD_ERR_INPUT, "--resume %s: %s is not a directory (a link or a file); fcbo-dist made no such "
+                                     "thing and uses none",
+                       ck->outdir, ck->dir);
     if (access(ck->job, R_OK) != 0)
         return fd_fail(FD_ERR_USAGE,
                        "--resume %s: no checkpoint there (%s is missing: the run finished, was not started with "
@@ -130,8 +219,17 @@ static fd_status open_resume(ckpt *ck)
         h5u_read_attr_str(f, "workload", wl, sizeof wl) != FD_OK ||
         h5u_read_attr_str(f, "params", params, PARAMS_MAX) != FD_OK ||
         h5u_read_attr_u64(f, "generation", &gen) != FD_OK || h5u_read_attr_u64(f, "complete", &complete) != FD_OK ||
-        complete != 1) {
+        complete != 1 || gen > (1u << 30)) {
+        fd_errclear();
         st = fd_fail(FD_ERR_INPUT, "%s: not an fcbo-dist checkpoint", ck->job);
+        goto done;
+    }
+    if (h5u_read_attr_str(f, "nonce", nonce, sizeof nonce) != FD_OK || !rd_is_run_id(nonce) ||
+        h5u_read_attr_str(f, "key", key, sizeof key) != FD_OK) {
+        fd_errclear();
+        st = fd_fail(FD_ERR_INPUT, "%s: a checkpoint of an older fcbo-dist (it names no run key); start again without "
+                                   "--resume",
+                     ck->job);
         goto done;
     }
     if (strcmp(wl, ck->workload) != 0) {
@@ -148,6 +246,16 @@ static fd_status open_resume(ckpt *ck)
                      la, lb, ck->job);
         goto done;
     }
+    run_key(ck, params, nonce, want);
+    if (strcmp(key, want) != 0) {
+        st = fd_fail(FD_ERR_INPUT,
+                     "%s: its run key does not match its parameters (the file was edited or damaged); it cannot be "
+                     "trusted: remove %s and start again",
+                     ck->job, ck->dir);
+        goto done;
+    }
+    memcpy(ck->nonce, nonce, sizeof ck->nonce);
+    memcpy(ck->key, key, KEY_HEX);
     ck->generation = gen + 1;
 done:
     H5Fclose(f);
@@ -157,16 +265,19 @@ done:
 
 static fd_status open_rank0(ckpt *ck)
 {
-    if (mkdir(ck->dir, 0777) != 0 && errno != EEXIST)
-        return fd_fail(FD_ERR_IO, "%s: cannot create the checkpoint directory: %s", ck->dir, strerror(errno));
     if (!ck->resume) {
-        sweep(ck, 0); /* an old checkpoint in a --force'd directory */
+        /* resultdir refused a fresh run beside an existing checkpoint. */
+        if (mkdir(ck->dir, 0777) != 0)
+            return fd_fail(FD_ERR_IO, "%s: cannot create the checkpoint directory: %s", ck->dir, strerror(errno));
+        ck->created = 1;
+        rd_new_run_id(ck->nonce);
+        run_key(ck, ck->params, ck->nonce, ck->key);
         return FD_OK;
     }
     FD_TRY(open_resume(ck));
-    /* What the killed run was writing: segments and parts. */
-    sweep(ck, 1);
-    sweep_dir(ck->outdir, 1);
+    /* What the killed run was writing, by exact name; parts it left in
+     * DIR go when this run's result is committed (resultdir). */
+    rd_remove_matching(ck->dir, ours_tmp, NULL);
     return FD_OK;
 }
 
@@ -177,7 +288,7 @@ fd_status ckpt_open(ckpt **out, const ckpt_opts *o)
     *out = NULL;
     if (!ck) return fd_fail(FD_ERR_NOMEM, "out of memory");
     ck->outdir = strdup(o->dir);
-    ck->dir = fd_path_join(o->dir, "checkpoint");
+    ck->dir = strdup(o->ckdir);
     ck->job = ck->dir ? fd_path_join(ck->dir, "job.h5") : NULL;
     ck->workload = strdup(o->workload);
     ck->params = strdup(o->params);
@@ -198,9 +309,11 @@ fd_status ckpt_open(ckpt **out, const ckpt_opts *o)
     if (o->size > 1) {
         st = fd_mpi_agree(st, NULL);
         if (st == FD_OK) MPI_CHECK_GOTO(MPI_Bcast(&ck->generation, 1, MPI_UINT64_T, 0, MPI_COMM_WORLD), st, done);
+        if (st == FD_OK) MPI_CHECK_GOTO(MPI_Bcast(ck->key, KEY_HEX, MPI_CHAR, 0, MPI_COMM_WORLD), st, done);
     }
 done:
     if (st != FD_OK) {
+        if (ck->created) rmdir(ck->dir); /* made by this run, still empty */
         ckpt_close(&ck);
         return st;
     }
@@ -232,7 +345,9 @@ fd_status ckpt_load_records(ckpt *ck, fd_records *recs)
     uint64_t nw = 0, ns = 0, *start = NULL;
     hid_t f = H5Fopen(ck->job, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) return fd_fail(FD_ERR_INPUT, "%s: not a readable HDF5 file", ck->job);
-    if (h5u_len(f, "records/words", &nw) != FD_OK || h5u_len(f, "records/start", &ns) != FD_OK || ns < 1) {
+    if (h5u_len(f, "records/words", &nw) != FD_OK || h5u_len(f, "records/start", &ns) != FD_OK || ns < 1 ||
+        nw > ((uint64_t)1 << 40) || ns > ((uint64_t)1 << 40)) {
+        fd_errclear();
         st = fd_fail(FD_ERR_INPUT, "%s: the checkpoint has no work list", ck->job);
         goto done;
     }
@@ -242,13 +357,26 @@ fd_status ckpt_load_records(ckpt *ck, fd_records *recs)
     FD_TRY_GOTO(h5u_read_range(f, "records/words", H5T_NATIVE_UINT64, 0, nw, ck->words), st, done);
     FD_TRY_GOTO(h5u_read_range(f, "records/start", H5T_NATIVE_UINT64, 0, ns, start), st, done);
     for (uint64_t i = 0; i < ns; i++) {
-        if (start[i] > nw || (i && start[i] < start[i - 1])) {
+        if (start[i] > nw || (i && start[i] < start[i - 1]) || (i == 0 && start[i] != 0) ||
+            (i == ns - 1 && start[i] != nw)) {
             st = fd_fail(FD_ERR_INPUT, "%s: the checkpoint's work list is corrupt", ck->job);
             goto done;
         }
         ck->start[i] = (size_t)start[i];
     }
     *recs = (fd_records){ck->words, ck->start, (size_t)(ns - 1), (size_t)nw, NULL};
+    {
+        char stored[KEY_HEX + 8] = "", digest[KEY_HEX];
+        records_digest(recs, digest);
+        if (h5u_read_attr_str(f, "records_sha256", stored, sizeof stored) != FD_OK || strcmp(stored, digest) != 0) {
+            fd_errclear();
+            st = fd_fail(FD_ERR_INPUT,
+                         "%s: its work list does not match its digest (the file was edited or damaged); it cannot "
+                         "be trusted: remove %s and start again",
+                         ck->job, ck->dir);
+            goto done;
+        }
+    }
     /* The list keeps its generation count current, so that the next
      * --resume names its segments apart from this run's. */
     st = write_job(ck, recs);
@@ -306,11 +434,12 @@ fd_status ckpt_put_values(const ckpt *ck, const char *name, const double *v, siz
 {
     fd_status st = FD_OK;
     char file[96];
-    snprintf(file, sizeof file, "%s.h5", name);
+    snprintf(file, sizeof file, "values-%s.h5", name);
     char *path = fd_path_join(ck->dir, file);
     h5u_out out = {-1, NULL, NULL};
     if (!path) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
     FD_TRY_GOTO(h5u_out_create(&out, path), st, done);
+    FD_TRY_GOTO(h5u_attr_str(out.file, "key", ck->key), st, done);
     FD_TRY_GOTO(h5u_write_1d(out.file, "values", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v, n), st, done);
     st = h5u_out_commit(&out);
 done:
@@ -322,19 +451,29 @@ done:
 fd_status ckpt_get_values(const ckpt *ck, const char *name, double *v, size_t n, int *found)
 {
     fd_status st = FD_OK;
-    char file[96];
+    char file[96], key[KEY_HEX + 8] = "";
     uint64_t len = 0, complete = 0;
+    struct stat sb;
     *found = 0;
-    snprintf(file, sizeof file, "%s.h5", name);
+    snprintf(file, sizeof file, "values-%s.h5", name);
     char *path = fd_path_join(ck->dir, file);
     if (!path) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    hid_t f = access(path, R_OK) == 0 ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
-    /* Unreadable or partial: as if absent, the run computes it again. */
-    if (f >= 0 && h5u_read_attr_u64(f, "complete", &complete) == FD_OK && complete == 1 &&
-        h5u_len(f, "values", &len) == FD_OK && len == n && h5u_read_range(f, "values", H5T_NATIVE_DOUBLE, 0, n, v) == FD_OK)
-        *found = 1;
+    if (lstat(path, &sb) != 0) {
+        free(path);
+        return FD_OK; /* not computed yet */
+    }
+    hid_t f = S_ISREG(sb.st_mode) ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
+    const int ok = f >= 0 && h5u_read_attr_u64(f, "complete", &complete) == FD_OK && complete == 1 &&
+                   h5u_read_attr_str(f, "key", key, sizeof key) == FD_OK && !strcmp(key, ck->key) &&
+                   h5u_len(f, "values", &len) == FD_OK && len == n &&
+                   h5u_read_range(f, "values", H5T_NATIVE_DOUBLE, 0, n, v) == FD_OK;
     fd_errclear();
     if (f >= 0) H5Fclose(f);
+    /* Written whole by a run of this checkpoint, or not ours to use. */
+    if (!ok) st = fd_fail(FD_ERR_INPUT, "%s: not a value of this checkpoint's run (damaged, or copied from another); "
+                                        "remove it to compute it again",
+                          path);
+    else *found = 1;
     free(path);
     return st;
 }
@@ -351,6 +490,7 @@ fd_status ckpt_seg_mark(hid_t f, const ckpt *ck, int stage, const uint64_t *ids,
 {
     FD_TRY(h5u_attr_str(f, "format", SEG_FORMAT));
     FD_TRY(h5u_attr_str(f, "workload", ck->workload));
+    FD_TRY(h5u_attr_str(f, "key", ck->key));
     FD_TRY(h5u_attr_u64(f, "generation", ck->generation));
     FD_TRY(h5u_attr_u64(f, "rank", (uint64_t)ck->rank));
     FD_TRY(h5u_attr_u64(f, "stage", (uint64_t)stage));
@@ -364,36 +504,56 @@ void ckpt_seg_committed(ckpt *ck, int stage, size_t nids)
     if (ck->kill_rank == ck->rank && (long)c >= ck->kill_after) raise(SIGKILL);
 }
 
-fd_status ckpt_scan(ckpt *ck, ckpt_seg_fn fn, void *arg)
+fd_status ckpt_scan(ckpt *ck, size_t nrecords, ckpt_seg_fn fn, void *arg)
 {
     fd_status st = FD_OK;
-    DIR *d = opendir(ck->dir);
-    if (!d) return fd_fail(FD_ERR_IO, "%s: cannot list the checkpoint: %s", ck->dir, strerror(errno));
+    const int fd = open(ck->dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+    DIR *d = fd >= 0 ? fdopendir(fd) : NULL;
+    if (!d) {
+        st = fd_fail(FD_ERR_IO, "%s: cannot list the checkpoint: %s", ck->dir, strerror(errno));
+        if (fd >= 0) close(fd);
+        return st;
+    }
     struct dirent *e;
     uint64_t *ids = NULL;
     while (st == FD_OK && (e = readdir(d))) {
-        size_t len = strlen(e->d_name);
-        if (strncmp(e->d_name, "seg-", 4) != 0 || len < 8 || strcmp(e->d_name + len - 3, ".h5") != 0) continue;
+        if (!is_segment(e->d_name)) continue;
         char *path = fd_path_join(ck->dir, e->d_name);
         if (!path) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); break; }
-        char fmt[64] = "", wl[64] = "";
+        char fmt[64] = "", wl[64] = "", key[KEY_HEX + 8] = "";
         uint64_t complete = 0, gen = 0, stage = 0, n = 0;
-        hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+        struct stat sb;
+        hid_t f = lstat(path, &sb) == 0 && S_ISREG(sb.st_mode) ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
+        /* Committed segments are whole (renamed after they were closed):
+         * one that does not read as such was damaged or put there, and its
+         * records are not to be trusted or silently dropped. */
         int ok = f >= 0 && h5u_read_attr_str(f, "format", fmt, sizeof fmt) == FD_OK && !strcmp(fmt, SEG_FORMAT) &&
                  h5u_read_attr_str(f, "workload", wl, sizeof wl) == FD_OK && !strcmp(wl, ck->workload) &&
                  h5u_read_attr_u64(f, "complete", &complete) == FD_OK && complete == 1 &&
                  h5u_read_attr_u64(f, "generation", &gen) == FD_OK && gen < ck->generation &&
-                 h5u_read_attr_u64(f, "stage", &stage) == FD_OK && h5u_len(f, "records", &n) == FD_OK;
+                 h5u_read_attr_u64(f, "stage", &stage) == FD_OK && stage <= 2 &&
+                 h5u_len(f, "records", &n) == FD_OK && n <= nrecords;
+        const int keyed = ok && h5u_read_attr_str(f, "key", key, sizeof key) == FD_OK && !strcmp(key, ck->key);
         free(ids);
         ids = NULL;
-        if (ok && n) {
+        if (keyed && n) {
             ids = malloc(n * sizeof *ids);
             ok = ids && h5u_read_range(f, "records", H5T_NATIVE_UINT64, 0, n, ids) == FD_OK;
+            for (uint64_t k = 0; ok && k < n; k++) ok = ids[k] < nrecords;
         }
         fd_errclear();
-        if (ok) st = fn(arg, path, f, (int)stage, ids, (size_t)n);
+        if (!ok)
+            st = fd_fail(FD_ERR_INPUT,
+                         "%s: not a whole checkpoint segment of this run (damaged?); remove it, and its records are "
+                         "computed again",
+                         path);
+        else if (!keyed)
+            st = fd_fail(FD_ERR_INPUT,
+                         "%s: a segment of another run (its run key differs from %s's); remove it, and its records "
+                         "are computed again",
+                         path, ck->job);
+        else st = fn(arg, path, f, (int)stage, ids, (size_t)n);
         if (f >= 0) H5Fclose(f);
-        if (!ok) unlink(path);
         free(path);
     }
     closedir(d);
@@ -449,12 +609,22 @@ void ckpt_free_paths(char **paths)
 int ckpt_finish(ckpt *ck, fd_status st)
 {
     if (ck->rank != 0) return 0;
-    size_t segs = sweep(ck, 1);
-    /* Exit status 1: the machine failed the run (disk, MPI, device), and
-     * a rerun may finish it.  Exit status 2: the command or the input
-     * was wrong, and the same command would fail the same way. */
-    if (st != FD_OK && fd_exit_code(st) == 1 && segs > 0 && access(ck->job, R_OK) == 0) return 1;
-    sweep(ck, 0);
-    rmdir(ck->dir);
+    rd_remove_matching(ck->dir, ours_tmp, NULL);
+    /* Removed once the result it was for is committed, or by the run that
+     * made it when it holds nothing (a fresh run that failed before its
+     * first commit).  A resumed run that fails leaves it as it found it,
+     * with what it added. */
+    const int keep = st != FD_OK && (ck->resume || count_segments(ck->dir) > 0);
+    if (keep) {
+        const int resumable = access(ck->job, R_OK) == 0;
+        /* Part of the failure's message: printed even with -q. */
+        if (resumable)
+            fprintf(stderr, "fcbo-dist %s: the work done so far is kept in %s; rerun the same command with --resume %s "
+                            "to finish it\n",
+                    ck->workload, ck->dir, ck->outdir);
+        return resumable;
+    }
+    rd_remove_matching(ck->dir, ours_all, NULL);
+    rmdir(ck->dir); /* only when empty: nothing of the user's goes */
     return 0;
 }

@@ -1,16 +1,23 @@
 /* Checkpoints of a long run, so that a rerun with --resume loses minutes,
  * not the run (docs/architecture.md, "Checkpoints and --resume").
  *
- * DIR/checkpoint/ holds:
+ * DIR/W.checkpoint/ (W: the workload; io/resultdir.h) holds, and this
+ * module writes or removes nothing else there:
  *   job.h5        rank 0: the workload, the parameters that decide the
  *                 result, the work list (records, as the task pool hands
- *                 them out) and the generation (runs so far)
+ *                 them out) and its digest, the generation (runs so far),
+ *                 the first run's nonce and the run key (a digest of the
+ *                 workload, the parameters and the nonce)
  *   seg-G-R-S.h5  committed segments: what one consumer (a worker thread,
  *                 or a GPU rank) of rank R in generation G wrote, with the
- *                 ids of the records whose results it holds in full
- *   *.tmp.PID     segments being written; a killed run leaves these (and
- *                 DIR/part-*.tmp.*), and the next --resume removes them
+ *                 ids of the records whose results it holds in full and
+ *                 the run key
+ *   values-NAME.h5  a few numbers a resumed run needs (the FDR cutoff)
+ *   *.tmp.PID     the above being written; a killed run leaves these, and
+ *                 the next --resume removes them
  *
+ * A segment or a job.h5 that does not match the run key (another run's,
+ * or edited) is refused with a message, never used or removed.
  * A consumer writes its results to its own segment and commits it (closes
  * and renames it) at a record boundary once it is --checkpoint-seconds
  * old, so a dead rank loses at most that much of each consumer's work.
@@ -33,6 +40,7 @@ typedef struct ckpt ckpt;
 
 typedef struct ckpt_opts {
     const char *dir;          /* the run's output directory */
+    const char *ckdir;        /* DIR/W.checkpoint (resultdir's checkpoint) */
     const char *workload;     /* "lattice", "spearman" */
     const char *params;       /* "key=value" lines that must match on --resume */
     double seconds;           /* commit a segment once it is this old */
@@ -40,10 +48,11 @@ typedef struct ckpt_opts {
     int rank, size;
 } ckpt_opts;
 
-/* Collective.  A fresh run (rank 0) empties DIR/checkpoint; --resume
- * checks that DIR/checkpoint/job.h5 exists and has the same workload and
- * parameters (FD_ERR_USAGE naming the first that differs), removes the
- * segments a killed run left half-written, and starts a new generation. */
+/* Collective.  A fresh run (rank 0) makes the directory (resultdir has
+ * refused one that exists); --resume checks that job.h5 exists, has the
+ * same workload and parameters (FD_ERR_USAGE naming the first that
+ * differs) and its run key, removes the temporaries a killed run left,
+ * and starts a new generation. */
 fd_status ckpt_open(ckpt **out, const ckpt_opts *o);
 void ckpt_close(ckpt **ck);
 int ckpt_resuming(const ckpt *ck);
@@ -62,8 +71,9 @@ fd_status ckpt_records_left(const fd_records *all, const uint8_t *done, fd_recor
 void ckpt_records_free(fd_records *r);
 
 /* Rank 0: a few numbers a resumed run needs besides the segments (the
- * FDR cutoff), in DIR/checkpoint/NAME.h5, written atomically; get: 1 in
- * *found when there (FD_OK either way). */
+ * FDR cutoff), in values-NAME.h5 (NAME: lower case and _), written
+ * atomically with the run key; get: 1 in *found when there, 0 when not
+ * computed yet; a file that is there but not this run's is FD_ERR_INPUT. */
 fd_status ckpt_put_values(const ckpt *ck, const char *name, const double *v, size_t n);
 fd_status ckpt_get_values(const ckpt *ck, const char *name, double *v, size_t n, int *found);
 
@@ -81,10 +91,12 @@ void ckpt_seg_committed(ckpt *ck, int stage, size_t nids);
 int ckpt_due(const ckpt *ck, double opened);
 
 /* Rank 0: calls fn for every committed segment of earlier generations,
- * with the file open for reading.  A segment that cannot be read is
- * removed (its records are simply run again). */
+ * with the file open for reading and its record ids (each below
+ * nrecords, the work list's length).  A segment that cannot be read, or
+ * that carries another run key, is FD_ERR_INPUT naming it: it is the
+ * user's to remove, never ours. */
 typedef fd_status (*ckpt_seg_fn)(void *arg, const char *path, hid_t f, int stage, const uint64_t *ids, size_t n);
-fd_status ckpt_scan(ckpt *ck, ckpt_seg_fn fn, void *arg);
+fd_status ckpt_scan(ckpt *ck, size_t nrecords, ckpt_seg_fn fn, void *arg);
 
 /* Sends rank 0's list of paths to every rank and returns this rank's
  * share (every size-th from its rank on): the segments of earlier runs
@@ -93,10 +105,12 @@ fd_status ckpt_scan(ckpt *ck, ckpt_seg_fn fn, void *arg);
 fd_status ckpt_share_paths(const ckpt *ck, char **paths, size_t n, char ***mine);
 void ckpt_free_paths(char **paths);
 
-/* Rank 0, once the run's result is committed (st = FD_OK): removes
- * DIR/checkpoint.  After a failure of the machine (exit status 1: disk,
- * MPI, device) keeps it when it holds committed work (returns 1: say so
- * to the user); after a usage or input error removes it. */
+/* Rank 0, at the end.  Removes the checkpoint (its files, by name) once
+ * the run's result is committed (st = FD_OK), or after a failure of a
+ * fresh run that committed nothing.  Otherwise keeps it, with what this
+ * run committed (an interrupted run's work, a failure of the machine, or
+ * an error the user can mend, such as --max-output), and when --resume
+ * can continue it says so on stderr and returns 1. */
 int ckpt_finish(ckpt *ck, fd_status st);
 
 #endif

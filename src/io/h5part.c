@@ -1,69 +1,18 @@
 #include "h5part.h"
 
-#include "../mpi/fdmpi.h"
 #include "h5util.h"
-#include "outdir.h"
 
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
-void h5part_name(char *buf, size_t cap, int rank) { snprintf(buf, cap, "part-%05d.h5", rank); }
-
-fd_status h5part_set_open(h5part_set *s, const char *dir, const char *master_name, int force, int rank, int size)
+fd_status h5part_put_parts(hid_t master, const char *run_id, int ranks)
 {
-    memset(s, 0, sizeof *s);
-    s->dir = dir;
-    s->rank = rank;
-    s->size = size;
-    s->distributed = size > 1;
-    if (!dir) return FD_OK;
-    if (!(s->master = fd_path_join(dir, master_name))) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    if (s->distributed) {
-        char name[H5PART_NAME_MAX];
-        h5part_name(name, sizeof name, rank);
-        if (!(s->part = fd_path_join(dir, name))) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    }
-    if (rank != 0) return FD_OK;
-    FD_TRY(fd_outdir_prepare(dir, force != H5PART_NEW, &s->created));
-    /* No complete-looking master may sit next to the parts of this run;
-     * a resumed run finds none (or its checkpoint check fails first). */
-    if (force != H5PART_RESUME && unlink(s->master) != 0 && errno != ENOENT)
-        return fd_fail(FD_ERR_IO, "%s: cannot remove the result of an earlier run: %s", s->master, strerror(errno));
-    return FD_OK;
-}
-
-void h5part_set_committed(h5part_set *s) { s->committed = 1; }
-
-/* Parts of an earlier run with more ranks (or any, after a single-file
- * run) would confuse whoever lists DIR. */
-static void remove_stale(const h5part_set *s)
-{
-    for (int k = s->distributed ? s->size : 0;; k++) {
-        char name[H5PART_NAME_MAX];
-        h5part_name(name, sizeof name, k);
-        char *p = fd_path_join(s->dir, name);
-        int gone = !p || unlink(p) != 0;
-        free(p);
-        if (gone) break;
-    }
-}
-
-void h5part_set_close(h5part_set *s, fd_status st)
-{
-    if (s->dir) {
-        if (st == FD_OK && s->rank == 0) remove_stale(s);
-        if (st != FD_OK && s->committed) unlink(s->part);
-        /* Rank 0 may remove DIR only once every rank has removed its part;
-         * after an MPI error the ranks cannot meet, and main() aborts. */
-        if (st != FD_OK && s->distributed && st != FD_ERR_MPI) MPI_Barrier(MPI_COMM_WORLD);
-        if (st != FD_OK && s->created) rmdir(s->dir);
-    }
-    free(s->master);
-    free(s->part);
-    s->master = s->part = NULL;
+    FD_TRY(h5u_attr_u64(master, "parts", (uint64_t)ranks));
+    return h5u_attr_str(master, "run_id", run_id);
 }
 
 /* The directory part of path ("." when there is none), into buf. */
@@ -75,14 +24,16 @@ static void dir_of(const char *path, char *buf, size_t cap)
     else snprintf(buf, cap, "%.*s", (int)(slash - path), path);
 }
 
-static fd_status check_one(const char *dir, const char *master, int r, const char *sha, uint64_t want,
-                           const char *part_format, const char *count_attr)
+static fd_status check_one(const char *dir, const char *master, const char *workload, const char *run_id, int r,
+                           const char *sha, uint64_t want, const char *count_attr)
 {
-    char name[H5PART_NAME_MAX], file[4096 + H5PART_NAME_MAX + 2], fmt[64], psha[80];
+    char name[H5PART_NAME_MAX], file[4096 + H5PART_NAME_MAX + 2], fmt[64], psha[80], part_format[64];
     uint64_t complete = 0, n = 0;
-    h5part_name(name, sizeof name, r);
+    struct stat sb;
+    rd_part_name(name, sizeof name, workload, run_id, r);
     snprintf(file, sizeof file, "%s/%s", dir, name);
-    if (access(file, R_OK) != 0)
+    snprintf(part_format, sizeof part_format, "fcbo-dist %s part", workload);
+    if (stat(file, &sb) != 0 || !S_ISREG(sb.st_mode) || access(file, R_OK) != 0)
         return fd_fail(FD_ERR_INPUT, "%s: its part %s is missing or unreadable (HDF5 would read it as zeros)", master,
                        file);
     hid_t f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT);
@@ -102,22 +53,32 @@ static fd_status check_one(const char *dir, const char *master, int r, const cha
     return FD_OK;
 }
 
-fd_status h5part_check(hid_t master, const char *path, const char *part_format, const char *count_attr,
+fd_status h5part_check(hid_t master, const char *path, const char *workload, const char *count_attr,
                        const char *counts_dset)
 {
     fd_status st = FD_OK;
-    uint64_t parts = 0, *n = NULL;
-    char dir[4096], sha[80];
+    uint64_t parts = 0, len = 0, *n = NULL;
+    char dir[4096], sha[80], run_id[64] = "";
     if (H5Aexists(master, "parts") <= 0) return FD_OK; /* a single file */
     FD_TRY(h5u_read_attr_u64(master, "parts", &parts));
     FD_TRY(h5u_read_attr_str(master, "input_sha256", sha, sizeof sha));
+    /* Masters written before run ids (format_version 1) name their parts
+     * part-RRRRR.h5. */
+    if (H5Aexists(master, "run_id") > 0) {
+        FD_TRY(h5u_read_attr_str(master, "run_id", run_id, sizeof run_id));
+        if (!rd_is_run_id(run_id)) return fd_fail(FD_ERR_INPUT, "%s: its run_id is not a run id", path);
+    }
     if (parts == 0 || parts > (1u << 24))
         return fd_fail(FD_ERR_INPUT, "%s: bad number of parts %llu", path, (unsigned long long)parts);
+    FD_TRY(h5u_len(master, counts_dset, &len));
+    if (len != parts)
+        return fd_fail(FD_ERR_INPUT, "%s: %s has %llu entries for %llu parts", path, counts_dset,
+                       (unsigned long long)len, (unsigned long long)parts);
     FD_ALLOC_GOTO(n, parts, st, done);
     FD_TRY_GOTO(h5u_read_range(master, counts_dset, H5T_NATIVE_UINT64, 0, parts, n), st, done);
     dir_of(path, dir, sizeof dir);
     for (uint64_t r = 0; r < parts; r++)
-        FD_TRY_GOTO(check_one(dir, path, (int)r, sha, n[r], part_format, count_attr), st, done);
+        FD_TRY_GOTO(check_one(dir, path, workload, run_id, (int)r, sha, n[r], count_attr), st, done);
 done:
     free(n);
     return st;
@@ -132,8 +93,8 @@ void h5part_rank_times(h5part_rank *r, double busy_thread_seconds, int threads, 
     gethostname(r->host, sizeof r->host - 1);
 }
 
-fd_status h5part_write_ranks(hid_t f, const h5part_rank *rs, int ranks, const char *results, const char *units,
-                             hid_t *group)
+fd_status h5part_write_ranks(hid_t f, const char *workload, const char *run_id, const h5part_rank *rs, int ranks,
+                             const char *results, const char *units, hid_t *group)
 {
     fd_status st = FD_OK;
     size_t n = (size_t)ranks;
@@ -150,7 +111,7 @@ fd_status h5part_write_ranks(hid_t f, const h5part_rank *rs, int ranks, const ch
     FD_ALLOC_GOTO(names, n, st, done);
     H5_CHECK_GOTO(g = H5Gcreate2(f, "ranks", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
     for (size_t r = 0; r < n; r++) {
-        h5part_name(names[r], H5PART_NAME_MAX, (int)r);
+        rd_part_name(names[r], H5PART_NAME_MAX, workload, run_id, (int)r);
         s[r] = names[r];
     }
     FD_TRY_GOTO(h5u_write_strings(g, "part", s, n), st, done);

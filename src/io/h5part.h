@@ -1,56 +1,37 @@
-/* Partitioned results: one part file per rank (DIR/part-RRRRR.h5, serial
- * HDF5) and a master file that rank 0 writes last over them.  Shared by
- * every workload: the directory and its clean-up, part names, and the
- * checks a reader runs before trusting a master (HDF5 reads a missing
- * source of a virtual dataset as fill values, without an error).
- *
- * The life of a set, on every rank:
- *   h5part_set_open     rank 0 prepares DIR and removes an earlier master;
- *                       the caller agrees (fd_mpi_agree) before any rank
- *                       writes into DIR
- *   ... write the part to s->part (or the single file to s->master) ...
- *   h5part_set_committed  after the part is renamed into place
- *   h5part_set_close    success: rank 0 removes stale parts of earlier runs;
- *                       failure: every rank removes its part, then rank 0
- *                       removes DIR if it created it.  Collective when
- *                       distributed and the ranks agreed on the failure. */
+/* Partitioned results: one part file per rank (DIR/W.RUNID.part-RRRRR.h5,
+ * serial HDF5; names and the directory's rules in resultdir.h) and a
+ * master file that rank 0 writes last over them.  Shared by every
+ * workload: the checks a reader runs before trusting a master (HDF5 reads
+ * a missing source of a virtual dataset as fill values, without an
+ * error), and the table of what each rank did. */
 #ifndef FD_H5PART_H
 #define FD_H5PART_H
 
 #include "../common/status.h"
+#include "resultdir.h"
 
 #include <hdf5.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <stdio.h>
 
-#define H5PART_NAME_MAX 32
+#define H5PART_NAME_MAX RD_NAME_MAX
 
-/* "part-RRRRR.h5" */
-void h5part_name(char *buf, size_t cap, int rank);
+/* The format_version attribute of every result file.  2: parts named
+ * W.RUNID.part-RRRRR.h5 from the master's run_id (1: part-RRRRR.h5). */
+#define FD_FORMAT_VERSION 2
 
-typedef struct h5part_set {
-    const char *dir;        /* NULL: no output */
-    char *master;           /* DIR/MASTER_NAME */
-    char *part;             /* DIR/part-RRRRR.h5 when distributed */
-    int rank, size, distributed;
-    int created;            /* rank 0 created DIR */
-    int committed;          /* this rank's part is in place */
-} h5part_set;
-
-/* force: H5PART_NEW (DIR must not exist), H5PART_FORCE (may exist; an
- * earlier master is removed), H5PART_RESUME (must hold a checkpoint: left
- * as it is, a master included, until the run commits). */
-enum { H5PART_NEW = 0, H5PART_FORCE = 1, H5PART_RESUME = 2 };
-fd_status h5part_set_open(h5part_set *s, const char *dir, const char *master_name, int force, int rank, int size);
-void h5part_set_committed(h5part_set *s);
-void h5part_set_close(h5part_set *s, fd_status st);
+/* Writer side: the master's attributes that name its parts (parts, and
+ * run_id, which readers turn into the parts' names). */
+fd_status h5part_put_parts(hid_t master, const char *run_id, int ranks);
 
 /* Reader side: when master (opened from path) has a "parts" attribute,
- * checks that each part is present, has format part_format and
- * complete = 1, the master's input_sha256, and count_attr equal to element
- * r of the master's 1-D dataset counts_dset.  FD_OK for a single file. */
-fd_status h5part_check(hid_t master, const char *path, const char *part_format, const char *count_attr,
+ * checks that each part (named from the master's run_id) is a plain file,
+ * has format "fcbo-dist WORKLOAD part" and complete = 1, the master's
+ * input_sha256, and count_attr equal to element r of the master's 1-D
+ * dataset counts_dset.  FD_OK for a single file.  A master whose run_id
+ * is not a run id is refused: it would name other files. */
+fd_status h5part_check(hid_t master, const char *path, const char *workload, const char *count_attr,
                        const char *counts_dset);
 
 /* What one rank did, for the master's /ranks group, --stats and `info`:
@@ -67,11 +48,11 @@ typedef struct h5part_rank {
  * time of the work, and the host name. */
 void h5part_rank_times(h5part_rank *r, double busy_thread_seconds, int threads, double wall_seconds);
 
-/* Creates /ranks in the master f with part, host, threads, RESULTS,
+/* Creates /ranks in the master f with part (the parts' names), host, threads, RESULTS,
  * UNITS, busy_seconds and idle_seconds (one row per rank) and leaves it
  * open in *group for a workload's own columns. */
-fd_status h5part_write_ranks(hid_t f, const h5part_rank *rs, int ranks, const char *results, const char *units,
-                             hid_t *group);
+fd_status h5part_write_ranks(hid_t f, const char *workload, const char *run_id, const h5part_rank *rs, int ranks,
+                             const char *results, const char *units, hid_t *group);
 
 /* The table printed by --stats and `info`, with the load imbalance (max
  * busy / mean busy); from memory, or from a master file's /ranks (nothing

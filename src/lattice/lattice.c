@@ -3,6 +3,7 @@
 #include "lattice_ckpt.h"
 #include "../common/clock.h"
 #include "../common/env.h"
+#include "../common/interrupt.h"
 #include "../io/h5util.h"
 #include "../mpi/taskpool.h"
 
@@ -208,7 +209,10 @@ fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const str
     fcbo_stats_add(stats, &r.stats);
     if (st == FD_OK) st = split_st;
     if (st == FD_OK) st = r.st;
+    /* Interrupted: the pool stopped handing out subtrees, and those
+     * finished are committed before the run stops. */
     if (st == FD_OK && o->ckpt) st = lattice_ckpt_end(o->ckpt);
+    if (st == FD_OK) st = fd_interrupt_check();
 done:
     fd_pool_destroy(&pool);
     task_list_free(&tasks);

@@ -69,7 +69,7 @@ fd_status lattice_ckpt_open(lattice_ckpt **out, const lattice_ckpt_opts *o, cons
      * GPU's carry no failed sets); threads and ranks may change. */
     snprintf(params, sizeof params, "input_sha256=%s\nmin_support=%u\nextents=%d\ntasks=%s\n", ctx->sha256,
              o->min_support, o->extents, o->device ? "device" : "cpu");
-    ckpt_opts co = {o->dir, "lattice", params, o->seconds, o->resume, o->rank, o->size};
+    ckpt_opts co = {o->dir, o->ckdir, "lattice", params, o->seconds, o->resume, o->rank, o->size};
     /* Collective first: every rank reaches it, whatever fails after. */
     FD_TRY_GOTO(ckpt_open(&lc->ck, &co), st, fail);
     FD_ALLOC_GOTO(lc->slots, (size_t)lc->nslots, st, fail);
@@ -230,7 +230,7 @@ fd_status lattice_ckpt_remaining(lattice_ckpt *lc, fd_records *out)
     FD_TRY(ckpt_load_records(lc->ck, &lc->recs));
     const fd_records *r = &lc->recs;
     FD_ALLOC_GOTO(lc->done, r->n + 1, st, done);
-    FD_TRY_GOTO(ckpt_scan(lc->ck, take_segment, lc), st, done);
+    FD_TRY_GOTO(ckpt_scan(lc->ck, r->n, take_segment, lc), st, done);
     FD_TRY_GOTO(ckpt_records_left(r, lc->done, &lc->left), st, done);
     *out = lc->left;
 done:
@@ -277,10 +277,8 @@ void lattice_ckpt_close(lattice_ckpt **plc, fd_status st, int quiet)
         free(lc->slots[k].held);
     }
     free(lc->slots);
-    (void)quiet; /* part of the failure's message, printed even with -q */
-    if (lc->ck && ckpt_finish(lc->ck, st))
-        fprintf(stderr, "fcbo-dist lattice: the work done so far is kept in the output directory's checkpoint/; "
-                        "rerun the same command with --resume DIR to finish it\n");
+    (void)quiet; /* ckpt_finish's message is part of the failure's, printed even with -q */
+    if (lc->ck) ckpt_finish(lc->ck, st);
     ckpt_close(&lc->ck);
     for (size_t k = 0; k < lc->nmine; k++) free(lc->mine[k]);
     free(lc->mine);

@@ -24,7 +24,7 @@
 typedef struct lattice_ckpt lattice_ckpt;
 
 typedef struct lattice_ckpt_opts {
-    const char *dir;
+    const char *dir, *ckdir;      /* DIR, DIR/lattice.checkpoint */
     double seconds;
     int resume, extents, device;  /* device: tasks made for a GPU backend */
     uint32_t min_support;

@@ -128,7 +128,7 @@ fd_status lattice_h5_put_meta(hid_t f, const fca_context *ctx, const lattice_met
     fd_status st = FD_OK;
     hid_t g = -1;
     FD_TRY_GOTO(h5u_attr_str(f, "format", "fcbo-dist lattice"), st, fail);
-    FD_TRY_GOTO(h5u_attr_u64(f, "format_version", 1), st, fail);
+    FD_TRY_GOTO(h5u_attr_u64(f, "format_version", FD_FORMAT_VERSION), st, fail);
     FD_TRY_GOTO(h5u_attr_str(f, "version", FD_VERSION), st, fail);
     FD_TRY_GOTO(h5u_attr_str(f, "command", m->command ? m->command : ""), st, fail);
     FD_TRY_GOTO(h5u_attr_str(f, "input", ctx->source ? ctx->source : ""), st, fail);
@@ -203,7 +203,7 @@ fd_status lattice_h5_commit_part(lattice_h5 **pw, const fca_context *ctx, const 
     FD_TRY_GOTO(h5u_app_add(&w->int_off, part->first_int), st, fail);
     FD_TRY_GOTO(h5u_app_add(&w->ext_off, part->first_ext), st, fail);
     FD_TRY_GOTO(h5u_attr_str(f, "format", "fcbo-dist lattice part"), st, fail);
-    FD_TRY_GOTO(h5u_attr_u64(f, "format_version", 1), st, fail);
+    FD_TRY_GOTO(h5u_attr_u64(f, "format_version", FD_FORMAT_VERSION), st, fail);
     FD_TRY_GOTO(h5u_attr_str(f, "input_sha256", ctx->sha256), st, fail);
     FD_TRY_GOTO(h5u_attr_u64(f, "rank", (uint64_t)part->rank), st, fail);
     FD_TRY_GOTO(h5u_attr_u64(f, "ranks", (uint64_t)part->ranks), st, fail);

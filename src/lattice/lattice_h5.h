@@ -60,8 +60,9 @@ void lattice_h5_counts(const lattice_h5 *w, uint64_t *n, uint64_t *nint, uint64_
 
 /* Writes the master file PATH (under a temporary name, renamed at the
  * end) over the parts of `ranks` ranks, which must all be committed and
- * lie in the same directory.  rs[r] describes rank r. */
-fd_status lattice_master_write(const char *path, const fca_context *ctx, const lattice_meta *meta,
+ * lie in the same directory, named from run_id (resultdir.h).  rs[r]
+ * describes rank r. */
+fd_status lattice_master_write(const char *path, const char *run_id, const fca_context *ctx, const lattice_meta *meta,
                                const lattice_rank *rs, int ranks, int with_extents);
 
 /* Shared by the single-file and the master writer. */

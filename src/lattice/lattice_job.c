@@ -2,13 +2,14 @@
  * setup, enumeration, commit), each ended by an agreement of all ranks so
  * that a failure anywhere stops every rank at the same point and leaves
  * nothing behind (docs/architecture.md, "Distribution").  With one rank
- * the output is DIR/lattice.h5; with several, DIR/part-RRRRR.h5 per rank
- * and a master DIR/lattice.h5 over them. */
+ * the output is DIR/lattice.h5; with several, DIR/lattice.RUNID.part-RRRRR.h5
+ * per rank and a master DIR/lattice.h5 over them (io/resultdir.h). */
 #include "lattice_job.h"
 
 #include "../common/clock.h"
 #include "../common/progress.h"
 #include "../io/h5part.h"
+#include "../io/resultdir.h"
 #include "../mpi/device_warm.h"
 #include "../mpi/placement.h"
 #include "lattice.h"
@@ -37,7 +38,7 @@ typedef struct {
     int sink_ok;
     fd_progress prog;
     fcbo_stats stats;
-    h5part_set out;           /* DIR/lattice.h5 and this rank's part */
+    resultdir out;            /* DIR/lattice.h5 and this rank's part */
     lattice_ckpt *ck;         /* checkpoints, or NULL */
     double t0, enum_seconds, setup_seconds, output_seconds; /* rank 0's phases (print_summary) */
 } run;
@@ -51,8 +52,7 @@ static fd_status stage_outdir(run *r)
     if (r->distributed && a->text && !a->outdir)
         return fd_fail(FD_ERR_USAGE, "with several ranks, --text needs -o DIR: rank 0 prints the intents from "
                                      "DIR/lattice.h5 once every rank has written its part");
-    return h5part_set_open(&r->out, a->outdir, "lattice.h5",
-                           a->resume ? H5PART_RESUME : a->force ? H5PART_FORCE : H5PART_NEW, r->mpi.rank, r->mpi.size);
+    return rd_open(&r->out, a->outdir, "lattice", a->resume ? RD_RESUME : a->force ? RD_FORCE : RD_NEW, &r->mpi, 1);
 }
 
 /* Stage 2, every rank: read the input, open the writers.  The hash check
@@ -92,7 +92,7 @@ static fd_status stage_setup(run *r)
     /* With checkpoints, concepts go to segments (stage_checkpoint) and
      * the part is made from them at the end. */
     if (a->outdir && !checkpointed(a)) {
-        const char *file = r->distributed ? r->out.part : r->out.master;
+        const char *file = r->distributed ? r->out.part : r->out.result;
         st = lattice_h5_create(&r->h5, file, r->ctx, a->extents);
         if (st != FD_OK && r->distributed)
             return fd_fail(st, "%s: cannot write this rank's part (is %s on a file system every rank sees?)", file,
@@ -112,7 +112,7 @@ static fd_status stage_setup(run *r)
 static fd_status stage_checkpoint(run *r)
 {
     const lattice_job_opts *a = r->a;
-    lattice_ckpt_opts co = {a->outdir, a->checkpoint_seconds, a->resume, a->extents, r->ops->device_tasks > 0,
+    lattice_ckpt_opts co = {a->outdir, r->out.checkpoint, a->checkpoint_seconds, a->resume, a->extents, r->ops->device_tasks > 0,
                             r->lo.min_support, r->lo.threads, r->mpi.rank, r->mpi.size};
     FD_TRY(lattice_ckpt_open(&r->ck, &co, r->ctx));
     r->lo.ckpt = r->ck;
@@ -123,7 +123,7 @@ static fd_status stage_checkpoint(run *r)
  * segments of this run and its share of earlier runs'. */
 static fd_status stage_merge(run *r)
 {
-    return lattice_ckpt_build(r->ck, r->distributed ? r->out.part : r->out.master, &r->h5);
+    return lattice_ckpt_build(r->ck, r->distributed ? r->out.part : r->out.result, &r->h5);
 }
 
 /* What this rank did, for rank 0's table. */
@@ -149,7 +149,7 @@ static void print_summary(const run *r, const fcbo_stats *s, const rank_report *
 {
     const lattice_job_opts *a = r->a;
     if (a->quiet || r->mpi.rank != 0) return;
-    const char *out = r->out.master ? r->out.master : "";
+    const char *out = r->out.result ? r->out.result : "";
     /* A resumed run wrote the concepts of earlier runs too. */
     uint64_t concepts = s->concepts;
     if (r->ck) {
@@ -198,7 +198,7 @@ static fd_status stage_commit(run *r, rank_report *reps, fcbo_stats *total)
         if (r->h5) {
             lattice_part part = {r->mpi.rank, r->mpi.size, before[0], before[1], before[2]};
             st = lattice_h5_commit_part(&r->h5, r->ctx, &part);
-            if (st == FD_OK) h5part_set_committed(&r->out);
+            if (st == FD_OK) rd_part_committed(&r->out);
         }
         FD_TRY(fd_mpi_agree(st, NULL));
     }
@@ -213,7 +213,7 @@ static fd_status stage_commit(run *r, rank_report *reps, fcbo_stats *total)
     lattice_rank *rs = calloc((size_t)r->mpi.size, sizeof *rs);
     if (!rs) return fd_fail(FD_ERR_NOMEM, "out of memory");
     for (int k = 0; k < r->mpi.size; k++) rs[k] = reps[k].rank;
-    st = lattice_master_write(r->out.master, r->ctx, &meta, rs, r->mpi.size, r->a->extents);
+    st = lattice_master_write(r->out.result, r->out.run_id, r->ctx, &meta, rs, r->mpi.size, r->a->extents);
     free(rs);
     return st;
 }
@@ -224,7 +224,7 @@ static void cleanup(run *r, fd_status st)
     lattice_ckpt_close(&r->ck, st, r->a->quiet);
     text_writer_destroy(&r->tw);
     if (r->sink_ok) concept_sink_destroy(&r->sink);
-    h5part_set_close(&r->out, st);
+    rd_close(&r->out, st);
     fcbo_prep_destroy(&r->prep);
     fca_context_destroy(&r->ctx);
 }
@@ -240,8 +240,7 @@ fd_status lattice_job_run(const lattice_job_opts *a, const fd_mpi *mpi)
     fcbo_stats total = {0};
     rank_report *reps = NULL;
 
-    fd_status st = stage_outdir(&r);
-    st = fd_mpi_agree(st, NULL);
+    fd_status st = fd_mpi_agree(stage_outdir(&r), NULL);
     if (st == FD_OK) st = fd_mpi_agree(stage_setup(&r), NULL);
     if (st == FD_OK && checkpointed(a)) st = fd_mpi_agree(stage_checkpoint(&r), NULL);
     r.setup_seconds = fd_now() - r.t0;
@@ -269,7 +268,7 @@ fd_status lattice_job_run(const lattice_job_opts *a, const fd_mpi *mpi)
     r.output_seconds = fd_now() - t_out;
     if (st == FD_OK && mpi->rank == 0) {
         print_summary(&r, &total, reps, fd_now() - r.t0);
-        if (a->text && (r.distributed || r.ck)) st = lattice_h5_text(r.out.master, stdout);
+        if (a->text && (r.distributed || r.ck)) st = lattice_h5_text(r.out.result, stdout);
     }
 done:
     cleanup(&r, st);

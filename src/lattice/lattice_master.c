@@ -34,7 +34,7 @@ static fd_status concat(hid_t loc, const char *name, const char *dset, hid_t typ
 }
 
 /* /ranks: the shared columns, plus first_concept and closures. */
-static fd_status write_rank_table(hid_t f, const lattice_rank *rs, int ranks)
+static fd_status write_rank_table(hid_t f, const char *run_id, const lattice_rank *rs, int ranks)
 {
     fd_status st = FD_OK;
     hid_t g = -1;
@@ -44,7 +44,7 @@ static fd_status write_rank_table(hid_t f, const lattice_rank *rs, int ranks)
     FD_ALLOC_GOTO(base, n, st, done);
     FD_ALLOC_GOTO(u, n, st, done);
     for (size_t r = 0; r < n; r++) base[r] = rs[r].r;
-    FD_TRY_GOTO(h5part_write_ranks(f, base, ranks, "concepts", "subtrees", &g), st, done);
+    FD_TRY_GOTO(h5part_write_ranks(f, "lattice", run_id, base, ranks, "concepts", "subtrees", &g), st, done);
     for (size_t r = 0; r < n; r++) {
         u[r] = first;
         first += rs[r].r.results;
@@ -59,7 +59,7 @@ done:
     return st;
 }
 
-fd_status lattice_master_write(const char *path, const fca_context *ctx, const lattice_meta *meta,
+fd_status lattice_master_write(const char *path, const char *run_id, const fca_context *ctx, const lattice_meta *meta,
                                const lattice_rank *rs, int ranks, int with_extents)
 {
     fd_status st = FD_OK;
@@ -70,7 +70,7 @@ fd_status lattice_master_write(const char *path, const fca_context *ctx, const l
              *ne = calloc((size_t)ranks, sizeof *ne), total = 0;
     if (!names || !n || !ni || !ne) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
     for (int r = 0; r < ranks; r++) {
-        h5part_name(names[r], PART_NAME_MAX, r);
+        rd_part_name(names[r], PART_NAME_MAX, "lattice", run_id, r);
         n[r] = rs[r].r.results;
         ni[r] = rs[r].int_ids;
         ne[r] = rs[r].ext_ids;
@@ -79,7 +79,7 @@ fd_status lattice_master_write(const char *path, const fca_context *ctx, const l
     FD_TRY_GOTO(h5u_out_create(&out, path), st, done);
     const hid_t f = out.file;
     FD_TRY_GOTO(lattice_h5_put_meta(f, ctx, meta, total, with_extents), st, done);
-    FD_TRY_GOTO(h5u_attr_u64(f, "parts", (uint64_t)ranks), st, done);
+    FD_TRY_GOTO(h5part_put_parts(f, run_id, ranks), st, done);
     FD_TRY_GOTO(concat(f, "supports", "supports", H5T_STD_U32LE, names, n, ranks, 0), st, done);
     H5_CHECK_GOTO(g = H5Gcreate2(f, "intents", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
     FD_TRY_GOTO(concat(g, "offsets", "intents/offsets", H5T_STD_U64LE, names, n, ranks, 1), st, done);
@@ -93,7 +93,7 @@ fd_status lattice_master_write(const char *path, const fca_context *ctx, const l
         H5Gclose(g);
         g = -1;
     }
-    FD_TRY_GOTO(write_rank_table(f, rs, ranks), st, done);
+    FD_TRY_GOTO(write_rank_table(f, run_id, rs, ranks), st, done);
     /* The caller writes the master only once every part is committed. */
     st = h5u_out_commit(&out);
 done:
@@ -108,5 +108,5 @@ done:
 
 fd_status lattice_master_check(hid_t f, const char *path)
 {
-    return h5part_check(f, path, "fcbo-dist lattice part", "n_concepts", "ranks/concepts");
+    return h5part_check(f, path, "lattice", "n_concepts", "ranks/concepts");
 }

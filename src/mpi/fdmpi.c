@@ -1,5 +1,7 @@
 #include "fdmpi.h"
 
+#include "../common/interrupt.h"
+
 #include <stdio.h>
 #include <string.h>
 
@@ -35,6 +37,9 @@ fd_status fd_mpi_agree(fd_status local, int *failed_rank)
 {
     fd_status st = FD_OK;
     int rank, size;
+    /* A stage boundary is where a signal to stop takes effect: every rank
+     * learns of it here, and none goes on into the next stage. */
+    if (local == FD_OK) local = fd_interrupt_check();
     if (!fd_mpi_active()) return local;
     MPI_CHECK_GOTO(MPI_Comm_rank(MPI_COMM_WORLD, &rank), st, done);
     MPI_CHECK_GOTO(MPI_Comm_size(MPI_COMM_WORLD, &size), st, done);

@@ -36,8 +36,9 @@ int fd_mpi_active(void);
  * MPI shared-memory split, which works under mpirun, srun and singletons. */
 fd_status fd_mpi_query(fd_mpi *m);
 
-/* Every rank calls this with its local status.  Returns FD_OK everywhere
- * when all succeeded; otherwise the status of the lowest failing rank, and
+/* Every rank calls this with its local status (FD_ERR_INTERRUPTED when
+ * it is FD_OK but a signal asked this rank to stop: common/interrupt.h).
+ * Returns FD_OK everywhere when all succeeded; otherwise the status of the lowest failing rank, and
  * *failed_rank names it; with several ranks, every rank's error message
  * becomes that rank's, prefixed "rank R of P: ".  Collective. */
 fd_status fd_mpi_agree(fd_status local, int *failed_rank);

@@ -2,6 +2,8 @@
 
 #include "fdmpi.h"
 
+#include "../common/interrupt.h"
+
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
@@ -97,7 +99,10 @@ int fd_pool_ranks(const fd_pool *p) { return p->size; }
 void fd_pool_set_max_sleep(fd_pool *p, long ns) { p->max_sleep_ns = ns < 1000 ? 1000 : ns; }
 
 
-static int stopping(fd_pool *p) { return atomic_load(p->failed) || atomic_load(&p->stop); }
+/* A signal to stop (common/interrupt.h) stops the handing out as a
+ * failure does, and is reported to rank 0 the same way; the records in
+ * flight finish, and the workload commits them. */
+static int stopping(fd_pool *p) { return atomic_load(p->failed) || atomic_load(&p->stop) || fd_interrupted(); }
 
 static size_t rec_len(const fd_records *r, size_t i)
 {

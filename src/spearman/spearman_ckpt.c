@@ -36,7 +36,8 @@ fd_status spearman_ckpt_open(job *jb)
              "histogram=%d\nhistogram_bins=%d\nrows=%llu\nobservations=%u\nrecord_layout=1 block=%d\n",
              jb->x->digest, jb->y != jb->x ? jb->y->digest : "-", o->mode, o->value, o->count_only, o->drop_nan,
              !o->no_hist, SPEARMAN_HIST_DEFINITION, (unsigned long long)jb->x->rows, jb->x->n, BLOCK);
-    ckpt_opts co = {o->outdir, "spearman", params, o->checkpoint_seconds, o->resume, jb->mpi.rank, jb->mpi.size};
+    ckpt_opts co = {o->outdir, jb->out.checkpoint, "spearman", params, o->checkpoint_seconds, o->resume, jb->mpi.rank,
+                    jb->mpi.size};
     fd_status st = FD_OK;
     FD_TRY(ckpt_open(&jb->ck, &co));
     FD_ALLOC_GOTO(jb->seg, (size_t)jb->threads, st, done);
@@ -128,7 +129,7 @@ static fd_status work_list(job *jb, const fd_records *all)
     if (ckpt_resuming(jb->ck)) {
         _Static_assert(FDR_BINS >= SPEARMAN_HIST_BINS, "the scratch holds either histogram");
         scan_arg sa = {jb, jb->recs.n, malloc(FDR_BINS * sizeof(uint64_t))};
-        st = sa.scratch ? ckpt_scan(jb->ck, take_segment, &sa) : fd_fail(FD_ERR_NOMEM, "out of memory");
+        st = sa.scratch ? ckpt_scan(jb->ck, jb->recs.n, take_segment, &sa) : fd_fail(FD_ERR_NOMEM, "out of memory");
         free(sa.scratch);
     }
 done:
@@ -363,11 +364,7 @@ void spearman_ckpt_close(job *jb, fd_status st)
     }
     free(jb->seg);
     jb->seg = NULL;
-    /* Part of the failure's message: printed even with -q. */
-    if (jb->ck && ckpt_finish(jb->ck, st))
-        fprintf(stderr, "fcbo-dist spearman: the work done so far is kept in %s/checkpoint; rerun the same command "
-                        "with --resume %s to finish it\n",
-                jb->o->outdir, jb->o->outdir);
+    if (jb->ck) ckpt_finish(jb->ck, st);
     ckpt_close(&jb->ck);
     for (int s = 0; s < 3; s++) {
         for (size_t k = 0; k < jb->nmine[s]; k++) free(jb->mine[s][k]);

@@ -73,7 +73,7 @@ static fd_status put_meta(hid_t f, const spearman_meta *m)
 {
     fd_status st = FD_OK;
     FD_TRY(h5u_attr_str(f, "format", "fcbo-dist spearman"));
-    FD_TRY(h5u_attr_u64(f, "format_version", 1));
+    FD_TRY(h5u_attr_u64(f, "format_version", FD_FORMAT_VERSION));
     FD_TRY(h5u_attr_str(f, "version", FD_VERSION));
     FD_TRY(h5u_attr_str(f, "command", m->command ? m->command : ""));
     FD_TRY(h5u_attr_str(f, "input", m->input));
@@ -197,7 +197,7 @@ fd_status spearman_h5_commit_part(spearman_h5 **pw, const char *sha256, int rank
 {
     hid_t f = (*pw)->out.file;
     fd_status st = h5u_attr_str(f, "format", "fcbo-dist spearman part");
-    if (st == FD_OK) st = h5u_attr_u64(f, "format_version", 1);
+    if (st == FD_OK) st = h5u_attr_u64(f, "format_version", FD_FORMAT_VERSION);
     if (st == FD_OK) st = h5u_attr_str(f, "input_sha256", sha256);
     if (st == FD_OK) st = h5u_attr_u64(f, "rank", (uint64_t)rank);
     if (st == FD_OK) st = h5u_attr_u64(f, "ranks", (uint64_t)ranks);
@@ -209,7 +209,8 @@ fd_status spearman_h5_commit_part(spearman_h5 **pw, const char *sha256, int rank
     return finish(pw);
 }
 
-fd_status spearman_master_write(const char *path, const spearman_meta *m, const h5part_rank *rs, int ranks)
+fd_status spearman_master_write(const char *path, const char *run_id, const spearman_meta *m, const h5part_rank *rs,
+                                int ranks)
 {
     fd_status st = FD_OK;
     hid_t g = -1;
@@ -220,19 +221,19 @@ fd_status spearman_master_write(const char *path, const spearman_meta *m, const 
     FD_TRY_GOTO(h5u_out_create(&out, path), st, done);
     const hid_t f = out.file;
     FD_TRY_GOTO(put_meta(f, m), st, done);
-    FD_TRY_GOTO(h5u_attr_u64(f, "parts", (uint64_t)ranks), st, done);
+    FD_TRY_GOTO(h5part_put_parts(f, run_id, ranks), st, done);
     H5_CHECK_GOTO(g = H5Gcreate2(f, "pairs", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
     hid_t types[4] = {H5T_STD_U64LE, H5T_STD_U64LE, H5T_IEEE_F32LE, H5T_IEEE_F64LE};
     for (int c = 0; c < 4; c++) {
         for (int r = 0; r < ranks; r++) {
-            h5part_name(names[r], H5PART_NAME_MAX, r);
+            rd_part_name(names[r], H5PART_NAME_MAX, "spearman", run_id, r);
             pc[r] = (h5u_piece){names[r], cols[c], rs[r].results, 0, rs[r].results};
         }
         FD_TRY_GOTO(h5u_concat(g, cols[c] + 6, types[c], pc, (size_t)ranks), st, done);
     }
     H5Gclose(g);
     g = -1;
-    FD_TRY_GOTO(h5part_write_ranks(f, rs, ranks, "pairs", "tiles", &g), st, done);
+    FD_TRY_GOTO(h5part_write_ranks(f, "spearman", run_id, rs, ranks, "pairs", "tiles", &g), st, done);
     H5Gclose(g);
     g = -1;
     st = h5u_out_commit(&out);
@@ -256,7 +257,7 @@ fd_status spearman_h5_info(hid_t f, const char *path, FILE *out)
     char buf[4096];
     uint64_t v;
     double d;
-    FD_TRY(h5part_check(f, path, "fcbo-dist spearman part", "n_pairs", "ranks/pairs"));
+    FD_TRY(h5part_check(f, path, "spearman", "n_pairs", "ranks/pairs"));
     fprintf(out, "%-22s %s\n%-22s %s\n", "file", path, "format", "fcbo-dist spearman");
     for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
         if (h5u_read_attr_str(f, strs[i], buf, sizeof buf) == FD_OK) fprintf(out, "%-22s %s\n", strs[i], buf);
@@ -276,7 +277,7 @@ fd_status spearman_h5_text(hid_t f, const char *path, FILE *out)
     float *rho = NULL;
     double *p = NULL;
     const uint64_t slice = (uint64_t)1 << 16;
-    FD_TRY(h5part_check(f, path, "fcbo-dist spearman part", "n_pairs", "ranks/pairs"));
+    FD_TRY(h5part_check(f, path, "spearman", "n_pairs", "ranks/pairs"));
     FD_TRY(h5u_len(f, "pairs/i", &n));
     FD_ALLOC_GOTO(i, slice, st, done);
     FD_ALLOC_GOTO(j, slice, st, done);

@@ -55,8 +55,10 @@ fd_status spearman_h5_append_file(spearman_h5 *w, hid_t src, const char *what);
  * to path's temporary name), so the largest segment is not copied. */
 fd_status spearman_h5_adopt(spearman_h5 **w, const char *seg, const char *path);
 
-/* rs[r]: rank r's pairs (results) and tile records (units). */
-fd_status spearman_master_write(const char *path, const spearman_meta *m, const h5part_rank *rs, int ranks);
+/* rs[r]: rank r's pairs (results) and tile records (units); the parts are
+ * named from run_id (resultdir.h). */
+fd_status spearman_master_write(const char *path, const char *run_id, const spearman_meta *m, const h5part_rank *rs,
+                                int ranks);
 
 /* Readers (fcbo-dist info): a spearman file's summary, or its pairs as
  * text lines "i j rho p". */

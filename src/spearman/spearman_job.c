@@ -7,6 +7,7 @@
 
 #include "../common/clock.h"
 #include "../common/env.h"
+#include "../common/interrupt.h"
 #include "../common/par_rows.h"
 #include "../common/progress.h"
 #include "../io/h5part.h"
@@ -301,6 +302,9 @@ fd_status spearman_pass(job *jb, int emit)
     /* Segments commit while the threads' buffers still hold what pass 1
      * kept. */
     if (st == FD_OK) st = spearman_ckpt_pass_end(jb);
+    /* Interrupted: what finished is committed above; the pass is not
+     * whole. */
+    if (st == FD_OK) st = fd_interrupt_check();
     for (int t = 0; t < jb->threads; t++) {
         spearman_acc *a = &jb->acc[t];
         if (emit && st == FD_OK) st = flush_pairs(jb, t, a);
@@ -537,16 +541,16 @@ static fd_status stage_commit(job *jb, h5part_rank *reps, double enum_s)
     /* Only the output needs the files' hashes: after the passes, the
      * readers' hashing threads have finished but in the shortest runs. */
     if (jb->o->outdir) FD_TRY(input_hashes(jb));
-    if (jb->out.distributed && jb->h5) {
+    if (jb->out.parts && jb->h5) {
         st = spearman_h5_commit_part(&jb->h5, jb->x->sha.hex, jb->mpi.rank, jb->mpi.size);
-        if (st == FD_OK) h5part_set_committed(&jb->out);
+        if (st == FD_OK) rd_part_committed(&jb->out);
         FD_TRY(fd_mpi_agree(st, NULL));
     }
     FD_TRY(fd_mpi_gather_bytes(&mine, sizeof mine, reps));
     if (jb->mpi.rank != 0 || !jb->o->outdir) return FD_OK;
     fill_meta(jb, &meta);
-    if (!jb->out.distributed) return spearman_h5_commit(&jb->h5, &meta);
-    return spearman_master_write(jb->out.master, &meta, reps, jb->mpi.size);
+    if (!jb->out.parts) return spearman_h5_commit(&jb->h5, &meta);
+    return spearman_master_write(jb->out.result, jb->out.run_id, &meta, reps, jb->mpi.size);
 }
 
 /* --check-input: the shape and the SHA-256 of each input (joined here),
@@ -578,8 +582,8 @@ static void print_summary(const job *jb, const h5part_rank *reps)
     if (jb->mpi.size > 1) fprintf(stderr, "%d ranks x ", jb->mpi.size);
     if (jb->ops->devices) fprintf(stderr, "1 GPU a rank (rank 0: GPU %d)", jb->device);
     else fprintf(stderr, "%d thread%s", jb->threads, jb->threads == 1 ? "" : "s");
-    fprintf(stderr, "%s%s\n", jb->out.master && !o->count_only ? "; wrote " : "",
-            jb->out.master && !o->count_only ? jb->out.master : "");
+    fprintf(stderr, "%s%s\n", jb->out.result && !o->count_only ? "; wrote " : "",
+            jb->out.result && !o->count_only ? jb->out.result : "");
     if (jb->x->constant || (jb->y != jb->x && jb->y->constant))
         fprintf(stderr, "%llu constant row%s (rho undefined, never selected)\n",
                 (unsigned long long)(jb->x->constant + (jb->y != jb->x ? jb->y->constant : 0)),
@@ -609,9 +613,7 @@ fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
 
     /* --check-input writes nothing, so it makes no directory either. */
     const char *dir = o->check_input ? NULL : o->outdir;
-    fd_status st = fd_mpi_agree(h5part_set_open(&jb.out, dir, "spearman.h5",
-                                                 o->resume ? H5PART_RESUME : o->force ? H5PART_FORCE : H5PART_NEW,
-                                                 mpi->rank, mpi->size), NULL);
+    fd_status st = rd_open(&jb.out, dir, "spearman", o->resume ? RD_RESUME : o->force ? RD_FORCE : RD_NEW, mpi, 1);
     if (st == FD_OK) st = fd_mpi_agree(stage_setup(&jb), NULL);
     if (st == FD_OK && checkpointed(o))
         st = fd_mpi_agree(spearman_ckpt_open(&jb), NULL);
@@ -648,10 +650,10 @@ fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
      * empty pair datasets. */
     if (st == FD_OK && o->outdir) {
         double t = fd_now();
-        const char *file = jb.out.distributed ? jb.out.part : jb.out.master;
+        const char *file = jb.out.parts ? jb.out.part : jb.out.result;
         /* With checkpoints the part is made from the segments at the end. */
         fd_status local = jb.ck ? FD_OK : spearman_h5_create(&jb.h5, file);
-        if (local != FD_OK && jb.out.distributed)
+        if (local != FD_OK && jb.out.parts)
             local = fd_fail(local, "%s: cannot write this rank's part (is %s on a file system every rank sees?)",
                             file, o->outdir);
         st = fd_mpi_agree(local, NULL);
@@ -687,7 +689,7 @@ done:
     if (jb.dev) jb.ops->close(jb.dev);
     spearman_h5_abort(&jb.h5);
     spearman_ckpt_close(&jb, st);
-    h5part_set_close(&jb.out, st);
+    rd_close(&jb.out, st);
     if (jb.y != jb.x) smat_destroy(&jb.y);
     smat_destroy(&jb.x);
     for (int t = 0; jb.hbuf && t < jb.threads; t++) {

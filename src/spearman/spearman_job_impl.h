@@ -62,7 +62,7 @@ typedef struct {
     int host_threads;             /* threads a worker may spread its host-side work over (rho and p of the
                                      pairs it writes, --top-k heaps): 1, or the rank's cores for a GPU rank,
                                      whose one worker would otherwise do it alone */
-    h5part_set out;
+    resultdir out;
     spearman_h5 *h5;
     pthread_mutex_t lock;         /* serialises h5 appends */
     spearman_acc *acc;            /* one per thread */
