@@ -51,7 +51,7 @@ def run(args, expect=0, launch=()):
 def load(d):
     with h5py.File(os.path.join(d, "bcp.h5"), "r") as f:
         n = int(f.attrs["order"])
-        return {"attrs": dict(f.attrs), "A": [f["factors/A%d" % (k + 1)][:] for k in range(n)],
+        return {"attrs": testlib.attrs(f), "A": [f["factors/A%d" % (k + 1)][:] for k in range(n)],
                 "lb": f["trace/lower_bound"][:], "rank": f["trace/rank"][:], "fit": f["trace/fit"][:],
                 "lambda": f["lambda"][:]}
 

@@ -12,7 +12,7 @@ gpu_probe "$BIN" lattice "$W/c.dat"
 python3 -c "import numpy, h5py" 2> /dev/null || { echo "skipped: numpy and h5py are needed"; exit 77; }
 GPUS=${GPUS:-1}
 [ "$GPUS" -ge 1 ] || GPUS=1
-attr() { python3 -c "import sys, h5py; print(h5py.File(sys.argv[1]).attrs[sys.argv[2]])" "$1" "$2"; }
+attr() { python3 -c "import sys, h5py; v = h5py.File(sys.argv[1]).attrs[sys.argv[2]]; print(v.decode() if isinstance(v, bytes) else v)" "$1" "$2"; }
 units() { python3 -c "import sys, h5py; f = h5py.File(sys.argv[1]); print(int(f['ranks/' + sys.argv[2]][:].sum()) if 'ranks' in f else -1)" "$1" "$2"; }
 
 "$BIN" gen counts --rows 20000 --cols 20 --seed 2 -o "$W/m.npy"

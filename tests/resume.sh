@@ -45,7 +45,7 @@ for t in sorted(zip(*(f['pairs/' + c][:].tolist() for c in ('i', 'j', 'rho', 'p'
 print('tested', f.attrs['pairs_tested'], 'selected', f.attrs['n_pairs'], 'hist', *f['histogram'][:].tolist())
 " "$1"
 }
-attr() { python3 -c "import sys, h5py; print(h5py.File(sys.argv[1]).attrs[sys.argv[2]])" "$1" "$2"; }
+attr() { python3 -c "import sys, h5py; v = h5py.File(sys.argv[1]).attrs[sys.argv[2]]; print(v.decode() if isinstance(v, bytes) else v)" "$1" "$2"; }
 tiles() { python3 -c "import sys, h5py; print(int(h5py.File(sys.argv[1])['ranks/tiles'][:].sum()))" "$1"; }
 
 # Selection | the stage rank 1 dies in | the passes over the records.

@@ -13,6 +13,7 @@ import warnings
 import h5py
 import numpy as np
 from scipy import stats
+import testlib
 from spearman_testlib import ENV, check, finish, matrix
 
 BIN, WORK = sys.argv[1], sys.argv[2]
@@ -31,7 +32,7 @@ def run(args, np_=1, expect=0, env=None, quiet=True):
 
 def pairs(path):
     f = h5py.File(path, "r")
-    out = (f["pairs/i"][:], f["pairs/j"][:], f["pairs/rho"][:], f["pairs/p"][:], dict(f.attrs),
+    out = (f["pairs/i"][:], f["pairs/j"][:], f["pairs/rho"][:], f["pairs/p"][:], testlib.attrs(f),
            f["histogram"][:] if "histogram" in f else None)
     f.close()
     return out

@@ -8,6 +8,12 @@ ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIR
 counts = {"checks": 0, "failures": 0}
 
 
+def attrs(obj):
+    """An HDF5 object's attributes as a dict, strings as str: fcbo-dist
+    stores them fixed-length (docs/formats.md), which h5py reads as bytes."""
+    return {k: (v.decode() if isinstance(v, bytes) else v) for k, v in obj.attrs.items()}
+
+
 def check(cond, what):
     counts["checks"] += 1
     if not cond:

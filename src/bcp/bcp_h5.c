@@ -1,6 +1,7 @@
 /* The bcp result file (see bcp_h5.h). */
 #include "bcp_h5.h"
 
+#include "../io/h5part.h"
 #include "../io/h5util.h"
 #include "version.h"
 
@@ -14,12 +15,14 @@
 static fd_status write_2d(hid_t loc, const char *name, const double *v, uint64_t rows, uint64_t cols)
 {
     fd_status st = FD_OK;
-    hsize_t dims[2] = {rows, cols};
-    hid_t sp = -1, ds = -1;
+    hsize_t dims[2] = {rows, cols}, chunk[2] = {rows < 4096 ? rows : 4096, cols};
+    hid_t sp = -1, ds = -1, dcpl = -1;
     H5_CHECK_GOTO(sp = H5Screate_simple(2, dims, NULL), st, done);
-    H5_CHECK_GOTO(ds = H5Dcreate2(loc, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
+    FD_TRY_GOTO(h5u_chunked_dcpl(&dcpl, 2, chunk), st, done);
+    H5_CHECK_GOTO(ds = H5Dcreate2(loc, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT), st, done);
     H5_CHECK_GOTO(H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v), st, done);
 done:
+    if (dcpl >= 0) H5Pclose(dcpl);
     if (ds >= 0) H5Dclose(ds);
     if (sp >= 0) H5Sclose(sp);
     return st;
@@ -35,6 +38,7 @@ fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor
     const hid_t f = out.file;
     const uint32_t R = m->R, last = m->iters - 1;
     FD_TRY_GOTO(h5u_attr_str(f, "format", "fcbo-dist bcp"), st, done);
+    FD_TRY_GOTO(h5u_attr_u64(f, "format_version", FD_FORMAT_VERSION), st, done);
     FD_TRY_GOTO(h5u_attr_str(f, "version", FD_VERSION), st, done);
     FD_TRY_GOTO(h5u_attr_str(f, "command", o->command ? o->command : ""), st, done);
     FD_TRY_GOTO(h5u_attr_str(f, "input", t->source), st, done);
@@ -66,7 +70,8 @@ fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor
     FD_TRY_GOTO(h5u_attr_f64(f, "sweep_seconds", m->sweep_seconds), st, done);
     FD_TRY_GOTO(h5u_attr_f64(f, "product_seconds", m->product_seconds), st, done);
     FD_TRY_GOTO(h5u_attr_f64(f, "sum_seconds", m->sum_seconds), st, done);
-    FD_TRY_GOTO(h5u_write_1d(f, "dims", H5T_STD_U64LE, H5T_NATIVE_UINT64, t->full, t->order), st, done);
+    /* The model's: under --fuse t is sub-tensor 0, whose sizes are its own. */
+    FD_TRY_GOTO(h5u_write_1d(f, "dims", H5T_STD_U64LE, H5T_NATIVE_UINT64, m->dims, t->order), st, done);
     FD_TRY_GOTO(h5u_write_1d(f, "lambda", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, m->lambda, R), st, done);
     /* Per sweep: the bound, the fit, the rank, the wall time. */
     H5_CHECK_GOTO(g = H5Gcreate2(f, "trace", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
@@ -92,14 +97,45 @@ done:
     return st;
 }
 
+/* Every size a reader uses, against the datasets' own: a damaged or
+ * edited file is refused here, not overrun later. */
+static fd_status check_file(hid_t f, const char *path, uint64_t *order, uint64_t *R, uint64_t *dims)
+{
+    uint64_t iters = 0, shape[2];
+    int nd = 0;
+    FD_TRY(h5u_expect_complete(f, path, "fcbo-dist bcp", FD_FORMAT_VERSION));
+    FD_TRY(h5u_read_u64_attr(f, path, "order", order));
+    FD_TRY(h5u_read_u64_attr(f, path, "rank", R));
+    FD_TRY(h5u_read_u64_attr(f, path, "iterations", &iters));
+    if (*order < 1 || *order > BCP_MAX_ORDER || *R < 1 || *R > (1u << 20) || iters < 1)
+        return fd_fail(FD_ERR_INPUT, "%s: order %llu, rank %llu and %llu sweeps cannot be", path,
+                       (unsigned long long)*order, (unsigned long long)*R, (unsigned long long)iters);
+    FD_TRY(h5u_expect_len(f, path, "dims", *order, "order"));
+    FD_TRY(h5u_read_range(f, "dims", H5T_NATIVE_UINT64, 0, *order, dims));
+    FD_TRY(h5u_expect_len(f, path, "lambda", *R, "rank"));
+    static const char *const trace[] = {"trace/lower_bound", "trace/fit", "trace/rank", "trace/seconds"};
+    for (int k = 0; k < 4; k++) FD_TRY(h5u_expect_len(f, path, trace[k], iters, "iterations"));
+    for (uint64_t n = 0; n < *order; n++) {
+        char name[32];
+        const uint64_t want[2][2] = {{dims[n], *R}, {*R, *R}};
+        for (int w = 0; w < 2; w++) {
+            snprintf(name, sizeof name, w ? "factors/Sigma%llu" : "factors/A%llu", (unsigned long long)n + 1);
+            FD_TRY(h5u_shape(f, name, 2, &nd, shape));
+            if (nd != 2 || shape[0] != want[w][0] || shape[1] != want[w][1])
+                return fd_fail(FD_ERR_INPUT, "%s: %s is not %llu x %llu (dims and rank)", path, name,
+                               (unsigned long long)want[w][0], (unsigned long long)want[w][1]);
+        }
+    }
+    return FD_OK;
+}
+
 fd_status bcp_h5_info(hid_t f, const char *path, FILE *out)
 {
     char input[4096] = "", sha[72] = "", cmd[4096] = "", init[16] = "";
-    uint64_t order = 0, r0 = 0, R = 0, iters = 0, conv = 0, dims[16] = {0};
+    uint64_t order = 0, r0 = 0, R = 0, iters = 0, conv = 0, dims[BCP_MAX_ORDER] = {0};
     double fit = NAN, lb = NAN, tau = NAN, tf = NAN;
-    FD_TRY(h5u_read_attr_u64(f, "order", &order));
+    FD_TRY(check_file(f, path, &order, &R, dims));
     FD_TRY(h5u_read_attr_u64(f, "rank_initial", &r0));
-    FD_TRY(h5u_read_attr_u64(f, "rank", &R));
     FD_TRY(h5u_read_attr_u64(f, "iterations", &iters));
     FD_TRY(h5u_read_attr_u64(f, "converged", &conv));
     FD_TRY(h5u_read_attr_f64(f, "fit", &fit));
@@ -110,8 +146,7 @@ fd_status bcp_h5_info(hid_t f, const char *path, FILE *out)
     FD_TRY(h5u_read_attr_str(f, "input_sha256", sha, sizeof sha));
     FD_TRY(h5u_read_attr_str(f, "init", init, sizeof init));
     h5u_read_attr_str(f, "command", cmd, sizeof cmd);
-    if (order > 16) return fd_fail(FD_ERR_INPUT, "%s: %llu modes", path, (unsigned long long)order);
-    FD_TRY(h5u_read_range(f, "dims", H5T_NATIVE_UINT64, 0, order, dims));
+    fd_errclear();
     fprintf(out, "file:        %s (fcbo-dist bcp)\n", path);
     fprintf(out, "command:     %s\n", cmd);
     fprintf(out, "input:       %s\n", input);
@@ -136,32 +171,47 @@ fd_status bcp_h5_info(hid_t f, const char *path, FILE *out)
     return FD_OK;
 }
 
-fd_status bcp_h5_text(hid_t f, FILE *out)
+/* Rows [r0, r0 + k) of the rows x R dataset name. */
+static fd_status read_rows(hid_t f, const char *name, uint64_t r0, uint64_t k, uint64_t R, double *A)
 {
-    uint64_t order = 0, R = 0, dims[16] = {0};
-    FD_TRY(h5u_read_attr_u64(f, "order", &order));
-    FD_TRY(h5u_read_attr_u64(f, "rank", &R));
-    if (order > 16) return fd_fail(FD_ERR_INPUT, "%llu modes", (unsigned long long)order);
-    FD_TRY(h5u_read_range(f, "dims", H5T_NATIVE_UINT64, 0, order, dims));
+    fd_status st = FD_OK;
+    hid_t ds = -1, fs = -1, ms = -1;
+    hsize_t start[2] = {r0, 0}, count[2] = {k, R};
+    H5_CHECK_GOTO(ds = H5Dopen2(f, name, H5P_DEFAULT), st, done);
+    H5_CHECK_GOTO(fs = H5Dget_space(ds), st, done);
+    H5_CHECK_GOTO(H5Sselect_hyperslab(fs, H5S_SELECT_SET, start, NULL, count, NULL), st, done);
+    H5_CHECK_GOTO(ms = H5Screate_simple(2, count, NULL), st, done);
+    H5_CHECK_GOTO(H5Dread(ds, H5T_NATIVE_DOUBLE, ms, fs, H5P_DEFAULT, A), st, done);
+done:
+    if (ms >= 0) H5Sclose(ms);
+    if (fs >= 0) H5Sclose(fs);
+    if (ds >= 0) H5Dclose(ds);
+    return st;
+}
+
+fd_status bcp_h5_text(hid_t f, const char *path, FILE *out)
+{
+    fd_status st = FD_OK;
+    uint64_t order = 0, R = 0, dims[BCP_MAX_ORDER] = {0};
+    FD_TRY(check_file(f, path, &order, &R, dims));
+    /* Slabs of rows: memory stays bounded whatever the file says. */
+    const uint64_t slab = (R < (1u << 16) ? (1u << 16) / R : 1);
+    double *A = malloc(slab * R * sizeof *A);
+    if (!A) return fd_fail(FD_ERR_NOMEM, "out of memory");
     fprintf(out, "# mode row then the row's %llu factor values\n", (unsigned long long)R);
-    for (uint64_t n = 0; n < order; n++) {
+    for (uint64_t n = 0; n < order && st == FD_OK; n++) {
         char name[32];
         snprintf(name, sizeof name, "factors/A%llu", (unsigned long long)n + 1);
-        double *A = malloc(dims[n] * R * sizeof *A);
-        if (!A) return fd_fail(FD_ERR_NOMEM, "out of memory");
-        hid_t ds = H5Dopen2(f, name, H5P_DEFAULT);
-        const herr_t rc = ds < 0 ? -1 : H5Dread(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, A);
-        if (ds >= 0) H5Dclose(ds);
-        if (rc < 0) {
-            free(A);
-            return fd_fail(FD_ERR_HDF5, "%s: cannot be read", name);
+        for (uint64_t i0 = 0; i0 < dims[n] && st == FD_OK; i0 += slab) {
+            const uint64_t k = dims[n] - i0 < slab ? dims[n] - i0 : slab;
+            if ((st = read_rows(f, name, i0, k, R, A)) != FD_OK) break;
+            for (uint64_t i = 0; i < k; i++) {
+                fprintf(out, "%llu %llu", (unsigned long long)n + 1, (unsigned long long)(i0 + i));
+                for (uint64_t r = 0; r < R; r++) fprintf(out, " %.17g", A[i * R + r]);
+                fputc('\n', out);
+            }
         }
-        for (uint64_t i = 0; i < dims[n]; i++) {
-            fprintf(out, "%llu %llu", (unsigned long long)n + 1, (unsigned long long)i);
-            for (uint64_t r = 0; r < R; r++) fprintf(out, " %.17g", A[i * R + r]);
-            fputc('\n', out);
-        }
-        free(A);
     }
-    return FD_OK;
+    free(A);
+    return st;
 }

@@ -15,6 +15,6 @@ fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor
                        double t_load, double t_fit, uint32_t fuse_iters);
 fd_status bcp_h5_info(hid_t f, const char *path, FILE *out);
 /* "mode row value..." per factor row. */
-fd_status bcp_h5_text(hid_t f, FILE *out);
+fd_status bcp_h5_text(hid_t f, const char *path, FILE *out);
 
 #endif

@@ -1,5 +1,6 @@
 #include "../bcp/bcp_h5.h"
 #include "../dpc/dpc_h5.h"
+#include "../common/inputfile.h"
 #include "../io/h5util.h"
 #include "../lattice/lattice_h5.h"
 #include "../spearman/spearman_h5.h"
@@ -22,6 +23,19 @@ static const char *help =
     "              values\" of the factors\n"
     "  -h, --help  this text\n";
 
+/* A result file is read, not written: an HDF5 call that fails on it says
+ * the file is damaged (exit status 2), whatever the library reported. */
+static fd_status as_input(fd_status st, const char *path)
+{
+    if (st != FD_ERR_HDF5) return st;
+    char msg[1024];
+    snprintf(msg, sizeof msg, "%s", fd_errmsg());
+    fd_errclear();
+    return fd_fail(FD_ERR_INPUT, "%s: damaged, or not a complete fcbo-dist result (%s)", path, msg);
+}
+
+static fd_status info_file(const char *path, int text);
+
 fd_status cmd_info(int argc, char **argv)
 {
     static const struct option opts[] = {{"text", no_argument, 0, 't'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
@@ -33,21 +47,25 @@ fd_status cmd_info(int argc, char **argv)
         else return opt_bad("info");
     }
     if (optind != argc - 1) return fd_fail(FD_ERR_USAGE, "info needs exactly one FILE.h5; see 'fcbo-dist info --help'");
-    const char *path = argv[optind];
+    return as_input(info_file(argv[optind], text), argv[optind]);
+}
+
+static fd_status info_file(const char *path, int text)
+{
     char fmt[64] = "";
-    if (access(path, R_OK) != 0) return fd_fail(FD_ERR_INPUT, "%s: cannot open: no such readable file", path);
+    FD_TRY(fd_input_check(path));
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) return fd_fail(FD_ERR_INPUT, "%s: not an HDF5 file", path);
     h5u_read_attr_str(f, "format", fmt, sizeof fmt);
     fd_errclear();
     fd_status st;
     if (!strcmp(fmt, "fcbo-dist dpc")) {
-        st = text ? dpc_h5_text(f, stdout) : dpc_h5_info(f, path, stdout);
+        st = text ? dpc_h5_text(f, path, stdout) : dpc_h5_info(f, path, stdout);
         H5Fclose(f);
         return st;
     }
     if (!strcmp(fmt, "fcbo-dist bcp")) {
-        st = text ? bcp_h5_text(f, stdout) : bcp_h5_info(f, path, stdout);
+        st = text ? bcp_h5_text(f, path, stdout) : bcp_h5_info(f, path, stdout);
         H5Fclose(f);
         return st;
     }

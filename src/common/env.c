@@ -70,6 +70,7 @@ static const struct {
     const char *const *words;
 } switches[] = {
     {"FD_DPC_GRID", on_off},          /* dpc/grid.c */
+    {"FD_H5_CHECKSUM", on_off},       /* io/h5util.c */
     {"FD_NCCL", on_off},              /* mpi/nccl_comm.c */
     {"FD_SPEARMAN_SCALAR", zero_one}, /* spearman/tile.c */
 };

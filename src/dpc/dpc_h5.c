@@ -1,6 +1,7 @@
 /* The dpc result file (see dpc_h5.h). */
 #include "dpc_h5.h"
 
+#include "../io/h5part.h"
 #include "../io/h5util.h"
 #include "version.h"
 
@@ -17,6 +18,7 @@ fd_status dpc_h5_write(const char *path, const dpc_opts *o, const dpc_result *r)
     FD_TRY_GOTO(h5u_out_create(&out, path), st, done);
     const hid_t f = out.file;
     FD_TRY_GOTO(h5u_attr_str(f, "format", "fcbo-dist dpc"), st, done);
+    FD_TRY_GOTO(h5u_attr_u64(f, "format_version", FD_FORMAT_VERSION), st, done);
     FD_TRY_GOTO(h5u_attr_str(f, "version", FD_VERSION), st, done);
     FD_TRY_GOTO(h5u_attr_str(f, "command", o->command ? o->command : ""), st, done);
     FD_TRY_GOTO(h5u_attr_str(f, "input", r->p->source), st, done);
@@ -55,14 +57,34 @@ done:
     return st;
 }
 
+/* Every size a reader uses, against the datasets' own: a damaged or
+ * edited file is refused here, not overrun later. */
+static fd_status check_file(hid_t f, const char *path, uint64_t *n, uint64_t *k)
+{
+    static const char *const per_point[] = {"labels", "rho", "delta", "parent", "gamma"};
+    uint64_t d = 0, halo = 0;
+    FD_TRY(h5u_expect_complete(f, path, "fcbo-dist dpc", FD_FORMAT_VERSION));
+    FD_TRY(h5u_read_u64_attr(f, path, "n_points", n));
+    FD_TRY(h5u_read_u64_attr(f, path, "dims", &d));
+    FD_TRY(h5u_read_u64_attr(f, path, "n_clusters", k));
+    FD_TRY(h5u_read_u64_attr(f, path, "halo", &halo));
+    if (*k > *n || d == 0 || halo > 1)
+        return fd_fail(FD_ERR_INPUT, "%s: %llu clusters of %llu points in %llu dimensions (halo %llu) cannot be", path,
+                       (unsigned long long)*k, (unsigned long long)*n, (unsigned long long)d, (unsigned long long)halo);
+    for (size_t c = 0; c < sizeof per_point / sizeof *per_point; c++)
+        FD_TRY(h5u_expect_len(f, path, per_point[c], *n, "n_points"));
+    FD_TRY(h5u_expect_len(f, path, "centers", *k, "n_clusters"));
+    if (halo) FD_TRY(h5u_expect_len(f, path, "core_labels", *n, "n_points"));
+    return FD_OK;
+}
+
 fd_status dpc_h5_info(hid_t f, const char *path, FILE *out)
 {
     char input[4096] = "", sha[72] = "", kernel[16] = "", rule[16] = "", centers[16] = "", cmd[4096] = "";
     uint64_t n = 0, d = 0, k = 0, complete = 0, halo = 0;
     double dc = NAN, ari = NAN;
-    FD_TRY(h5u_read_attr_u64(f, "n_points", &n));
+    FD_TRY(check_file(f, path, &n, &k));
     FD_TRY(h5u_read_attr_u64(f, "dims", &d));
-    FD_TRY(h5u_read_attr_u64(f, "n_clusters", &k));
     FD_TRY(h5u_read_attr_f64(f, "dc", &dc));
     FD_TRY(h5u_read_attr_str(f, "kernel", kernel, sizeof kernel));
     FD_TRY(h5u_read_attr_str(f, "dc_rule", rule, sizeof rule));
@@ -83,11 +105,11 @@ fd_status dpc_h5_info(hid_t f, const char *path, FILE *out)
     return FD_OK;
 }
 
-fd_status dpc_h5_text(hid_t f, FILE *out)
+fd_status dpc_h5_text(hid_t f, const char *path, FILE *out)
 {
     fd_status st = FD_OK;
-    uint64_t n = 0;
-    FD_TRY(h5u_len(f, "labels", &n));
+    uint64_t n = 0, k = 0;
+    FD_TRY(check_file(f, path, &n, &k));
     const uint64_t slab = 1u << 16;
     int32_t *lab = malloc(slab * sizeof *lab);
     double *rho = malloc(slab * sizeof *rho), *delta = malloc(slab * sizeof *delta);
@@ -100,6 +122,13 @@ fd_status dpc_h5_text(hid_t f, FILE *out)
         FD_TRY_GOTO(h5u_read_range(f, "rho", H5T_NATIVE_DOUBLE, a, m, rho), st, done);
         FD_TRY_GOTO(h5u_read_range(f, "delta", H5T_NATIVE_DOUBLE, a, m, delta), st, done);
         FD_TRY_GOTO(h5u_read_range(f, "parent", H5T_NATIVE_INT64, a, m, par), st, done);
+        for (uint64_t i = 0; i < m; i++)
+            if (lab[i] < 0 || lab[i] > (int64_t)k || par[i] < -1 || par[i] >= (int64_t)n) {
+                st = fd_fail(FD_ERR_INPUT, "%s: point %llu has label %d and parent %lld, of %llu clusters and %llu points",
+                             path, (unsigned long long)(a + i), lab[i], (long long)par[i], (unsigned long long)k,
+                             (unsigned long long)n);
+                goto done;
+            }
         for (uint64_t i = 0; i < m; i++)
             fprintf(out, "%llu %d %.17g %.17g %lld\n", (unsigned long long)(a + i), lab[i], rho[i], delta[i],
                     (long long)par[i]);

@@ -27,6 +27,6 @@ fd_status dpc_h5_write(const char *path, const dpc_opts *o, const dpc_result *r)
 /* `info` on a dpc.h5 (format "fcbo-dist dpc"): a summary, or with --text
  * one line per point, "point label rho delta parent". */
 fd_status dpc_h5_info(hid_t f, const char *path, FILE *out);
-fd_status dpc_h5_text(hid_t f, FILE *out);
+fd_status dpc_h5_text(hid_t f, const char *path, FILE *out);
 
 #endif

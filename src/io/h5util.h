@@ -38,6 +38,12 @@ void h5u_init(void);
  * first (h5u_init does it for the main thread). */
 void h5u_quiet(void);
 
+/* *dcpl: a dataset creation property list of chunks of `chunk`, with
+ * HDF5's Fletcher-32 checksum unless FD_H5_CHECKSUM=off; the caller
+ * closes it.  Every dataset of a result or checkpoint file with data is
+ * made so (h5u_app_create, h5u_write_1d, bcp's factors). */
+fd_status h5u_chunked_dcpl(hid_t *dcpl, int rank, const hsize_t *chunk);
+
 /* A 1-D chunked dataset that grows as data is appended. */
 typedef struct {
     hid_t ds;
@@ -110,7 +116,22 @@ fd_status h5u_read_attr_u64(hid_t loc, const char *name, uint64_t *v);
 fd_status h5u_read_attr_f64(hid_t loc, const char *name, double *v);
 /* Length of a 1-D dataset. */
 fd_status h5u_len(hid_t loc, const char *name, uint64_t *n);
-/* Reads elements [start, start+n) of a 1-D dataset as memtype. */
+/* Reads elements [start, start+n) of a 1-D dataset as memtype; a dataset
+ * that is missing, not 1-D or shorter is FD_ERR_INPUT. */
 fd_status h5u_read_range(hid_t loc, const char *name, hid_t memtype, uint64_t start, uint64_t n, void *out);
+
+/* Readers of result files, which may be damaged or edited: every size
+ * they use comes from a dataset's own shape or is checked against it.
+ * h5u_shape: the dimensions of a dataset of at most maxdims.
+ * h5u_expect_len: FD_ERR_INPUT unless the 1-D dataset has `want` entries
+ * (why: what says so, for the message).
+ * h5u_expect_complete: the file's format attribute is `format`, its
+ * complete attribute 1, its format_version (if any) at most max_version.
+ * h5u_read_u64_attr: an attribute that must be there, the message naming
+ * the file. */
+fd_status h5u_shape(hid_t loc, const char *name, int maxdims, int *ndims, uint64_t *dims);
+fd_status h5u_expect_len(hid_t loc, const char *path, const char *name, uint64_t want, const char *why);
+fd_status h5u_expect_complete(hid_t f, const char *path, const char *format, uint64_t max_version);
+fd_status h5u_read_u64_attr(hid_t f, const char *path, const char *name, uint64_t *v);
 
 #endif

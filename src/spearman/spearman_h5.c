@@ -12,6 +12,7 @@
 #define CHUNK ((uint64_t)1 << 16)
 
 static const char *const cols[4] = {"pairs/i", "pairs/j", "pairs/rho", "pairs/p"};
+static const char *cols_of(int c) { return cols[c]; }
 
 struct spearman_h5 {
     h5u_out out; /* the file, under its temporary name until the commit */
@@ -245,6 +246,34 @@ done:
     return st;
 }
 
+/* Every size a reader uses, against the datasets' own: a damaged or
+ * edited file is refused here, not overrun later.  *rows, *jrows: the
+ * bounds of i and j. */
+static fd_status check_file(hid_t f, const char *path, uint64_t *rows, uint64_t *jrows)
+{
+    uint64_t n = 0;
+    FD_TRY(h5u_expect_complete(f, path, "fcbo-dist spearman", FD_FORMAT_VERSION));
+    FD_TRY(h5part_check(f, path, "spearman", "n_pairs", "ranks/pairs"));
+    FD_TRY(h5u_read_u64_attr(f, path, "n_pairs", &n));
+    uint64_t dropped = 0;
+    FD_TRY(h5u_read_u64_attr(f, path, "rows", rows));
+    FD_TRY(h5u_read_u64_attr(f, path, "dropped_rows", &dropped));
+    *jrows = *rows;
+    if (H5Aexists(f, "y_rows") > 0) FD_TRY(h5u_read_u64_attr(f, path, "y_rows", jrows));
+    /* i and j are input row numbers, which count the dropped rows too (of
+     * either input: the attribute sums them). */
+    if (*rows > UINT64_MAX / 2 || *jrows > UINT64_MAX / 2 || dropped > UINT64_MAX / 4)
+        return fd_fail(FD_ERR_INPUT, "%s: rows, y_rows or dropped_rows out of range", path);
+    *rows += dropped;
+    *jrows += dropped;
+    for (int c = 0; c < 4; c++) FD_TRY(h5u_expect_len(f, path, cols_of(c), n, "n_pairs"));
+    if (H5Lexists(f, "histogram", H5P_DEFAULT) > 0) {
+        FD_TRY(h5u_expect_len(f, path, "histogram", SPEARMAN_HIST_BINS, "the histogram's definition"));
+        FD_TRY(h5u_expect_len(f, path, "histogram_edges", SPEARMAN_HIST_BINS + 1, "the histogram's definition"));
+    }
+    return FD_OK;
+}
+
 fd_status spearman_h5_info(hid_t f, const char *path, FILE *out)
 {
     static const char *strs[] = {"version", "command", "input", "input_sha256", "y_input", "y_input_sha256",
@@ -255,9 +284,9 @@ fd_status spearman_h5_info(hid_t f, const char *path, FILE *out)
     static const char *dbls[] = {"threshold", "rho_cut", "wall_seconds", "load_seconds", "pass1_seconds",
                                  "fdr_cutoff_seconds", "pass2_seconds", "checkpoint_seconds"};
     char buf[4096];
-    uint64_t v;
+    uint64_t v, rows, jrows;
     double d;
-    FD_TRY(h5part_check(f, path, "spearman", "n_pairs", "ranks/pairs"));
+    FD_TRY(check_file(f, path, &rows, &jrows));
     fprintf(out, "%-22s %s\n%-22s %s\n", "file", path, "format", "fcbo-dist spearman");
     for (size_t i = 0; i < sizeof strs / sizeof *strs; i++)
         if (h5u_read_attr_str(f, strs[i], buf, sizeof buf) == FD_OK) fprintf(out, "%-22s %s\n", strs[i], buf);
@@ -273,11 +302,11 @@ fd_status spearman_h5_info(hid_t f, const char *path, FILE *out)
 fd_status spearman_h5_text(hid_t f, const char *path, FILE *out)
 {
     fd_status st = FD_OK;
-    uint64_t n, *i = NULL, *j = NULL;
+    uint64_t n, *i = NULL, *j = NULL, rows, jrows;
     float *rho = NULL;
     double *p = NULL;
     const uint64_t slice = (uint64_t)1 << 16;
-    FD_TRY(h5part_check(f, path, "spearman", "n_pairs", "ranks/pairs"));
+    FD_TRY(check_file(f, path, &rows, &jrows));
     FD_TRY(h5u_len(f, "pairs/i", &n));
     FD_ALLOC_GOTO(i, slice, st, done);
     FD_ALLOC_GOTO(j, slice, st, done);
@@ -289,6 +318,13 @@ fd_status spearman_h5_text(hid_t f, const char *path, FILE *out)
         FD_TRY_GOTO(h5u_read_range(f, "pairs/j", H5T_NATIVE_UINT64, s, k, j), st, done);
         FD_TRY_GOTO(h5u_read_range(f, "pairs/rho", H5T_NATIVE_FLOAT, s, k, rho), st, done);
         FD_TRY_GOTO(h5u_read_range(f, "pairs/p", H5T_NATIVE_DOUBLE, s, k, p), st, done);
+        for (uint64_t x = 0; x < k; x++)
+            if (i[x] >= rows || j[x] >= jrows) {
+                st = fd_fail(FD_ERR_INPUT, "%s: pair %llu names row %llu and %llu, of %llu and %llu", path,
+                             (unsigned long long)(s + x), (unsigned long long)i[x], (unsigned long long)j[x],
+                             (unsigned long long)rows, (unsigned long long)jrows);
+                goto done;
+            }
         for (uint64_t x = 0; x < k; x++)
             fprintf(out, "%llu %llu %.9g %.17g\n", (unsigned long long)i[x], (unsigned long long)j[x], rho[x], p[x]);
     }
