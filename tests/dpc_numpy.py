@@ -58,7 +58,9 @@ def ref_rho(D2, dc, kernel):
     A = D2.copy()
     np.fill_diagonal(A, np.inf)
     if kernel == "cutoff":
-        return (A < dc * dc).sum(1).astype(float)
+        # d < d_c with d the rounded square root, as docs/algorithms.md says
+        # (not D2 < fl(dc * dc), which is an ulp off either way).
+        return (np.sqrt(A) < dc).sum(1).astype(float)
     return np.exp(-A / (dc * dc)).sum(1)
 
 
@@ -96,7 +98,7 @@ def ref_labels(rho, delta, parent, k):
 
 def ref_halo(D2, dc, rho, labels):
     border = np.zeros(labels.max() + 1)
-    close = (D2 < dc * dc) & (labels[:, None] != labels[None, :])
+    close = (np.sqrt(D2) < dc) & (labels[:, None] != labels[None, :])
     for i, j in zip(*np.nonzero(close)):
         border[labels[i]] = max(border[labels[i]], (rho[i] + rho[j]) / 2)
     return np.where(rho < border[labels], 0, labels)

@@ -2,6 +2,7 @@
 #include "tensor.h"
 
 #include "../common/clock.h"
+#include "../common/inputfile.h"
 #include "../common/sha256.h"
 #include "../io/h5util.h"
 #include "../io/npy.h"
@@ -194,6 +195,7 @@ static fd_status h5_open(const char *spec, hid_t *f, hid_t *ds, uint32_t *order,
     const char *dset = colon + 4;
     *f = *ds = -1;
     if (!path) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    FD_TRY_GOTO(fd_input_check(path), st, done);
     /* No HDF5 error stack on stderr for a file or dataset that is not
      * there: the message below says it. */
     H5E_BEGIN_TRY { *f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT); } H5E_END_TRY;
@@ -260,6 +262,7 @@ fd_status bcp_tensor_shape(const char *spec, uint32_t *order, uint64_t *dims)
     }
     if (len > 4 && !strcmp(spec + len - 4, ".npy")) {
         int dbl;
+        FD_TRY(fd_input_check(spec));
         FILE *f = fopen(spec, "rb");
         if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", spec, strerror(errno));
         const fd_status st = npy_header_check(f, spec, order, dims, &dbl);

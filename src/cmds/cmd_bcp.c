@@ -45,8 +45,7 @@ static const char *help =
     "                        projected on >= 0 after each update (the lower\n"
     "                        bound may then decrease)\n"
     "output and execution:\n"
-    "  -o, --output DIR      write DIR/bcp.h5; DIR must not exist unless --force\n"
-    "  --force               write into an existing DIR\n"
+    OPT_OUTPUT_HELP("bcp")
     "  --backend B           cpu | cuda | auto: the block and the factors on the\n"
     "                        rank's GPU where one is visible (default\n"
     "                        $FD_BACKEND, else auto); only the R x R algebra\n"

@@ -23,8 +23,8 @@ static const char *help =
     "cuda, one rank per GPU.\n\n"
     "input:\n"
     "  POINTS                whitespace-separated numbers (one point per line),\n"
-    "                        .csv (optional header row), .npy (2-D), or\n"
-    "                        FILE.h5:/dataset (2-D)\n"
+    "                        .csv, .npy (2-D), or FILE.h5:/dataset (2-D)\n"
+    OPT_HEADER_HELP
     "  --columns LIST        the coordinate columns, 1-based: 1,2 or 1-3 (default:\n"
     "                        every column but the label column)\n"
     "  --label-column C      a ground-truth label per point in column C: report\n"
@@ -51,10 +51,10 @@ static const char *help =
     "  --halo                mark each cluster's halo (points less dense than its\n"
     "                        border density) as noise: /core_labels, label 0\n"
     "output and execution:\n"
-    "  -o, --output DIR      write DIR/dpc.h5; DIR must not exist unless --force\n"
+    OPT_OUTPUT_HELP("dpc")
     "  --plot FILE.png       the decision graph (rho against delta, centres marked)\n"
     "                        and, for 2-D points, the clusters (needs cairo)\n"
-    "  --force               write into an existing DIR\n"
+
     "  -t, --threads T       worker threads per rank (default: as for lattice);\n"
     "                        with cuda, for what stays on the host\n"
     "  --backend B           cpu | cuda | auto: cuda where a GPU is visible\n"
@@ -76,6 +76,7 @@ static fd_status parse_args(int argc, char **argv, dpc_opts *a, int *done)
         {"centers", required_argument, 0, 'C'},  {"rho-min", required_argument, 0, 'R'},
         {"delta-min", required_argument, 0, 'D'}, {"halo", no_argument, 0, 'H'},
         {"force", no_argument, 0, 'F'},          {"threads", required_argument, 0, 't'},
+        {"header", required_argument, 0, 'E'},
         {"backend", required_argument, 0, 'b'},  {"stats", no_argument, 0, 'S'},
         {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
         {"plot", required_argument, 0, 'P'},
@@ -109,6 +110,7 @@ static fd_status parse_args(int argc, char **argv, dpc_opts *a, int *done)
         case 'H': a->halo = 1; break;
         case 'P': a->plot = optarg; break;
         case 'F': a->force = 1; break;
+        case 'E': FD_TRY(opt_header(optarg, &a->cols.header)); break;
         case 't': FD_TRY(opt_u32("--threads", optarg, 1, 4096, &t)); a->threads = (int)t; break;
         case 'b': a->backend = optarg; break;
         case 'S': a->stats = 1; break;

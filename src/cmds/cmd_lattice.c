@@ -15,7 +15,7 @@ static const char *help =
     "Enumerates all formal concepts (extent, intent) of a binary context with\n"
     "Fast Close-by-One, writing DIR/lattice.h5 (see docs/formats.md).  Under\n"
     "mpirun or srun, rank 0 splits the search tree and hands subtrees out on\n"
-    "request; each rank writes DIR/part-RRRRR.h5 and rank 0 writes\n"
+    "request; each rank writes a part (DIR/lattice.RUNID.part-RRRRR.h5) and rank 0\n"
     "DIR/lattice.h5, which reads as one lattice over all parts.  DIR must be\n"
     "on a file system that every rank sees.\n\n"
     "input:\n"
@@ -27,14 +27,13 @@ static const char *help =
     "  --min-support N|P%    only concepts whose extent has at least N objects\n"
     "                        (or P percent of them): the iceberg lattice\n"
     "output:\n"
-    "  -o, --output DIR      write DIR/lattice.h5; DIR must not exist unless --force\n"
-    "  --force               write into an existing DIR, replacing its lattice.h5\n"
+    OPT_OUTPUT_HELP("lattice")
     "  --extents             also store every extent (object ids)\n"
     "  --text                print intents to stdout, one per line, attribute ids\n"
     "                        ascending and separated by blanks (any order of lines);\n"
     "                        with several ranks or checkpoints, printed from DIR at\n"
     "                        the end\n"
-    OPT_CKPT_HELP("subtrees")
+    OPT_CKPT_HELP("lattice", "subtrees")
     "execution:\n"
     "  -t, --threads T       worker threads per rank (default: the cores the launcher\n"
     "                        bound the rank to, else the node's cores / ranks on it)\n"

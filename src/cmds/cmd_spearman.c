@@ -17,12 +17,14 @@ static const char *help =
     "every pair of rows i < j of MATRIX (rows are variables, columns are\n"
     "observations), computed exactly from integer ranks; writes the selected\n"
     "pairs (i, j, rho, p) to DIR/spearman.h5 (see docs/formats.md).  Under\n"
-    "mpirun, rank 0 hands out tiles of the pair matrix; each rank writes\n"
-    "DIR/part-RRRRR.h5 and rank 0 the master DIR/spearman.h5.\n\n"
+    "mpirun, rank 0 hands out tiles of the pair matrix; each rank writes a\n"
+    "part (DIR/spearman.RUNID.part-RRRRR.h5) and rank 0 the master\n"
+    "DIR/spearman.h5 over them.\n\n"
     "input:\n"
     "  MATRIX                whitespace-separated numbers (one row per line),\n"
-    "                        .csv (optional header row), .npy (2-D), or\n"
-    "                        FILE.h5:/dataset (2-D); blank lines are skipped\n"
+    "                        .csv, .npy (2-D), or FILE.h5:/dataset (2-D); blank\n"
+    "                        lines are skipped\n"
+    OPT_HEADER_HELP
     "  --y FILE2             pairs of rows of MATRIX with rows of FILE2 (all of them)\n"
     "  --drop-nan-rows       skip rows with NaN or infinite values (default: refuse)\n"
     "  --check-input         read and rank the input, print its shape and stop\n"
@@ -37,11 +39,10 @@ static const char *help =
     "  --no-histogram        no histogram of rho over all pairs (it costs a binning\n"
     "                        per pair: half the GPU's time at --pvalue 1e-12)\n"
     "output:\n"
-    "  -o, --output DIR      write DIR/spearman.h5; DIR must not exist unless --force\n"
-    "  --force               write into an existing DIR\n"
+    OPT_OUTPUT_HELP("spearman")
     "  --max-output SIZE     refuse to write more than SIZE bytes of pairs (default\n"
     "                        50G; suffixes K M G T, powers of 1000)\n"
-    OPT_CKPT_HELP("tiles")
+    OPT_CKPT_HELP("spearman", "tiles")
     "execution:\n"
     "  -t, --threads T       worker threads per rank (default: as for lattice)\n"
     "  --backend B           cpu | cuda | auto (default $FD_BACKEND, else auto: the GPU\n"
@@ -80,7 +81,7 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
         {"threads", required_argument, 0, 't'},    {"backend", required_argument, 0, 'b'},
         {"stats", no_argument, 0, 'S'},            {"quiet", no_argument, 0, 'q'},
         {"check-input", no_argument, 0, 'C'},      {"help", no_argument, 0, 'h'},
-        {"no-histogram", no_argument, 0, 'H'},
+        {"no-histogram", no_argument, 0, 'H'},     {"header", required_argument, 0, 'E'},
         OPT_CKPT_LONGOPTS,                         {0, 0, 0, 0}};
     opt_ckpt ck = {NULL, OPT_CKPT_DEFAULT_SECONDS};
     memset(a, 0, sizeof *a);
@@ -107,6 +108,7 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
         case 'H': a->no_hist = 1; break;
         case 'y': a->y_input = optarg; break;
         case 'n': a->drop_nan = 1; break;
+        case 'E': FD_TRY(opt_header(optarg, &a->header)); break;
         case 'C': a->check_input = 1; break;
         case 'F': a->force = 1; break;
         case 'M': FD_TRY(opt_size("--max-output", optarg, &a->max_output)); break;

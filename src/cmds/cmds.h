@@ -36,13 +36,28 @@ enum { OPT_CKPT_SECONDS = 0x100, OPT_CKPT_RESUME };
 #define OPT_CKPT_LONGOPTS                                                     \
     {"checkpoint-seconds", required_argument, 0, OPT_CKPT_SECONDS},           \
         {"resume", required_argument, 0, OPT_CKPT_RESUME}
-#define OPT_CKPT_HELP(what)                                                                \
+#define OPT_CKPT_HELP(workload, what)                                                      \
     "  --checkpoint-seconds S  with -o: every worker commits what it has done to\n"         \
-    "                        DIR/checkpoint/ at least every S seconds (default 300;\n"     \
-    "                        0: never), so a killed run loses at most that much\n"         \
+    "                        DIR/" workload ".checkpoint/ at least every S seconds\n"      \
+    "                        (default 300; 0: never), and at once on SIGTERM or\n"        \
+    "                        Ctrl-C, so a killed run loses at most that much\n"           \
     "  --resume DIR          finish the run that was writing DIR (killed, out of\n"        \
     "                        time, disk full) with the same options: the " what "\n"       \
     "                        its checkpoint holds are not computed again\n"
+/* -o and --force, the same for every workload (docs/running.md, "Data
+ * safety"). */
+#define OPT_OUTPUT_HELP(workload)                                                          \
+    "  -o, --output DIR      write DIR/" workload ".h5 (DIR is made when missing;\n"       \
+    "                        nothing else in it is touched)\n"                            \
+    "  --force               replace an existing DIR/" workload ".h5: the new result\n"    \
+    "                        is written beside it and takes its place only once\n"       \
+    "                        complete; a failed run leaves the old one\n"
+/* --header for the text and CSV readers. */
+#define OPT_HEADER_HELP                                                                    \
+    "  --header auto|yes|no  text and CSV: whether the first line holds column\n"         \
+    "                        names; auto (default): when none of its fields is a\n"      \
+    "                        number or empty\n"
+fd_status opt_header(const char *val, int *out);
 /* 1 when code is one of the two options (*st tells whether its value was
  * good), 0 for any other. */
 int opt_ckpt_take(opt_ckpt *c, int code, const char *val, fd_status *st);

@@ -55,6 +55,17 @@ fd_status opt_f64(const char *opt, const char *val, double lo, double hi, double
     return FD_OK;
 }
 
+fd_status opt_header(const char *val, int *out)
+{
+    static const char *const words[] = {"auto", "yes", "no"};
+    for (int k = 0; k < 3; k++)
+        if (!strcmp(val, words[k])) {
+            *out = k; /* FD_HEADER_AUTO, _YES, _NO */
+            return FD_OK;
+        }
+    return fd_fail(FD_ERR_USAGE, "--header %s: expected auto, yes or no", val);
+}
+
 fd_status opt_bad(const char *cmd)
 {
     return fd_fail(FD_ERR_USAGE, "see 'fcbo-dist %s --help'", cmd);

@@ -15,7 +15,7 @@ fd_status fd_input_check(const char *path)
                            : S_ISCHR(sb.st_mode) || S_ISBLK(sb.st_mode) ? "a device"
                            : S_ISSOCK(sb.st_mode) ? "a socket"
                                                   : "not a regular file";
-        return fd_fail(FD_ERR_INPUT, "%s: is %s, not a file; inputs are read whole, twice (the data and its SHA-256)",
+        return fd_fail(FD_ERR_INPUT, "%s: is %s, not a regular file (inputs are read in blocks and hashed: save it to a file first)",
                        path, what);
     }
     if (access(path, R_OK) != 0) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));

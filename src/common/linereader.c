@@ -1,5 +1,7 @@
 #include "linereader.h"
 
+#include "inputfile.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -9,6 +11,7 @@
 
 fd_status fd_lines_open(fd_lines *r, const char *path)
 {
+    FD_TRY(fd_input_check(path));
     memset(r, 0, sizeof *r);
     r->path = path;
     r->f = fopen(path, "rb");
@@ -74,6 +77,9 @@ int fd_lines_next(fd_lines *r, char **line, size_t *n)
             r->pos = nl ? end + 1 : r->len;
             if (end > start && r->buf[end - 1] == '\r') end--;
             r->buf[end] = 0; /* the buffer always has one spare byte */
+            /* A UTF-8 byte order mark (spreadsheets write one) is not
+             * part of the first line. */
+            if (r->lineno == 0 && end - start >= 3 && !memcmp(r->buf + start, "\xef\xbb\xbf", 3)) start += 3;
             *line = r->buf + start;
             *n = end - start;
             r->lineno++;
@@ -81,6 +87,12 @@ int fd_lines_next(fd_lines *r, char **line, size_t *n)
         }
         if (r->eof) return 0;
         size_t have = r->len - r->pos;
+        /* Bounded: a file without line ends cannot take all memory. */
+        if (have > FD_LINE_MAX) {
+            fd_fail(FD_ERR_INPUT, "%s:%zu: a line longer than %u MiB: not a text file of lines", r->path,
+                    r->lineno + 1, FD_LINE_MAX >> 20);
+            return -1;
+        }
         int rc = refill(r);
         if (rc < 0) return -1;
         scan = r->pos + have;

@@ -10,6 +10,11 @@
 #include <stdint.h>
 #include <stdio.h>
 
+/* The longest line any text reader takes (FIMI, .cxt, CSV contexts and
+ * text matrices): a file without line ends is refused once a line is this
+ * long, rather than read into memory whole. */
+#define FD_LINE_MAX (64u << 20)
+
 typedef struct {
     FILE *f;
     const char *path;

@@ -1,5 +1,7 @@
 #include "sha256.h"
 
+#include "inputfile.h"
+
 #include "par_rows.h"
 
 #include <errno.h>
@@ -171,6 +173,7 @@ static fd_status hash_file(const char *path, const atomic_int *stop, char hex[65
     const size_t chunk = (size_t)1 << 20;
     unsigned char *buf = malloc(chunk);
     if (!buf) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    FD_TRY(fd_input_check(path));
     FILE *f = fopen(path, "rb");
     if (!f) {
         free(buf);

@@ -586,7 +586,7 @@ template <int D> static void rho_grid_d(dpc_gpu *g, const gdev &G, int reach, ui
                                                                dc2, i0, g->rho + i0);
 }
 
-extern "C" fd_status dpc_gpu_rho(dpc_gpu *g, const dpc_gpu_grid *grid, double dc, int kernel, uint64_t i0,
+extern "C" fd_status dpc_gpu_rho(dpc_gpu *g, const dpc_gpu_grid *grid, double dc, double dc2, int kernel, uint64_t i0,
                                  uint64_t i1, double *rho)
 {
     fd_status st = FD_OK;
@@ -600,15 +600,15 @@ extern "C" fd_status dpc_gpu_rho(dpc_gpu *g, const dpc_gpu_grid *grid, double dc
         /* Two points closer than d_c are less than d_c / h cells apart,
          * and each computed cell coordinate is off by at most the slack. */
         const int reach = (int)ceil(dc / grid->h + 2 * grid->slack);
-        if (grid->d == 1) rho_grid_d<1>(g, G, reach, nrows, dc * dc, i0);
-        else if (grid->d == 2) rho_grid_d<2>(g, G, reach, nrows, dc * dc, i0);
-        else rho_grid_d<3>(g, G, reach, nrows, dc * dc, i0);
+        if (grid->d == 1) rho_grid_d<1>(g, G, reach, nrows, dc2, i0);
+        else if (grid->d == 2) rho_grid_d<2>(g, G, reach, nrows, dc2, i0);
+        else rho_grid_d<3>(g, G, reach, nrows, dc2, i0);
     } else {
         const size_t smem = (size_t)g->d * TJ * sizeof(double);
-        if (g->d <= 2) rho_d<2>(g, smem, dc * dc, kernel, i0, i1);
-        else if (g->d <= 4) rho_d<4>(g, smem, dc * dc, kernel, i0, i1);
-        else if (g->d <= 8) rho_d<8>(g, smem, dc * dc, kernel, i0, i1);
-        else rho_d<16>(g, smem, dc * dc, kernel, i0, i1);
+        if (g->d <= 2) rho_d<2>(g, smem, dc2, kernel, i0, i1);
+        else if (g->d <= 4) rho_d<4>(g, smem, dc2, kernel, i0, i1);
+        else if (g->d <= 8) rho_d<8>(g, smem, dc2, kernel, i0, i1);
+        else rho_d<16>(g, smem, dc2, kernel, i0, i1);
     }
     CK(cudaGetLastError());
     CK(cudaMemcpyAsync(rho, g->rho + i0, rows * sizeof(double), cudaMemcpyDeviceToHost, g->stream));

@@ -47,10 +47,12 @@ typedef struct {
 fd_status dpc_gpu_create(dpc_gpu **out, int device, const double *xt, uint64_t n, uint32_t d);
 void dpc_gpu_destroy(dpc_gpu **g);
 
-/* kernel: 0 cutoff, 1 Gaussian (as DPC_CUTOFF, DPC_GAUSSIAN).  grid:
+/* kernel: 0 cutoff, 1 Gaussian (as DPC_CUTOFF, DPC_GAUSSIAN); dc2: the
+ * squared distance the kernel compares with or divides by (the host's
+ * dpc_kernel_d2, so that every backend counts the same pairs).  grid:
  * NULL for brute force; only with the cutoff kernel. */
-fd_status dpc_gpu_rho(dpc_gpu *g, const dpc_gpu_grid *grid, double dc, int kernel, uint64_t i0, uint64_t i1,
-                      double *rho);
+fd_status dpc_gpu_rho(dpc_gpu *g, const dpc_gpu_grid *grid, double dc, double dc2, int kernel, uint64_t i0,
+                      uint64_t i1, double *rho);
 /* rho of every point in (NULL: the device's copy is complete already,
  * gathered there); delta and parent of rows [i0, i1) out. */
 fd_status dpc_gpu_delta(dpc_gpu *g, const dpc_gpu_grid *grid, const double *rho, uint64_t i0, uint64_t i1,

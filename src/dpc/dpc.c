@@ -366,6 +366,19 @@ FD_HOT static fd_status grho_range(void *arg, uint64_t i0, uint64_t i1, int thre
     return FD_OK;
 }
 
+double dpc_cutoff_d2(double dc)
+{
+    if (!(dc > 0)) return 0;
+    if (dc > 0x1p511) return INFINITY; /* every finite d2 has sqrt(d2) < dc */
+    /* The least T with sqrt(T) >= dc: dc * dc is within an ulp or two. */
+    double t = dc * dc;
+    while (t > 0 && sqrt(nextafter(t, 0)) >= dc) t = nextafter(t, 0);
+    while (sqrt(t) < dc) t = nextafter(t, INFINITY);
+    return t;
+}
+
+double dpc_kernel_d2(double dc, int kernel) { return kernel == DPC_CUTOFF ? dpc_cutoff_d2(dc) : dc * dc; }
+
 fd_status dpc_rho_rows(const dpc_points *p, double dc, int kernel, uint64_t i0, uint64_t i1, int threads, double *rho,
                        fd_progress *prog)
 {
@@ -373,13 +386,13 @@ fd_status dpc_rho_rows(const dpc_points *p, double dc, int kernel, uint64_t i0, 
     if (kernel == DPC_CUTOFF && dpc_grid_usable(p)) {
         dpc_grid g;
         FD_TRY(dpc_grid_build(&g, p, dc / 4));
-        grho_ctx r = {p, {0}, dc * dc, rho, i0};
+        grho_ctx r = {p, {0}, dpc_cutoff_d2(dc), rho, i0};
         ball_init(&r.b, &g, dc, ball_margin(p, &g, dc));
         st = par_rows(threads, i0, i1, grho_range, &r, prog);
         dpc_grid_free(&g);
         return st;
     }
-    rho_ctx r = {p, dc * dc, rho, kernel, i0};
+    rho_ctx r = {p, dpc_kernel_d2(dc, kernel), rho, kernel, i0};
     return par_rows(threads, i0, i1, rho_range, &r, prog);
 }
 
@@ -726,12 +739,12 @@ fd_status dpc_halo_border(const dpc_points *p, double dc, const double *rho, con
         st = dpc_grid_build(&g, p, dc / 4);
         if (st == FD_OK) {
             ball_init(&bl, &g, dc, ball_margin(p, &g, dc));
-            halo_ctx h = {p, dc * dc, rho, labels, k, b, &bl};
+            halo_ctx h = {p, dpc_cutoff_d2(dc), rho, labels, k, b, &bl};
             st = par_rows(threads, i0, i1, ghalo_range, &h, prog);
             dpc_grid_free(&g);
         }
     } else {
-        halo_ctx h = {p, dc * dc, rho, labels, k, b, NULL};
+        halo_ctx h = {p, dpc_cutoff_d2(dc), rho, labels, k, b, NULL};
         st = par_rows(threads, i0, i1, halo_range, &h, prog);
     }
     for (int t = 0; st == FD_OK && t < threads; t++)

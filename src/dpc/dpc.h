@@ -35,6 +35,15 @@ fd_status dpc_dc_from_d2(double d2, double k, double *dc);
 /* Points [i0, i1): rho (cutoff: points j != i closer than d_c; Gaussian:
  * sum over j != i of exp(-(d_ij / d_c)^2)), T threads.  The passes count
  * the rows they finish in prog (NULL: none). */
+/* The cutoff kernel counts the points at distance d < d_c, d the
+ * correctly rounded sqrt of the squared distance (docs/algorithms.md):
+ * d2 < dpc_cutoff_d2(dc) says exactly that (it is the least double T
+ * with sqrt(T) >= dc; dc * dc rounded can be an ulp off either way).
+ * dpc_kernel_d2: that for the cutoff kernel, dc * dc (the Gaussian's
+ * scale) for the other.  Every backend compares with these. */
+double dpc_cutoff_d2(double dc);
+double dpc_kernel_d2(double dc, int kernel);
+
 fd_status dpc_rho_rows(const dpc_points *p, double dc, int kernel, uint64_t i0, uint64_t i1, int threads,
                        double *rho, fd_progress *prog);
 

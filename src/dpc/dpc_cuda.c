@@ -104,9 +104,9 @@ static fd_status cuda_rho(void *state, const dpc_points *p, double dc, int kerne
         dpc_grid grid;
         FD_TRY(dpc_grid_shape(&grid, p, dc / 2));
         const dpc_gpu_grid v = gpu_grid(&grid);
-        FD_TRY(dpc_gpu_rho(g, &v, dc, kernel, i0, i1, rho));
+        FD_TRY(dpc_gpu_rho(g, &v, dc, dpc_kernel_d2(dc, kernel), kernel, i0, i1, rho));
     } else {
-        FD_TRY(dpc_gpu_rho(g, NULL, dc, kernel, i0, i1, rho));
+        FD_TRY(dpc_gpu_rho(g, NULL, dc, dpc_kernel_d2(dc, kernel), kernel, i0, i1, rho));
     }
     if (prog) fd_progress_add(prog, i1 - i0);
     return FD_OK;

@@ -103,6 +103,33 @@ bad:
     return fd_fail(FD_ERR_USAGE, "--columns %s: expected 1-based columns like 1,2 or 1-3", spec);
 }
 
+/* Every squared distance the passes compute must be finite: its sum over
+ * the coordinates of (x_ik - x_jk)^2 is at most the sum of the squared
+ * ranges, checked here, so no pair, grid or chain of parents ever meets
+ * an infinity (coordinates near 1e160 hung the grid's sizing and broke the
+ * heap without a grid).  Tiny coordinates may underflow to equal
+ * distances; that is rounding, not failure. */
+static fd_status check_range(const dpc_points *p, const char *spec, const uint32_t *pick)
+{
+    double sum = 0;
+    for (uint32_t k = 0; k < p->d; k++) {
+        const double *c = p->xt + (size_t)k * p->n;
+        double lo = c[0], hi = c[0];
+        for (uint64_t i = 1; i < p->n; i++) {
+            lo = c[i] < lo ? c[i] : lo;
+            hi = c[i] > hi ? c[i] : hi;
+        }
+        const double span = hi - lo;
+        sum += span * span;
+        if (!isfinite(sum))
+            return fd_fail(FD_ERR_INPUT,
+                           "%s: column %u spans %g to %g: squared distances between points would overflow double "
+                           "precision (above 1.8e308); rescale the coordinates",
+                           spec, pick[k] + 1, lo, hi);
+    }
+    return FD_OK;
+}
+
 fd_status dpc_points_read(dpc_points **out, const char *spec, const dpc_columns *cols, int threads)
 {
     fd_status st = FD_OK;
@@ -111,8 +138,8 @@ fd_status dpc_points_read(dpc_points **out, const char *spec, const dpc_columns 
     dpc_points *p = calloc(1, sizeof *p);
     *out = NULL;
     if (!p) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    const fd_matrix_sink sink = {&r,    raw_row_bytes, raw_row, raw_begin, raw_push, raw_drop, raw_finish,
-                                 NULL,  threads,       NULL,    NULL};
+    const fd_matrix_sink sink = {&r,   raw_row_bytes, raw_row, raw_begin, raw_push, raw_drop, raw_finish,
+                                 NULL, threads,       NULL,    NULL,      cols->header};
     FD_TRY_GOTO(fd_matrix_read(spec, 0, &sink), st, done);
     if (cols->label > r.n) {
         st = fd_fail(FD_ERR_INPUT, "--label-column %u, but the rows of %s have %u values", cols->label, spec, r.n);
@@ -137,6 +164,7 @@ fd_status dpc_points_read(dpc_points **out, const char *spec, const dpc_columns 
             p->x[i * p->d + k] = r.all[i * r.n + pick[k]];
             p->xt[k * p->n + i] = r.all[i * r.n + pick[k]];
         }
+    FD_TRY_GOTO(check_range(p, spec, pick), st, done);
     if (cols->label) {
         FD_ALLOC_GOTO(p->truth, p->n, st, done);
         for (uint64_t i = 0; i < p->n; i++) {

@@ -22,6 +22,7 @@ typedef struct dpc_points {
 typedef struct dpc_columns {
     const char *coords;   /* "1,2" or "1-3,5" (1-based), or NULL: every column but the label */
     uint32_t label;       /* 1-based label column, 0: none */
+    int header;           /* text inputs: FD_HEADER_AUTO, _YES or _NO (io/matrix_read.h) */
 } dpc_columns;
 
 /* Bad input (ragged rows, NaN, non-numeric, a column past the end, fewer

@@ -2,6 +2,7 @@
  * reader by name; text and CSV are in matrix_text.c. */
 #include "matrix_read.h"
 
+#include "../common/inputfile.h"
 #include "../common/par_rows.h"
 #include "../common/sha256.h"
 #include "h5util.h"
@@ -266,6 +267,7 @@ static fd_status read_npy(const char *path, int drop_nan, const fd_matrix_sink *
     row_feed feed = {0};
     sha256_job *hash = NULL;
     npy_src src = {.base = {npy_fill, npy_fail, 0, 0, 0, 0}, .path = path};
+    FD_TRY(fd_input_check(path));
     FILE *f = src.f = fopen(path, "rb");
     if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
     npy_header h;
@@ -357,6 +359,7 @@ static fd_status read_h5(const char *spec, int drop_nan, const fd_matrix_sink *s
     char *path = strndup(spec, plen);
     const char *dset = colon + 4;
     if (!path) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    FD_TRY_GOTO(fd_input_check(path), st, done);
     f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) { st = fd_fail(FD_ERR_INPUT, "%s: cannot open as HDF5", path); goto done; }
     if (H5Lexists(f, dset, H5P_DEFAULT) <= 0 || (ds = H5Dopen2(f, dset, H5P_DEFAULT)) < 0) {
@@ -371,6 +374,7 @@ static fd_status read_h5(const char *spec, int drop_nan, const fd_matrix_sink *s
     }
     H5_CHECK_GOTO(H5Sget_simple_extent_dims(fs, dims, NULL), st, done);
     if (dims[0] == 0) { st = fd_fail(FD_ERR_INPUT, "%s:%s: no rows", path, dset); goto done; }
+    if (dims[1] == 0) { st = fd_fail(FD_ERR_INPUT, "%s:%s: no columns", path, dset); goto done; }
     if (dims[1] > 32767) { st = fd_fail(FD_ERR_INPUT, "%s:%s: too many columns", path, dset); goto done; }
     FD_TRY_GOTO(feed_begin(&feed, sink, (uint32_t)dims[1], dims[0]), st, done);
     FD_TRY_GOTO(sha256_file_start(&hash, path), st, done);

@@ -17,6 +17,8 @@
 #include <stddef.h>
 #include <stdint.h>
 
+enum { FD_HEADER_AUTO = 0, FD_HEADER_YES = 1, FD_HEADER_NO = 2 };
+
 typedef struct fd_matrix_sink {
     void *ctx;
     /* Bytes of one transformed row of n values. */
@@ -54,6 +56,11 @@ typedef struct fd_matrix_sink {
      * cores.  Not with drop_nan (rows would move up), nor for text. */
     fd_status (*place_begin)(void *ctx, uint64_t rows);
     void (*place)(void *ctx, const void *row, uint64_t slot);
+    /* Text and CSV: whether the first non-blank line is a header of
+     * column names (docs/formats.md, "Matrices"): FD_HEADER_AUTO (0) when
+     * none of its fields is a number and none is empty, FD_HEADER_YES,
+     * FD_HEADER_NO. */
+    int header;
 } fd_matrix_sink;
 
 /* drop_nan: a row with a NaN or infinite value is dropped (the sink's drop)

@@ -3,6 +3,8 @@
  * fd_matrix_read_text below). */
 #include "matrix_read.h"
 
+#include "../common/inputfile.h"
+#include "../common/linereader.h"
 #include "../common/par_rows.h"
 #include "../common/sha256.h"
 
@@ -172,15 +174,16 @@ static void parse_chunk(chunk_job *j)
         size_t len = nl ? (size_t)(nl - line) : strlen(line);
         char *next = nl ? nl + 1 : end;
         if (len == 0 || strspn(line, " \t\r") == len) { line = next; continue; }
+        if (header) { /* first_row_shape said so */
+            header = 0;
+            line = next;
+            continue;
+        }
         uint32_t bad = 0, nonfinite = 0, k;
         char *tok = NULL;
-        int fast = header ? -1 : split_uint(line, j->csv, ints, cap);
+        int fast = split_uint(line, j->csv, ints, cap);
         if (fast >= 0) k = (uint32_t)fast;
         else k = split(j->csv, row, line, cap, &bad, &tok, &nonfinite);
-        if (header) {
-            header = 0;
-            if (bad) { line = next; continue; }
-        }
         if (bad || k != j->n || (nonfinite && !j->drop_nan)) {
             c->err = bad ? 1 : k != j->n ? 2 : 3;
             c->err_line = c->lines;
@@ -210,9 +213,64 @@ out:
     free(ints);
 }
 
-/* The number of values on the first non-blank line of buf (for n), and
- * whether it is a CSV header. */
-static fd_status first_row_shape(const char *path, const char *buf, size_t len, int csv, uint32_t *n, int *header)
+/* For a token that is not a number: a hint when it looks like several
+ * values joined by another delimiter. */
+static const char *delim_hint(const char *tok, int len)
+{
+    for (int k = 0; k < len; k++)
+        if (tok[k] == ';' || tok[k] == '|' || (tok[k] == ',' && k > 0))
+            return " (values are separated by commas in .csv files and by blanks in other text)";
+    return "";
+}
+
+/* The fields of a line: how many, how many are numbers, how many empty
+ * (CSV: nothing between two commas). */
+static void field_kinds(const char *line, int csv, uint32_t *fields, uint32_t *numbers, uint32_t *empty)
+{
+    const char *p = line;
+    *fields = *numbers = *empty = 0;
+    for (;;) {
+        while (*p == ' ' || *p == '\t' || *p == '\r') p++;
+        if (!*p) return;
+        const char *start = p;
+        while (*p && !(csv ? *p == ',' : (*p == ' ' || *p == '\t' || *p == '\r'))) p++;
+        const char *end = p;
+        while (end > start && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r')) end--;
+        if (end > start && *start == '"' && end[-1] == '"' && end - start >= 2) {
+            start++;
+            end--;
+        }
+        (*fields)++;
+        if (end == start) {
+            (*empty)++;
+        } else {
+            char tok[64];
+            const size_t len = (size_t)(end - start) < sizeof tok - 1 ? (size_t)(end - start) : sizeof tok - 1;
+            memcpy(tok, start, len);
+            tok[len] = 0;
+            char *q = tok;
+            double v;
+            if (parse_number(&q, &v) && *q == 0) (*numbers)++;
+        }
+        if (csv && *p == ',') {
+            p++;
+            while (*p == ' ' || *p == '\t' || *p == '\r') p++;
+            if (!*p) { /* a trailing comma: an empty last field */
+                (*fields)++;
+                (*empty)++;
+                return;
+            }
+        }
+    }
+}
+
+/* The number of values on the first data line of buf (for n), and whether
+ * the first non-blank line is a header: always (FD_HEADER_YES), never
+ * (FD_HEADER_NO), or (auto) when none of its fields is a number or empty,
+ * so that a first row with one NA, an empty cell or a typo is an error
+ * that names it, not a header that silently takes the row. */
+static fd_status first_row_shape(const char *path, const char *buf, size_t len, int csv, int mode, uint32_t *n,
+                                 int *header)
 {
     const char *p = buf, *end = buf + len;
     size_t lineno = 1;
@@ -224,8 +282,18 @@ static fd_status first_row_shape(const char *path, const char *buf, size_t len, 
         char *line = strndup(p, l);
         if (!line) return fd_fail(FD_ERR_NOMEM, "out of memory");
         if (l && strspn(line, " \t\r") != l) {
-            uint32_t cap = 1, bad, nonfinite;
-            for (size_t i = 0; i < l; i++) cap += line[i] == ',' || line[i] == ' ' || line[i] == '\t';
+            uint32_t fields, numbers, empty;
+            field_kinds(line, csv, &fields, &numbers, &empty);
+            if (!*header && mode != FD_HEADER_NO &&
+                (mode == FD_HEADER_YES || (numbers == 0 && empty == 0))) {
+                *header = 1;
+                free(line);
+                if (!nl) return FD_OK;
+                p = nl + 1;
+                lineno++;
+                continue;
+            }
+            uint32_t cap = fields + 1, bad, nonfinite;
             double *row = malloc(cap * sizeof *row);
             char *tok = NULL;
             if (!row) {
@@ -234,17 +302,15 @@ static fd_status first_row_shape(const char *path, const char *buf, size_t len, 
             }
             uint32_t k = split(csv, row, line, cap, &bad, &tok, &nonfinite);
             free(row);
-            if (bad && csv && lineno == 1 && !*header) {
-                *header = 1;
-                free(line);
-                if (!nl) return FD_OK;
-                p = nl + 1;
-                lineno++;
-                continue;
-            }
-            if (bad) {
-                fd_status st = fd_fail(FD_ERR_INPUT, "%s:%zu: column %u: '%.*s' is not a number", path, lineno, bad,
-                                       token_width(tok), tok);
+            if (bad || (csv && empty)) {
+                const fd_status st =
+                    bad ? fd_fail(FD_ERR_INPUT, "%s:%zu: column %u: '%.*s' is not a number%s%s", path, lineno, bad,
+                                  token_width(tok), tok, delim_hint(tok, token_width(tok)),
+                                  lineno == 1 && mode == FD_HEADER_AUTO
+                                      ? " (a first line is a header only when none of its fields is a number; "
+                                        "--header yes skips it)"
+                                      : "")
+                        : fd_fail(FD_ERR_INPUT, "%s:%zu: an empty field", path, lineno);
                 free(line);
                 return st;
             }
@@ -266,7 +332,7 @@ typedef struct {
     sha256_ctx sha;
     char *carry;               /* the partial line after the last chunk */
     size_t ncarry;
-    int eof, first, header, csv, drop_nan;
+    int eof, first, header, header_mode, csv, drop_nan;
     uint32_t n;
     const fd_matrix_sink *sink;
     uint64_t pushed;
@@ -297,6 +363,13 @@ static fd_status read_batch(text_reader *r, chunk *cs, chunk_job *jobs, int T, i
         if (nul)
             return fd_fail(FD_ERR_INPUT, "%s: byte %llu is NUL: not a text file (binary input wants .npy or .h5)",
                            r->path, (unsigned long long)(r->offset + (uint64_t)(nul - (c->buf + r->ncarry)) + 1));
+        /* A UTF-8 byte order mark (spreadsheets write one) is not part of
+         * the first value. */
+        if (r->offset == 0 && got >= 3 && !memcmp(c->buf, "\xef\xbb\xbf", 3)) {
+            memmove(c->buf, c->buf + 3, got - 3);
+            got -= 3;
+            r->offset = 3;
+        }
         r->offset += got;
         size_t len = r->ncarry + got, cut = len;
         r->eof = got < want;
@@ -304,6 +377,12 @@ static fd_status read_batch(text_reader *r, chunk *cs, chunk_job *jobs, int T, i
             while (cut > 0 && c->buf[cut - 1] != '\n') cut--;
             if (cut == 0) cut = len; /* a line longer than a chunk: it continues in the next */
         }
+        /* A line, however long, is carried whole into the next chunk:
+         * bounded, so that a file without line ends (or a device) cannot
+         * take all memory.  32767 values of 32 characters fit. */
+        if (len - cut > FD_LINE_MAX)
+            return fd_fail(FD_ERR_INPUT, "%s: a line longer than %u MiB near byte %llu: not a matrix of text lines",
+                           r->path, FD_LINE_MAX >> 20, (unsigned long long)r->offset);
         free(r->carry);
         r->carry = NULL;
         r->ncarry = len - cut;
@@ -314,7 +393,7 @@ static fd_status read_batch(text_reader *r, chunk *cs, chunk_job *jobs, int T, i
         c->buf[cut] = 0;
         c->len = cut;
         if (r->first) {
-            FD_TRY(first_row_shape(r->path, c->buf, c->len, r->csv, &r->n, &r->header));
+            FD_TRY(first_row_shape(r->path, c->buf, c->len, r->csv, r->header_mode, &r->n, &r->header));
             if (r->n == 0)
                 return fd_fail(FD_ERR_INPUT, r->eof ? "%s: no data rows" : "%s: no data row in its first 8 MB", r->path);
             /* Estimate the rows from the file size and the first chunk's
@@ -345,7 +424,8 @@ static fd_status append_chunk(text_reader *r, const chunk *c, uint64_t *line_bas
     FD_TRY(st);
     unsigned long long line = *line_base + c->err_line + 1;
     if (c->err == 1)
-        return fd_fail(FD_ERR_INPUT, "%s:%llu: column %u: '%s' is not a number", r->path, line, c->err_col, c->err_tok);
+        return fd_fail(FD_ERR_INPUT, "%s:%llu: column %u: '%s' is not a number%s", r->path, line, c->err_col, c->err_tok,
+                       delim_hint(c->err_tok, (int)strlen(c->err_tok)));
     if (c->err == 2)
         return fd_fail(FD_ERR_INPUT, "%s:%llu: %u values, but the first row has %u", r->path, line, c->err_k, r->n);
     if (c->err == 3)
@@ -384,8 +464,10 @@ fd_status fd_matrix_read_text(const char *path, int csv, int drop_nan, const fd_
     r.path = path;
     r.first = 1;
     r.csv = csv;
+    r.header_mode = sink->header;
     r.drop_nan = drop_nan;
     r.sink = sink;
+    FD_TRY_GOTO(fd_input_check(path), st, done);
     if (!(r.f = fopen(path, "rb"))) {
         st = fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
         goto done;

@@ -3,6 +3,7 @@
  * the first problem as "FILE:LINE: what". */
 #include "context.h"
 
+#include "../common/inputfile.h"
 #include "../common/linereader.h"
 
 #include <ctype.h>
@@ -380,10 +381,23 @@ static fd_status read_csv(fca_context **out, fd_lines *r, char delim)
             k = split_cells(line, n, delim, cells, lens, capcells);
         }
         if (first) {
+            /* The first row holds names when none of its cells (after the
+             * first, which may title a name column) is 0 or 1; a row of
+             * marks with one typo is not taken for names. */
+            size_t marks = 0, odd = 0;
+            for (size_t i = k > 1 ? 1 : 0; i < k; i++) {
+                if (is01(cells[i], lens[i])) marks++;
+                else if (!odd) odd = i + 1;
+            }
             width = k;
-            for (size_t i = 1; i < k; i++)
-                if (!is01(cells[i], lens[i])) have_header = 1;
-            if (k == 1 && !is01(cells[0], lens[0])) have_header = 1;
+            have_header = marks == 0;
+            if (marks && odd) {
+                st = fd_fail(FD_ERR_INPUT,
+                             "%s:%zu: cell %zu is '%.*s', not 0 or 1 (a first row is a header only when none of its "
+                             "cells after the first is 0 or 1)",
+                             r->path, r->lineno, odd, (int)(lens[odd - 1] > 40 ? 40 : lens[odd - 1]), cells[odd - 1]);
+                goto done;
+            }
             first = 0;
             if (have_header) {
                 for (size_t i = 0; i < k; i++)
@@ -412,6 +426,11 @@ static fd_status read_csv(fca_context **out, fd_lines *r, char delim)
     if (rc < 0) { st = FD_ERR_INPUT; goto done; }
     if (first) { st = fd_fail(FD_ERR_INPUT, "%s:1: empty file", r->path); goto done; }
     if (have_names < 0) have_names = 0;
+    if (width <= (size_t)have_names) {
+        st = fd_fail(FD_ERR_INPUT, "%s: no attribute columns (cells are separated by %s in a .%s file)", r->path,
+                     delim == ',' ? "commas" : "tabs", delim == ',' ? "csv" : "tsv");
+        goto done;
+    }
     uint32_t n_attr = (uint32_t)(width - (size_t)have_names);
     FD_TRY_GOTO(build_start(&b), st, done);
     FD_TRY_GOTO(finish_context(out, &b, n_attr, r), st, done);
@@ -438,6 +457,7 @@ done:
 fd_status fca_context_read(fca_context **out, const char *path, ctx_format fmt)
 {
     *out = NULL;
+    FD_TRY(fd_input_check(path)); /* what it is before what its name says */
     if (fmt == CTX_FMT_AUTO) fmt = ctx_format_from_path(path);
     if (fmt == CTX_FMT_AUTO)
         return fd_fail(FD_ERR_USAGE, "%s: cannot tell the format from the extension; use --format cxt|dat|csv|tsv", path);

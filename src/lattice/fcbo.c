@@ -267,6 +267,14 @@ typedef struct {
     fd_word *old;
 } undo_rec;
 
+/* The failed closures a worker keeps (FCbO's N_j, each a set of n_attr
+ * bits), and those a task carries, within a budget: one per candidate of
+ * every node on the path is quadratic in the attributes (a 500,000-item
+ * transaction asked for 31 GB).  A failure not kept only costs the closure
+ * that it would have pruned; the concepts are the same. */
+#define FAILED_SET_WORDS ((size_t)4 << 20)  /* 32 MiB a worker */
+#define TASK_FAILED_WORDS ((size_t)1 << 19) /* 4 MiB a task */
+
 struct fcbo_ws {
     const fcbo_prep *p;
     concept_sink *sink;
@@ -274,6 +282,7 @@ struct fcbo_ws {
     fd_word **M;
     undo_rec *undo;
     size_t nundo, capundo;
+    size_t mwords;           /* words held by the failed sets process() recorded */
     arena ar;
     fd_word *ubits;
     int no_failed_sets;
@@ -525,7 +534,8 @@ static fd_status serialize(fcbo_ws *w, const fnode *nd, uint32_t y, task_list *o
     const fcbo_prep *p = w->p;
     uint32_t nm = 0;
     const uint32_t mend = w->no_failed_sets ? y : p->n_attr;
-    for (uint32_t k = y; k < mend; k++) nm += w->M[k] != NULL;
+    const size_t mcap = TASK_FAILED_WORDS / (1 + p->aw);
+    for (uint32_t k = y; k < mend && nm < mcap; k++) nm += w->M[k] != NULL;
     size_t words = task_size_words(p, nd, nm);
     uint64_t *t = task_list_begin(out, words);
     if (!t) return fd_fail(FD_ERR_NOMEM, "out of memory for the task list");
@@ -543,11 +553,12 @@ static fd_status serialize(fcbo_ws *w, const fnode *nd, uint32_t y, task_list *o
         memcpy(q, nd->ext, (size_t)nd->size * sizeof(uint32_t));
         q += ((size_t)nd->size + 1) / 2;
     }
-    for (uint32_t k = y; k < mend; k++)
+    for (uint32_t k = y, i = 0; k < mend && i < nm; k++)
         if (w->M[k]) {
             *q++ = k;
             bs_copy(q, w->M[k], p->aw);
             q += p->aw;
+            i++;
         }
     return FD_OK;
 }
@@ -646,7 +657,7 @@ FD_HOT static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_li
     child *q = arena_alloc(&w->ar, ((size_t)(n - y) * sizeof(child) + 7) / 8);
     uint32_t nq = 0;
     uint32_t *start = NULL, *bucket = NULL, *cand = NULL, ncand = n - y;
-    fd_word *scratch = NULL;
+    fd_word *scratch = NULL, *spare = NULL; /* spare: a closure's room that nothing kept */
     if (!q) { st = ARENA_OOM(); goto done; }
     /* j*: the first attribute not in B.  Only there can an empty extent be
      * canonical (its closure, all attributes, agrees with B below j only if
@@ -687,7 +698,8 @@ FD_HOT static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_li
             w->st.skipped_support++;
             continue;
         }
-        fd_word *D = arena_alloc(&w->ar, aw);
+        fd_word *D = spare ? spare : arena_alloc(&w->ar, aw);
+        spare = NULL;
         if (!D) { st = ARENA_OOM(); goto done; }
         closure(p, &c, j, B, nb, D);
         w->st.closures++;
@@ -708,6 +720,10 @@ FD_HOT static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_li
             q[nq++] = (child){j, c};
         } else {
             w->st.fails++;
+            if (w->mwords + aw > FAILED_SET_WORDS) { /* over the budget: not kept */
+                spare = D;
+                continue;
+            }
             if (w->nundo == w->capundo &&
                 fd_grow((void **)&w->undo, &w->capundo, w->nundo + 1, sizeof *w->undo) != FD_OK) {
                 st = FD_ERR_NOMEM;
@@ -715,6 +731,7 @@ FD_HOT static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_li
             }
             w->undo[w->nundo++] = (undo_rec){j, w->M[j]};
             w->M[j] = D;
+            w->mwords += aw;
         }
     }
     for (uint32_t i = 0; i < nq; i++) {
@@ -722,6 +739,7 @@ FD_HOT static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_li
         else FD_TRY_GOTO(process(w, &q[i].nd, q[i].j + 1, NULL), st, done);
     }
 done:
+    w->mwords -= (w->nundo - undo0) * aw;
     while (w->nundo > undo0) {
         w->nundo--;
         w->M[w->undo[w->nundo].j] = w->undo[w->nundo].old;

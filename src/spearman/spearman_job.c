@@ -360,8 +360,8 @@ static fd_status stage_setup(job *jb)
     fd_warm warm = {0};
     if (st == FD_OK && fd_warm_start(&warm, &jb->mpi, jb->ops->devices, jb->ops->warm_device) != FD_OK)
         fd_errclear();
-    if (st == FD_OK) st = spearman_read(&jb->x, o->input, o->drop_nan, place);
-    if (st == FD_OK && o->y_input) st = spearman_read(&jb->y, o->y_input, o->drop_nan, place);
+    if (st == FD_OK) st = spearman_read(&jb->x, o->input, o->drop_nan, o->header, place);
+    if (st == FD_OK && o->y_input) st = spearman_read(&jb->y, o->y_input, o->drop_nan, o->header, place);
     /* Every rank must hold the same ranks: compared by their digest (0.16 s
      * for 9.9 million rows on the dev VM's 2 cores, one-off; it hashes in
      * parallel) rather than by the file's SHA-256, which a .npy or HDF5

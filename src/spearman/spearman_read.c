@@ -45,11 +45,11 @@ static fd_status rank_finish(void *ctx, sha256_future *sha)
     return FD_OK;
 }
 
-fd_status spearman_read(spearman_mat **out, const char *spec, int drop_nan, int threads)
+fd_status spearman_read(spearman_mat **out, const char *spec, int drop_nan, int header, int threads)
 {
     spearman_mat *m = NULL;
     const fd_matrix_sink sink = {&m,        rank_row_bytes, rank_row,   rank_begin, rank_push, rank_drop, rank_finish,
-                                 " (--drop-nan-rows skips such rows)", threads, rank_place_begin, rank_place};
+                                 " (--drop-nan-rows skips such rows)", threads, rank_place_begin, rank_place, header};
     fd_status st = fd_matrix_read(spec, drop_nan, &sink);
     if (st == FD_OK) st = smat_finish(m, fd_matrix_threads(threads));
     if (st == FD_OK && !(m->source = strdup(spec))) st = fd_fail(FD_ERR_NOMEM, "out of memory");

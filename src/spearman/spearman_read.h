@@ -10,6 +10,6 @@
 /* drop_nan: skip rows with NaN or infinite values (counted) instead of
  * refusing the file.  threads: to rank rows on while reading (the sink's
  * threads, fd_matrix_sink). */
-fd_status spearman_read(spearman_mat **out, const char *spec, int drop_nan, int threads);
+fd_status spearman_read(spearman_mat **out, const char *spec, int drop_nan, int header, int threads);
 
 #endif
