@@ -43,7 +43,7 @@ npy ok.npy "{'descr': '|u1', 'fortran_order': False, 'shape': (3, 3), }" '\001\0
 check 'grep -q "3 rows x 3 observations, 1 constant" "$W/ci"' "a hand-written .npy: $(cat "$W/ci")"
 "$BIN" gen context --objects 20 --attributes 5 --density 0.5 -o "$W/l.dat"
 "$BIN" lattice "$W/l.dat" -o "$W/lat" -q
-for spec in "lat/lattice.h5:/nope|no dataset '/nope'" "lat/lattice.h5:/supports|not a 2-D dataset" "l.dat.h5:/x|cannot open as HDF5"; do
+for spec in "lat/lattice.h5:/nope|no dataset '/nope'" "lat/lattice.h5:/supports|not a 2-D dataset" "l.dat.h5:/x|l.dat.h5: cannot open: No such file"; do
   name=${spec%%|*} want=${spec#*|}
   "$BIN" spearman "$W/$name" -o "$W/out-h5" -q 2> "$W/err"; rc=$?
   check '[ $rc -eq 2 ] && grep -q -- "$want" "$W/err" && [ ! -e "$W/out-h5" ]' "$name: exit $rc, message: $(cat "$W/err")"

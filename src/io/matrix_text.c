@@ -303,14 +303,16 @@ static fd_status first_row_shape(const char *path, const char *buf, size_t len, 
             uint32_t k = split(csv, row, line, cap, &bad, &tok, &nonfinite);
             free(row);
             if (bad || (csv && empty)) {
-                const fd_status st =
-                    bad ? fd_fail(FD_ERR_INPUT, "%s:%zu: column %u: '%.*s' is not a number%s%s", path, lineno, bad,
-                                  token_width(tok), tok, delim_hint(tok, token_width(tok)),
-                                  lineno == 1 && mode == FD_HEADER_AUTO
-                                      ? " (a first line is a header only when none of its fields is a number; "
+                const char *why = lineno == 1 && mode == FD_HEADER_AUTO
+                                      ? " (a first line is a header only when none of its fields is a number or empty; "
                                         "--header yes skips it)"
-                                      : "")
-                        : fd_fail(FD_ERR_INPUT, "%s:%zu: an empty field", path, lineno);
+                                      : "";
+                const fd_status st =
+                    bad && token_width(tok) == 0
+                        ? fd_fail(FD_ERR_INPUT, "%s:%zu: column %u is empty%s", path, lineno, bad, why)
+                    : bad ? fd_fail(FD_ERR_INPUT, "%s:%zu: column %u: '%.*s' is not a number%s%s", path, lineno, bad,
+                                    token_width(tok), tok, delim_hint(tok, token_width(tok)), why)
+                          : fd_fail(FD_ERR_INPUT, "%s:%zu: an empty field", path, lineno);
                 free(line);
                 return st;
             }
@@ -375,14 +377,24 @@ static fd_status read_batch(text_reader *r, chunk *cs, chunk_job *jobs, int T, i
         r->eof = got < want;
         if (!r->eof) {
             while (cut > 0 && c->buf[cut - 1] != '\n') cut--;
-            if (cut == 0) cut = len; /* a line longer than a chunk: it continues in the next */
+            if (cut == 0) {
+                /* No line end in the chunk: the line is carried whole into
+                 * a larger read of the same chunk; bounded, so that a file
+                 * without line ends cannot take all memory (32767 values of
+                 * 32 characters fit). */
+                if (len > FD_LINE_MAX)
+                    return fd_fail(FD_ERR_INPUT, "%s: a line longer than %u MiB near byte %llu: not a matrix of text "
+                                   "lines",
+                                   r->path, FD_LINE_MAX >> 20, (unsigned long long)r->offset);
+                char *all = realloc(r->carry, len);
+                if (!all) return fd_fail(FD_ERR_NOMEM, "out of memory");
+                memcpy(all, c->buf, len);
+                r->carry = all;
+                r->ncarry = len;
+                (*nc)--; /* this chunk again, with the line's start */
+                continue;
+            }
         }
-        /* A line, however long, is carried whole into the next chunk:
-         * bounded, so that a file without line ends (or a device) cannot
-         * take all memory.  32767 values of 32 characters fit. */
-        if (len - cut > FD_LINE_MAX)
-            return fd_fail(FD_ERR_INPUT, "%s: a line longer than %u MiB near byte %llu: not a matrix of text lines",
-                           r->path, FD_LINE_MAX >> 20, (unsigned long long)r->offset);
         free(r->carry);
         r->carry = NULL;
         r->ncarry = len - cut;
@@ -423,6 +435,7 @@ static fd_status append_chunk(text_reader *r, const chunk *c, uint64_t *line_bas
     }
     FD_TRY(st);
     unsigned long long line = *line_base + c->err_line + 1;
+    if (c->err == 1 && !*c->err_tok) return fd_fail(FD_ERR_INPUT, "%s:%llu: column %u is empty", r->path, line, c->err_col);
     if (c->err == 1)
         return fd_fail(FD_ERR_INPUT, "%s:%llu: column %u: '%s' is not a number%s", r->path, line, c->err_col, c->err_tok,
                        delim_hint(c->err_tok, (int)strlen(c->err_tok)));
