@@ -73,6 +73,21 @@ if command -v mpirun > /dev/null; then
   mpirun -np 3 "$BIN" spearman "$W/bad.txt" --pvalue 0.01 -o "$P" -q -t 1 --force 2> /dev/null
   "$BIN" info --text "$P/spearman.h5" > /dev/null; rc=$?
   check '[ $rc -eq 0 ] && [ "$(ls "$P" | grep -c "^spearman\..*\.part-")" = 2 ]' "a failed spearman --force changed the old parts"
+  # A master edited to read /pairs/i from another file (a FIFO here, which
+  # HDF5 would block opening): refused before any read.
+  cp -r "$P" "$W/redirect"
+  mkfifo "$W/redirect/evil.h5"
+  python3 - "$W/redirect/spearman.h5" << 'EOF'
+import sys, h5py
+with h5py.File(sys.argv[1], "r+") as f:
+    n = f["pairs/i"].shape[0]
+    del f["pairs/i"]
+    layout = h5py.VirtualLayout(shape=(n,), dtype="<u8")
+    layout[:] = h5py.VirtualSource("evil.h5", "pairs/i", shape=(n,))
+    f["pairs"].create_virtual_dataset("i", layout)
+EOF
+  timeout 30 "$BIN" info --text "$W/redirect/spearman.h5" > /dev/null 2> "$W/err"; rc=$?
+  check '[ $rc -eq 2 ] && grep -q "not one of its parts" "$W/err"' "a master reading from another file: exit $rc: $(cat "$W/err")"
 fi
 
 # A symbolic link where a checkpoint would go: refused, never followed.

@@ -171,9 +171,9 @@ static fd_status hash_file(const char *path, const atomic_int *stop, char hex[65
 {
     sha256_ctx c;
     const size_t chunk = (size_t)1 << 20;
+    FD_TRY(fd_input_check(path));
     unsigned char *buf = malloc(chunk);
     if (!buf) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    FD_TRY(fd_input_check(path));
     FILE *f = fopen(path, "rb");
     if (!f) {
         free(buf);

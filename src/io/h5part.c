@@ -53,8 +53,47 @@ static fd_status check_one(const char *dir, const char *master, const char *work
     return FD_OK;
 }
 
+/* Every mapping of the virtual dataset dset names one of the parts: the
+ * names HDF5 opens are those stored in the mappings, which an edited
+ * master could point anywhere (a FIFO would block the read). */
+static fd_status check_sources(hid_t master, const char *path, const char *dset, const char *workload,
+                               const char *run_id, uint64_t parts)
+{
+    fd_status st = FD_OK;
+    hid_t ds = -1, dcpl = -1;
+    size_t count = 0;
+    char name[H5PART_NAME_MAX], src[H5PART_NAME_MAX + 2];
+    if (H5Lexists(master, dset, H5P_DEFAULT) <= 0) return FD_OK; /* the readers say what is missing */
+    H5_CHECK_GOTO(ds = H5Dopen2(master, dset, H5P_DEFAULT), st, done);
+    H5_CHECK_GOTO(dcpl = H5Dget_create_plist(ds), st, done);
+    if (H5Pget_layout(dcpl) != H5D_VIRTUAL) {
+        st = fd_fail(FD_ERR_INPUT, "%s: %s is not a virtual dataset over the parts", path, dset);
+        goto done;
+    }
+    H5_CHECK_GOTO(H5Pget_virtual_count(dcpl, &count), st, done);
+    for (size_t m = 0; m < count; m++) {
+        const ssize_t len = H5Pget_virtual_filename(dcpl, m, src, sizeof src);
+        int ok = len > 0 && (size_t)len < sizeof src;
+        if (ok) {
+            ok = 0;
+            for (uint64_t r = 0; r < parts && !ok; r++) {
+                rd_part_name(name, sizeof name, workload, run_id, (int)r);
+                ok = !strcmp(src, name);
+            }
+        }
+        if (!ok) {
+            st = fd_fail(FD_ERR_INPUT, "%s: %s reads from a file that is not one of its parts", path, dset);
+            goto done;
+        }
+    }
+done:
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (ds >= 0) H5Dclose(ds);
+    return st;
+}
+
 fd_status h5part_check(hid_t master, const char *path, const char *workload, const char *count_attr,
-                       const char *counts_dset)
+                       const char *counts_dset, const char *const *vds)
 {
     fd_status st = FD_OK;
     uint64_t parts = 0, len = 0, *n = NULL;
@@ -76,6 +115,7 @@ fd_status h5part_check(hid_t master, const char *path, const char *workload, con
                        (unsigned long long)len, (unsigned long long)parts);
     FD_ALLOC_GOTO(n, parts, st, done);
     FD_TRY_GOTO(h5u_read_range(master, counts_dset, H5T_NATIVE_UINT64, 0, parts, n), st, done);
+    for (size_t k = 0; vds && vds[k]; k++) FD_TRY_GOTO(check_sources(master, path, vds[k], workload, run_id, parts), st, done);
     dir_of(path, dir, sizeof dir);
     for (uint64_t r = 0; r < parts; r++)
         FD_TRY_GOTO(check_one(dir, path, workload, run_id, (int)r, sha, n[r], count_attr), st, done);

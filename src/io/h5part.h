@@ -29,10 +29,12 @@ fd_status h5part_put_parts(hid_t master, const char *run_id, int ranks);
  * checks that each part (named from the master's run_id) is a plain file,
  * has format "fcbo-dist WORKLOAD part" and complete = 1, the master's
  * input_sha256, and count_attr equal to element r of the master's 1-D
- * dataset counts_dset.  FD_OK for a single file.  A master whose run_id
- * is not a run id is refused: it would name other files. */
+ * dataset counts_dset, and that every mapping of each virtual dataset in
+ * vds (NULL-terminated) reads from one of the parts.  FD_OK for a single
+ * file.  A master whose run_id is not a run id is refused: it would name
+ * other files. */
 fd_status h5part_check(hid_t master, const char *path, const char *workload, const char *count_attr,
-                       const char *counts_dset);
+                       const char *counts_dset, const char *const *vds);
 
 /* What one rank did, for the master's /ranks group, --stats and `info`:
  * its results (concepts, pairs), its work units (subtrees, tiles), and

@@ -108,5 +108,7 @@ done:
 
 fd_status lattice_master_check(hid_t f, const char *path)
 {
-    return h5part_check(f, path, "lattice", "n_concepts", "ranks/concepts");
+    static const char *const vds[] = {"supports",        "intents/offsets", "intents/ids",
+                                      "extents/offsets", "extents/ids",     NULL};
+    return h5part_check(f, path, "lattice", "n_concepts", "ranks/concepts", vds);
 }

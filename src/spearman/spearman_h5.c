@@ -11,7 +11,7 @@
 
 #define CHUNK ((uint64_t)1 << 16)
 
-static const char *const cols[4] = {"pairs/i", "pairs/j", "pairs/rho", "pairs/p"};
+static const char *const cols[5] = {"pairs/i", "pairs/j", "pairs/rho", "pairs/p", NULL};
 static const char *cols_of(int c) { return cols[c]; }
 
 struct spearman_h5 {
@@ -253,7 +253,7 @@ static fd_status check_file(hid_t f, const char *path, uint64_t *rows, uint64_t 
 {
     uint64_t n = 0;
     FD_TRY(h5u_expect_complete(f, path, "fcbo-dist spearman", FD_FORMAT_VERSION));
-    FD_TRY(h5part_check(f, path, "spearman", "n_pairs", "ranks/pairs"));
+    FD_TRY(h5part_check(f, path, "spearman", "n_pairs", "ranks/pairs", cols));
     FD_TRY(h5u_read_u64_attr(f, path, "n_pairs", &n));
     uint64_t dropped = 0;
     FD_TRY(h5u_read_u64_attr(f, path, "rows", rows));
