@@ -88,7 +88,8 @@ static int ours_tmp(const char *name, void *arg) { (void)arg; return ours(name, 
 
 static int is_segment(const char *name) { return !strncmp(name, "seg-", 4) && ours(name, 0) && !strstr(name, ".tmp."); }
 
-/* Committed segments in the directory. */
+/* Committed segments in the directory that hold records (the lattice's
+ * split of the top of the tree holds none: it is no work of the pool). */
 static size_t count_segments(const char *dir)
 {
     size_t segs = 0;
@@ -99,8 +100,17 @@ static size_t count_segments(const char *dir)
         return 0;
     }
     struct dirent *e;
-    while ((e = readdir(d)))
-        if (is_segment(e->d_name)) segs++;
+    while ((e = readdir(d))) {
+        if (!is_segment(e->d_name)) continue;
+        char *path = fd_path_join(dir, e->d_name);
+        hid_t f = path ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
+        uint64_t n = 0;
+        /* Only on a failure path: a message recorded here cannot replace the
+         * failure's (the first one stays). */
+        if (f >= 0 && h5u_len(f, "records", &n) == FD_OK && n > 0) segs++;
+        if (f >= 0) H5Fclose(f);
+        free(path);
+    }
     closedir(d);
     return segs;
 }
