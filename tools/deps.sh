@@ -4,7 +4,9 @@
 # tools, for h5dump), cairo (dpc --plot), OpenBLAS (bcp on the CPU),
 # clang with its libFuzzer runtime (tools/fuzz.sh), and SLURM with munge
 # for the batch-script test (which starts a private one-node SLURM of its
-# own; tools/slurm-local.sh).  CUDA is not installed here: the CUDA backends
+# own; tools/slurm-local.sh), LAPACKE (bcp), OpenSSL's libcrypto (SHA-256)
+# and the Boost headers (Boost.Math: the p-values).  CUDA is not installed
+# here: the CUDA backends
 # are built when nvcc is already on the PATH or in /usr/local/cuda.
 set -euo pipefail
 pkgs=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools slurm-wlm munge libcairo2-dev libopenblas-dev liblapacke-dev libssl-dev libboost-dev clang)

@@ -7,7 +7,11 @@
 #ifndef FD_SPEARMAN_PVALUE_H
 #define FD_SPEARMAN_PVALUE_H
 
-/* I_x(a, b), the regularised incomplete beta function, 0 <= x <= 1. */
+/* I_x(a, b), the regularised incomplete beta function, 0 <= x <= 1
+ * (Boost.Math's ibeta: ibeta_boost.cpp). */
+#ifdef __cplusplus
+extern "C"
+#endif
 double fd_ibeta(double a, double b, double x);
 
 /* The p-value for x = 1 - rho^2 with dof degrees of freedom. */
