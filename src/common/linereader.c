@@ -28,8 +28,9 @@ fd_status fd_lines_open(fd_lines *r, const char *path)
         r->f = NULL;
         return fd_fail(FD_ERR_NOMEM, "%s: out of memory for the read buffer", path);
     }
-    sha256_init(&r->sha);
-    return FD_OK;
+    const fd_status st = sha256_init(&r->sha);
+    if (st != FD_OK) fd_lines_close(r);
+    return st;
 }
 
 /* Moves the unread tail to the front and appends a block; grows the buffer
@@ -105,12 +106,12 @@ fd_status fd_lines_finish(fd_lines *r, char hex[65])
         r->pos = r->len; /* discard: only the digest is wanted */
         if (refill(r) < 0) return FD_ERR_INPUT;
     }
-    sha256_final_hex(&r->sha, hex);
-    return FD_OK;
+    return sha256_final_hex(&r->sha, hex);
 }
 
 void fd_lines_close(fd_lines *r)
 {
+    sha256_drop(&r->sha);
     if (r->f) fclose(r->f);
     free(r->buf);
     r->f = NULL;

@@ -1,4 +1,7 @@
-/* SHA-256 (FIPS 180-4), used to fingerprint input files in output metadata. */
+/* SHA-256 (FIPS 180-4, computed by OpenSSL's libcrypto), used to
+ * fingerprint input files in output metadata, and the machinery around
+ * it: a file's hash on a thread of its own, and the digest of large arrays
+ * in memory on many threads. */
 #ifndef FD_SHA256_H
 #define FD_SHA256_H
 
@@ -7,19 +10,23 @@
 #include <stddef.h>
 #include <stdint.h>
 
-typedef struct {
-    uint32_t h[8];
-    uint64_t len;
-    uint8_t buf[64];
-    size_t nbuf;
+/* A running digest: init makes it (FD_ERR_NOMEM when OpenSSL cannot),
+ * update feeds it, a final call gives the digest and frees it, drop frees
+ * one abandoned.  A failure of update is reported by the final call. */
+typedef struct sha256_ctx {
+    struct evp_md_ctx_st *md; /* OpenSSL's EVP_MD_CTX */
+    int failed;
 } sha256_ctx;
 
-void sha256_init(sha256_ctx *c);
+fd_status sha256_init(sha256_ctx *c);
 void sha256_update(sha256_ctx *c, const void *data, size_t n);
 /* Writes 64 lowercase hex digits and a NUL into hex[65]. */
-void sha256_final_hex(sha256_ctx *c, char hex[65]);
+fd_status sha256_final_hex(sha256_ctx *c, char hex[65]);
 /* The 32 bytes of the digest. */
-void sha256_final(sha256_ctx *c, uint8_t out[32]);
+fd_status sha256_final(sha256_ctx *c, uint8_t out[32]);
+void sha256_drop(sha256_ctx *c);
+/* The hex digest of n bytes at data, in one call. */
+fd_status sha256_hex_of(const void *data, size_t n, char hex[65]);
 
 /* The SHA-256 of a whole file (FD_ERR_INPUT when it cannot be opened,
  * FD_ERR_IO on a read error). */

@@ -88,9 +88,9 @@ static int ours_tmp(const char *name, void *arg) { (void)arg; return ours(name, 
 
 static int is_segment(const char *name) { return !strncmp(name, "seg-", 4) && ours(name, 0) && !strstr(name, ".tmp."); }
 
-/* Committed segments in the directory that hold records (the lattice's
- * split of the top of the tree holds none: it is no work of the pool). */
-static size_t count_segments(const char *dir)
+/* Committed segments in the directory; with_records: only those that
+ * hold records (the lattice's split of the top of the tree holds none). */
+static size_t count_segments(const char *dir, int with_records)
 {
     size_t segs = 0;
     const int fd = open(dir, O_RDONLY | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
@@ -102,6 +102,10 @@ static size_t count_segments(const char *dir)
     struct dirent *e;
     while ((e = readdir(d))) {
         if (!is_segment(e->d_name)) continue;
+        if (!with_records) {
+            segs++;
+            continue;
+        }
         char *path = fd_path_join(dir, e->d_name);
         hid_t f = path ? H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT) : -1;
         uint64_t n = 0;
@@ -119,23 +123,23 @@ static size_t count_segments(const char *dir)
  * its parameters, the input's hash among them) and of the first run's
  * nonce.  job.h5 stores it and every segment carries it, so that a
  * segment of another run, or a job.h5 edited since, is refused. */
-static void run_key(const ckpt *ck, const char *params, const char *nonce, char out[KEY_HEX])
+static fd_status run_key(const ckpt *ck, const char *params, const char *nonce, char out[KEY_HEX])
 {
     sha256_ctx c;
-    sha256_init(&c);
+    FD_TRY(sha256_init(&c));
     sha256_update(&c, KEY_VERSION, sizeof KEY_VERSION);
     sha256_update(&c, ck->workload, strlen(ck->workload) + 1);
     sha256_update(&c, params, strlen(params) + 1);
     sha256_update(&c, nonce, strlen(nonce) + 1);
-    sha256_final_hex(&c, out);
+    return sha256_final_hex(&c, out);
 }
 
 /* The work list's digest, which job.h5 keeps beside it. */
-static void records_digest(const fd_records *recs, char out[KEY_HEX])
+static fd_status records_digest(const fd_records *recs, char out[KEY_HEX])
 {
     sha256_ctx c;
     uint8_t w[8];
-    sha256_init(&c);
+    FD_TRY(sha256_init(&c));
     sha256_le64(w, recs->n);
     sha256_update(&c, w, 8);
     for (size_t i = 0; i < recs->n; i++) {
@@ -148,7 +152,7 @@ static void records_digest(const fd_records *recs, char out[KEY_HEX])
         sha256_le64(w, recs->data[i]);
         sha256_update(&c, w, 8);
     }
-    sha256_final_hex(&c, out);
+    return sha256_final_hex(&c, out);
 }
 
 /* The first line where a and b differ, for the message. */
@@ -185,7 +189,7 @@ static fd_status write_job(const ckpt *ck, const fd_records *recs)
     FD_TRY_GOTO(h5u_attr_str(f, "key", ck->key), st, done);
     if (recs) {
         char digest[KEY_HEX];
-        records_digest(recs, digest);
+        FD_TRY_GOTO(records_digest(recs, digest), st, done);
         FD_TRY_GOTO(h5u_attr_str(f, "records_sha256", digest), st, done);
         FD_ALLOC_GOTO(start, recs->n + 1, st, done);
         for (size_t i = 0; i < recs->n; i++) start[i] = recs->start[i];
@@ -256,7 +260,7 @@ static fd_status open_resume(ckpt *ck)
                      la, lb, ck->job);
         goto done;
     }
-    run_key(ck, params, nonce, want);
+    FD_TRY_GOTO(run_key(ck, params, nonce, want), st, done);
     if (strcmp(key, want) != 0) {
         st = fd_fail(FD_ERR_INPUT,
                      "%s: its run key does not match its parameters (the file was edited or damaged); it cannot be "
@@ -281,8 +285,7 @@ static fd_status open_rank0(ckpt *ck)
             return fd_fail(FD_ERR_IO, "%s: cannot create the checkpoint directory: %s", ck->dir, strerror(errno));
         ck->created = 1;
         rd_new_run_id(ck->nonce);
-        run_key(ck, ck->params, ck->nonce, ck->key);
-        return FD_OK;
+        return run_key(ck, ck->params, ck->nonce, ck->key);
     }
     FD_TRY(open_resume(ck));
     /* What the killed run was writing, by exact name; parts it left in
@@ -377,7 +380,7 @@ fd_status ckpt_load_records(ckpt *ck, fd_records *recs)
     *recs = (fd_records){ck->words, ck->start, (size_t)(ns - 1), (size_t)nw, NULL};
     {
         char stored[KEY_HEX + 8] = "", digest[KEY_HEX];
-        records_digest(recs, digest);
+        FD_TRY_GOTO(records_digest(recs, digest), st, done);
         if (h5u_read_attr_str(f, "records_sha256", stored, sizeof stored) != FD_OK || strcmp(stored, digest) != 0) {
             fd_errclear();
             st = fd_fail(FD_ERR_INPUT,
@@ -620,11 +623,14 @@ int ckpt_finish(ckpt *ck, fd_status st)
 {
     if (ck->rank != 0) return 0;
     rd_remove_matching(ck->dir, ours_tmp, NULL);
-    /* Removed once the result it was for is committed, or by the run that
-     * made it when it holds nothing (a fresh run that failed before its
-     * first commit).  A resumed run that fails leaves it as it found it,
-     * with what it added. */
-    const int keep = st != FD_OK && (ck->resume || count_segments(ck->dir) > 0);
+    /* Removed once the result it was for is committed, or by the fresh run
+     * that made it when it holds nothing worth resuming: no records done,
+     * and an error in the command or the input (exit status 2: the same
+     * command fails the same way; a failure of the machine, or a signal,
+     * keeps even the lattice's split).  A resumed run that fails leaves it
+     * as it found it, with what it added. */
+    const int keep = st != FD_OK && (ck->resume || count_segments(ck->dir, 1) > 0 ||
+                                     (fd_exit_code(st) != 2 && count_segments(ck->dir, 0) > 0));
     if (keep) {
         const int resumable = access(ck->job, R_OK) == 0;
         /* Part of the failure's message: printed even with -q. */

@@ -488,7 +488,7 @@ fd_status fd_matrix_read_text(const char *path, int csv, int drop_nan, const fd_
     if (!cs || !jobs) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
     struct stat fsb;
     r.fsize = fstat(fileno(r.f), &fsb) == 0 && S_ISREG(fsb.st_mode) ? (uint64_t)fsb.st_size : UINT64_MAX;
-    sha256_init(&r.sha);
+    FD_TRY_GOTO(sha256_init(&r.sha), st, done);
     FD_TRY_GOTO(read_batch(&r, cs, jobs, T, &nc[0]), st, done);
     /* Set 0 by the main thread alone, to get going (parse_chunks does not
      * fail: a chunk records its error for append_chunk, in input order). */
@@ -511,9 +511,10 @@ fd_status fd_matrix_read_text(const char *path, int csv, int drop_nan, const fd_
         goto done;
     }
     sha256_future fut = {NULL, FD_OK, ""};
-    sha256_final_hex(&r.sha, fut.hex);
+    FD_TRY_GOTO(sha256_final_hex(&r.sha, fut.hex), st, done);
     st = sink->finish(sink->ctx, &fut);
 done:
+    sha256_drop(&r.sha);
     if (r.f) fclose(r.f);
     for (int k = 0; cs && k < 3 * T; k++) {
         free(cs[k].buf);
