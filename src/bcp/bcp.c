@@ -14,6 +14,7 @@
 #include "bcp.h"
 
 #include "../common/clock.h"
+#include "../common/gemm.h"
 #include "../common/interrupt.h"
 #include "../common/par_rows.h"
 #include "bcp_backend.h"
@@ -58,7 +59,7 @@ typedef struct {
     bcp_model *m;
     double *AA[BCP_MAX_ORDER];  /* R x R: A(n)^T A(n) */
     double *EAA[BCP_MAX_ORDER]; /* R x R: E[A(n)^T A(n)] = A^T A + I_n Sigma_n */
-    double *psi, *chol;         /* R x R, 2 R x R (bcp_spd_inverse's work) */
+    double *psi;                /* R x R */
     double yy;                  /* ||Y||^2 */
     int threads;
     double logdet[BCP_MAX_ORDER];
@@ -401,7 +402,7 @@ static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, doub
                 for (uint32_t e = 0; e < R * R; e++) w->psi[e] *= w->EAA[k][e];
         for (uint32_t e = 0; e < R * R; e++) w->psi[e] *= m->tau;
         for (uint32_t r = 0; r < R; r++) w->psi[r * R + r] += m->lambda[r];
-        if (!bcp_spd_inverse(w->psi, R, w->chol, m->Sigma[n], &w->logdet[n]))
+        if (!bcp_spd_inverse(w->psi, R, m->Sigma[n], &w->logdet[n]))
             return fd_fail(FD_ERR_INTERNAL, "bcp: tau Psi + diag(lambda) of mode %u is not positive definite", n + 1);
         w->logdet[n] = -w->logdet[n]; /* ln det Sigma_n */
         /* --nonneg: the means projected on >= 0.  G-BF then makes the
@@ -480,6 +481,7 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
     memset(m, 0, sizeof *m);
     const uint32_t R = o->rank, N = t->order;
     if (R < 1 || R > 256) return fd_fail(FD_ERR_USAGE, "--rank %u: 1 to 256", R);
+    fd_blas_one_thread(); /* the LAPACK calls below are small (chol.c) */
     w.t = t;
     w.threads = o->threads > 0 ? o->threads : 1;
     w.comm = comm;
@@ -497,7 +499,6 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
     }
     FD_ALLOC_GOTO(m->lambda, R, st, done);
     FD_ALLOC_GOTO(w.psi, (size_t)R * R, st, done);
-    FD_ALLOC_GOTO(w.chol, (size_t)2 * R * R, st, done);
     for (uint64_t i = 0; i < t->size; i++) w.yy += t->x[i] * t->x[i];
     FD_TRY_GOTO(reduce(&w, &w.yy, 1), st, done);
     /* Start at the data's scale: factors from the SVD of each unfolding
@@ -598,7 +599,6 @@ done:
         free(w.EAA[n]);
     }
     free(w.psi);
-    free(w.chol);
     if (st != FD_OK) bcp_model_free(m);
     return st;
 }

@@ -57,27 +57,6 @@ static void products(uint32_t order, uint32_t R, const double *U, const uint64_t
     }
 }
 
-/* X = B S^-1 for S symmetric positive definite (R x R), B rows x R: by
- * Cholesky, row by row.  0 when S is not positive definite. */
-static int solve_right(double *S, uint32_t R, const double *B, uint64_t rows, double *X)
-{
-    if (!bcp_cholesky(S, R, S)) return 0;
-    for (uint64_t q = 0; q < rows; q++) { /* x S = b, S = L L^T: L y = b^T, L^T x^T = y */
-        double y[256];
-        for (uint32_t i = 0; i < R; i++) {
-            double s = B[q * R + i];
-            for (uint32_t k = 0; k < i; k++) s -= S[i * R + k] * y[k];
-            y[i] = s / S[i * R + i];
-        }
-        for (uint32_t i = R; i-- > 0;) {
-            double s = y[i];
-            for (uint32_t k = i + 1; k < R; k++) s -= S[k * R + i] * X[q * R + k];
-            X[q * R + i] = s / S[i * R + i];
-        }
-    }
-    return 1;
-}
-
 /* The start of the fusion, from the sub-factors themselves: block 0 of
  * every mode from sub-tensor 0; block j of mode n from the sub-tensor at
  * j along n and 0 along the others, which shares its other modes' blocks
@@ -231,7 +210,7 @@ fd_status bcp_fuse(uint32_t order, const uint64_t *dims, const uint64_t *grid, u
                         den[e] += q;
                     }
                 }
-                if (!solve_right(den, R, num, rows, A[n] + row0 * R)) {
+                if (!bcp_spd_solve_right(den, R, num, rows, A[n] + row0 * R)) {
                     st = fd_fail(FD_ERR_INPUT, "--fuse: the fusion's normal equations are singular (rank %u too high "
                                                "for the sub-tensors?)", R);
                     goto done;

@@ -18,4 +18,9 @@ int fd_dgemm_can(uint64_t m, uint64_t n, uint64_t k);
 void fd_dgemm(int trans_a, uint64_t m, uint64_t n, uint64_t k, const double *A, uint64_t lda, const double *B,
               uint64_t ldb, double *C, uint64_t ldc, int threads);
 
+/* OpenBLAS's own threads off (a no-op without OpenBLAS): our threads split
+ * the work, so that the bits do not depend on their number, and LAPACK's
+ * small R x R factorisations pay no thread start (bcp/chol.c). */
+void fd_blas_one_thread(void);
+
 #endif

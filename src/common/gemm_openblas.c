@@ -37,10 +37,12 @@ int fd_dgemm_can(uint64_t m, uint64_t n, uint64_t k)
     return m <= INT_MAX && n <= INT_MAX && k <= INT_MAX;
 }
 
+void fd_blas_one_thread(void) { openblas_set_num_threads(1); }
+
 void fd_dgemm(int trans_a, uint64_t m, uint64_t n, uint64_t k, const double *A, uint64_t lda, const double *B,
               uint64_t ldb, double *C, uint64_t ldc, int threads)
 {
     gemm_ctx g = {trans_a, n, k, lda, ldb, ldc, A, B, C};
-    openblas_set_num_threads(1);
+    fd_blas_one_thread();
     (void)par_rows_chunk(threads > 0 ? threads : 1, 0, m, GEMM_ROWS, gemm_rows, &g, NULL);
 }
