@@ -186,8 +186,8 @@ fd_status par_team_finish(par_team *tm)
     return st;
 }
 
-static fd_status team_pass(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx,
-                           fd_progress *prog)
+fd_status par_team_pass(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx,
+                        fd_progress *prog)
 {
     team_start(tm, i0, i1, chunk, fn, ctx, prog);
     return par_team_finish(tm);
@@ -195,7 +195,7 @@ static fd_status team_pass(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chun
 
 fd_status par_team_rows(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx)
 {
-    return team_pass(tm, i0, i1, chunk, fn, ctx, NULL);
+    return par_team_pass(tm, i0, i1, chunk, fn, ctx, NULL);
 }
 
 void par_team_start(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx)
@@ -203,47 +203,3 @@ void par_team_start(par_team *tm, uint64_t i0, uint64_t i1, uint64_t chunk, row_
     team_start(tm, i0, i1, chunk, fn, ctx, NULL);
 }
 
-/* The passes of the process share one team, kept between them: bcp's
- * products run a dozen short passes a sweep, and starting T - 1 threads
- * for each cost more than the products of a small tensor.  A pass that
- * finds it busy (a pass inside a pass's rows, or on another thread) or
- * made for another T gets its own team, or replaces it. */
-static pthread_mutex_t kept_mu = PTHREAD_MUTEX_INITIALIZER;
-static par_team *kept;
-static int kept_T; /* the T it was asked for; fewer may have started */
-
-static void kept_release(void)
-{
-    if (pthread_mutex_trylock(&kept_mu) != 0) return; /* a pass still runs: exit takes the threads */
-    par_team_destroy(&kept);
-    pthread_mutex_unlock(&kept_mu);
-}
-
-/* A thread that cannot start leaves its rows to the others. */
-fd_status par_rows_chunk(int T, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx, fd_progress *prog)
-{
-    if (T < 1) T = 1;
-    if (T > 1 && pthread_mutex_trylock(&kept_mu) == 0) {
-        static int registered;
-        fd_status st = FD_OK;
-        if (kept && kept_T != T) par_team_destroy(&kept);
-        if (!kept) {
-            st = par_team_create(&kept, T);
-            kept_T = T;
-            if (st == FD_OK && !registered) registered = atexit(kept_release) == 0;
-        }
-        if (st == FD_OK) st = team_pass(kept, i0, i1, chunk, fn, ctx, prog);
-        pthread_mutex_unlock(&kept_mu);
-        return st;
-    }
-    par_team *tm;
-    FD_TRY(par_team_create(&tm, T));
-    const fd_status st = team_pass(tm, i0, i1, chunk, fn, ctx, prog);
-    par_team_destroy(&tm);
-    return st;
-}
-
-fd_status par_rows(int T, uint64_t i0, uint64_t i1, row_fn fn, void *ctx, fd_progress *prog)
-{
-    return par_rows_chunk(T, i0, i1, 64, fn, ctx, prog);
-}

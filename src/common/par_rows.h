@@ -29,8 +29,11 @@ typedef struct par_team par_team;
 fd_status par_team_create(par_team **out, int T);
 void par_team_destroy(par_team **team);
 int par_team_size(const par_team *team);
-/* par_rows_chunk on the team's threads (no progress). */
+/* par_rows_chunk on the team's threads (no progress; pass: counting the
+ * rows in prog). */
 fd_status par_team_rows(par_team *team, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx);
+fd_status par_team_pass(par_team *team, uint64_t i0, uint64_t i1, uint64_t chunk, row_fn fn, void *ctx,
+                        fd_progress *prog);
 /* The same in two steps, for a caller with work of its own meanwhile (a
  * reader's next batch): start hands the pass to the team's other threads
  * and returns at once; finish joins the caller to what is left of it and
