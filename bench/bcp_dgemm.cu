@@ -1,5 +1,5 @@
 // bcp's two contraction DGEMMs on one GPU (bench/gpu-bcp-dgemm.sh builds and runs this): the
-// calls src/cuda/bcp_gpu.cu makes (outputs column-major, L x R and K x R) against the same
+// calls src/bcp/bcp_gpu.cu makes (outputs column-major, L x R and K x R) against the same
 // products with row-major outputs (the way torch calls cuBLAS for Y @ KR), at the block shapes of
 // a 200^4 tensor on one GPU (L = K = 40000) and on two (one mode halved), R = 16 and 32.  The
 // median of 7 timed calls after one warm-up, CUDA events; the floor is the block read twice at

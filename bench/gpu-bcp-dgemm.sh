@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # bcp's two contraction DGEMMs alone on one GPU (bench/bcp_dgemm.cu): the
-# calls of src/cuda/bcp_gpu.cu against the same products with row-major
+# calls of src/bcp/bcp_gpu.cu against the same products with row-major
 # outputs, at the block shapes of a 200^4 tensor on one GPU and on two, R =
 # 16 and 32: how far the products of a sweep are from the floor, and what
 # two GPUs can gain.  Needs nvcc and cuBLAS; prints one line a shape and R.

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # Kernel variants side by side in one call: each --variant NAME=FILE is the
-# working tree with --file (default src/cuda/spearman_gpu.cu) replaced by
+# working tree with --file (default src/spearman/spearman_gpu.cu) replaced by
 # FILE (FILE . is the working tree as it is, as is a variant named tree
 # whatever FILE says), built on its own (the
 # fcbo-dist target, all builds at once), then every variant runs every mode
@@ -31,7 +31,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/.." && pwd)
 source "$here/lib.sh"
-FILE=src/cuda/spearman_gpu.cu; ROWS=2000000; COLS=30; MODES="count-only-p1e-12 count-only"; REPS=2
+FILE=src/spearman/spearman_gpu.cu; ROWS=2000000; COLS=30; MODES="count-only-p1e-12 count-only"; REPS=2
 BACKEND=cuda; ARCH=90; CMARGS=; CSV=; KEEP=; NAMES=(); SRCS=(); declare -A ENVS=() BUILD=()
 gpu_machine
 die() { echo "bench/gpu-spearman-ab.sh: $*" >&2; exit 2; }

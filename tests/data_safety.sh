@@ -145,26 +145,38 @@ check 'cmp -s <("$BIN" info --text "$W/ka/spearman.h5" | sort) <("$BIN" info --t
 check '[ $rc -eq 2 ] && grep -q "holds the work of an interrupted run" "$W/err" && [ -f "$W/kb/spearman.checkpoint/job.h5" ]' \
       "a fresh run over a checkpoint: exit $rc: $(cat "$W/err")"
 
-# Two runs at once on one directory: the second is refused while the first
-# holds the lock, and the first's result is whole.
-"$BIN" gen context --objects 3000 --attributes 44 --density 0.3 --seed 8 -o "$W/slow.dat"
-"$BIN" lattice "$W/slow.dat" -o "$W/busy" -q -t 1 --checkpoint-seconds 0 &
-pid=$!
-for _ in $(seq 50); do [ -e "$W/busy/.fcbo-dist.lock" ] && break; sleep 0.1; done
-"$BIN" lattice "$W/c.cxt" -o "$W/busy" -q --force 2> "$W/err"; rc=$?
-wait $pid; rc1=$?
-check '[ $rc -eq 2 ] && grep -q "in use by another fcbo-dist run" "$W/err" && [ $rc1 -eq 0 ]' \
-      "a second run on a busy directory: exit $rc (first $rc1): $(cat "$W/err")"
-"$BIN" info "$W/busy/lattice.h5" > /dev/null; rc=$?
-check '[ $rc -eq 0 ] && [ ! -e "$W/busy/.fcbo-dist.lock" ]' "the first run's result or its lock: exit $rc, $(ls -A "$W/busy")"
+# Two runs at once on one directory: while one holds the directory's lock
+# (a POSIX lock, taken here by Python as another run would), a run is
+# refused and writes nothing; once it is free, a run goes ahead and leaves
+# no lock file.
+mkdir -p "$W/busy"
+python3 -c "
+import fcntl, os, sys, time
+fd = os.open(sys.argv[1], os.O_RDWR | os.O_CREAT)
+fcntl.lockf(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+os.write(fd, b'pid 4242 on elsewhere\n')
+open(sys.argv[2], 'w').close()
+time.sleep(60)" "$W/busy/.fcbo-dist.lock" "$W/busy.held" &
+holder=$!
+for _ in $(seq 100); do [ -e "$W/busy.held" ] && break; sleep 0.05; done
+"$BIN" lattice "$W/c.cxt" -o "$W/busy" -q 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "in use by another fcbo-dist run (pid 4242 on elsewhere)" "$W/err" && [ ! -e "$W/busy/lattice.h5" ]' \
+      "a run on a locked directory: exit $rc: $(cat "$W/err")"
+kill $holder; wait $holder 2> /dev/null
+"$BIN" lattice "$W/c.cxt" -o "$W/busy" -q; rc=$?
+check '[ $rc -eq 0 ] && [ -f "$W/busy/lattice.h5" ] && [ ! -e "$W/busy/.fcbo-dist.lock" ]' \
+      "a run once the lock was free: exit $rc, $(ls -A "$W/busy")"
 
 # SIGTERM (SLURM's warning): the run commits what it finished, exits 143,
-# leaves no result; --resume finishes with the uninterrupted result.
+# leaves no result; --resume finishes with the uninterrupted result.  The
+# run is stopped (SIGSTOP) as soon as it committed a segment, sent SIGTERM,
+# and let go, so that it cannot finish in between on a loaded machine.
+"$BIN" gen context --objects 3000 --attributes 44 --density 0.3 --seed 8 -o "$W/slow.dat"
 "$BIN" lattice "$W/slow.dat" -o "$W/lref" -q -t 2 --checkpoint-seconds 0
 "$BIN" lattice "$W/slow.dat" -o "$W/term" -q -t 2 --checkpoint-seconds 0.2 &
 pid=$!
-for _ in $(seq 100); do [ -n "$(ls "$W/term/lattice.checkpoint" 2> /dev/null | grep '^seg-.*h5$')" ] && break; sleep 0.05; done
-kill -TERM $pid
+for _ in $(seq 500); do [ -n "$(ls "$W/term/lattice.checkpoint" 2> /dev/null | grep '^seg-.*h5$')" ] && break; sleep 0.01; done
+kill -STOP $pid; kill -TERM $pid; kill -CONT $pid
 wait $pid; rc=$?
 check '[ $rc -eq 143 ] && [ ! -e "$W/term/lattice.h5" ] && [ -f "$W/term/lattice.checkpoint/job.h5" ]' \
       "SIGTERM: exit $rc, left $(ls -A "$W/term" 2> /dev/null | tr '\n' ' ')"

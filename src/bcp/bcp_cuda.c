@@ -7,7 +7,7 @@
  * rows). */
 #include "bcp_backend.h"
 
-#include "../cuda/bcp_gpu.h"
+#include "bcp_gpu.h"
 #include "../cuda/fdcuda.h"
 #include "../mpi/nccl_comm.h"
 

@@ -1,7 +1,7 @@
 /* The bcp result file (see bcp_h5.h). */
 #include "bcp_h5.h"
 
-#include "../io/h5part.h"
+#include "../job/h5part.h"
 #include "../io/h5util.h"
 #include "version.h"
 

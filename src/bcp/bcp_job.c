@@ -11,8 +11,8 @@
 #include "bcp_job.h"
 
 #include "../common/clock.h"
-#include "../io/h5part.h"
-#include "../io/resultdir.h"
+#include "../job/h5part.h"
+#include "../job/resultdir.h"
 #include "../mpi/device_warm.h"
 #include "../mpi/placement.h"
 #include "bcp_backend.h"

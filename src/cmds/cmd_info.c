@@ -2,7 +2,7 @@
 #include "../dpc/dpc_h5.h"
 #include "../common/inputfile.h"
 #include "../io/h5util.h"
-#include "../lattice/lattice_h5.h"
+#include "../lattice/lattice_read.h"
 #include "../spearman/spearman_h5.h"
 #include "cmds.h"
 
@@ -75,5 +75,5 @@ static fd_status info_file(const char *path, int text)
         return st;
     }
     H5Fclose(f);
-    return text ? lattice_h5_text(path, stdout) : lattice_h5_info(path, stdout);
+    return text ? lattice_read_text(path, stdout) : lattice_read_info(path, stdout);
 }

@@ -6,7 +6,7 @@
 #include "dpc_backend.h"
 #include "grid.h"
 
-#include "../cuda/dpc_gpu.h"
+#include "dpc_gpu.h"
 #include "../cuda/fdcuda.h"
 #include "../mpi/nccl_comm.h"
 

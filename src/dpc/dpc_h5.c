@@ -1,7 +1,7 @@
 /* The dpc result file (see dpc_h5.h). */
 #include "dpc_h5.h"
 
-#include "../io/h5part.h"
+#include "../job/h5part.h"
 #include "../io/h5util.h"
 #include "version.h"
 

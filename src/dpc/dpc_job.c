@@ -7,7 +7,7 @@
 
 #include "../common/backend.h"
 #include "../common/clock.h"
-#include "../io/resultdir.h"
+#include "../job/resultdir.h"
 #include "../mpi/device_warm.h"
 #include "../mpi/placement.h"
 #include "dpc_backend.h"

@@ -1,7 +1,7 @@
 /* Text and CSV matrices: read in chunks of whole lines, parsed and
  * transformed by threads, handed to the sink in input order (see
  * fd_matrix_read_text below). */
-#include "matrix_read.h"
+#include "matrix_text.h"
 
 #include "../common/inputfile.h"
 #include "../common/linereader.h"

@@ -1,7 +1,7 @@
 #include "lattice_ckpt.h"
 
 #include "../common/clock.h"
-#include "../io/ckpt.h"
+#include "../job/ckpt.h"
 #include "../io/h5util.h"
 
 #include <pthread.h>

@@ -9,7 +9,7 @@
 
 #include "../common/clock.h"
 #include "../common/env.h"
-#include "../cuda/fca_gpu.h"
+#include "lattice_gpu.h"
 #include "../cuda/fdcuda.h"
 #include "../io/h5util.h"
 
@@ -27,7 +27,7 @@
 #define GPU_TASKS 256
 
 typedef struct {
-    fca_gpu_out out;
+    lattice_gpu_out out;
     int full;
 } out_slot;
 
@@ -41,7 +41,7 @@ typedef struct {
 } writer;
 
 /* Hands one step's concepts to the sink (a view of the pinned buffers). */
-static fd_status flush_out(concept_sink *sink, const fca_gpu_out *o)
+static fd_status flush_out(concept_sink *sink, const lattice_gpu_out *o)
 {
     concept_batch b = {.n = o->n, .cap_n = o->n, .supp = o->supp, .int_end = o->int_end, .int_ids = o->int_ids,
                        .nint = o->nint, .cap_int = o->nint, .ext_end = o->ext_end, .ext_ids = o->ext_ids,
@@ -69,7 +69,7 @@ static void *writer_main(void *arg)
     return NULL;
 }
 
-/* Nodes on their way to the device, in fca_gpu_push's layout. */
+/* Nodes on their way to the device, in lattice_gpu_push's layout. */
 typedef struct {
     uint64_t *intent;
     uint32_t *y, *size, *ext;
@@ -109,7 +109,7 @@ static fd_status host_nodes_add(host_nodes *h, const fcbo_prep *p, const fcbo_ta
 typedef struct {
     const fcbo_prep *p;
     task_source *src;
-    fca_gpu *g;
+    lattice_gpu *g;
     host_nodes h;
     int exhausted, per_refill;
     int draining;             /* a checkpoint is due: finish what is on the device first */
@@ -120,7 +120,7 @@ typedef struct {
 static fd_status refill(feeder *f)
 {
     if (!f->draining && f->src->due && f->src->due(f->src->self)) f->draining = 1;
-    if (f->exhausted || f->draining || fca_gpu_pending(f->g) >= fca_gpu_chunk(f->g)) return FD_OK;
+    if (f->exhausted || f->draining || lattice_gpu_pending(f->g) >= lattice_gpu_chunk(f->g)) return FD_OK;
     f->h.n = 0;
     f->h.next = 0;
     for (int t = 0; t < f->per_refill; t++) {
@@ -135,7 +135,7 @@ static fd_status refill(feeder *f)
         FD_TRY(host_nodes_add(&f->h, f->p, &ti));
         f->tasks++;
     }
-    return fca_gpu_push(f->g, (uint32_t)f->h.n, f->h.intent, f->h.y, f->h.size, f->h.ext, f->h.next);
+    return lattice_gpu_push(f->g, (uint32_t)f->h.n, f->h.intent, f->h.y, f->h.size, f->h.ext, f->h.next);
 }
 
 /* Output order on the device: internal attributes by ascending user index. */
@@ -162,13 +162,13 @@ static fd_status rank_order(const fcbo_prep *p, uint32_t **rank_int, uint32_t **
 }
 
 /* An engine on this rank's device for p. */
-static fd_status engine_open(fca_gpu **g, const fcbo_prep *p, const lattice_opts *o, const concept_sink *sink)
+static fd_status engine_open(lattice_gpu **g, const fcbo_prep *p, const lattice_opts *o, const concept_sink *sink)
 {
     uint32_t *rank_int = NULL, *rank_label = NULL;
     FD_TRY(rank_order(p, &rank_int, &rank_label));
     /* Tuning and testing knobs, docs/performance.md. */
     static const char *const closures[] = {"rows", "columns", "auto", NULL};
-    static const fca_gpu_closure closure_of[] = {FCA_GPU_CLOSE_ROWS, FCA_GPU_CLOSE_COLUMNS, FCA_GPU_CLOSE_AUTO};
+    static const lattice_gpu_closure closure_of[] = {FCA_GPU_CLOSE_ROWS, FCA_GPU_CLOSE_COLUMNS, FCA_GPU_CLOSE_AUTO};
     const char *bits = getenv("FD_GPU_BITS_MIN");
     int how = 2;
     uint64_t chunk, bits_min = UINT32_MAX; /* 0: the engine's defaults; bits off: UINT32_MAX */
@@ -176,13 +176,13 @@ static fd_status engine_open(fca_gpu **g, const fcbo_prep *p, const lattice_opts
     if (st == FD_OK && !(bits && strcmp(bits, "off") == 0))
         st = fd_env_count("FD_GPU_BITS_MIN", 1, UINT32_MAX - 1, 0, "objects (or off)", &bits_min);
     if (st == FD_OK) st = fd_env_word("FD_GPU_CLOSURE", closures, 2, &how);
-    fca_gpu_ctx c = {.device = o->device, .n_obj = p->n_obj, .n_attr = p->n_attr, .aw = p->aw, .rows = p->rows,
+    lattice_gpu_ctx c = {.device = o->device, .n_obj = p->n_obj, .n_attr = p->n_attr, .aw = p->aw, .rows = p->rows,
                      .cols = p->cols, .all = p->all, .rank_int = rank_int, .rank_label = rank_label,
                      .min_support = p->min_support, .with_extents = sink->with_extents,
                      .chunk = (uint32_t)chunk, .bits_min = (uint32_t)bits_min, .closure = closure_of[how]};
     fd_cuda_set_oom_hint("the search stack outgrew the GPU: set FD_GPU_CHUNK lower (nodes a step; docs/performance.md), "
                          "spread the run over more GPUs (mpirun -np), or use --backend cpu");
-    if (st == FD_OK) st = fca_gpu_create(g, &c);
+    if (st == FD_OK) st = lattice_gpu_create(g, &c);
     free(rank_int);
     free(rank_label);
     return st;
@@ -220,7 +220,7 @@ static fd_status cuda_run(const fcbo_prep *p, const lattice_opts *o, concept_sin
         tt = fd_now();
         FD_TRY_GOTO(refill(&f), st, done);
         t_refill += fd_now() - tt;
-        if (fca_gpu_pending(f.g) == 0 && f.draining) {
+        if (lattice_gpu_pending(f.g) == 0 && f.draining) {
             /* Every task taken is finished: once the writer has handed
              * their concepts to the sink, the checkpoint may commit. */
             pthread_mutex_lock(&w.mu);
@@ -232,7 +232,7 @@ static fd_status cuda_run(const fcbo_prep *p, const lattice_opts *o, concept_sin
             f.draining = 0;
             continue;
         }
-        if (fca_gpu_pending(f.g) == 0) break;
+        if (lattice_gpu_pending(f.g) == 0) break;
         tt = fd_now();
         pthread_mutex_lock(&w.mu);
         while (w.slot[cur].full) pthread_cond_wait(&w.cv, &w.mu);
@@ -244,7 +244,7 @@ static fd_status cuda_run(const fcbo_prep *p, const lattice_opts *o, concept_sin
             break;
         }
         tt = fd_now();
-        FD_TRY_GOTO(fca_gpu_step(f.g, &w.slot[cur].out), st, done);
+        FD_TRY_GOTO(lattice_gpu_step(f.g, &w.slot[cur].out), st, done);
         t_step += fd_now() - tt;
         concepts += w.slot[cur].out.n;
         pthread_mutex_lock(&w.mu);
@@ -264,8 +264,8 @@ done:
         if (st == FD_OK) st = w.st;
     }
     if (f.g) {
-        fca_gpu_stats gs;
-        fca_gpu_get_stats(f.g, &gs);
+        lattice_gpu_stats gs;
+        lattice_gpu_get_stats(f.g, &gs);
         stats->closures += gs.closures;
         stats->fails += gs.fails;
         stats->skipped_support += gs.skipped_support;
@@ -274,7 +274,7 @@ done:
                     "gpu %d: %llu steps of up to %u nodes, stack at most %llu nodes and %llu extent words; "
                     "%llu closures, %llu by columns; "
                     "%llu tasks; seconds: start %.4f, taking tasks %.4f, steps %.4f, waiting for the writer %.4f\n",
-                    o->device, (unsigned long long)gs.steps, fca_gpu_chunk(f.g), (unsigned long long)gs.max_nodes,
+                    o->device, (unsigned long long)gs.steps, lattice_gpu_chunk(f.g), (unsigned long long)gs.max_nodes,
                     (unsigned long long)gs.max_ext, (unsigned long long)gs.closures,
                     (unsigned long long)gs.by_columns, (unsigned long long)f.tasks, t_create, t_refill, t_step,
                     t_wait);
@@ -282,8 +282,8 @@ done:
     stats->concepts += concepts;
     stats->tasks += f.tasks;
     stats->busy_seconds += fd_now() - t0;
-    for (int i = 0; i < 2; i++) fca_gpu_out_free(&w.slot[i].out);
-    fca_gpu_destroy(&f.g);
+    for (int i = 0; i < 2; i++) lattice_gpu_out_free(&w.slot[i].out);
+    lattice_gpu_destroy(&f.g);
     host_nodes_free(&f.h);
     pthread_mutex_destroy(&w.mu);
     pthread_cond_destroy(&w.cv);

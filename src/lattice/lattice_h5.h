@@ -17,7 +17,7 @@
 #include "context.h"
 #include "fcbo.h"
 
-#include "../io/h5part.h"
+#include "../job/h5part.h"
 
 #include <hdf5.h>
 
@@ -58,27 +58,12 @@ fd_status lattice_h5_commit_part(lattice_h5 **w, const fca_context *ctx, const l
 /* Concepts, intent ids and extent ids written so far. */
 void lattice_h5_counts(const lattice_h5 *w, uint64_t *n, uint64_t *nint, uint64_t *next);
 
-/* Writes the master file PATH (under a temporary name, renamed at the
- * end) over the parts of `ranks` ranks, which must all be committed and
- * lie in the same directory, named from run_id (resultdir.h).  rs[r]
- * describes rank r. */
-fd_status lattice_master_write(const char *path, const char *run_id, const fca_context *ctx, const lattice_meta *meta,
-                               const lattice_rank *rs, int ranks, int with_extents);
-
 /* Shared by the single-file and the master writer. */
 fd_status lattice_h5_put_meta(hid_t f, const fca_context *ctx, const lattice_meta *m, uint64_t n_concepts,
                               int with_extents);
 /* The file type of intent ids (extents = 0) or extent ids (extents = 1). */
 hid_t lattice_h5_id_type(const fca_context *ctx, int extents);
-/* Opens a lattice file for reading; for a master file, also checks that
- * every part is present, complete and from the same input, because HDF5
- * reads a missing part as fill values without a word. */
-fd_status lattice_h5_open(const char *path, hid_t *f);
-/* The part checks of lattice_h5_open (FD_OK for a single file). */
-fd_status lattice_master_check(hid_t f, const char *path);
-
-
-/* Checkpoint segments (src/io/ckpt.h) are lattice files too: the file,
+/* Checkpoint segments (src/job/ckpt.h) are lattice files too: the file,
  * for the segment's attributes; its final name; the commit that closes
  * and renames it with no part attributes.  append_file copies the
  * concepts of a segment at path into w. */
@@ -91,9 +76,10 @@ fd_status lattice_h5_append_file(lattice_h5 *w, const char *path);
  * being copied. */
 fd_status lattice_h5_adopt(lattice_h5 **w, const char *seg, const char *path, int with_extents);
 
-/* Prints a summary of a lattice file (fcbo-dist info). */
-fd_status lattice_h5_info(const char *path, FILE *out);
-/* Streams the intents of a lattice file as text, one per line. */
-fd_status lattice_h5_text(const char *path, FILE *out);
+/* The concepts of an open lattice file (or part, or segment) handed to
+ * wr in slices, so that memory stays bounded for any size; full: supports
+ * and extents too (a copy), else intents only (text).  Offsets are checked
+ * as they are read (ascending, within the ids). */
+fd_status lattice_h5_stream(hid_t f, const char *path, int full, concept_writer wr);
 
 #endif

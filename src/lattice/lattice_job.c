@@ -8,13 +8,15 @@
 
 #include "../common/clock.h"
 #include "../common/progress.h"
-#include "../io/h5part.h"
-#include "../io/resultdir.h"
+#include "../job/h5part.h"
+#include "../job/resultdir.h"
 #include "../mpi/device_warm.h"
 #include "../mpi/placement.h"
 #include "lattice.h"
 #include "lattice_ckpt.h"
 #include "lattice_h5.h"
+#include "lattice_master.h"
+#include "lattice_read.h"
 
 #include <errno.h>
 #include <math.h>
@@ -268,7 +270,7 @@ fd_status lattice_job_run(const lattice_job_opts *a, const fd_mpi *mpi)
     r.output_seconds = fd_now() - t_out;
     if (st == FD_OK && mpi->rank == 0) {
         print_summary(&r, &total, reps, fd_now() - r.t0);
-        if (a->text && (r.distributed || r.ck)) st = lattice_h5_text(r.out.result, stdout);
+        if (a->text && (r.distributed || r.ck)) st = lattice_read_text(r.out.result, stdout);
     }
 done:
     cleanup(&r, st);

@@ -1,9 +1,9 @@
 /* The master file of a partitioned lattice: virtual datasets over the
  * ranks' part files, the metadata of the whole run, and a table of what
  * each rank did (docs/formats.md). */
-#include "lattice_h5.h"
+#include "lattice_master.h"
 
-#include "../io/h5part.h"
+#include "../job/h5part.h"
 #include "../io/h5util.h"
 
 #include <errno.h>

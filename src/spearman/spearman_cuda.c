@@ -11,7 +11,7 @@
 #include "../common/env.h"
 #include "../common/par_rows.h"
 #include "../cuda/fdcuda.h"
-#include "../cuda/spearman_gpu.h"
+#include "spearman_gpu.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 #include "spearman_h5.h"
 
-#include "../io/h5part.h"
+#include "../job/h5part.h"
 #include "../io/h5util.h"
 #include "tile.h"
 #include "version.h"

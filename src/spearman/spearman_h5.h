@@ -6,7 +6,7 @@
 #define FD_SPEARMAN_H5_H
 
 #include "../common/status.h"
-#include "../io/h5part.h"
+#include "../job/h5part.h"
 
 #include <hdf5.h>
 #include <stdint.h>

@@ -10,7 +10,7 @@
 #include "../common/interrupt.h"
 #include "../common/par_rows.h"
 #include "../common/progress.h"
-#include "../io/h5part.h"
+#include "../job/h5part.h"
 #include "../io/h5util.h"
 #include "../mpi/device_warm.h"
 #include "../mpi/placement.h"

@@ -4,8 +4,8 @@
 #define FD_SPEARMAN_JOB_IMPL_H
 
 #include "../common/progress.h"
-#include "../io/ckpt.h"
-#include "../io/h5part.h"
+#include "../job/ckpt.h"
+#include "../job/h5part.h"
 #include "rankmat.h"
 #include "spearman_backend.h"
 #include "spearman_h5.h"

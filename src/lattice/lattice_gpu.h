@@ -10,8 +10,8 @@
  * depth-first, so it grows with the depth of the tree times the chunk, not
  * with the width of a level.  docs/algorithms.md, "FCbO on the GPU", says
  * why the inherited failed sets of FCbO are not carried on the device. */
-#ifndef FD_FCA_GPU_H
-#define FD_FCA_GPU_H
+#ifndef FD_LATTICE_GPU_H
+#define FD_LATTICE_GPU_H
 
 #include "../common/status.h"
 
@@ -21,14 +21,14 @@
 extern "C" {
 #endif
 
-typedef struct fca_gpu fca_gpu;
+typedef struct lattice_gpu lattice_gpu;
 
 /* How a bitset extent C is closed: by rows (AND the rows of C's objects),
  * by columns (m is in the closure when C ⊆ col(m)), or by whichever an
  * estimate of the work favours, per candidate. */
-typedef enum { FCA_GPU_CLOSE_AUTO = 0, FCA_GPU_CLOSE_ROWS, FCA_GPU_CLOSE_COLUMNS } fca_gpu_closure;
+typedef enum { FCA_GPU_CLOSE_AUTO = 0, FCA_GPU_CLOSE_ROWS, FCA_GPU_CLOSE_COLUMNS } lattice_gpu_closure;
 
-typedef struct fca_gpu_ctx {
+typedef struct lattice_gpu_ctx {
     int device;                  /* CUDA device index */
     uint32_t n_obj, n_attr, aw;  /* n_attr internal attributes, aw words per intent */
     const uint64_t *rows;        /* n_obj x aw: object rows over internal attributes */
@@ -44,12 +44,12 @@ typedef struct fca_gpu_ctx {
      * default (where a bitset is smaller than the list), UINT32_MAX for
      * never; smaller values exercise the bitset code in tests. */
     uint32_t bits_min;
-    fca_gpu_closure closure;
-} fca_gpu_ctx;
+    lattice_gpu_closure closure;
+} lattice_gpu_ctx;
 
 /* One step's concepts, in the CSR layout of concept_batch, in pinned host
- * memory owned by the engine (fca_gpu_out_free releases it). */
-typedef struct fca_gpu_out {
+ * memory owned by the engine (lattice_gpu_out_free releases it). */
+typedef struct lattice_gpu_out {
     uint64_t n, nint, next;
     uint32_t *supp;
     uint64_t *int_end;
@@ -57,9 +57,9 @@ typedef struct fca_gpu_out {
     uint64_t *ext_end;           /* NULL without extents */
     uint32_t *ext_ids;
     uint64_t cap_n, cap_int, cap_ext;
-} fca_gpu_out;
+} lattice_gpu_out;
 
-typedef struct fca_gpu_stats {
+typedef struct lattice_gpu_stats {
     uint64_t closures;           /* closures computed (canonical or not) */
     uint64_t fails;              /* of which failed the canonicity test */
     uint64_t skipped_support;    /* candidates below the minimum support */
@@ -67,27 +67,27 @@ typedef struct fca_gpu_stats {
     uint64_t steps;              /* chunks processed */
     uint64_t max_nodes;          /* deepest the node stack got */
     uint64_t max_ext;            /* most 4-byte extent words it held (ids or bitset halves) */
-} fca_gpu_stats;
+} lattice_gpu_stats;
 
-fd_status fca_gpu_create(fca_gpu **out, const fca_gpu_ctx *c);
-void fca_gpu_destroy(fca_gpu **g);
+fd_status lattice_gpu_create(lattice_gpu **out, const lattice_gpu_ctx *c);
+void lattice_gpu_destroy(lattice_gpu **g);
 
 /* Pushes n nodes: intents n x aw words, y and extent sizes n each, the
  * extents concatenated in node order (ascending object ids each). */
-fd_status fca_gpu_push(fca_gpu *g, uint32_t n, const uint64_t *intents, const uint32_t *y, const uint32_t *size,
+fd_status lattice_gpu_push(lattice_gpu *g, uint32_t n, const uint64_t *intents, const uint32_t *y, const uint32_t *size,
                        const uint32_t *ext, uint64_t n_ext);
 /* Nodes waiting on the stack. */
-uint64_t fca_gpu_pending(const fca_gpu *g);
+uint64_t lattice_gpu_pending(const lattice_gpu *g);
 /* Nodes one step takes when that many are waiting. */
-uint32_t fca_gpu_chunk(const fca_gpu *g);
+uint32_t lattice_gpu_chunk(const lattice_gpu *g);
 
 /* Processes one chunk from the top of the stack: its concepts go to out
  * (grown as needed), its children onto the stack.  out->n = 0 when the
  * stack was empty. */
-fd_status fca_gpu_step(fca_gpu *g, fca_gpu_out *out);
-void fca_gpu_out_free(fca_gpu_out *out);
+fd_status lattice_gpu_step(lattice_gpu *g, lattice_gpu_out *out);
+void lattice_gpu_out_free(lattice_gpu_out *out);
 
-void fca_gpu_get_stats(const fca_gpu *g, fca_gpu_stats *s);
+void lattice_gpu_get_stats(const lattice_gpu *g, lattice_gpu_stats *s);
 
 #ifdef __cplusplus
 }

@@ -1,4 +1,4 @@
-/* FCbO on the GPU (see fca_gpu.h and docs/algorithms.md, "FCbO on the GPU").
+/* FCbO on the GPU (see lattice_gpu.h and docs/algorithms.md, "FCbO on the GPU").
  *
  * One step over a chunk of k nodes popped from the top of the stack:
  *
@@ -24,8 +24,8 @@
  * Every pass over an extent reads 32 object ids per iteration and each lane
  * the row of its object: the rows of a context (n_obj x aw words) stay in
  * L2 for every context we know of. */
-#include "check.cuh"
-#include "fca_gpu.h"
+#include "../cuda/check.cuh"
+#include "lattice_gpu.h"
 
 #include <cub/device/device_scan.cuh>
 
@@ -55,15 +55,15 @@ struct dctx {
     const uint64_t *cols; /* n_attr x ow: the context by attribute (bitset extents only) */
     uint32_t aw, n_attr, min_support;
     uint32_t ow, bits_min; /* extents of bits_min objects or more are bitsets of ow words */
-    int closure;           /* fca_gpu_closure: how bitset extents are closed */
+    int closure;           /* lattice_gpu_closure: how bitset extents are closed */
 };
 
 struct totals {
     uint64_t pairs, ebound, nint, next, e0;
 };
 
-struct fca_gpu {
-    fca_gpu_ctx c;
+struct lattice_gpu {
+    lattice_gpu_ctx c;
     int device;
     cudaStream_t stream;
     dctx d;
@@ -82,8 +82,8 @@ struct fca_gpu {
     uint32_t *pnode, *pj;
     uint64_t pcap; /* both pair arrays */
     /* the kernels for this context's intent width (pick_kernels) */
-    void (*node_scan)(fca_gpu *g, uint64_t c0, uint32_t k);
-    void (*closure)(fca_gpu *g, uint64_t c0, uint32_t P);
+    void (*node_scan)(lattice_gpu *g, uint64_t c0, uint32_t k);
+    void (*closure)(lattice_gpu *g, uint64_t c0, uint32_t P);
     /* emitted concepts on the device */
     uint32_t *e_supp, *e_int, *e_ext;
     uint64_t *e_int_end, *e_ext_end;
@@ -93,7 +93,7 @@ struct fca_gpu {
     unsigned long long *ctr;
     unsigned long long *h_ctr; /* pinned mirror */
     totals *h_tot, *d_tot;
-    fca_gpu_stats stats;
+    lattice_gpu_stats stats;
 };
 
 /* ---------------- warp helpers ---------------- */
@@ -757,7 +757,7 @@ static void nodes_free(nodes *n)
 
 /* Makes room for `need` nodes and `ecap` extent ids, keeping the first
  * `keep` nodes and `ekeep` ids. */
-static fd_status nodes_reserve(fca_gpu *g, nodes *n, uint64_t need, uint64_t eneed, uint64_t keep, uint64_t ekeep,
+static fd_status nodes_reserve(lattice_gpu *g, nodes *n, uint64_t need, uint64_t eneed, uint64_t keep, uint64_t ekeep,
                                const char *what)
 {
     fd_status st = FD_OK;
@@ -810,7 +810,7 @@ done:
     return st;
 }
 
-extern "C" void fca_gpu_out_free(fca_gpu_out *o)
+extern "C" void lattice_gpu_out_free(lattice_gpu_out *o)
 {
     if (o->supp) cudaFreeHost(o->supp);
     if (o->int_end) cudaFreeHost(o->int_end);
@@ -820,7 +820,7 @@ extern "C" void fca_gpu_out_free(fca_gpu_out *o)
     memset(o, 0, sizeof *o);
 }
 
-static fd_status out_reserve(fca_gpu_out *o, uint64_t n, uint64_t nint, uint64_t next, int ext)
+static fd_status out_reserve(lattice_gpu_out *o, uint64_t n, uint64_t nint, uint64_t next, int ext)
 {
     uint64_t cn = o->cap_n, cn2 = o->cap_n, cn3 = o->cap_n;
     FD_TRY(fd_cuda_host_grow((void **)&o->supp, &cn, n, 4));
@@ -832,9 +832,9 @@ static fd_status out_reserve(fca_gpu_out *o, uint64_t n, uint64_t nint, uint64_t
     return FD_OK;
 }
 
-extern "C" void fca_gpu_destroy(fca_gpu **pg)
+extern "C" void lattice_gpu_destroy(lattice_gpu **pg)
 {
-    fca_gpu *g = *pg;
+    lattice_gpu *g = *pg;
     if (!g) return;
     cudaSetDevice(g->device);
     if (g->stream) cudaStreamSynchronize(g->stream);
@@ -852,12 +852,12 @@ extern "C" void fca_gpu_destroy(fca_gpu **pg)
     *pg = NULL;
 }
 
-static void pick_kernels(fca_gpu *g, uint32_t aw);
+static void pick_kernels(lattice_gpu *g, uint32_t aw);
 
-extern "C" fd_status fca_gpu_create(fca_gpu **out, const fca_gpu_ctx *c)
+extern "C" fd_status lattice_gpu_create(lattice_gpu **out, const lattice_gpu_ctx *c)
 {
     fd_status st = FD_OK;
-    fca_gpu *g = (fca_gpu *)calloc(1, sizeof *g);
+    lattice_gpu *g = (lattice_gpu *)calloc(1, sizeof *g);
     if (!g) return fd_fail(FD_ERR_NOMEM, "out of memory");
     g->c = *c;
     g->device = c->device;
@@ -923,22 +923,22 @@ extern "C" fd_status fca_gpu_create(fca_gpu **out, const fca_gpu_ctx *c)
     *out = g;
     return FD_OK;
 done:
-    fca_gpu_destroy(&g);
+    lattice_gpu_destroy(&g);
     return st;
 }
 
-extern "C" uint64_t fca_gpu_pending(const fca_gpu *g) { return g->top; }
-extern "C" uint32_t fca_gpu_chunk(const fca_gpu *g) { return g->kmax; }
+extern "C" uint64_t lattice_gpu_pending(const lattice_gpu *g) { return g->top; }
+extern "C" uint32_t lattice_gpu_chunk(const lattice_gpu *g) { return g->kmax; }
 
-extern "C" void fca_gpu_get_stats(const fca_gpu *g, fca_gpu_stats *s) { *s = g->stats; }
+extern "C" void lattice_gpu_get_stats(const lattice_gpu *g, lattice_gpu_stats *s) { *s = g->stats; }
 
-static void note_depth(fca_gpu *g)
+static void note_depth(lattice_gpu *g)
 {
     if (g->top > g->stats.max_nodes) g->stats.max_nodes = g->top;
     if (g->etop > g->stats.max_ext) g->stats.max_ext = g->etop;
 }
 
-extern "C" fd_status fca_gpu_push(fca_gpu *g, uint32_t n, const uint64_t *intents, const uint32_t *y,
+extern "C" fd_status lattice_gpu_push(lattice_gpu *g, uint32_t n, const uint64_t *intents, const uint32_t *y,
                                   const uint32_t *size, const uint32_t *ext, uint64_t n_ext)
 {
     fd_status st = FD_OK;
@@ -971,7 +971,7 @@ extern "C" fd_status fca_gpu_push(fca_gpu *g, uint32_t n, const uint64_t *intent
             from += size[i];
         }
         if (from != n_ext) {
-            st = fd_fail(FD_ERR_INTERNAL, "fca_gpu_push: %llu extent ids given, the sizes add up to %llu",
+            st = fd_fail(FD_ERR_INTERNAL, "lattice_gpu_push: %llu extent ids given, the sizes add up to %llu",
                          (unsigned long long)n_ext, (unsigned long long)from);
             goto done;
         }
@@ -995,8 +995,8 @@ done:
 /* The kernels that keep intent words in registers come in widths of 1 to
  * 16 words: the narrowest that holds the whole intent, so that small
  * contexts pay neither registers nor occupancy for wide ones.  The pair
- * is chosen once, in fca_gpu_create. */
-template <uint32_t W> static void node_scan_w(fca_gpu *g, uint64_t c0, uint32_t k)
+ * is chosen once, in lattice_gpu_create. */
+template <uint32_t W> static void node_scan_w(lattice_gpu *g, uint64_t c0, uint32_t k)
 {
     if (g->c.min_support >= 2)
         k_node_scan<W, true><<<warp_blocks(k), WARPS_PER_BLOCK * 32, 0, g->stream>>>(
@@ -1006,19 +1006,19 @@ template <uint32_t W> static void node_scan_w(fca_gpu *g, uint64_t c0, uint32_t 
             g->d, g->st, c0, k, g->U, g->cnt, g->ebound, g->nint, g->nx, g->jbot);
 }
 
-template <uint32_t W> static void closure_w(fca_gpu *g, uint64_t c0, uint32_t P)
+template <uint32_t W> static void closure_w(lattice_gpu *g, uint64_t c0, uint32_t P)
 {
     k_closure<W>
         <<<warp_blocks(P), WARPS_PER_BLOCK * 32, 0, g->stream>>>(g->d, g->st, c0, P, g->pnode, g->pj, g->sg, g->ctr);
 }
 
-template <uint32_t W> static void pick_width(fca_gpu *g)
+template <uint32_t W> static void pick_width(lattice_gpu *g)
 {
     g->node_scan = node_scan_w<W>;
     g->closure = closure_w<W>;
 }
 
-static void pick_kernels(fca_gpu *g, uint32_t aw)
+static void pick_kernels(lattice_gpu *g, uint32_t aw)
 {
     if (aw <= 1)
         pick_width<1>(g);
@@ -1032,7 +1032,7 @@ static void pick_kernels(fca_gpu *g, uint32_t aw)
         pick_width<16>(g);
 }
 
-extern "C" fd_status fca_gpu_step(fca_gpu *g, fca_gpu_out *out)
+extern "C" fd_status lattice_gpu_step(lattice_gpu *g, lattice_gpu_out *out)
 {
     fd_status st = FD_OK;
     const uint32_t aw = g->c.aw;

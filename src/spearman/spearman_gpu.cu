@@ -19,11 +19,11 @@
  * those pairs; the common path is 3 instructions a pair (with the
  * histogram 6 for the max screen, 8 for the band screen), with no
  * conversion instruction and no branch (docs/performance.md). */
-#include "check.cuh"
+#include "../cuda/check.cuh"
 #include "spearman_gpu.h"
 #include "../common/clock.h"
-#include "../spearman/spearman_decide.h"
-#include "../spearman/spearman_hist.h"
+#include "spearman_decide.h"
+#include "spearman_hist.h"
 
 #include <math.h>
 #include <stdlib.h>

@@ -11,8 +11,8 @@
  * one warp (short sums) or one block of threads per (i, r), summed in a
  * fixed order. */
 #include "bcp_gpu.h"
-#include "check.cuh"
-#include "cublas_load.h"
+#include "../cuda/check.cuh"
+#include "../cuda/cublas_load.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -3,7 +3,7 @@
 #include "../common/clock.h"
 #include "../common/sha256.h"
 #include "../mpi/fdmpi.h"
-#include "h5util.h"
+#include "../io/h5util.h"
 #include "resultdir.h"
 
 #include <dirent.h>

@@ -1,6 +1,6 @@
 #include "h5part.h"
 
-#include "h5util.h"
+#include "../io/h5util.h"
 
 #include <errno.h>
 #include <stdio.h>

@@ -12,9 +12,9 @@
  * that a warp's threads read the same cells.  The cells of one row of the
  * grid along the first coordinate are consecutive in cell order, so a
  * thread scans them as one run of points. */
-#include "check.cuh"
+#include "../cuda/check.cuh"
 #include "dpc_gpu.h"
-#include "../dpc/dpc_exp.h"
+#include "dpc_exp.h"
 
 #include <cub/device/device_radix_sort.cuh>
 #include <cub/device/device_select.cuh>
