@@ -180,25 +180,28 @@ static void fake_warm(int device)
 static void test_warm(const fd_mpi *m)
 {
     fd_warm w;
+    const fd_device_ops both = {.name = "fake", .devices = fake_devices, .warm_device = fake_warm},
+                        no_devices = {.name = "cpu", .warm_device = fake_warm},
+                        no_warm = {.name = "fake", .devices = fake_devices};
     unsetenv("CUDA_VISIBLE_DEVICES");
     fd_errclear();
     fake_devices_n = m->local_size;
-    CHECK(fd_warm_start(&w, m, fake_devices, fake_warm) == FD_OK && w.device == m->local_rank,
+    CHECK(fd_warm_start(&w, m, &both) == FD_OK && w.device == m->local_rank,
           "warm: placed on device %d", w.device);
     fd_warm_join(&w);
     CHECK(warm_calls == 1 && warmed_device == m->local_rank && !pthread_equal(warmed_by, pthread_self()),
           "warm: device %d warmed once (%d calls), on a thread of its own, joined", warmed_device, warm_calls);
     fd_warm_join(&w); /* again: nothing */
     fake_devices_n = m->local_size - 1;
-    CHECK(fd_warm_start(&w, m, fake_devices, fake_warm) == FD_ERR_UNAVAILABLE && strstr(fd_errmsg(), "GPU"),
+    CHECK(fd_warm_start(&w, m, &both) == FD_ERR_UNAVAILABLE && strstr(fd_errmsg(), "GPU"),
           "warm: too few GPUs refused: %s", fd_errmsg());
     fd_warm_join(&w);
     fd_errclear();
     CHECK(warm_calls == 1, "warm: nothing started when placement failed (%d calls)", warm_calls);
-    CHECK(fd_warm_start(&w, m, NULL, fake_warm) == FD_OK && w.device == -1, "warm: no devices, no placement");
+    CHECK(fd_warm_start(&w, m, &no_devices) == FD_OK && w.device == -1, "warm: no devices, no placement");
     fd_warm_join(&w);
     fake_devices_n = m->local_size;
-    CHECK(fd_warm_start(&w, m, fake_devices, NULL) == FD_OK && w.device == m->local_rank && !w.started,
+    CHECK(fd_warm_start(&w, m, &no_warm) == FD_OK && w.device == m->local_rank && !w.started,
           "warm: placed without a warm function, no thread");
     fd_warm_join(&w);
     CHECK(warm_calls == 1, "warm: called %d times in all", warm_calls);

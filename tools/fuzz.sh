@@ -22,7 +22,7 @@ done
 command -v clang > /dev/null || { echo "tools/fuzz.sh: needs clang (apt-get install clang)" >&2; exit 2; }
 B=build-fuzz
 mkdir -p $B
-CC=clang cmake -S . -B $B -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFD_FUZZ=ON -DFD_WITH_CUDA=OFF -DFD_BLAS=OFF \
+CC=clang CXX=clang++ cmake -S . -B $B -DCMAKE_BUILD_TYPE=RelWithDebInfo -DFD_FUZZ=ON -DFD_WITH_CUDA=OFF -DFD_BLAS=OFF \
   -DBUILD_TESTING=OFF > $B/build.log 2>&1 || { cat $B/build.log; exit 1; }
 cmake --build $B -j"$(nproc)" $(for t in $TARGETS; do echo --target fuzz_$t; done) >> $B/build.log 2>&1 ||
   { tail -40 $B/build.log; exit 1; }

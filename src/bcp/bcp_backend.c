@@ -332,10 +332,9 @@ static fd_status cpu_keep(void *state, const uint32_t *keep, uint32_t K)
     return FD_OK;
 }
 
-static int cpu_available(void) { return 1; }
 
 const struct bcp_ops bcp_cpu_ops = {
-    .name = "cpu",
+    .dev = {.name = "cpu"},
     .open = cpu_open,
     .close = cpu_close,
     .put = cpu_put,
@@ -350,21 +349,19 @@ const struct bcp_ops bcp_cpu_ops = {
     .keep = cpu_keep,
 };
 
+/* The dev part of each backend's table (common/backend.h): a workload's
+ * ops start with it, so each entry also points to the whole table. */
+static const fd_device_ops *const backends[] = {
+    &bcp_cpu_ops.dev,
 #if FD_HAVE_CUDA
-static int cuda_available(void) { return bcp_cuda_ops.devices() > 0; }
-#endif
-
-static const fd_backend backends[] = {
-    {"cpu", cpu_available, &bcp_cpu_ops},
-#if FD_HAVE_CUDA
-    {"cuda", cuda_available, &bcp_cuda_ops},
+    &bcp_cuda_ops.dev,
 #endif
 };
 
 fd_status bcp_backend_get(const char *name, const struct bcp_ops **ops)
 {
-    const void *p = NULL;
-    FD_TRY(fd_backend_get(backends, sizeof backends / sizeof *backends, "bcp", name, &p));
-    *ops = p;
+    const fd_device_ops *dev = NULL;
+    FD_TRY(fd_backend_get(backends, sizeof backends / sizeof *backends, "bcp", name, &dev));
+    *ops = (const struct bcp_ops *)dev; /* dev is the table's first member */
     return FD_OK;
 }

@@ -10,15 +10,13 @@
 #ifndef FD_BCP_BACKEND_H
 #define FD_BCP_BACKEND_H
 
+#include "../common/backend.h"
 #include "../mpi/fdmpi.h"
 #include "bcp.h"
 #include "tensor.h"
 
 struct bcp_ops {
-    const char *name;
-    int (*devices)(void);                 /* GPUs on this node; NULL: not a GPU backend */
-    fd_status (*open_device)(int device); /* NULL: nothing to do */
-    void (*warm_device)(int device);      /* the same early, reporting nothing (device_warm.h) */
+    fd_device_ops dev; /* name, devices, the context (common/backend.h) */
     /* Per-run state for block t (which must outlive it) and ranks up to
      * R: the block onto the device, room for the factors' t->full[n]
      * rows. */

@@ -135,11 +135,10 @@ static fd_status cuda_keep(void *state, const uint32_t *keep, uint32_t K)
     return bcp_gpu_keep(((cuda_state *)state)->g, keep, K);
 }
 
+static int cuda_available(void) { return cuda_devices() > 0; }
+
 const struct bcp_ops bcp_cuda_ops = {
-    .name = "cuda",
-    .devices = cuda_devices,
-    .open_device = fd_cuda_open,
-    .warm_device = fd_cuda_warm,
+    .dev = {.name = "cuda", .available = cuda_available, .devices = cuda_devices, .open_device = fd_cuda_open, .warm_device = fd_cuda_warm},
     .open = cuda_open,
     .close = cuda_close,
     .connect = cuda_connect,

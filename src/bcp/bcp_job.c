@@ -418,7 +418,7 @@ static fd_status open_device(const struct bcp_ops *ops, const fd_mpi *mpi, fd_wa
 {
     fd_warm_join(warm);
     *device = warm->device;
-    const fd_status st = ops->open_device && *device >= 0 ? ops->open_device(*device) : FD_OK;
+    const fd_status st = ops->dev.open_device && *device >= 0 ? ops->dev.open_device(*device) : FD_OK;
     return fd_mpi_agree(st, NULL);
 }
 
@@ -447,7 +447,7 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
     /* The rank placed before anything is read, and its context made while
      * the shape and the block are (device_warm.h).  Collective: every
      * rank has the same backend. */
-    if (st == FD_OK) st = fd_warm_start(&warm, mpi, ops->devices, ops->warm_device);
+    if (st == FD_OK) st = fd_warm_start(&warm, mpi, &ops->dev);
     if (st == FD_OK) st = bcp_tensor_shape(o->input, &order, dims);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
     if (o->fuse_n) {
@@ -511,7 +511,7 @@ fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
         for (uint32_t n = 0; n < order; n++) fprintf(stderr, "%s%llu", n ? " x " : " ", (unsigned long long)dims[n]);
         fprintf(stderr, " tensor: fit %.6f after %u sweeps (%s) in %.3f s", m.fit[m.iters - 1], m.iters,
                 m.converged ? "converged" : "--max-iter reached", fd_now() - t0);
-        if (ops->devices) fprintf(stderr, ", 1 GPU a rank (rank 0: GPU %d)", device);
+        if (ops->dev.devices) fprintf(stderr, ", 1 GPU a rank (rank 0: GPU %d)", device);
         if (mpi->size > 1) {
             fprintf(stderr, ", %d ranks (grid", mpi->size);
             for (uint32_t n = 0; n < order; n++) fprintf(stderr, "%s%llu", n ? " x " : " ", (unsigned long long)grid[n]);

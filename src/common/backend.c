@@ -10,31 +10,33 @@ const char *fd_backend_default(void)
     return e && *e ? e : "auto";
 }
 
-const char *fd_backend_names(const fd_backend *table, size_t n, char *buf, size_t cap)
+int fd_backend_available(const fd_device_ops *b) { return !b->available || b->available(); }
+
+const char *fd_backend_names(const fd_device_ops *const *table, size_t n, char *buf, size_t cap)
 {
     buf[0] = 0;
     for (size_t i = 0; i < n; i++)
-        snprintf(buf + strlen(buf), cap - strlen(buf), "%s%s", i ? ", " : "", table[i].name);
+        snprintf(buf + strlen(buf), cap - strlen(buf), "%s%s", i ? ", " : "", table[i]->name);
     return buf;
 }
 
-fd_status fd_backend_get(const fd_backend *table, size_t n, const char *workload, const char *name,
-                         const void **ops)
+fd_status fd_backend_get(const fd_device_ops *const *table, size_t n, const char *workload, const char *name,
+                         const fd_device_ops **chosen)
 {
     char names[128];
     if (!strcmp(name, "auto")) {
         /* Later entries are faster when they can run. */
         for (size_t i = n; i-- > 0;)
-            if (table[i].available()) {
-                *ops = table[i].ops;
+            if (fd_backend_available(table[i])) {
+                *chosen = table[i];
                 return FD_OK;
             }
     }
     for (size_t i = 0; i < n; i++)
-        if (!strcmp(name, table[i].name)) {
-            if (!table[i].available())
+        if (!strcmp(name, table[i]->name)) {
+            if (!fd_backend_available(table[i]))
                 return fd_fail(FD_ERR_UNAVAILABLE, "backend '%s' cannot run here (no usable device)", name);
-            *ops = table[i].ops;
+            *chosen = table[i];
             return FD_OK;
         }
     return fd_fail(FD_ERR_UNAVAILABLE, "backend '%s' is not available for %s in this build (available: %s)", name,

@@ -8,20 +8,33 @@
 
 #include <stddef.h>
 
-typedef struct fd_backend {
+/* What every backend table starts with, whatever the workload: its name,
+ * whether it can run here, and its devices.  A workload's table of
+ * functions is `struct W_ops { fd_device_ops dev; ...its own... }`, so
+ * that the registry, the placement of ranks on GPUs and the job skeleton
+ * (job/job.h) treat every backend alike. */
+typedef struct fd_device_ops {
     const char *name;
-    int (*available)(void);   /* 1 when it can run here (built in, device present) */
-    const void *ops;          /* the workload's table of functions */
-} fd_backend;
+    int (*available)(void);                /* 1 when it can run here (built in, device present); NULL: always */
+    int (*devices)(void);                  /* GPUs it can use on this node; NULL: it runs on the CPU */
+    fd_status (*open_device)(int device);  /* the rank's device context; NULL: nothing to open */
+    void (*warm_device)(int device);       /* the same early, reporting nothing (mpi/device_warm.h); NULL: none */
+} fd_device_ops;
 
-/* *ops = the chosen backend's ops.  FD_ERR_UNAVAILABLE naming the built
- * backends when name is unknown, or when that backend cannot run here. */
-fd_status fd_backend_get(const fd_backend *table, size_t n, const char *workload, const char *name,
-                         const void **ops);
+/* 1 when the backend can run here. */
+int fd_backend_available(const fd_device_ops *b);
+
+/* The table of a workload's backends is an array of pointers to the
+ * dev member of each one's ops, CPU first, faster ones after.  *chosen:
+ * the one named ("auto": the last that can run).  FD_ERR_UNAVAILABLE
+ * naming the built backends when name is unknown, or when that backend
+ * cannot run here. */
+fd_status fd_backend_get(const fd_device_ops *const *table, size_t n, const char *workload, const char *name,
+                         const fd_device_ops **chosen);
 /* The name a command uses when the user gives none: $FD_BACKEND when set,
  * else "auto". */
 const char *fd_backend_default(void);
 /* "cpu, cuda": the names in the table, into buf. */
-const char *fd_backend_names(const fd_backend *table, size_t n, char *buf, size_t cap);
+const char *fd_backend_names(const fd_device_ops *const *table, size_t n, char *buf, size_t cap);
 
 #endif

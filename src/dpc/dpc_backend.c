@@ -6,7 +6,6 @@
 
 #include "../common/backend.h"
 
-static int cpu_available(void) { return 1; }
 
 static fd_status cpu_dc_neighbors(void *state, const dpc_points *p, double k, uint64_t seed, int threads, double *dc)
 {
@@ -36,28 +35,26 @@ static fd_status cpu_labels(void *state, uint64_t n, const int64_t *parent, int3
 }
 
 const struct dpc_ops dpc_cpu_ops = {
-    .name = "cpu",
+    .dev = {.name = "cpu"},
     .dc_neighbors = cpu_dc_neighbors,
     .rho_rows = cpu_rho,
     .delta_rows = cpu_delta,
     .labels = cpu_labels,
 };
 
+/* The dev part of each backend's table (common/backend.h): a workload's
+ * ops start with it, so each entry also points to the whole table. */
+static const fd_device_ops *const backends[] = {
+    &dpc_cpu_ops.dev,
 #if FD_HAVE_CUDA
-static int cuda_available(void) { return dpc_cuda_ops.devices() > 0; }
-#endif
-
-static const fd_backend backends[] = {
-    {"cpu", cpu_available, &dpc_cpu_ops},
-#if FD_HAVE_CUDA
-    {"cuda", cuda_available, &dpc_cuda_ops},
+    &dpc_cuda_ops.dev,
 #endif
 };
 
 fd_status dpc_backend_get(const char *name, const struct dpc_ops **ops)
 {
-    const void *p = NULL;
-    FD_TRY(fd_backend_get(backends, sizeof backends / sizeof *backends, "dpc", name, &p));
-    *ops = p;
+    const fd_device_ops *dev = NULL;
+    FD_TRY(fd_backend_get(backends, sizeof backends / sizeof *backends, "dpc", name, &dev));
+    *ops = (const struct dpc_ops *)dev; /* dev is the table's first member */
     return FD_OK;
 }

@@ -3,6 +3,7 @@
 #ifndef FD_DPC_BACKEND_H
 #define FD_DPC_BACKEND_H
 
+#include "../common/backend.h"
 #include "dpc.h"
 #include "../mpi/fdmpi.h"
 
@@ -10,10 +11,7 @@
 enum { DPC_PASS_RHO, DPC_PASS_DELTA };
 
 struct dpc_ops {
-    const char *name;
-    int (*devices)(void);                        /* GPUs on this node; NULL: not a GPU backend */
-    fd_status (*open_device)(int device);        /* NULL: nothing to do */
-    void (*warm_device)(int device);             /* the same early, reporting nothing (device_warm.h) */
+    fd_device_ops dev; /* name, devices, the context (common/backend.h) */
     /* Per-run state (the points on the device); NULL open: none. */
     fd_status (*open)(void **state, const dpc_points *p, int device);
     void (*close)(void *state);

@@ -90,7 +90,7 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
      * place the rank is said after that, if it still applies.
      * Collective: every rank has the same backend. */
     fd_warm warm = {0};
-    if (st == FD_OK && fd_warm_start(&warm, mpi, ops->devices, ops->warm_device) != FD_OK) fd_errclear();
+    if (st == FD_OK && fd_warm_start(&warm, mpi, &ops->dev) != FD_OK) fd_errclear();
     if (st == FD_OK) st = dpc_points_read(&s.p, o->input, &o->cols, T);
     fd_warm_join(&warm);
     if (st == FD_OK && s.p->n >= (1ull << 31))
@@ -103,14 +103,14 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
         if (!o->quiet && mpi->rank == 0)
             fprintf(stderr, "fcbo-dist dpc: points of %u coordinates run on the CPU backend (the %s backend does not take "
                             "them)\n",
-                    s.p->d, ops->name);
+                    s.p->d, ops->dev.name);
         ops = &dpc_cpu_ops;
     }
     /* A GPU rank drives its device from one thread; the host's passes
      * (d_c, the halo) keep the rank's cores. */
-    if (ops->devices) {
-        st = fd_place_device(mpi, ops->devices(), &device);
-        if (st == FD_OK && ops->open_device) st = ops->open_device(device);
+    if (ops->dev.devices) {
+        st = fd_place_device(mpi, ops->dev.devices(), &device);
+        if (st == FD_OK && ops->dev.open_device) st = ops->dev.open_device(device);
     }
     if (st == FD_OK && ops->open) st = ops->open(&dev, s.p, device);
     if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
@@ -198,10 +198,10 @@ fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi)
                 (unsigned long long)n, s.p->d, o->kernel == DPC_CUTOFF ? "cutoff" : "Gaussian", dc, fd_now() - t0);
         if (mpi->size > 1) fprintf(stderr, ", %d ranks x ", mpi->size);
         else fprintf(stderr, ", ");
-        if (ops->devices) fprintf(stderr, "1 GPU (rank 0: GPU %d) and ", device);
+        if (ops->dev.devices) fprintf(stderr, "1 GPU (rank 0: GPU %d) and ", device);
         fprintf(stderr, "%d thread%s", T, T == 1 ? "" : "s");
-        if (ops->devices) fprintf(stderr, " a rank");
-        if (ops->devices && mpi->size > 1) fprintf(stderr, " (all-gathers by %s)", on_device ? "NCCL" : "MPI");
+        if (ops->dev.devices) fprintf(stderr, " a rank");
+        if (ops->dev.devices && mpi->size > 1) fprintf(stderr, " (all-gathers by %s)", on_device ? "NCCL" : "MPI");
         if (!isnan(ari)) fprintf(stderr, "; ARI %.4f against column %u", ari, o->cols.label);
         if (o->outdir) fprintf(stderr, "; wrote %s", out.result);
         if (o->plot) fprintf(stderr, "%s %s", o->outdir ? " and" : "; wrote", o->plot);

@@ -8,6 +8,7 @@
 #ifndef FD_LATTICE_H
 #define FD_LATTICE_H
 
+#include "../common/backend.h"
 #include "concepts.h"
 #include "fcbo.h"
 
@@ -36,16 +37,7 @@ typedef struct task_source {
 } task_source;
 
 struct lattice_ops {
-    const char *name;
-    /* 1 when this backend can run here (built in, device present). */
-    int (*available)(void);
-    /* GPUs it can use here, or NULL for a backend that runs on the CPU. */
-    int (*devices)(void);
-    /* Creates the context on the rank's device up front, so that the
-     * enumeration time does not include it; NULL when there is none. */
-    fd_status (*open_device)(int device);
-    /* The same, early and reporting nothing (device_warm.h); NULL: none. */
-    void (*warm_device)(int device);
+    fd_device_ops dev; /* name, devices, the context (common/backend.h) */
     /* How rank 0 splits the tree for it.  0: one consumer per host thread
      * (the CPU).  Otherwise the backend is one consumer per rank (a
      * device) that wants about this many subtrees: splitting on the host

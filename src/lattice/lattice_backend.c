@@ -5,15 +5,12 @@
 #include "../common/backend.h"
 #include "version.h" /* FD_HAVE_CUDA */
 
-static int cpu_available(void) { return 1; }
+/* The dev part of each backend's table (common/backend.h): a workload's
+ * ops start with it, so each entry also points to the whole table. */
+static const fd_device_ops *const backends[] = {
+    &lattice_cpu_ops.dev,
 #if FD_HAVE_CUDA
-static int cuda_available(void) { return lattice_cuda_ops.available(); }
-#endif
-
-static const fd_backend backends[] = {
-    {"cpu", cpu_available, &lattice_cpu_ops},
-#if FD_HAVE_CUDA
-    {"cuda", cuda_available, &lattice_cuda_ops},
+    &lattice_cuda_ops.dev,
 #endif
 };
 
@@ -27,8 +24,8 @@ const char *lattice_backend_list(void)
 
 fd_status lattice_backend_get(const char *name, const struct lattice_ops **ops)
 {
-    const void *p = NULL;
-    FD_TRY(fd_backend_get(backends, NBACKENDS, "lattice", name, &p));
-    *ops = p;
+    const fd_device_ops *dev = NULL;
+    FD_TRY(fd_backend_get(backends, NBACKENDS, "lattice", name, &dev));
+    *ops = (const struct lattice_ops *)dev; /* dev is the table's first member */
     return FD_OK;
 }

@@ -47,7 +47,6 @@ static void *work(void *arg)
     return NULL;
 }
 
-static int cpu_available(void) { return 1; }
 
 static fd_status cpu_run(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_source *src,
                          fcbo_stats *stats)
@@ -83,4 +82,4 @@ static fd_status cpu_run(const fcbo_prep *p, const lattice_opts *o, concept_sink
     return st;
 }
 
-const struct lattice_ops lattice_cpu_ops = {.name = "cpu", .available = cpu_available, .run = cpu_run};
+const struct lattice_ops lattice_cpu_ops = {.dev = {.name = "cpu"}, .run = cpu_run};

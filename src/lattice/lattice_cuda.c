@@ -291,11 +291,7 @@ done:
 }
 
 const struct lattice_ops lattice_cuda_ops = {
-    .name = "cuda",
-    .available = cuda_available,
-    .devices = cuda_devices,
-    .open_device = fd_cuda_open,
-    .warm_device = fd_cuda_warm,
+    .dev = {.name = "cuda", .available = cuda_available, .devices = cuda_devices, .open_device = fd_cuda_open, .warm_device = fd_cuda_warm},
     .device_tasks = GPU_TASKS,
     .run = cuda_run,
 };

@@ -67,7 +67,7 @@ static fd_status stage_setup(run *r)
      * the rank is said after the read, as before it was made early.
      * Collective: every rank has the same backend. */
     fd_warm warm = {0};
-    if (st == FD_OK && fd_warm_start(&warm, &r->mpi, r->ops->devices, r->ops->warm_device) != FD_OK) fd_errclear();
+    if (st == FD_OK && fd_warm_start(&warm, &r->mpi, &r->ops->dev) != FD_OK) fd_errclear();
     if (st == FD_OK) st = fca_context_read(&r->ctx, a->input, a->fmt);
     fd_warm_join(&warm);
     if (r->distributed) {
@@ -80,8 +80,8 @@ static fd_status stage_setup(run *r)
     lattice_opts *lo = &r->lo;
     lo->threads = a->threads > 0 ? a->threads : fd_place_threads(&r->mpi);
     /* Collective: every rank got the same backend name, so all call it. */
-    if (r->ops->devices) FD_TRY(fd_place_device(&r->mpi, r->ops->devices(), &lo->device));
-    if (r->ops->open_device) FD_TRY(r->ops->open_device(lo->device));
+    if (r->ops->dev.devices) FD_TRY(fd_place_device(&r->mpi, r->ops->dev.devices(), &lo->device));
+    if (r->ops->dev.open_device) FD_TRY(r->ops->dev.open_device(lo->device));
     lo->quiet = a->quiet;
     if (a->min_support_pct >= 0) {
         double ms = ceil(a->min_support_pct / 100.0 * r->ctx->n_obj - 1e-9);
@@ -143,7 +143,7 @@ static void fill_report(const run *r, rank_report *rep)
     l->r.units = r->stats.tasks;
     l->closures = r->stats.closures;
     /* A GPU rank is one worker: its busy time is the device loop's. */
-    h5part_rank_times(&l->r, r->stats.busy_seconds, r->ops->devices ? 1 : r->lo.threads, r->enum_seconds);
+    h5part_rank_times(&l->r, r->stats.busy_seconds, r->ops->dev.devices ? 1 : r->lo.threads, r->enum_seconds);
     rep->stats = r->stats;
 }
 
@@ -159,9 +159,9 @@ static void print_summary(const run *r, const fcbo_stats *s, const rank_report *
         for (int k = 0; k < r->mpi.size; k++) concepts += reps[k].rank.r.results;
     }
     fprintf(stderr, "%llu concepts in %.3f s (%.3g concepts/s), backend %s, ", (unsigned long long)concepts,
-            secs, secs > 0 ? (double)s->concepts / secs : 0.0, r->ops->name);
+            secs, secs > 0 ? (double)s->concepts / secs : 0.0, r->ops->dev.name);
     if (r->mpi.size > 1) fprintf(stderr, "%d ranks x ", r->mpi.size);
-    if (r->ops->devices) fprintf(stderr, "GPU %d%s%s\n", r->lo.device, *out ? "; wrote " : "", out);
+    if (r->ops->dev.devices) fprintf(stderr, "GPU %d%s%s\n", r->lo.device, *out ? "; wrote " : "", out);
     else fprintf(stderr, "%d thread%s%s%s\n", r->lo.threads, r->lo.threads == 1 ? "" : "s", *out ? "; wrote " : "", out);
     if (r->ck && lattice_ckpt_resumed(r->ck))
         fprintf(stderr, "resumed: %llu subtrees were done by earlier runs (concepts/s counts this run's)\n",
@@ -207,7 +207,7 @@ static fd_status stage_commit(run *r, rank_report *reps, fcbo_stats *total)
     FD_TRY(fd_mpi_gather_bytes(&mine, sizeof mine, reps));
     if (r->mpi.rank != 0) return FD_OK;
     for (int k = 0; k < r->mpi.size; k++) fcbo_stats_add(total, &reps[k].stats);
-    lattice_meta meta = {r->a->command, r->ops->name, r->lo.min_support, r->lo.threads, r->mpi.size,
+    lattice_meta meta = {r->a->command, r->ops->dev.name, r->lo.min_support, r->lo.threads, r->mpi.size,
                          fd_now() - r->t0, *total, r->ck ? r->a->checkpoint_seconds : 0,
                          r->ck ? lattice_ckpt_resumed(r->ck) : 0};
     if (!r->a->outdir) return FD_OK;

@@ -10,16 +10,16 @@ static void *warm_run(void *arg)
     return NULL;
 }
 
-fd_status fd_warm_start(fd_warm *w, const fd_mpi *m, int (*devices)(void), void (*warm)(int device))
+fd_status fd_warm_start(fd_warm *w, const fd_mpi *m, const fd_device_ops *dev)
 {
-    w->warm = warm;
+    w->warm = dev->warm_device;
     w->device = -1;
     w->started = 0;
-    if (!devices) return FD_OK;
-    FD_TRY(fd_place_device(m, devices(), &w->device));
+    if (!dev->devices) return FD_OK;
+    FD_TRY(fd_place_device(m, dev->devices(), &w->device));
     /* no thread (none to be had, or no warm): the context is made when
      * the workload opens the device */
-    if (warm) w->started = pthread_create(&w->thread, NULL, warm_run, w) == 0;
+    if (w->warm) w->started = pthread_create(&w->thread, NULL, warm_run, w) == 0;
     return FD_OK;
 }
 

@@ -18,6 +18,7 @@
 
 #include <pthread.h>
 
+#include "../common/backend.h"
 #include "fdmpi.h"
 
 typedef struct fd_warm {
@@ -27,7 +28,8 @@ typedef struct fd_warm {
     pthread_t thread;
 } fd_warm;
 
-fd_status fd_warm_start(fd_warm *w, const fd_mpi *m, int (*devices)(void), void (*warm)(int device));
+/* dev: the backend's device part (common/backend.h). */
+fd_status fd_warm_start(fd_warm *w, const fd_mpi *m, const fd_device_ops *dev);
 
 /* Waits for the context; a no-op when nothing was started, or again. */
 void fd_warm_join(fd_warm *w);

@@ -5,7 +5,6 @@
 #include "../common/backend.h"
 #include "version.h" /* FD_HAVE_CUDA */
 
-static int cpu_available(void) { return 1; }
 static int cpu_supports(int mode, uint32_t n)
 {
     (void)mode;
@@ -24,17 +23,19 @@ static fd_status cpu_rect(void *state, const spearman_mat *x, const spearman_mat
 /* One block of rows against one block of columns per call: the job
  * flushes selected pairs between calls. */
 const struct spearman_ops spearman_cpu_ops = {
-    "cpu", cpu_available, NULL, NULL, NULL, 1, 1, NULL, NULL, cpu_supports, cpu_rect,
+    .dev = {.name = "cpu"},
+    .record_blocks = 1,
+    .rect_blocks = 1,
+    .supports = cpu_supports,
+    .rect = cpu_rect,
 };
 
+/* The dev part of each backend's table (common/backend.h): a workload's
+ * ops start with it, so each entry also points to the whole table. */
+static const fd_device_ops *const backends[] = {
+    &spearman_cpu_ops.dev,
 #if FD_HAVE_CUDA
-static int cuda_available(void) { return spearman_cuda_ops.available(); }
-#endif
-
-static const fd_backend backends[] = {
-    {"cpu", cpu_available, &spearman_cpu_ops},
-#if FD_HAVE_CUDA
-    {"cuda", cuda_available, &spearman_cuda_ops},
+    &spearman_cuda_ops.dev,
 #endif
 };
 
@@ -48,8 +49,8 @@ const char *spearman_backend_list(void)
 
 fd_status spearman_backend_get(const char *name, const struct spearman_ops **ops)
 {
-    const void *p = NULL;
-    FD_TRY(fd_backend_get(backends, NBACKENDS, "spearman", name, &p));
-    *ops = p;
+    const fd_device_ops *dev = NULL;
+    FD_TRY(fd_backend_get(backends, NBACKENDS, "spearman", name, &dev));
+    *ops = (const struct spearman_ops *)dev; /* dev is the table's first member */
     return FD_OK;
 }

@@ -5,19 +5,11 @@
 #ifndef FD_SPEARMAN_BACKEND_H
 #define FD_SPEARMAN_BACKEND_H
 
+#include "../common/backend.h"
 #include "tile.h"
 
 struct spearman_ops {
-    const char *name;
-    int (*available)(void);
-    /* GPU backends: devices usable here, and the context creation that
-     * placement calls once the rank's device is known; warm_device makes
-     * the context early, on a thread of its own while the input is read,
-     * and reports nothing (open_device says any failure).  NULL for the
-     * CPU. */
-    int (*devices)(void);
-    fd_status (*open_device)(int device);
-    void (*warm_device)(int device);
+    fd_device_ops dev; /* name, devices, the context (common/backend.h) */
     /* Record shape: rows per record and columns per rect call, in tile
      * blocks (spearman_job_impl.h, BLOCK); 0 columns: the whole record in
      * one call. */

@@ -248,6 +248,12 @@ static fd_status cuda_rect(void *state, const spearman_mat *x, const spearman_ma
  * a launch then holds millions of pairs, so its fixed cost (about 30 us:
  * launch, counters back, synchronisation) stays small. */
 const struct spearman_ops spearman_cuda_ops = {
-    "cuda", cuda_available, cuda_devices, fd_cuda_open, fd_cuda_warm, 16, 0, cuda_open, cuda_close, cuda_supports,
-    cuda_rect,
+    .dev = {.name = "cuda", .available = cuda_available, .devices = cuda_devices, .open_device = fd_cuda_open,
+            .warm_device = fd_cuda_warm},
+    .record_blocks = 16,
+    .rect_blocks = 0,
+    .open = cuda_open,
+    .close = cuda_close,
+    .supports = cuda_supports,
+    .rect = cuda_rect,
 };

@@ -358,7 +358,7 @@ static fd_status stage_setup(job *jb)
      * that, if it still applies.  Collective: every rank has the same
      * backend. */
     fd_warm warm = {0};
-    if (st == FD_OK && fd_warm_start(&warm, &jb->mpi, jb->ops->devices, jb->ops->warm_device) != FD_OK)
+    if (st == FD_OK && fd_warm_start(&warm, &jb->mpi, &jb->ops->dev) != FD_OK)
         fd_errclear();
     if (st == FD_OK) st = spearman_read(&jb->x, o->input, o->drop_nan, o->header, place);
     if (st == FD_OK && o->y_input) st = spearman_read(&jb->y, o->y_input, o->drop_nan, o->header, place);
@@ -392,17 +392,17 @@ static fd_status stage_setup(job *jb)
     if (jb->ops->supports && !jb->ops->supports(o->mode, jb->x->n)) {
         if (!o->quiet && jb->mpi.rank == 0)
             fprintf(stderr, "fcbo-dist spearman: rows of %u values run on the CPU backend (%s takes up to 128)\n",
-                    jb->x->n, jb->ops->name);
+                    jb->x->n, jb->ops->dev.name);
         jb->ops = &spearman_cpu_ops;
     }
     /* A GPU rank is one worker thread driving its device; collective, as
      * every rank has the same backend. */
     jb->threads = place;
-    if (jb->ops->devices) {
-        FD_TRY(fd_place_device(&jb->mpi, jb->ops->devices(), &jb->device));
+    if (jb->ops->dev.devices) {
+        FD_TRY(fd_place_device(&jb->mpi, jb->ops->dev.devices(), &jb->device));
         /* quick once warm_device made the context; it also makes the device
          * this thread's current one (CUDA's is per thread) */
-        if (jb->ops->open_device) FD_TRY(jb->ops->open_device(jb->device));
+        if (jb->ops->dev.open_device) FD_TRY(jb->ops->dev.open_device(jb->device));
         jb->host_threads = jb->threads;
         jb->threads = 1;
     } else {
@@ -477,7 +477,7 @@ static void fill_meta(const job *jb, spearman_meta *m)
     const spearman_opts *o = jb->o;
     memset(m, 0, sizeof *m);
     m->command = o->command;
-    m->backend = jb->ops->name;
+    m->backend = jb->ops->dev.name;
     m->mode = o->mode == 'p' ? "pvalue" : o->mode == 'r' ? "rho" : o->mode == 'f' ? "fdr" : "top-k";
     m->input = o->input;
     m->input_sha256 = jb->x->sha.hex;
@@ -580,7 +580,7 @@ static void print_summary(const job *jb, const h5part_rank *reps)
             sqrt(jb->sel.q), secs,
             secs > 0 ? (double)jb->pairs / secs : 0.0);
     if (jb->mpi.size > 1) fprintf(stderr, "%d ranks x ", jb->mpi.size);
-    if (jb->ops->devices) fprintf(stderr, "1 GPU a rank (rank 0: GPU %d)", jb->device);
+    if (jb->ops->dev.devices) fprintf(stderr, "1 GPU a rank (rank 0: GPU %d)", jb->device);
     else fprintf(stderr, "%d thread%s", jb->threads, jb->threads == 1 ? "" : "s");
     fprintf(stderr, "%s%s\n", jb->out.result && !o->count_only ? "; wrote " : "",
             jb->out.result && !o->count_only ? jb->out.result : "");
