@@ -11,10 +11,7 @@
 #include "bcp_job.h"
 
 #include "../common/clock.h"
-#include "../job/h5part.h"
-#include "../job/resultdir.h"
-#include "../mpi/device_warm.h"
-#include "../mpi/placement.h"
+#include "../job/job.h"
 #include "bcp_backend.h"
 #include "bcp_fuse.h"
 #include "bcp_h5.h"
@@ -412,121 +409,152 @@ done:
     return st;
 }
 
-/* A GPU rank drives its device, placed by fd_warm_start, its context made
- * early.  Collective. */
-static fd_status open_device(const struct bcp_ops *ops, const fd_mpi *mpi, fd_warm *warm, int *device)
+/* One run's state, on every rank. */
+typedef struct {
+    const bcp_job_opts *o;
+    const struct bcp_ops *ops;
+    uint32_t order;
+    uint64_t dims[BCP_MAX_ORDER], grid[BCP_MAX_ORDER];
+    bcp_tensor *t;        /* this rank's block; under --fuse, sub-tensor 0 (its metadata) */
+    void *state;          /* the backend's */
+    grid_comm gc;         /* the process grid's communicators, when distributed */
+    int gc_open, distributed, rank;
+    bcp_model m;
+    uint32_t fiters;      /* --fuse: the fusion's sweeps */
+    double t_fit;
+} bcp_run;
+
+/* The shape, and (without --fuse, whose sub-tensors are read one at a
+ * time by the run) this rank's block of the process grid. */
+static fd_status read_tensor(fd_job *j)
 {
-    fd_warm_join(warm);
-    *device = warm->device;
-    const fd_status st = ops->dev.open_device && *device >= 0 ? ops->dev.open_device(*device) : FD_OK;
-    return fd_mpi_agree(st, NULL);
+    bcp_run *r = j->w;
+    r->distributed = j->mpi.size > 1 && fd_mpi_active();
+    r->rank = j->mpi.rank;
+    FD_TRY(bcp_tensor_shape(r->o->input, &r->order, r->dims));
+    if (r->o->fuse_n) return FD_OK;
+    uint64_t lo[BCP_MAX_ORDER], cnt[BCP_MAX_ORDER];
+    FD_TRY(process_grid(r->distributed ? j->mpi.size : 1, r->order, r->dims, r->grid));
+    bcp_grid_block((uint64_t)(r->distributed ? j->mpi.rank : 0), r->order, r->dims, r->grid, lo, cnt);
+    return bcp_tensor_read(&r->t, r->o->input, lo, cnt, 1);
 }
 
-fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi)
+static fd_status same_tensor(fd_job *j)
 {
-    fd_status st = FD_OK;
-    bcp_tensor *t = NULL;
-    bcp_model m;
-    resultdir out;
-    uint32_t order = 0;
-    uint64_t dims[BCP_MAX_ORDER], grid[BCP_MAX_ORDER], lo[BCP_MAX_ORDER], cnt[BCP_MAX_ORDER];
-    const int distributed = mpi->size > 1 && fd_mpi_active();
-    const struct bcp_ops *ops = NULL;
-    void *state = NULL; /* the backend's */
-    int device = -1;
-    fd_warm warm = {0};
-    int rank = mpi->rank;
-    grid_comm gc; /* the process grid's communicators, when distributed */
-    int gc_open = 0;
-    memset(&m, 0, sizeof m);
-    double t0 = fd_now();
-    /* Rank 0 writes the one result file. */
-    st = rd_open(&out, o->outdir, "bcp", o->force ? RD_FORCE : RD_NEW, mpi, 0);
-    if (st != FD_OK) goto done;
-    st = bcp_backend_get(o->backend, &ops);
-    /* The rank placed before anything is read, and its context made while
-     * the shape and the block are (device_warm.h).  Collective: every
-     * rank has the same backend. */
-    if (st == FD_OK) st = fd_warm_start(&warm, mpi, &ops->dev);
-    if (st == FD_OK) st = bcp_tensor_shape(o->input, &order, dims);
-    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
+    bcp_run *r = j->w;
+    return r->o->fuse_n ? FD_OK : fd_mpi_same_hash(r->t->sha256, r->o->input);
+}
+
+/* The block onto the device (if any) once; the process grid's
+ * communicators; the GPUs' own collectives (NCCL), where the backend has
+ * them.  Collective: agrees before each collective step. */
+static fd_status setup(fd_job *j)
+{
+    bcp_run *r = j->w;
+    if (r->o->fuse_n) return FD_OK;
+    FD_TRY(fd_mpi_agree(r->ops->open(&r->state, r->t, r->o->fit.rank, j->device), NULL));
+    if (!r->distributed) return FD_OK;
+    uint64_t lo[BCP_MAX_ORDER], cnt[BCP_MAX_ORDER];
+    bcp_grid_block((uint64_t)j->mpi.rank, r->order, r->dims, r->grid, lo, cnt);
+    fd_status st = grid_comm_open(&r->gc, j->mpi.rank, j->mpi.size, r->order, r->grid, cnt);
+    r->gc_open = st == FD_OK;
+    FD_TRY(fd_mpi_agree(st, NULL));
+    return r->ops->connect ? r->ops->connect(r->state, &j->mpi) : FD_OK;
+}
+
+static fd_status run(fd_job *j)
+{
+    bcp_run *r = j->w;
+    const bcp_job_opts *o = r->o;
+    fd_status st;
+    const double t = fd_now();
     if (o->fuse_n) {
-        /* the sub-tensors are read inside, each onto the device */
-        if ((st = open_device(ops, mpi, &warm, &device)) != FD_OK) goto done;
-        const bcp_comm comm = {distributed ? mpi_sum : NULL, &rank, NULL, NULL, NULL};
-        uint32_t fiters = 0;
-        const int threads = o->fit.threads > 0 ? o->fit.threads : fd_place_threads(mpi);
-        st = fuse_job(o, mpi, &comm, ops, device, order, dims, threads, &m, &t, &fiters, o->quiet || mpi->rank != 0);
-        if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
-        const double t_fit = fd_now() - t0;
-        if (o->outdir && mpi->rank == 0) st = bcp_h5_write(out.result, o, t, &m, mpi->size, 0, t_fit, fiters);
-        if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
-        if (!o->quiet && mpi->rank == 0) {
-            fprintf(stderr, "rank %u of a", m.R);
-            for (uint32_t n = 0; n < order; n++) fprintf(stderr, "%s%llu", n ? " x " : " ", (unsigned long long)dims[n]);
-            fprintf(stderr, " tensor by --fuse (");
-            for (uint32_t n = 0; n < order; n++) fprintf(stderr, "%s%llu", n ? "x" : "", (unsigned long long)o->fuse[n]);
-            fprintf(stderr, " sub-tensors): fit %.6f, fusion %s after %u sweeps, in %.3f s", m.fit[0],
-                    m.converged ? "converged" : "stopped", fiters, t_fit);
-            if (mpi->size > 1) fprintf(stderr, ", %d ranks", mpi->size);
-            if (o->outdir) fprintf(stderr, "; wrote %s", out.result);
-            fputc('\n', stderr);
-        }
-        goto done;
+        const bcp_comm comm = {r->distributed ? mpi_sum : NULL, &r->rank, NULL, NULL, NULL};
+        st = fuse_job(o, &j->mpi, &comm, r->ops, j->device, r->order, r->dims, j->threads, &r->m, &r->t, &r->fiters,
+                      !fd_job_speaks(j));
+    } else {
+        const bcp_comm comm = {r->distributed ? grid_sum : NULL, &r->gc, r->distributed ? grid_gather : NULL,
+                               r->distributed ? grid_sum_rows : NULL, r->distributed ? grid_gather_rows : NULL};
+        bcp_opts fo = o->fit;
+        fo.threads = j->threads;
+        fd_progress prog = {0};
+        fd_progress_start(&prog, "sweeps", !fd_job_speaks(j));
+        st = fit_best(r->t, &fo, o->starts, &comm, r->ops, r->state, &r->m, &prog);
+        fd_progress_stop(&prog);
     }
-    st = process_grid(distributed ? mpi->size : 1, order, dims, grid);
-    if (st == FD_OK) {
-        bcp_grid_block((uint64_t)(distributed ? mpi->rank : 0), order, dims, grid, lo, cnt);
-        st = bcp_tensor_read(&t, o->input, lo, cnt, 1);
-    }
-    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
-    if ((st = fd_mpi_same_hash(t->sha256, o->input)) != FD_OK) goto done;
-    if ((st = open_device(ops, mpi, &warm, &device)) != FD_OK) goto done;
-    /* The block goes to the device (if any) once. */
-    st = ops->open(&state, t, o->fit.rank, device);
-    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
-    const double t_load = fd_now() - t0, t1 = fd_now();
-    fd_progress prog = {0};
-    fd_progress_start(&prog, "sweeps", o->quiet || mpi->rank != 0);
-    if (distributed) {
-        st = grid_comm_open(&gc, mpi->rank, mpi->size, order, grid, cnt);
-        gc_open = st == FD_OK;
-    }
-    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
-    /* The GPUs' own collectives (NCCL), where the backend has them. */
-    if (distributed && ops->connect) st = ops->connect(state, mpi);
-    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
-    const bcp_comm comm = {distributed ? grid_sum : NULL, &gc, distributed ? grid_gather : NULL,
-                           distributed ? grid_sum_rows : NULL, distributed ? grid_gather_rows : NULL};
-    bcp_opts fo = o->fit;
-    if (fo.threads < 1) fo.threads = fd_place_threads(mpi);
-    st = fit_best(t, &fo, o->starts, &comm, ops, state, &m, &prog);
-    fd_progress_stop(&prog);
-    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
-    const double t_fit = fd_now() - t1;
-    if (o->outdir && mpi->rank == 0) st = bcp_h5_write(out.result, o, t, &m, mpi->size, t_load, t_fit, 0);
-    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
-    if (!o->quiet && mpi->rank == 0) {
-        fprintf(stderr, "rank %u (from %u) of a", m.R, o->fit.rank);
-        for (uint32_t n = 0; n < order; n++) fprintf(stderr, "%s%llu", n ? " x " : " ", (unsigned long long)dims[n]);
-        fprintf(stderr, " tensor: fit %.6f after %u sweeps (%s) in %.3f s", m.fit[m.iters - 1], m.iters,
-                m.converged ? "converged" : "--max-iter reached", fd_now() - t0);
-        if (ops->dev.devices) fprintf(stderr, ", 1 GPU a rank (rank 0: GPU %d)", device);
-        if (mpi->size > 1) {
-            fprintf(stderr, ", %d ranks (grid", mpi->size);
-            for (uint32_t n = 0; n < order; n++) fprintf(stderr, "%s%llu", n ? " x " : " ", (unsigned long long)grid[n]);
+    r->t_fit = fd_now() - t;
+    return st == FD_ERR_MPI ? st : fd_mpi_agree(st, NULL);
+}
+
+/* Rank 0 writes the one file. */
+static fd_status commit(fd_job *j)
+{
+    bcp_run *r = j->w;
+    if (j->mpi.rank != 0 || !j->out.result) return FD_OK;
+    return bcp_h5_write(j->out.result, r->o, r->t, &r->m, j->mpi.size, r->o->fuse_n ? 0 : j->setup_s, r->t_fit,
+                        r->fiters);
+}
+
+static void report(fd_job *j)
+{
+    const bcp_run *r = j->w;
+    const bcp_job_opts *o = r->o;
+    const bcp_model *m = &r->m;
+    if (o->fuse_n) {
+        fprintf(stderr, "rank %u of a", m->R);
+        for (uint32_t n = 0; n < r->order; n++) fprintf(stderr, "%s%llu", n ? " x " : " ", (unsigned long long)r->dims[n]);
+        fprintf(stderr, " tensor by --fuse (");
+        for (uint32_t n = 0; n < r->order; n++) fprintf(stderr, "%s%llu", n ? "x" : "", (unsigned long long)o->fuse[n]);
+        fprintf(stderr, " sub-tensors): fit %.6f, fusion %s after %u sweeps, in %.3f s", m->fit[0],
+                m->converged ? "converged" : "stopped", r->fiters, r->t_fit);
+        if (j->mpi.size > 1) fprintf(stderr, ", %d ranks", j->mpi.size);
+    } else {
+        fprintf(stderr, "rank %u (from %u) of a", m->R, o->fit.rank);
+        for (uint32_t n = 0; n < r->order; n++) fprintf(stderr, "%s%llu", n ? " x " : " ", (unsigned long long)r->dims[n]);
+        fprintf(stderr, " tensor: fit %.6f after %u sweeps (%s) in %.3f s", m->fit[m->iters - 1], m->iters,
+                m->converged ? "converged" : "--max-iter reached", fd_now() - j->t0);
+        if (r->ops->dev.devices) fprintf(stderr, ", 1 GPU a rank (rank 0: GPU %d)", j->device);
+        if (j->mpi.size > 1) {
+            fprintf(stderr, ", %d ranks (grid", j->mpi.size);
+            for (uint32_t n = 0; n < r->order; n++)
+                fprintf(stderr, "%s%llu", n ? " x " : " ", (unsigned long long)r->grid[n]);
             fputc(')', stderr);
         }
-        if (o->outdir) fprintf(stderr, "; wrote %s", out.result);
-        fputc('\n', stderr);
-        if (o->stats) print_stats(&m, t_load, t_fit);
     }
-done:
-    fd_warm_join(&warm);
-    if (gc_open) grid_comm_free(&gc);
-    if (state) ops->close(state);
-    rd_close(&out, st);
-    bcp_model_free(&m);
-    bcp_tensor_destroy(&t);
-    return st;
+    if (j->out.result) fprintf(stderr, "; wrote %s", j->out.result);
+    fputc('\n', stderr);
+    if (o->stats && !o->fuse_n) print_stats(m, j->setup_s, r->t_fit);
+}
+
+static void close_run(fd_job *j, fd_status st)
+{
+    bcp_run *r = j->w;
+    (void)st;
+    if (r->gc_open) grid_comm_free(&r->gc);
+    if (r->state) r->ops->close(r->state);
+    bcp_model_free(&r->m);
+    bcp_tensor_destroy(&r->t);
+}
+
+static const fd_job_ops bcp_job_ops = {
+    .read = read_tensor,
+    .check_input = same_tensor,
+    .setup = setup,
+    .run = run,
+    .commit = commit,
+    .report = report,
+    .close = close_run,
+};
+
+fd_status bcp_job_run(const bcp_job_opts *o)
+{
+    bcp_run r;
+    memset(&r, 0, sizeof r);
+    r.o = o;
+    FD_TRY(bcp_backend_get(o->backend, &r.ops));
+    /* A GPU rank holds its block on the device: more ranks than GPUs is
+     * refused before the tensor is read. */
+    const fd_job_opts jo = {.workload = "bcp", .outdir = o->outdir, .force = o->force, .quiet = o->quiet,
+                            .stats = o->stats, .threads = o->fit.threads, .place_first = 1};
+    return fd_job_run(&bcp_job_ops, &jo, &r.ops->dev, &r);
 }

@@ -15,6 +15,8 @@ typedef struct bcp_job_opts {
     int force, stats, quiet;
 } bcp_job_opts;
 
-fd_status bcp_job_run(const bcp_job_opts *o, const fd_mpi *mpi);
+/* The run on every rank (collective under MPI): the stages of the job
+ * skeleton (job/job.h) with bcp's own. */
+fd_status bcp_job_run(const bcp_job_opts *o);
 
 #endif

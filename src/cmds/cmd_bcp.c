@@ -117,9 +117,7 @@ fd_status cmd_bcp(int argc, char **argv)
 {
     bcp_job_opts a;
     int done = 0;
-    fd_mpi mpi = {0, 1, 0, 1};
     fd_status st = parse_args(argc, argv, &a, &done);
     if (done || st != FD_OK) return st;
-    FD_TRY(fd_mpi_query(&mpi));
-    return bcp_job_run(&a, &mpi);
+    return bcp_job_run(&a);
 }

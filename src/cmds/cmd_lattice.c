@@ -109,12 +109,10 @@ fd_status cmd_lattice(int argc, char **argv)
 {
     lattice_job_opts a;
     int done = 0;
-    fd_mpi mpi = {0, 1, 0, 1};
     fd_status st = parse_args(argc, argv, &a, &done);
     if (done) return FD_OK;
     /* Every rank parses the same command line, so a usage error happens
      * everywhere and needs no agreement. */
     if (st != FD_OK) return st;
-    FD_TRY(fd_mpi_query(&mpi));
-    return lattice_job_run(&a, &mpi);
+    return lattice_job_run(&a);
 }

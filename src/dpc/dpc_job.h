@@ -19,6 +19,8 @@ typedef struct dpc_opts {
     int halo, force, stats, quiet, threads;
 } dpc_opts;
 
-fd_status dpc_job_run(const dpc_opts *o, const fd_mpi *mpi);
+/* The run on every rank (collective under MPI): the stages of the job
+ * skeleton (job/job.h) with dpc's own. */
+fd_status dpc_job_run(const dpc_opts *o);
 
 #endif

@@ -20,8 +20,9 @@ typedef struct lattice_job_opts {
     int resume;              /* --resume: outdir holds a checkpoint to finish */
 } lattice_job_opts;
 
-/* Collective over MPI_COMM_WORLD when MPI is active; every rank returns the
- * same status. */
-fd_status lattice_job_run(const lattice_job_opts *o, const fd_mpi *mpi);
+/* The run on every rank (collective under MPI; every rank returns the
+ * same status): the stages of the job skeleton (job/job.h) with the
+ * lattice's own. */
+fd_status lattice_job_run(const lattice_job_opts *o);
 
 #endif

@@ -1,8 +1,9 @@
-/* One spearman run on every rank: setup (read and rank, check every rank
- * read the same input), pass 1 (counts and histograms, reduced over
- * ranks), the output size check, pass 2 (writing pairs to this rank's
- * part), commit (parts, then rank 0's master).  Each stage ends in an
- * agreement of all ranks, as for the lattice (docs/architecture.md). */
+/* One spearman run on every rank, as the stages of the job skeleton
+ * (job/job.h): read and rank (every rank the same input), setup, then the
+ * run: pass 1 (counts and histograms, reduced over ranks), the output
+ * size check, pass 2 (writing pairs to this rank's part); commit (parts,
+ * then rank 0's master).  Each step ends in an agreement of all ranks
+ * (docs/architecture.md). */
 #include "spearman_job_impl.h"
 
 #include "../common/clock.h"
@@ -12,8 +13,7 @@
 #include "../common/progress.h"
 #include "../job/h5part.h"
 #include "../io/h5util.h"
-#include "../mpi/device_warm.h"
-#include "../mpi/placement.h"
+#include "../job/job.h"
 #include "../mpi/taskpool.h"
 #include "spearman_read.h"
 #include "pvalue.h"
@@ -344,74 +344,83 @@ static fd_status keep_budget(const spearman_opts *o, uint64_t *keep)
 /* Work in progress goes to DIR/checkpoint (spearman_ckpt.c). */
 static int checkpointed(const spearman_opts *o) { return o->outdir && o->checkpoint_seconds > 0 && !o->check_input; }
 
-static fd_status stage_setup(job *jb)
+/* ---------------- the stages (job/job.h) ---------------- */
+
+static fd_status validate(fd_job *j)
 {
+    job *jb = j->w;
+    jb->mpi = j->mpi;
+    jb->out = &j->out;
+    jb->t0 = j->t0;
+    return keep_budget(jb->o, &jb->keep_pairs);
+}
+
+/* Reads and ranks x (and y).  Every rank must hold the same ranks:
+ * compared by their digest (0.16 s for 9.9 million rows on the dev VM's 2
+ * cores, one-off; it hashes in parallel) rather than by the file's
+ * SHA-256, which a .npy or HDF5 reader leaves computing (on 16 cores it
+ * took longer than reading and ranking): that is joined at the commit
+ * (input_hashes), after the passes.  Checkpoints record it; a lone rank
+ * without them has no use for it. */
+static fd_status read_inputs(fd_job *j)
+{
+    job *jb = j->w;
     const spearman_opts *o = jb->o;
-    double t = fd_now();
-    fd_status st = spearman_backend_get(o->backend, &jb->ops);
-    if (st == FD_OK) st = keep_budget(o, &jb->keep_pairs);
-    /* the rank's share of the cores, for the reader as for the passes */
-    const int place = o->threads > 0 ? o->threads : fd_place_threads(&jb->mpi);
-    /* The context made while reading (device_warm.h); rows of more than
-     * 128 values fall back to the CPU after reading and need no GPU, so a
-     * failure to place the rank (more ranks than GPUs) is said after
-     * that, if it still applies.  Collective: every rank has the same
-     * backend. */
-    fd_warm warm = {0};
-    if (st == FD_OK && fd_warm_start(&warm, &jb->mpi, &jb->ops->dev) != FD_OK)
-        fd_errclear();
-    if (st == FD_OK) st = spearman_read(&jb->x, o->input, o->drop_nan, o->header, place);
-    if (st == FD_OK && o->y_input) st = spearman_read(&jb->y, o->y_input, o->drop_nan, o->header, place);
-    /* Every rank must hold the same ranks: compared by their digest (0.16 s
-     * for 9.9 million rows on the dev VM's 2 cores, one-off; it hashes in
-     * parallel) rather than by the file's SHA-256, which a .npy or HDF5
-     * reader leaves computing (on 16 cores it took longer than reading and
-     * ranking): that is joined at the commit (stage_commit), after the
-     * passes.  Checkpoints record it; a lone rank without them has no use
-     * for it. */
-    const int digest = jb->mpi.size > 1 || checkpointed(o);
-    if (st == FD_OK && digest) st = smat_digest(jb->x, place);
-    if (st == FD_OK && digest && jb->y) st = smat_digest(jb->y, place);
-    fd_warm_join(&warm);
-    if (jb->mpi.size > 1) {
-        fd_status agreed = fd_mpi_agree(st, NULL);
-        if (agreed != FD_OK) return st != FD_OK ? st : agreed;
-    }
-    FD_TRY(st);
+    FD_TRY(spearman_read(&jb->x, o->input, o->drop_nan, o->header, j->threads));
+    if (o->y_input) FD_TRY(spearman_read(&jb->y, o->y_input, o->drop_nan, o->header, j->threads));
+    const int digest = j->mpi.size > 1 || checkpointed(o);
+    if (digest) FD_TRY(smat_digest(jb->x, j->threads));
+    if (digest && jb->y) FD_TRY(smat_digest(jb->y, j->threads));
+    return FD_OK;
+}
+
+static fd_status same_inputs(fd_job *j)
+{
+    job *jb = j->w;
+    const spearman_opts *o = jb->o;
     FD_TRY(fd_mpi_same_digest(jb->x->digest, o->input));
-    if (jb->y) {
-        FD_TRY(fd_mpi_same_digest(jb->y->digest, o->y_input));
-        if (jb->y->n != jb->x->n)
-            return fd_fail(FD_ERR_INPUT, "%s has %u observations per row but %s has %u", o->input, jb->x->n,
-                           o->y_input, jb->y->n);
-    } else {
+    if (!jb->y) {
         jb->y = jb->x;
+        return FD_OK;
     }
-    /* The same on every rank (the same input, checked above), so either
-     * every rank falls back or none does. */
-    if (jb->ops->supports && !jb->ops->supports(o->mode, jb->x->n)) {
-        if (!o->quiet && jb->mpi.rank == 0)
-            fprintf(stderr, "fcbo-dist spearman: rows of %u values run on the CPU backend (%s takes up to 128)\n",
-                    jb->x->n, jb->ops->dev.name);
-        jb->ops = &spearman_cpu_ops;
-    }
-    /* A GPU rank is one worker thread driving its device; collective, as
-     * every rank has the same backend. */
-    jb->threads = place;
-    if (jb->ops->dev.devices) {
-        FD_TRY(fd_place_device(&jb->mpi, jb->ops->dev.devices(), &jb->device));
-        /* quick once warm_device made the context; it also makes the device
-         * this thread's current one (CUDA's is per thread) */
-        if (jb->ops->dev.open_device) FD_TRY(jb->ops->dev.open_device(jb->device));
-        jb->host_threads = jb->threads;
-        jb->threads = 1;
-    } else {
-        jb->host_threads = 1;
-    }
-    if (jb->ops->open && !o->check_input) FD_TRY(jb->ops->open(&jb->dev, jb->x, jb->y, jb->device, jb->host_threads));
-    jb->load_s = fd_now() - t;
-    /* --fdr Q: pass 1 selects p <= Q, where every BH cutoff lies. */
-    /* --top-k: every pair is a candidate for the heaps. */
+    FD_TRY(fd_mpi_same_digest(jb->y->digest, o->y_input));
+    if (jb->y->n != jb->x->n)
+        return fd_fail(FD_ERR_INPUT, "%s has %u observations per row but %s has %u", o->input, jb->x->n, o->y_input,
+                       jb->y->n);
+    return FD_OK;
+}
+
+/* The same input on every rank (checked above), so either every rank
+ * falls back or none does. */
+static const fd_device_ops *backend_for(fd_job *j)
+{
+    job *jb = j->w;
+    if (!jb->ops->supports || jb->ops->supports(jb->o->mode, jb->x->n)) return j->dev;
+    if (fd_job_speaks(j))
+        fprintf(stderr, "fcbo-dist spearman: rows of %u values run on the CPU backend (%s takes up to 128)\n",
+                jb->x->n, jb->ops->dev.name);
+    jb->ops = &spearman_cpu_ops;
+    return &spearman_cpu_ops.dev;
+}
+
+/* The backend's state (a GPU's resident rank matrix), the selection, the
+ * threads' buffers, the checkpoint.  A GPU rank is one worker thread
+ * driving its device; its cores do the host-side work of the pairs it
+ * writes. */
+static fd_status setup(fd_job *j)
+{
+    job *jb = j->w;
+    const spearman_opts *o = jb->o;
+    fd_status st = FD_OK;
+    jb->device = j->device;
+    const int gpu = jb->ops->dev.devices != NULL;
+    jb->threads = gpu ? 1 : j->threads;
+    jb->host_threads = gpu ? j->threads : 1;
+    if (jb->ops->open && !o->check_input) st = jb->ops->open(&jb->dev, jb->x, jb->y, jb->device, jb->host_threads);
+    FD_TRY(fd_mpi_agree(st, NULL));
+    jb->load_s = fd_now() - jb->t0;
+    /* --fdr Q: pass 1 selects p <= Q, where every BH cutoff lies.
+     * --top-k: every pair is a candidate for the heaps. */
     spearman_sel_init(&jb->sel, o->mode == 'f' ? 'p' : o->mode == 'k' ? 'a' : o->mode, o->value, jb->x->n);
     size_t T = (size_t)jb->threads;
     jb->acc = calloc(T, sizeof *jb->acc);
@@ -423,21 +432,24 @@ static fd_status stage_setup(job *jb)
     jb->obufcap = calloc(T, sizeof *jb->obufcap);
     jb->nkept = calloc(T, sizeof *jb->nkept);
     if (!jb->acc || !jb->busy || !jb->records || !jb->hbuf || !jb->xbuf || !jb->obuf || !jb->obufcap || !jb->nkept)
-        return fd_fail(FD_ERR_NOMEM, "out of memory");
-    if (o->mode == 'k') {
-        FD_ALLOC_GOTO(jb->topk, T, st, fail);
-        for (size_t k = 0; k < T; k++) FD_TRY_GOTO(spearman_topk_init(&jb->topk[k], (uint32_t)o->value, (uint32_t)(rows_per_record(jb) * BLOCK)), st, fail);
+        st = fd_fail(FD_ERR_NOMEM, "out of memory");
+    if (st == FD_OK && o->mode == 'k') {
+        FD_ALLOC_GOTO(jb->topk, T, st, done);
+        const uint32_t rows = (uint32_t)(rows_per_record(jb) * BLOCK);
+        for (size_t k = 0; k < T; k++)
+            FD_TRY_GOTO(spearman_topk_init(&jb->topk[k], (uint32_t)o->value, rows), st, done);
     }
-    if (o->mode == 'f') {
-        FD_ALLOC_GOTO(jb->xhist, FDR_BINS, st, fail);
+    if (st == FD_OK && o->mode == 'f') {
+        FD_ALLOC_GOTO(jb->xhist, FDR_BINS, st, done);
         jb->xscale = FDR_BINS / fmax(1 - jb->sel.q, 1e-300);
     }
-    for (size_t k = 0; k < T; k++) {
-        FD_ALLOC_GOTO(jb->hbuf[k], SPEARMAN_HIST_BINS, st, fail);
-        if (o->mode == 'f') FD_ALLOC_GOTO(jb->xbuf[k], FDR_BINS, st, fail);
+    for (size_t k = 0; st == FD_OK && k < T; k++) {
+        FD_ALLOC_GOTO(jb->hbuf[k], SPEARMAN_HIST_BINS, st, done);
+        if (o->mode == 'f') FD_ALLOC_GOTO(jb->xbuf[k], FDR_BINS, st, done);
     }
-fail:
-    return st;
+done:
+    FD_TRY(fd_mpi_agree(st, NULL));
+    return checkpointed(o) ? spearman_ckpt_open(jb) : FD_OK;
 }
 
 static fd_status reduce_counts(job *jb)
@@ -532,25 +544,107 @@ static fd_status input_hashes(job *jb)
     return jb->y != jb->x ? fd_mpi_same_hash(jb->y->sha.hex, jb->o->y_input) : FD_OK;
 }
 
-static fd_status stage_commit(job *jb, h5part_rank *reps, double enum_s)
+/* Pass 1 (counting, reduced over ranks), --fdr's cutoff and the output
+ * size check: what the output will hold.  --top-k needs no counting pass:
+ * its size is known.  Agreed. */
+static fd_status count_stage(fd_job *j)
 {
-    fd_status st = FD_OK;
+    job *jb = j->w;
+    const spearman_opts *o = jb->o;
+    if (o->mode == 'k') {
+        uint64_t rows = 0;
+        for (uint64_t r = 0; r < jb->x->rows; r++) rows += jb->x->sii[r] != 0;
+        jb->selected = rows * (uint64_t)o->value;
+        return fd_mpi_agree(check_output_size(jb), NULL);
+    }
+    double t = fd_now();
+    fd_progress_start(&jb->prog, "pairs", !fd_job_speaks(j));
+    fd_status st = spearman_pass(jb, 0);
+    fd_progress_stop(&jb->prog);
+    jb->pass1_s = fd_now() - t;
+    if (st == FD_ERR_MPI) return st;
+    FD_TRY(fd_mpi_agree(st, NULL));
+    st = reduce_counts(jb);
+    if (st == FD_OK && o->mode == 'f') {
+        t = fd_now();
+        st = spearman_ckpt_fdr(jb);
+        jb->fdr_s = fd_now() - t;
+    }
+    if (st == FD_OK) st = check_output_size(jb);
+    /* Every rank reaches the same verdict; one message is enough. */
+    return st == FD_ERR_MPI ? st : fd_mpi_agree(st, NULL);
+}
+
+/* The pairs into this rank's part (or the single file): what pass 1 kept,
+ * or pass 2; with checkpoints the part is made from the segments.  With
+ * --count-only the file holds the counts and the histogram and empty pair
+ * datasets.  Agreed. */
+static fd_status write_stage(fd_job *j)
+{
+    job *jb = j->w;
+    const spearman_opts *o = jb->o;
+    const char *file = jb->out->parts ? jb->out->part : jb->out->result;
+    fd_status st = jb->ck ? FD_OK : spearman_h5_create(&jb->h5, file);
+    if (st != FD_OK && jb->out->parts)
+        st = fd_fail(st, "%s: cannot write this rank's part (is %s on a file system every rank sees?)", file,
+                     o->outdir);
+    FD_TRY(fd_mpi_agree(st, NULL));
+    if (o->count_only) return jb->ck ? fd_mpi_agree(spearman_ckpt_build(jb, 0, file), NULL) : FD_OK;
+    if (jb->keep_pairs && !atomic_load(&jb->kept_over))
+        return fd_mpi_agree(jb->ck ? spearman_ckpt_build(jb, 1, file) : write_kept(jb), NULL);
+    const uint64_t pairs = jb->pairs, selected = jb->selected;
+    fd_progress_start(&jb->prog, "pairs", !fd_job_speaks(j));
+    if (o->mode == 'k') jb->pairs = jb->selected = 0;
+    st = spearman_pass(jb, 1);
+    fd_progress_stop(&jb->prog);
+    if (o->mode != 'k') {
+        jb->pairs = pairs;
+        jb->selected = selected;
+    }
+    if (st == FD_ERR_MPI) return st;
+    FD_TRY(fd_mpi_agree(st, NULL));
+    if (jb->ck) FD_TRY(fd_mpi_agree(spearman_ckpt_build(jb, 2, file), NULL));
+    return o->mode == 'k' ? reduce_counts(jb) : FD_OK;
+}
+
+static fd_status report_input(job *jb);
+
+static fd_status run(fd_job *j)
+{
+    job *jb = j->w;
+    if (jb->o->check_input) return fd_mpi_agree(report_input(jb), NULL);
+    jb->t_enum = fd_now();
+    FD_TRY(count_stage(j));
+    if (!jb->o->outdir) return FD_OK;
+    const double t = fd_now();
+    const fd_status st = write_stage(j);
+    jb->pass2_s = fd_now() - t;
+    return st;
+}
+
+/* This rank's part, then rank 0's master (or the single file). */
+static fd_status commit(fd_job *j)
+{
+    job *jb = j->w;
+    if (jb->o->check_input) return FD_OK;
     h5part_rank mine;
     spearman_meta meta;
-    rank_report(jb, &mine, enum_s);
+    jb->reps = calloc((size_t)j->mpi.size, sizeof *jb->reps);
+    if (!jb->reps) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    rank_report(jb, &mine, fd_now() - jb->t_enum);
     /* Only the output needs the files' hashes: after the passes, the
      * readers' hashing threads have finished but in the shortest runs. */
     if (jb->o->outdir) FD_TRY(input_hashes(jb));
-    if (jb->out.parts && jb->h5) {
-        st = spearman_h5_commit_part(&jb->h5, jb->x->sha.hex, jb->mpi.rank, jb->mpi.size);
-        if (st == FD_OK) rd_part_committed(&jb->out);
+    if (jb->out->parts && jb->h5) {
+        fd_status st = spearman_h5_commit_part(&jb->h5, jb->x->sha.hex, j->mpi.rank, j->mpi.size);
+        if (st == FD_OK) rd_part_committed(&j->out);
         FD_TRY(fd_mpi_agree(st, NULL));
     }
-    FD_TRY(fd_mpi_gather_bytes(&mine, sizeof mine, reps));
-    if (jb->mpi.rank != 0 || !jb->o->outdir) return FD_OK;
+    FD_TRY(fd_mpi_gather_bytes(&mine, sizeof mine, jb->reps));
+    if (j->mpi.rank != 0 || !jb->o->outdir) return FD_OK;
     fill_meta(jb, &meta);
-    if (!jb->out.parts) return spearman_h5_commit(&jb->h5, &meta);
-    return spearman_master_write(jb->out.result, jb->out.run_id, &meta, reps, jb->mpi.size);
+    if (!jb->out->parts) return spearman_h5_commit(&jb->h5, &meta);
+    return spearman_master_write(jb->out->result, jb->out->run_id, &meta, jb->reps, j->mpi.size);
 }
 
 /* --check-input: the shape and the SHA-256 of each input (joined here),
@@ -569,147 +663,90 @@ static fd_status report_input(job *jb)
     return FD_OK;
 }
 
-static void print_summary(const job *jb, const h5part_rank *reps)
+static void report(fd_job *j)
 {
+    const job *jb = j->w;
     const spearman_opts *o = jb->o;
-    if (o->quiet || jb->mpi.rank != 0) return;
+    if (o->check_input) return;
     double secs = fd_now() - jb->t0;
     fprintf(stderr, "%llu of %llu pairs selected (%s %g, |rho| >= %.6f) in %.3f s (%.3g pairs/s), ",
             (unsigned long long)jb->selected, (unsigned long long)jb->pairs,
             o->mode == 'p' ? "p <=" : o->mode == 'r' ? "|rho| >=" : o->mode == 'f' ? "FDR" : "top-k", o->value,
-            sqrt(jb->sel.q), secs,
-            secs > 0 ? (double)jb->pairs / secs : 0.0);
-    if (jb->mpi.size > 1) fprintf(stderr, "%d ranks x ", jb->mpi.size);
+            sqrt(jb->sel.q), secs, secs > 0 ? (double)jb->pairs / secs : 0.0);
+    if (j->mpi.size > 1) fprintf(stderr, "%d ranks x ", j->mpi.size);
     if (jb->ops->dev.devices) fprintf(stderr, "1 GPU a rank (rank 0: GPU %d)", jb->device);
     else fprintf(stderr, "%d thread%s", jb->threads, jb->threads == 1 ? "" : "s");
-    fprintf(stderr, "%s%s\n", jb->out.result && !o->count_only ? "; wrote " : "",
-            jb->out.result && !o->count_only ? jb->out.result : "");
-    if (jb->x->constant || (jb->y != jb->x && jb->y->constant))
-        fprintf(stderr, "%llu constant row%s (rho undefined, never selected)\n",
-                (unsigned long long)(jb->x->constant + (jb->y != jb->x ? jb->y->constant : 0)),
-                jb->x->constant == 1 ? "" : "s");
+    const int wrote = jb->out->result && !o->count_only;
+    fprintf(stderr, "%s%s\n", wrote ? "; wrote " : "", wrote ? jb->out->result : "");
+    const uint64_t constant = jb->x->constant + (jb->y != jb->x ? jb->y->constant : 0);
+    if (constant)
+        fprintf(stderr, "%llu constant row%s (rho undefined, never selected)\n", (unsigned long long)constant,
+                constant == 1 ? "" : "s");
     if (jb->resumed)
         fprintf(stderr, "resumed: %llu of %llu tile records were done by earlier runs\n",
                 (unsigned long long)jb->resumed, (unsigned long long)jb->recs.n);
     if (!o->stats) return;
     fprintf(stderr, "load %.3f s, pass 1 (count) %.3f s, ", jb->load_s, jb->pass1_s);
     if (o->mode == 'f') fprintf(stderr, "FDR cutoff %.3f s, ", jb->fdr_s);
-    fprintf(stderr, "%s %.3f s\n",
+    fprintf(stderr, "%s %.3f s, output %.3f s\n",
             jb->keep_pairs && !atomic_load(&jb->kept_over) ? "write (pairs kept by pass 1)" : "pass 2 (write)",
-            jb->pass2_s);
-    h5part_print_ranks(stderr, "pairs", "tiles", reps, jb->mpi.size);
+            jb->pass2_s, j->commit_s);
+    h5part_print_ranks(stderr, "pairs", "tiles", jb->reps, j->mpi.size);
 }
 
-fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi)
+static void close_run(fd_job *j, fd_status st)
+{
+    job *jb = j->w;
+    if (jb->dev) jb->ops->close(jb->dev);
+    spearman_h5_abort(&jb->h5);
+    spearman_ckpt_close(jb, st);
+    if (jb->y != jb->x) smat_destroy(&jb->y);
+    smat_destroy(&jb->x);
+    for (int t = 0; jb->hbuf && t < jb->threads; t++) {
+        free(jb->hbuf[t]);
+        free(jb->xbuf[t]);
+        free(jb->obuf[t]);
+    }
+    free(jb->hbuf);
+    free(jb->xbuf);
+    free(jb->obuf);
+    free(jb->obufcap);
+    free(jb->nkept);
+    free(jb->xhist);
+    free(jb->xs);
+    for (int t = 0; jb->topk && t < jb->threads; t++) spearman_topk_free(&jb->topk[t]);
+    free(jb->topk);
+    free(jb->acc);
+    free(jb->busy);
+    free(jb->records);
+    free(jb->reps);
+}
+
+static const fd_job_ops spearman_job_ops = {
+    .validate = validate,
+    .read = read_inputs,
+    .check_input = same_inputs,
+    .backend_for = backend_for,
+    .setup = setup,
+    .run = run,
+    .commit = commit,
+    .report = report,
+    .close = close_run,
+};
+
+fd_status spearman_job_run(const spearman_opts *o)
 {
     job jb;
     memset(&jb, 0, sizeof jb);
     jb.o = o;
-    jb.mpi = *mpi;
-    jb.t0 = fd_now();
     atomic_init(&jb.failed, 0);
+    FD_TRY(spearman_backend_get(o->backend, &jb.ops));
     pthread_mutex_init(&jb.lock, NULL);
-    h5part_rank *reps = NULL;
-
     /* --check-input writes nothing, so it makes no directory either. */
-    const char *dir = o->check_input ? NULL : o->outdir;
-    fd_status st = rd_open(&jb.out, dir, "spearman", o->resume ? RD_RESUME : o->force ? RD_FORCE : RD_NEW, mpi, 1);
-    if (st == FD_OK) st = fd_mpi_agree(stage_setup(&jb), NULL);
-    if (st == FD_OK && checkpointed(o))
-        st = fd_mpi_agree(spearman_ckpt_open(&jb), NULL);
-    if (st == FD_OK && o->check_input) {
-        st = report_input(&jb);
-        goto done;
-    }
-    double t_enum = fd_now();
-    if (st == FD_OK && o->mode == 'k') {
-        /* --top-k needs no counting pass: the output size is known. */
-        uint64_t rows = 0;
-        for (uint64_t r = 0; r < jb.x->rows; r++) rows += jb.x->sii[r] != 0;
-        jb.selected = rows * (uint64_t)o->value;
-        st = fd_mpi_agree(check_output_size(&jb), NULL);
-    } else if (st == FD_OK) {
-        double t = fd_now();
-        fd_progress_start(&jb.prog, "pairs", o->quiet || mpi->rank != 0);
-        fd_status local = spearman_pass(&jb, 0);
-        fd_progress_stop(&jb.prog);
-        jb.pass1_s = fd_now() - t;
-        if (local == FD_ERR_MPI) { st = local; goto done; }
-        st = fd_mpi_agree(local, NULL);
-        if (st == FD_OK) st = reduce_counts(&jb);
-        if (st == FD_OK && o->mode == 'f') {
-            t = fd_now();
-            st = spearman_ckpt_fdr(&jb);
-            jb.fdr_s = fd_now() - t;
-        }
-        if (st == FD_OK) st = check_output_size(&jb);
-        /* Every rank reaches the same verdict; one message is enough. */
-        if (st != FD_ERR_MPI) st = fd_mpi_agree(st, NULL);
-    }
-    /* With --count-only the file holds the counts and the histogram and
-     * empty pair datasets. */
-    if (st == FD_OK && o->outdir) {
-        double t = fd_now();
-        const char *file = jb.out.parts ? jb.out.part : jb.out.result;
-        /* With checkpoints the part is made from the segments at the end. */
-        fd_status local = jb.ck ? FD_OK : spearman_h5_create(&jb.h5, file);
-        if (local != FD_OK && jb.out.parts)
-            local = fd_fail(local, "%s: cannot write this rank's part (is %s on a file system every rank sees?)",
-                            file, o->outdir);
-        st = fd_mpi_agree(local, NULL);
-        if (st == FD_OK && !o->count_only && jb.keep_pairs && !atomic_load(&jb.kept_over)) {
-            st = fd_mpi_agree(jb.ck ? spearman_ckpt_build(&jb, 1, file) : write_kept(&jb), NULL);
-        } else if (st == FD_OK && !o->count_only) {
-            uint64_t pairs = jb.pairs, selected = jb.selected;
-            fd_progress_start(&jb.prog, "pairs", o->quiet || mpi->rank != 0);
-            if (o->mode == 'k') jb.pairs = jb.selected = 0;
-            local = spearman_pass(&jb, 1);
-            fd_progress_stop(&jb.prog);
-            if (o->mode != 'k') {
-                jb.pairs = pairs;
-                jb.selected = selected;
-            }
-            if (local == FD_ERR_MPI) { st = local; goto done; }
-            st = fd_mpi_agree(local, NULL);
-            if (st == FD_OK && jb.ck) st = fd_mpi_agree(spearman_ckpt_build(&jb, 2, file), NULL);
-            if (st == FD_OK && o->mode == 'k') st = reduce_counts(&jb);
-        }
-        /* --count-only: an empty part, with the counts. */
-        if (st == FD_OK && jb.ck && o->count_only) st = fd_mpi_agree(spearman_ckpt_build(&jb, 0, file), NULL);
-        jb.pass2_s = fd_now() - t;
-    }
-    if (st == FD_OK) {
-        reps = calloc((size_t)mpi->size, sizeof *reps);
-        st = reps ? FD_OK : fd_fail(FD_ERR_NOMEM, "out of memory");
-        if (st == FD_OK) st = stage_commit(&jb, reps, fd_now() - t_enum);
-        if (st != FD_ERR_MPI) st = fd_mpi_agree(st, NULL);
-    }
-    if (st == FD_OK) print_summary(&jb, reps);
-done:
-    if (jb.dev) jb.ops->close(jb.dev);
-    spearman_h5_abort(&jb.h5);
-    spearman_ckpt_close(&jb, st);
-    rd_close(&jb.out, st);
-    if (jb.y != jb.x) smat_destroy(&jb.y);
-    smat_destroy(&jb.x);
-    for (int t = 0; jb.hbuf && t < jb.threads; t++) {
-        free(jb.hbuf[t]);
-        free(jb.xbuf[t]);
-        free(jb.obuf[t]);
-    }
-    free(jb.hbuf);
-    free(jb.xbuf);
-    free(jb.obuf);
-    free(jb.obufcap);
-    free(jb.nkept);
-    free(jb.xhist);
-    free(jb.xs);
-    for (int t = 0; jb.topk && t < jb.threads; t++) spearman_topk_free(&jb.topk[t]);
-    free(jb.topk);
-    free(jb.acc);
-    free(jb.busy);
-    free(jb.records);
-    free(reps);
+    const fd_job_opts jo = {.workload = "spearman", .outdir = o->check_input ? NULL : o->outdir, .force = o->force,
+                            .resume = o->resume, .quiet = o->quiet, .stats = o->stats, .threads = o->threads,
+                            .parts = 1};
+    const fd_status st = fd_job_run(&spearman_job_ops, &jo, &jb.ops->dev, &jb);
     pthread_mutex_destroy(&jb.lock);
     return st;
 }

@@ -24,6 +24,6 @@ typedef struct spearman_opts {
     int resume;              /* --resume: outdir holds a checkpoint to finish */
 } spearman_opts;
 
-fd_status spearman_job_run(const spearman_opts *o, const fd_mpi *mpi);
+fd_status spearman_job_run(const spearman_opts *o);
 
 #endif

@@ -55,14 +55,14 @@ typedef struct {
     const struct spearman_ops *ops;
     void *dev;                    /* the backend's state (GPU: the resident rank matrix) */
     int device;                   /* the rank's GPU, for GPU backends */
-    fd_mpi mpi;
+    fd_mpi mpi;                   /* the job's (job/job.h) */
     spearman_mat *x, *y;          /* y == x for the triangle */
     spearman_sel sel;
     int threads;
     int host_threads;             /* threads a worker may spread its host-side work over (rho and p of the
                                      pairs it writes, --top-k heaps): 1, or the rank's cores for a GPU rank,
                                      whose one worker would otherwise do it alone */
-    resultdir out;
+    const resultdir *out;         /* the job's */
     spearman_h5 *h5;
     pthread_mutex_t lock;         /* serialises h5 appends */
     spearman_acc *acc;            /* one per thread */
@@ -91,6 +91,8 @@ typedef struct {
     size_t nxs, capxs;
     double fdr_cut[2];            /* the x range of spearman_sel_x that the cutoff chose */
     double t0, load_s, pass1_s, fdr_s, pass2_s; /* fdr_s: --fdr's cutoff (its collecting pass) */
+    double t_enum;                /* the passes' start */
+    h5part_rank *reps;            /* rank 0: every rank's row of /ranks */
     /* Checkpoints (-o with --checkpoint-seconds > 0): every thread writes
      * its results to segments of its own; NULL when off. */
     ckpt *ck;

@@ -1,0 +1,92 @@
+/* The job skeleton (see job.h). */
+#include "job.h"
+
+#include "../common/clock.h"
+#include "../mpi/device_warm.h"
+#include "../mpi/placement.h"
+
+#include <string.h>
+
+/* The read, with the backend's device context made beside it.  Placing
+ * the rank on a GPU may fail here (more ranks than GPUs on the node):
+ * with place_first that stops the job before it reads; else the message
+ * is cleared, as a fallback to the CPU after the read may not need a GPU,
+ * and placement says it again then. */
+static fd_status read_stage(fd_job *j)
+{
+    fd_warm warm = {0};
+    fd_status st = fd_warm_start(&warm, &j->mpi, j->dev);
+    if (st != FD_OK && !j->o->place_first) {
+        fd_errclear();
+        st = FD_OK;
+    }
+    if (j->o->place_first) st = fd_mpi_agree(st, NULL);
+    if (st == FD_OK && j->ops->read) st = j->ops->read(j);
+    fd_warm_join(&warm);
+    if (j->o->place_first) j->device = warm.device;
+    return fd_mpi_agree(st, NULL);
+}
+
+/* The rank's backend for what was read, its GPU and the GPU's context.
+ * Collective: every rank has the same backend. */
+static fd_status place_stage(fd_job *j)
+{
+    fd_status st = FD_OK;
+    if (j->ops->backend_for) {
+        const fd_device_ops *b = j->ops->backend_for(j);
+        if (b != j->dev) j->device = -1;
+        j->dev = b;
+    }
+    if (j->dev->devices && j->device < 0) st = fd_place_device(&j->mpi, j->dev->devices(), &j->device);
+    if (st == FD_OK && j->dev->devices && j->dev->open_device) st = j->dev->open_device(j->device);
+    return fd_mpi_agree(st, NULL);
+}
+
+fd_status fd_job_run(const fd_job_ops *ops, const fd_job_opts *o, const fd_device_ops *dev, void *w)
+{
+    fd_job job, *j = &job;
+    memset(j, 0, sizeof *j);
+    j->o = o;
+    j->ops = ops;
+    j->dev = dev;
+    j->device = -1;
+    j->w = w;
+    j->t0 = fd_now();
+    fd_status st = fd_mpi_query(&j->mpi);
+    if (st != FD_OK) return st;
+    if (ops->validate) st = ops->validate(j);
+    st = fd_mpi_agree(st, NULL);
+    const rd_mode mode = o->resume ? RD_RESUME : o->force ? RD_FORCE : RD_NEW;
+    if (st == FD_OK) st = rd_open(&j->out, o->outdir, o->workload, mode, &j->mpi, o->parts);
+    else j->out.lock_fd = -1;
+    st = fd_mpi_agree(st, NULL);
+    /* The rank's share of the cores, for the read's threads too. */
+    j->threads = o->threads > 0 ? o->threads : fd_place_threads(&j->mpi);
+    if (st == FD_OK) st = read_stage(j);
+    j->read_s = fd_now() - j->t0;
+    if (st == FD_OK && ops->check_input) st = fd_mpi_agree(ops->check_input(j), NULL);
+    if (st == FD_OK) st = place_stage(j);
+    if (st == FD_OK && ops->setup) st = fd_mpi_agree(ops->setup(j), NULL);
+    j->setup_s = fd_now() - j->t0;
+    double t = fd_now();
+    /* run and commit agree themselves: after an MPI failure the ranks can
+     * no longer meet, and only the workload knows where that can be. */
+    if (st == FD_OK && ops->run) st = ops->run(j);
+    j->run_s = fd_now() - t;
+    t = fd_now();
+    if (st == FD_OK && ops->commit) st = ops->commit(j);
+    if (st != FD_ERR_MPI) st = fd_mpi_agree(st, NULL);
+    j->commit_s = fd_now() - t;
+    if (st == FD_OK && ops->report && fd_job_speaks(j)) ops->report(j);
+    if (ops->close) ops->close(j, st);
+    rd_close(&j->out, st);
+    return st;
+}
+
+int fd_job_speaks(const fd_job *j) { return !j->o->quiet && j->mpi.rank == 0; }
+
+void fd_job_print_phases(const fd_job *j, FILE *f)
+{
+    fprintf(f, "read %.3f s, setup %.3f s (the output directory, the device), run %.3f s, output %.3f s\n", j->read_s,
+            j->setup_s - j->read_s, j->run_s, j->commit_s);
+}
