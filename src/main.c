@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fcbo-dist: one binary, one subcommand per workload (table below).
  * MPI is initialised here and only here, for the subcommands that use it. */
 #include "cmds/cmds.h"

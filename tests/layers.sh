@@ -31,4 +31,9 @@ for f in $(cd "$SRC" && find . -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' -
   done < <(grep -oE '^#include "[^"]+"' "$SRC/$f" | sed -E 's/#include "(.*)"/\1/')
 done
 check '[ $n -gt 300 ]' "only $n includes checked"
+# Every source file names its licence (LICENSE), so that a file copied
+# out of the tree still carries it.
+for f in $(cd "$SRC" && find . -name '*.[ch]' -o -name '*.cu' -o -name '*.cuh' -o -name '*.cpp' -o -name '*.in' | sed 's|^\./||' | sort); do
+  check 'head -1 "$SRC/$f" | grep -q "SPDX-License-Identifier: BSD-3-Clause"' "src/$f: its first line names no licence (SPDX-License-Identifier: BSD-3-Clause)"
+done
 finish

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Variational Bayes for the CP model of bcp.h.  Per sweep, for each mode
  * n in turn (BCPF, eqs. 21-23 and 26-27 of the paper):
  *   Psi_n   = Hadamard product over m != n of E[A(m)^T A(m)]
@@ -472,6 +473,125 @@ void bcp_model_free(bcp_model *m)
     memset(m, 0, sizeof *m);
 }
 
+/* The model's and the work's arrays, R components of the tensor's modes. */
+static fd_status fit_alloc(work *w, bcp_model *m, const bcp_tensor *t, uint32_t R)
+{
+    fd_status st = FD_OK;
+    m->order = t->order;
+    m->R = R;
+    for (uint32_t n = 0; n < t->order; n++) {
+        m->dims[n] = t->full[n];
+        FD_ALLOC_GOTO(m->A[n], t->full[n] * R, st, done);
+        FD_ALLOC_GOTO(m->Sigma[n], (size_t)R * R, st, done);
+        FD_ALLOC_GOTO(w->AA[n], (size_t)R * R, st, done);
+        FD_ALLOC_GOTO(w->EAA[n], (size_t)R * R, st, done);
+    }
+    FD_ALLOC_GOTO(m->lambda, R, st, done);
+    FD_ALLOC_GOTO(w->psi, (size_t)R * R, st, done);
+done:
+    return st;
+}
+
+/* Start at the data's scale: factors from the SVD of each unfolding (or
+ * Gaussian with entries of sd, so that a sum of R products of N has the
+ * data's mean square), Sigma = 0 (the start taken as known), lambda from
+ * the factors' power, tau the inverse mean square of the data.  A start
+ * at unit scale (lambda = 1, entries N(0, 1)) let the prior shrink every
+ * component of data of scale 100 to nothing.  Needs w->yy. */
+static fd_status fit_start(work *w, const bcp_opts *o)
+{
+    fd_status st = FD_OK;
+    const bcp_tensor *t = w->t;
+    bcp_model *m = w->m;
+    const uint32_t R = m->R, N = t->order;
+    fd_rng rng = {o->seed};
+    const double ms = w->yy / (double)t->full_size, sd = ms > 0 ? pow(ms / R, 0.5 / N) : 1;
+    for (uint32_t n = 0; n < N; n++) {
+        const uint64_t I = t->full[n];
+        /* The SVD start costs I_n^2 memory (the mode's Gram) and about
+         * I_n^2 (the Gram: I_n^2 times the other modes) plus I_n^3 / 3 (the
+         * tridiagonal form) time: past SVD_MAX rows a mode starts random
+         * instead. */
+        if (o->init == BCP_INIT_SVD && I <= SVD_MAX) {
+            double *G = malloc(I * I * sizeof *G);
+            if (!G) return fd_fail(FD_ERR_NOMEM, "out of memory for the SVD of mode %u", n + 1);
+            st = mode_gram(w, n, G);
+            if (st == FD_OK) st = reduce(w, G, I * I);
+            if (st == FD_OK) st = leading_eigen(G, I, R, N, sd, m->A[n], &rng);
+            free(G);
+            FD_TRY(st);
+        } else {
+            for (uint64_t i = 0; i < I * R; i++) m->A[n][i] = sd * fd_rng_normal(&rng);
+        }
+        /* A non-negative start for --nonneg: the singular vectors' (or the
+         * Gaussian entries') magnitudes, which projection alone would
+         * mostly zero. */
+        if (o->nonneg)
+            for (uint64_t i = 0; i < I * R; i++) m->A[n][i] = fabs(m->A[n][i]);
+        memset(m->Sigma[n], 0, (size_t)R * R * sizeof *m->Sigma[n]);
+    }
+    /* The start to the backend, which holds the factors from here on. */
+    FD_TRY(w->ops->put(w->state, (const double *const *)m->A, R));
+    for (uint32_t n = 0; n < N; n++) FD_TRY(expect_gram(w, n, 0, 0, NULL));
+    /* lambda_r by moments: E||a_r(n)||^2 = I_n / lambda_r summed over
+     * the modes. */
+    for (uint32_t r = 0; r < R; r++) {
+        double rows = 0, power = 0;
+        for (uint32_t n = 0; n < N; n++) {
+            rows += (double)t->full[n];
+            for (uint64_t i = 0; i < t->full[n]; i++) power += m->A[n][i * R + r] * m->A[n][i * R + r];
+        }
+        m->lambda[r] = power > 0 ? rows / power : 1 / (sd * sd);
+    }
+    m->tau = w->yy > 0 ? (double)t->full_size / w->yy : 1;
+    return FD_OK;
+}
+
+/* The sweeps, each traced, until the bound converges with the scales
+ * balanced, or o->max_iter. */
+static fd_status fit_sweeps(work *w, const bcp_opts *o, fd_progress *prog)
+{
+    bcp_model *m = w->m;
+    double prev = -INFINITY;
+    m->product_seconds = m->sum_seconds = 0; /* the sweeps' only */
+    uint32_t stable = 0; /* sweeps since the rank last changed */
+    for (uint32_t it = 0; it < o->max_iter; it++) {
+        /* BCPF prunes from the second sweep on. */
+        const uint32_t before = m->R;
+        uint32_t kept = m->R;
+        if (it > 0) FD_TRY(prune(w, &kept));
+        if (kept == 0) return fd_fail(FD_ERR_INPUT, "bcp: every component vanished (is the tensor all zeros?)");
+        double lb = 0, fit = 0;
+        if (before != m->R) stable = 0;
+        /* Balancing from the start steers into poorer optima (on order-4
+         * tests it killed a true component and ended far below the bound
+         * the plain sweeps reach): only once the rank has held for a while. */
+        const int balance = stable >= BALANCE_AFTER;
+        const double t0 = fd_now();
+        FD_TRY(sweep(w, o, balance, &lb, &fit));
+        const double dt = fd_now() - t0;
+        m->sweep_seconds += dt;
+        stable++;
+        FD_TRY(trace_room(m));
+        m->seconds[m->iters] = dt;
+        m->lb[m->iters] = lb;
+        m->fit[m->iters] = fit;
+        m->ranks[m->iters] = m->R;
+        m->iters++;
+        if (prog) fd_progress_add(prog, 1);
+        FD_TRY(stop_requested(w->comm));
+        /* Converged only once the scales are balanced, so that the result
+         * does not depend on the path to it (the split of each
+         * component's scale among the modes is otherwise free). */
+        if (before == m->R && balance && fabs(lb - prev) <= o->tol * fabs(lb)) {
+            m->converged = 1;
+            return FD_OK;
+        }
+        prev = lb;
+    }
+    return FD_OK;
+}
+
 fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, const struct bcp_ops *ops, void *state,
                   bcp_model *m, fd_progress *prog)
 {
@@ -488,110 +608,11 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
     w.ops = ops;
     w.state = state;
     w.m = m;
-    m->order = N;
-    m->R = R;
-    for (uint32_t n = 0; n < N; n++) {
-        m->dims[n] = t->full[n];
-        FD_ALLOC_GOTO(m->A[n], t->full[n] * R, st, done);
-        FD_ALLOC_GOTO(m->Sigma[n], (size_t)R * R, st, done);
-        FD_ALLOC_GOTO(w.AA[n], (size_t)R * R, st, done);
-        FD_ALLOC_GOTO(w.EAA[n], (size_t)R * R, st, done);
-    }
-    FD_ALLOC_GOTO(m->lambda, R, st, done);
-    FD_ALLOC_GOTO(w.psi, (size_t)R * R, st, done);
+    FD_TRY_GOTO(fit_alloc(&w, m, t, R), st, done);
     for (uint64_t i = 0; i < t->size; i++) w.yy += t->x[i] * t->x[i];
     FD_TRY_GOTO(reduce(&w, &w.yy, 1), st, done);
-    /* Start at the data's scale: factors from the SVD of each unfolding
-     * (or Gaussian with entries of sd, so that a sum of R products of N
-     * has the data's mean square), Sigma = 0 (the start taken as known),
-     * lambda from the factors' power, tau the inverse mean square of the
-     * data.  A start at unit scale (lambda = 1, entries N(0, 1)) let the
-     * prior shrink every component of data of scale 100 to nothing. */
-    fd_rng rng = {o->seed};
-    const double ms = w.yy / (double)t->full_size, sd = ms > 0 ? pow(ms / R, 0.5 / N) : 1;
-    for (uint32_t n = 0; n < N; n++) {
-        const uint64_t I = t->full[n];
-        /* The SVD start costs I_n^2 memory (the mode's Gram) and about
-         * I_n^2 (the Gram: I_n^2 times the other modes) plus I_n^3 / 3 (the
-         * tridiagonal form) time: past SVD_MAX rows a mode starts random
-         * instead. */
-        if (o->init == BCP_INIT_SVD && I <= SVD_MAX) {
-            double *G = malloc(I * I * sizeof *G);
-            if (!G) { st = fd_fail(FD_ERR_NOMEM, "out of memory for the SVD of mode %u", n + 1); goto done; }
-            st = mode_gram(&w, n, G);
-            if (st == FD_OK) st = reduce(&w, G, I * I);
-            if (st == FD_OK) st = leading_eigen(G, I, R, N, sd, m->A[n], &rng);
-            if (st != FD_OK) {
-                free(G);
-                goto done;
-            }
-            free(G);
-        } else {
-            for (uint64_t i = 0; i < I * R; i++) m->A[n][i] = sd * fd_rng_normal(&rng);
-        }
-        /* A non-negative start for --nonneg: the singular vectors' (or the
-         * Gaussian entries') magnitudes, which projection alone would
-         * mostly zero. */
-        if (o->nonneg)
-            for (uint64_t i = 0; i < I * R; i++) m->A[n][i] = fabs(m->A[n][i]);
-        for (uint32_t a = 0; a < R; a++)
-            for (uint32_t b = 0; b < R; b++) m->Sigma[n][a * R + b] = 0;
-    }
-    /* The start to the backend, which holds the factors from here on. */
-    FD_TRY_GOTO(ops->put(state, (const double *const *)m->A, R), st, done);
-    for (uint32_t n = 0; n < N; n++) FD_TRY_GOTO(expect_gram(&w, n, 0, 0, NULL), st, done);
-    /* lambda_r by moments: E||a_r(n)||^2 = I_n / lambda_r summed over
-     * the modes. */
-    for (uint32_t r = 0; r < R; r++) {
-        double rows = 0, power = 0;
-        for (uint32_t n = 0; n < N; n++) {
-            rows += (double)t->full[n];
-            for (uint64_t i = 0; i < t->full[n]; i++) power += m->A[n][i * R + r] * m->A[n][i * R + r];
-        }
-        m->lambda[r] = power > 0 ? rows / power : 1 / (sd * sd);
-    }
-
-    m->tau = w.yy > 0 ? (double)t->full_size / w.yy : 1;
-    double prev = -INFINITY;
-    m->product_seconds = m->sum_seconds = 0; /* the sweeps' only */
-    uint32_t stable = 0; /* sweeps since the rank last changed */
-    for (uint32_t it = 0; it < o->max_iter; it++) {
-        /* BCPF prunes from the second sweep on. */
-        const uint32_t before = m->R;
-        uint32_t kept = m->R;
-        if (it > 0) FD_TRY_GOTO(prune(&w, &kept), st, done);
-        if (kept == 0) {
-            st = fd_fail(FD_ERR_INPUT, "bcp: every component vanished (is the tensor all zeros?)");
-            goto done;
-        }
-        double lb = 0, fit = 0;
-        if (before != m->R) stable = 0;
-        /* Balancing from the start steers into poorer optima (on order-4
-         * tests it killed a true component and ended far below the bound
-         * the plain sweeps reach): only once the rank has held for a while. */
-        const int balance = stable >= BALANCE_AFTER;
-        const double t0 = fd_now();
-        FD_TRY_GOTO(sweep(&w, o, balance, &lb, &fit), st, done);
-        const double dt = fd_now() - t0;
-        m->sweep_seconds += dt;
-        stable++;
-        FD_TRY_GOTO(trace_room(m), st, done);
-        m->seconds[m->iters] = dt;
-        m->lb[m->iters] = lb;
-        m->fit[m->iters] = fit;
-        m->ranks[m->iters] = m->R;
-        m->iters++;
-        if (prog) fd_progress_add(prog, 1);
-        FD_TRY_GOTO(stop_requested(comm), st, done);
-        /* Converged only once the scales are balanced, so that the result
-         * does not depend on the path to it (the split of each
-         * component's scale among the modes is otherwise free). */
-        if (before == m->R && balance && fabs(lb - prev) <= o->tol * fabs(lb)) {
-            m->converged = 1;
-            break;
-        }
-        prev = lb;
-    }
+    FD_TRY_GOTO(fit_start(&w, o), st, done);
+    FD_TRY_GOTO(fit_sweeps(&w, o, prog), st, done);
     st = ops->get(state, m->A);
 done:
     for (uint32_t n = 0; n < N; n++) {

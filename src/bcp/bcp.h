@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bayesian CP factorisation of a dense tensor (Zhao, Zhang & Cichocki,
  * "Bayesian CP factorization of incomplete tensors with automatic rank
  * determination", IEEE TPAMI 37(9), 2015; their BCPF for a fully observed

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CPU backend of bcp (see bcp_backend.h): the factors in host memory
  * and the MTTKRPs by a dimension tree of two halves (Phan, Tichavsky &
  * Cichocki, IEEE TSP 61(19), 2013): the block, an L x K matrix with L the
@@ -332,7 +333,6 @@ static fd_status cpu_keep(void *state, const uint32_t *keep, uint32_t K)
     return FD_OK;
 }
 
-
 const struct bcp_ops bcp_cpu_ops = {
     .dev = {.name = "cpu"},
     .open = cpu_open,
@@ -358,10 +358,4 @@ static const fd_device_ops *const backends[] = {
 #endif
 };
 
-fd_status bcp_backend_get(const char *name, const struct bcp_ops **ops)
-{
-    const fd_device_ops *dev = NULL;
-    FD_TRY(fd_backend_get(backends, sizeof backends / sizeof *backends, "bcp", name, &dev));
-    *ops = (const struct bcp_ops *)dev; /* dev is the table's first member */
-    return FD_OK;
-}
+FD_BACKEND_REGISTRY(bcp, struct bcp_ops)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The backends of bcp, behind one table.  A backend holds the rank's
  * block and, between sweeps, the factors (all rows of every mode): the
  * CPU backend in host memory, the CUDA backend on the rank's GPU, so that

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The CUDA backend of bcp: the rank's block and the factors go to its
  * GPU once and stay (src/cuda/bcp_gpu.cu); a sweep's I_n x R work runs
  * there, and only R x R matrices cross to the host.  Between the ranks'

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fusing sub-tensor factors into full ones (see bcp_fuse.h).  With P_m(k)
  * = U_k(m)^T A_k(m) and Q_m(k) = A_k(m)^T A_k(m), the objective's
  * gradient in block j of A(n) vanishes at

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Partition and fuse (grid PARAFAC: Phan & Cichocki, "PARAFAC algorithms
  * for large-scale problems", Neurocomputing 74(11), 2011, section 4): a
  * tensor split into a grid of sub-tensors, each factorised on its own at

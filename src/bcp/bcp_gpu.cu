@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bcp's sweep on the GPU (see bcp_gpu.h).  The factors are one array of
  * rows x R (row-major), every row of every mode, mode m from row off[m];
  * the block's rows of mode m start lo[m] rows further.  The block is an L x K

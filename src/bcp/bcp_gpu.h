@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bcp on one GPU: the CUDA backend's device engine.  Plain C interface.
  * A rank's block of the tensor goes to the device once (as doubles, C
  * order) and stays, and so do the factors (every row of every mode) from

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The bcp result file (see bcp_h5.h). */
 #include "bcp_h5.h"
 

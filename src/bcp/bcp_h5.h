@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The bcp result file DIR/bcp.h5 (docs/formats.md): attributes (what was
  * run, the rank found, fit, tau, bound, timings), /dims, /lambda,
  * /factors/A1..AN (I_n x R) and Sigma1..SigmaN (R x R), /trace/{lower_bound,

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The bcp run (see bcp_job.h).  The ranks form a process grid over the
  * tensor's modes (P = P_1 x ... x P_N); each reads and keeps its block
  * only, and every rank holds every factor (they are small: sum_n I_n x
@@ -271,37 +272,22 @@ static void store_sub(const bcp_model *mk, uint32_t R, const uint64_t *cnt, uint
     }
 }
 
-/* --fuse: sub-tensors round-robin over the ranks, each read alone and
- * fitted at the common rank (no pruning); their factors summed over the
- * ranks (each slot written by one rank, zeros elsewhere, so the sum is
- * exact); the fusion, the same on every rank; then a second pass over the
- * sub-tensors for the fit of the fused model.  *first: sub-tensor 0 on
- * rank 0 (for the file's metadata). */
-static fd_status fuse_job(const bcp_job_opts *o, const fd_mpi *mpi, const bcp_comm *comm, const struct bcp_ops *ops,
-                          int device, uint32_t order, const uint64_t *dims, int threads, bcp_model *m,
-                          bcp_tensor **first, uint32_t *fiters, int quiet)
+/* --fuse's sub-tensors k = me, me + P, ... of the grid, each read alone
+ * and fitted as a tensor of its own from 3 R down by the usual pruning,
+ * then its R strongest components into its slot of sub.  Started at R,
+ * VB lost a true component in a 7 x 10 x 6 x 9 sub-tensor of a rank-5
+ * tensor from 8 starts (rank 4, fit 0.72), and from 15 found all 5 (0.866,
+ * TensorLy's best).  *first: sub-tensor 0, kept for the file's metadata
+ * (only it hashes the file). */
+static fd_status fit_subtensors(const bcp_job_opts *o, const struct bcp_ops *ops, int device, uint32_t order,
+                                const uint64_t *dims, const uint64_t *grid, uint64_t K, int P, int me, int threads,
+                                double *sub, bcp_tensor **first, int quiet)
 {
     fd_status st = FD_OK;
     const uint32_t R = o->fit.rank;
-    const int P = comm->sum ? mpi->size : 1, me = comm->sum ? mpi->rank : 0;
-    uint64_t grid[BCP_MAX_ORDER], K = 1, lo[BCP_MAX_ORDER], cnt[BCP_MAX_ORDER];
-    double *sub = NULL, sums[2] = {0, 0};
+    uint64_t lo[BCP_MAX_ORDER], cnt[BCP_MAX_ORDER];
     bcp_tensor *b = NULL;
     void *state = NULL;
-    if (o->fuse_n != order)
-        return fd_fail(FD_ERR_USAGE, "--fuse gives %u modes; the tensor has %u", o->fuse_n, order);
-    for (uint32_t n = 0; n < order; n++) {
-        grid[n] = o->fuse[n];
-        if (grid[n] > dims[n])
-            return fd_fail(FD_ERR_USAGE, "--fuse: %llu parts of mode %u, which has %llu slices", (unsigned long long)grid[n],
-                           n + 1, (unsigned long long)dims[n]);
-        K *= grid[n];
-    }
-    FD_ALLOC_GOTO(sub, bcp_fuse_offset(order, dims, grid, R, K), st, done);
-    /* Each sub-tensor from 3 R down by the usual pruning, then its R
-     * strongest components: started at R, VB lost a true component in a
-     * 7 x 10 x 6 x 9 sub-tensor of a rank-5 tensor from 8 starts (rank 4,
-     * fit 0.72), and from 15 found all 5 (0.866, TensorLy's best). */
     bcp_opts so = o->fit;
     so.rank = 3 * R < 256 ? 3 * R : 256;
     so.threads = threads;
@@ -311,7 +297,6 @@ static fd_status fuse_job(const bcp_job_opts *o, const fd_mpi *mpi, const bcp_co
         bcp_model mk;
         memset(&mk, 0, sizeof mk);
         bcp_grid_block(k, order, dims, grid, lo, cnt);
-        /* Only sub-tensor 0, kept for the file's metadata, hashes the file. */
         st = bcp_tensor_read(&b, o->input, lo, cnt, k == 0);
         if (st == FD_OK) { /* fitted as a tensor of its own */
             for (uint32_t n = 0; n < order; n++) {
@@ -335,9 +320,13 @@ static fd_status fuse_job(const bcp_job_opts *o, const fd_mpi *mpi, const bcp_co
         fd_progress_add(&prog, 1);
     }
     fd_progress_stop(&prog);
-    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
-    if (comm->sum) FD_TRY_GOTO(comm->sum(comm->ctx, sub, bcp_fuse_offset(order, dims, grid, R, K)), st, done);
-    /* The fused model. */
+    return st;
+}
+
+/* The fused model's arrays: one iteration, no sweeps of the whole tensor. */
+static fd_status fused_model_alloc(bcp_model *m, uint32_t order, const uint64_t *dims, uint32_t R)
+{
+    fd_status st = FD_OK;
     m->order = order;
     m->R = R;
     m->iters = m->cap = 1;
@@ -346,29 +335,39 @@ static fd_status fuse_job(const bcp_job_opts *o, const fd_mpi *mpi, const bcp_co
     FD_ALLOC_GOTO(m->fit, 1, st, done);
     FD_ALLOC_GOTO(m->ranks, 1, st, done);
     FD_ALLOC_GOTO(m->seconds, 1, st, done);
-    m->seconds[0] = NAN; /* no sweeps of the whole tensor */
+    m->seconds[0] = NAN;
     for (uint32_t n = 0; n < order; n++) {
         m->dims[n] = dims[n];
         FD_ALLOC_GOTO(m->A[n], dims[n] * R, st, done);
-        m->Sigma[n] = calloc((size_t)R * R, sizeof *m->Sigma[n]);
-        if (!m->Sigma[n]) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+        FD_ALLOC_GOTO(m->Sigma[n], (size_t)R * R, st, done);
     }
-    FD_TRY_GOTO(bcp_fuse(order, dims, grid, R, sub, BCP_FUSE_ITERS, 1e-12, m->A, fiters), st, done);
-    m->converged = *fiters < BCP_FUSE_ITERS;
-    /* The fit: ||Y||^2 and <Y, [[A]]> (the last mode's MTTKRP of each
-     * sub-tensor against its rows of A) summed over the sub-tensors. */
+done:
+    return st;
+}
+
+/* This rank's share of the fit of the fused model: sums[0] += ||Y||^2 and
+ * sums[1] += <Y, [[A]]> (the last mode's MTTKRP of each sub-tensor
+ * against its rows of A) over its sub-tensors. */
+static fd_status fused_fit_sums(const bcp_job_opts *o, const struct bcp_ops *ops, int device, const bcp_model *m,
+                                const uint64_t *grid, uint64_t K, int P, int me, int threads, double *sums)
+{
+    fd_status st = FD_OK;
+    const uint32_t order = m->order, R = m->R, last = order - 1;
+    uint64_t lo[BCP_MAX_ORDER], cnt[BCP_MAX_ORDER];
+    bcp_tensor *b = NULL;
+    void *state = NULL;
+    double *G = malloc((size_t)R * R * sizeof *G);
+    if (!G) return fd_fail(FD_ERR_NOMEM, "out of memory");
     for (uint64_t k = (uint64_t)me; k < K && st == FD_OK; k += (uint64_t)P) {
-        bcp_grid_block(k, order, dims, grid, lo, cnt);
+        bcp_grid_block(k, order, m->dims, grid, lo, cnt);
         st = bcp_tensor_read(&b, o->input, lo, cnt, 0);
         if (st == FD_OK) st = ops->open(&state, b, R, device);
+        double yx = 0;
+        if (st == FD_OK) st = ops->put(state, (const double *const *)m->A, R);
+        if (st == FD_OK) st = ops->contract(state, 1, threads);
+        if (st == FD_OK) st = ops->mttkrp(state, last, threads);
+        if (st == FD_OK) st = ops->gram(state, last, lo[last], lo[last] + cnt[last], G, &yx);
         if (st == FD_OK) {
-            const uint32_t last = order - 1;
-            double yx = 0, *G = malloc((size_t)R * R * sizeof *G);
-            st = G ? ops->put(state, (const double *const *)m->A, R) : fd_fail(FD_ERR_NOMEM, "out of memory");
-            if (st == FD_OK) st = ops->contract(state, 1, threads);
-            if (st == FD_OK) st = ops->mttkrp(state, last, threads);
-            if (st == FD_OK) st = ops->gram(state, last, lo[last], lo[last] + cnt[last], G, &yx);
-            free(G);
             sums[1] += yx;
             for (uint64_t i = 0; i < b->size; i++) sums[0] += b->x[i] * b->x[i];
         }
@@ -376,15 +375,23 @@ static fd_status fuse_job(const bcp_job_opts *o, const fd_mpi *mpi, const bcp_co
         state = NULL;
         bcp_tensor_destroy(&b);
     }
-    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
-    if (comm->sum) FD_TRY_GOTO(comm->sum(comm->ctx, sums, 2), st, done);
+    free(G);
+    return st;
+}
+
+/* The fused model's fit, noise precision and component precisions, as a
+ * fit of the whole tensor would start, from the sums over all
+ * sub-tensors: ||Y - [[A]]||^2 = ||Y||^2 - 2 <Y, [[A]]> + ||[[A]]||^2. */
+static void fused_moments(bcp_model *m, const double *sums)
+{
+    const uint32_t order = m->order, R = m->R;
     double xx = 0, Msize = 1;
-    for (uint32_t n = 0; n < order; n++) Msize *= (double)dims[n];
+    for (uint32_t n = 0; n < order; n++) Msize *= (double)m->dims[n];
     for (uint32_t e = 0; e < R * R; e++) {
         double p = 1;
         for (uint32_t n = 0; n < order; n++) {
             double g = 0;
-            for (uint64_t i = 0; i < dims[n]; i++) g += m->A[n][i * R + e / R] * m->A[n][i * R + e % R];
+            for (uint64_t i = 0; i < m->dims[n]; i++) g += m->A[n][i * R + e / R] * m->A[n][i * R + e % R];
             p *= g;
         }
         xx += p;
@@ -394,17 +401,52 @@ static fd_status fuse_job(const bcp_job_opts *o, const fd_mpi *mpi, const bcp_co
     m->lb[0] = NAN;
     m->ranks[0] = R;
     m->tau = res > 0 ? Msize / res : INFINITY;
-    for (uint32_t r = 0; r < R; r++) { /* moments, as the fit starts */
+    for (uint32_t r = 0; r < R; r++) {
         double rows = 0, power = 0;
         for (uint32_t n = 0; n < order; n++) {
-            rows += (double)dims[n];
-            for (uint64_t i = 0; i < dims[n]; i++) power += m->A[n][i * R + r] * m->A[n][i * R + r];
+            rows += (double)m->dims[n];
+            for (uint64_t i = 0; i < m->dims[n]; i++) power += m->A[n][i * R + r] * m->A[n][i * R + r];
         }
         m->lambda[r] = power > 0 ? rows / power : INFINITY;
     }
+}
+
+/* --fuse: sub-tensors round-robin over the ranks, each fitted at the
+ * common rank; their factors summed over the ranks (each slot written by
+ * one rank, zeros elsewhere, so the sum is exact); the fusion, the same
+ * on every rank; then a second pass over the sub-tensors for the fit of
+ * the fused model.  *first: sub-tensor 0 on rank 0 (for the file's
+ * metadata). */
+static fd_status fuse_job(const bcp_job_opts *o, const fd_mpi *mpi, const bcp_comm *comm, const struct bcp_ops *ops,
+                          int device, uint32_t order, const uint64_t *dims, int threads, bcp_model *m,
+                          bcp_tensor **first, uint32_t *fiters, int quiet)
+{
+    fd_status st = FD_OK;
+    const uint32_t R = o->fit.rank;
+    const int P = comm->sum ? mpi->size : 1, me = comm->sum ? mpi->rank : 0;
+    uint64_t grid[BCP_MAX_ORDER], K = 1;
+    double *sub = NULL, sums[2] = {0, 0};
+    if (o->fuse_n != order)
+        return fd_fail(FD_ERR_USAGE, "--fuse gives %u modes; the tensor has %u", o->fuse_n, order);
+    for (uint32_t n = 0; n < order; n++) {
+        grid[n] = o->fuse[n];
+        if (grid[n] > dims[n])
+            return fd_fail(FD_ERR_USAGE, "--fuse: %llu parts of mode %u, which has %llu slices", (unsigned long long)grid[n],
+                           n + 1, (unsigned long long)dims[n]);
+        K *= grid[n];
+    }
+    FD_ALLOC_GOTO(sub, bcp_fuse_offset(order, dims, grid, R, K), st, done);
+    st = fit_subtensors(o, ops, device, order, dims, grid, K, P, me, threads, sub, first, quiet);
+    FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);
+    if (comm->sum) FD_TRY_GOTO(comm->sum(comm->ctx, sub, bcp_fuse_offset(order, dims, grid, R, K)), st, done);
+    FD_TRY_GOTO(fused_model_alloc(m, order, dims, R), st, done);
+    FD_TRY_GOTO(bcp_fuse(order, dims, grid, R, sub, BCP_FUSE_ITERS, 1e-12, m->A, fiters), st, done);
+    m->converged = *fiters < BCP_FUSE_ITERS;
+    st = fused_fit_sums(o, ops, device, m, grid, K, P, me, threads, sums);
+    FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);
+    if (comm->sum) FD_TRY_GOTO(comm->sum(comm->ctx, sums, 2), st, done);
+    fused_moments(m, sums);
 done:
-    if (state) ops->close(state);
-    bcp_tensor_destroy(&b);
     free(sub);
     return st;
 }

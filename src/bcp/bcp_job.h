@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One bcp run: read the tensor (each rank its block), fit, rank 0 writes
  * DIR/bcp.h5 (docs/formats.md). */
 #ifndef FD_BCP_JOB_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bcp's R x R systems (see chol.h) by LAPACK's Cholesky routines through
  * LAPACKE: dpotrf and dpotri for the covariances, dposv for the fusion's
  * normal equations.  They replaced hand-written loops; on one core of the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* bcp's small symmetric positive definite systems (the VB covariances,
  * the fusion's normal equations), by LAPACK's Cholesky routines. */
 #ifndef FD_BCP_CHOL_H

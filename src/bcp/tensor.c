@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reading a dense tensor (see tensor.h). */
 #include "tensor.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A dense N-way tensor in memory, as bcp reads it: doubles in C order
  * (the last index fastest), from a NumPy .npy (float32 or float64) or an
  * HDF5 dataset named FILE.h5:/dataset (any floating type).  Bad input is

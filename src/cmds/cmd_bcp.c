@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fcbo-dist bcp: the command line.  The run is bcp_job_run
  * (src/bcp/bcp_job.c). */
 #include "../bcp/bcp_job.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fcbo-dist dpc: the command line.  The run, on one rank or many, is
  * dpc_job_run (src/dpc/dpc_job.c). */
 #include "../common/backend.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Synthetic inputs.  `gen context`: a random binary context in which
  * attribute m occurs with probability p_m; uniform (p_m = D) or Zipf-skewed
  * (p_m proportional to 1/(m+1)^A, scaled so that the mean is D).

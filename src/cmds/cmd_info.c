@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "../bcp/bcp_h5.h"
 #include "../dpc/dpc_h5.h"
 #include "../common/inputfile.h"

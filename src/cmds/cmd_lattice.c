@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fcbo-dist lattice: the command line.  The run itself, on one rank or
  * many, is lattice_job_run (src/lattice/lattice_job.c). */
 #include "../common/backend.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fcbo-dist spearman: the command line.  The run, on one rank or many, is
  * spearman_job_run (src/spearman/spearman_job.c). */
 #include "../common/backend.h"

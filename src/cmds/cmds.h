@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Subcommands: one file each (cmd_*.c), reached through the table in
  * main.c.  Each returns an fd_status; main prints the recorded message and
  * turns the status into the exit code. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "atomicfile.h"
 
 #include <errno.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Files that appear complete or not at all: written under "PATH.tmp.PID"
  * and renamed over PATH on commit; abandoned ones are unlinked. */
 #ifndef FD_ATOMICFILE_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Choosing a backend by name at run time: each workload keeps a table of
  * the backends compiled in (cpu first, faster ones after) and asks here
  * for "cpu", "cuda" or "auto" (the last one that can run). */
@@ -34,6 +35,17 @@ fd_status fd_backend_get(const fd_device_ops *const *table, size_t n, const char
 /* The name a command uses when the user gives none: $FD_BACKEND when set,
  * else "auto". */
 const char *fd_backend_default(void);
+/* Defines W_backend_get(name, &ops) over the array `backends` (the dev
+ * members of workload W's tables) in the file that uses it: the table of
+ * the backend fd_backend_get chose. */
+#define FD_BACKEND_REGISTRY(W, OPS)                                                                  \
+    fd_status W##_backend_get(const char *name, const OPS **ops)                                     \
+    {                                                                                                \
+        const fd_device_ops *dev = NULL;                                                             \
+        FD_TRY(fd_backend_get(backends, sizeof backends / sizeof *backends, #W, name, &dev));        \
+        *ops = (const OPS *)dev; /* dev is the table's first member */                               \
+        return FD_OK;                                                                                \
+    }
 /* "cpu, cuda": the names in the table, into buf. */
 const char *fd_backend_names(const fd_device_ops *const *table, size_t n, char *buf, size_t cap);
 

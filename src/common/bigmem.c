@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "bigmem.h"
 
 #include <stdlib.h>

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Large arrays that start zero (the rank matrix, its GPU copy): fresh
  * anonymous pages, which the kernel zeroes, so no memset pass over them,
  * marked for transparent huge pages (MADV_HUGEPAGE, a hint), so that the

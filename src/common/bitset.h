@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fixed-width bitsets of 64-bit words: the set representation of the
  * lattice kernels.  All functions are inline because they sit in the
  * innermost loops; `w` is always the word count of the sets involved. */

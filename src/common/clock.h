@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Wall clock and the small deterministic RNG used by generators and tests. */
 #ifndef FD_CLOCK_H
 #define FD_CLOCK_H

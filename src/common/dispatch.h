@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Run-time CPU dispatch for the hot kernels: on x86-64, FD_HOT functions
  * are compiled twice (baseline x86-64, and x86-64-v3 with POPCNT, BMI and
  * AVX2) and the loader picks the best one the CPU has (GNU ifunc).  The

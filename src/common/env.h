@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Numbers from the environment: the tuning and test knobs
  * (docs/performance.md lists them).  A knob set to anything but what it
  * takes is a usage error that names it, never a silent default. */

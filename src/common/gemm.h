@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Dense double products for the CPU backends, by OpenBLAS where the
  * build found it (libopenblas-dev; FD_HAVE_OPENBLAS in version.h), else
  * not at all: callers keep their own loops for that case (the GPU

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* No BLAS in this build (see gemm.h): callers use their own loops. */
 #include "gemm.h"
 

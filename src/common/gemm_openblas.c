@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* fd_dgemm by OpenBLAS (see gemm.h).  OpenBLAS's own threads split C in
  * ways that depend on their number, and with them the rounding of an
  * entry (a bcp test caught -t 3 and -t 2 differing): instead C goes out in

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Every input path is checked here before it is opened: a directory, a
  * FIFO, a device (/dev/zero) or a socket is refused with a message that
  * says what it is, rather than blocking, reading without end or failing

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SIGTERM and SIGINT as a request to stop, not a kill: SLURM sends
  * SIGTERM before a job's time limit (and scancel does), a user presses
  * Ctrl-C.  The first such signal sets a flag that the workers read at

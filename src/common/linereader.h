@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Streaming line reader: reads a file in large blocks, hands out one line
  * at a time (without its '\n' or '\r\n') and fingerprints every byte with
  * SHA-256 on the way, so an input is read exactly once. */

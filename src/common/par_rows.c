@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Rows over threads (see par_rows.h). */
 #include "par_rows.h"
 

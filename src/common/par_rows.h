@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A pass over rows on T threads: the rows go out in chunks (64 by
  * default) from an atomic cursor, so that threads even out; the first
  * failure stops the others taking more.  Shared by dpc's passes and bcp's

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* par_rows and par_rows_chunk by OpenMP (see par_rows.h), built with
  * -DFD_PAR_ROWS=openmp: the A/B of issue #38 against the kept team of
  * par_rows_team.c (bench/par-rows-ab.sh).  They tie; the team is the

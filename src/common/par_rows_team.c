@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* par_rows and par_rows_chunk on one team kept for the process (see
  * par_rows.h). */
 #include "par_rows.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Progress of long runs on stderr: on a terminal one line rewritten twice
  * a second; in a log (batch jobs) a line every 30 s (FD_PROGRESS_INTERVAL
  * seconds when set), so short runs print nothing.  --quiet turns it off; then every call is a no-op.  The counter is read from an

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* SHA-256 (FIPS 180-4, computed by OpenSSL's libcrypto), used to
  * fingerprint input files in output metadata, and the machinery around
  * it: a file's hash on a thread of its own, and the digest of large arrays

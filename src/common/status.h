@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Status codes and error reporting shared by every module.
  *
  * Contract: every fallible function returns fd_status; FD_OK is 0.  The

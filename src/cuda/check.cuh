@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CUDA check macros: record the failing call and its line, then jump to the
  * function's single cleanup label; and the allocation helpers both device
  * engines use. */

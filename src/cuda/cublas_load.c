@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* cuBLAS through dlopen (see cublas_load.h). */
 #include "cublas_load.h"
 

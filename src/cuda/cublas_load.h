@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* cuBLAS, loaded when bcp's CUDA backend first needs it rather than
  * linked: libcublas and the libcublasLt it pulls in (over 500 MB) took
  * about 90 ms of every start and exit of the binary, whatever the

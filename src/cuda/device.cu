@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "check.cuh"
 #include "fdcuda.h"
 #include "../common/env.h"

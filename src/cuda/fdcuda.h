@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Plain C interface of the CUDA kernels (the .cu files of src/cuda).  No CUDA header
  * leaks through it: host code that includes it builds without nvcc.
  * Every function returns an fd_status; CUDA failures are FD_ERR_CUDA with

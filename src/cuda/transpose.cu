@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Bit-matrix transpose: each block takes a 64 x 64 tile; the tile is read
  * as 64 words (one per row), transposed in shared memory bit by bit with a
  * ballot per output word, and written as 64 words (one per column).

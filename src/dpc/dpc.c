@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Density peaks on the CPU: every pass is a loop over rows i against all
  * points j, reading the coordinates column by column (dpc_points.xt) so
  * that the j loop vectorises; nothing of size N x N is stored (see

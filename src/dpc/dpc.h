@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Density peak clustering (Rodriguez & Laio, Science 344, 2014), exact,
  * without the N x N distance matrix: every quantity is computed row by
  * row over all points (docs/algorithms.md, "Density peaks").

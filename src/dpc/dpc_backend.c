@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The registry of dpc backends, and the CPU backend's table: the one place
  * that knows which are built. */
 #include "version.h" /* FD_HAVE_CUDA */
@@ -5,7 +6,6 @@
 #include "dpc_backend.h"
 
 #include "../common/backend.h"
-
 
 static fd_status cpu_dc_neighbors(void *state, const dpc_points *p, double k, uint64_t seed, int threads, double *dc)
 {
@@ -51,10 +51,4 @@ static const fd_device_ops *const backends[] = {
 #endif
 };
 
-fd_status dpc_backend_get(const char *name, const struct dpc_ops **ops)
-{
-    const fd_device_ops *dev = NULL;
-    FD_TRY(fd_backend_get(backends, sizeof backends / sizeof *backends, "dpc", name, &dev));
-    *ops = (const struct dpc_ops *)dev; /* dev is the table's first member */
-    return FD_OK;
-}
+FD_BACKEND_REGISTRY(dpc, struct dpc_ops)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The backends of dpc: the passes over all pairs, behind one table.  The
  * CPU backend is always built; the CUDA backend where nvcc was found. */
 #ifndef FD_DPC_BACKEND_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CUDA backend of dpc: the points go to the rank's GPU once; each pass is
  * one launch over the rank's rows (src/cuda/dpc_gpu.cu).  Points of up to
  * 3 coordinates go through grids of the CPU backend's shape (grid.c),

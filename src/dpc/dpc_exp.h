@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* exp(x) for x <= 0, the same bits on the CPU and the GPU.  The Gaussian
  * kernel's rho is a sum of exp(-d^2 / d_c^2); glibc's exp and CUDA's differ
  * in the last bit now and then, which is enough to break the ties in rho

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Density peaks on the GPU (see dpc_gpu.h).
  *
  * Brute force: one thread per row i; the block walks through the points in

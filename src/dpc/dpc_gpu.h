@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Density peaks on one GPU: the device engine of the CUDA dpc backend.
  * Plain C interface.  The points stay on the device (coordinates by
  * column, as doubles); each call computes rho, or delta and parent, for a

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The dpc result file (see dpc_h5.h). */
 #include "dpc_h5.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* DIR/dpc.h5: per point labels, rho, delta, parent, gamma (and the core
  * labels with --halo); the centres; d_c, the parameters and the timings as
  * attributes (docs/formats.md).  Written under a temporary name and

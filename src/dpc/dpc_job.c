@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The dpc run (see dpc_job.h).  Every rank computes rho and then delta
  * for its contiguous share of the points against all points; the shares
  * are all-gathered, so that each rank holds every value and the rest

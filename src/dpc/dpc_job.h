@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One `dpc` run on every rank: read (every rank holds every point), d_c,
  * rho over this rank's rows, all-gathered; delta and parent likewise;
  * centres, labels and the halo (the same on every rank); rank 0 writes

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* --plot FILE.png: the decision graph (rho against delta, centres in
  * their clusters' colours) and, for 2-D points, the points coloured by
  * cluster (halo points grey), side by side.  Drawn with cairo where the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The decision graph and the clusters as a PNG, with cairo (see
  * dpc_plot.h).  Points are set as pixels in the image buffer (millions of
  * cairo circles would take longer than the clustering); cairo draws the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* --plot without cairo in the build (see dpc_plot.h). */
 #include "dpc_plot.h"
 

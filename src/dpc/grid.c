@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The uniform grid of dpc (see grid.h). */
 #include "grid.h"
 

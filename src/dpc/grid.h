@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A uniform grid over points of 1 to 3 coordinates, so that dpc's passes
  * look only at nearby cells: exact, since every distance is still
  * computed as in dpc.c and only points that cannot matter are skipped.

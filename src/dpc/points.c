@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The points as the sink of the matrix readers: rows kept as doubles,
  * then the coordinate columns picked out. */
 #include "points.h"

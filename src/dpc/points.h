@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The points of `dpc`: one row per point, one column per coordinate, in
  * any format of src/io/matrix_read.h; --columns picks the coordinates and
  * --label-column a ground truth to score against. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Thin checked helpers over serial HDF5: appendable 1-D datasets, scalar
  * attributes, string arrays.  Every HDF5 call is checked; a failure is
  * FD_ERR_HDF5 with the source line of the call that failed.  HDF5's own

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The binary matrix readers (see matrix_bin.h): NumPy .npy and HDF5
  * FILE.h5:/dataset, read in batches that worker threads convert and
  * transform.  Text and CSV are in matrix_text.c, the choice by name in

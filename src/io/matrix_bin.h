@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The binary matrix readers: NumPy .npy and HDF5 FILE.h5:/dataset
  * (matrix_read.h has the formats). */
 #ifndef FD_IO_MATRIX_BIN_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The matrix reader by the name's form (see matrix_read.h). */
 #include "matrix_read.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reading a numeric matrix, one row at a time, for any workload that takes
  * one (spearman's variables, dpc's points).  Formats (docs/formats.md):
  * whitespace-separated text, CSV with an optional header row, NumPy .npy

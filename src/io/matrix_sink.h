@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Where a matrix reader's rows go (matrix_read.h): the sink a workload
  * gives, and the threads the readers transform rows on.  Shared by the
  * text reader (matrix_text.c) and the binary ones (matrix_bin.c). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Text and CSV matrices: read in chunks of whole lines, parsed and
  * transformed by threads, handed to the sink in input order (see
  * fd_matrix_read_text below). */

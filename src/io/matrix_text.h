@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The text and CSV matrix reader (matrix_read.h has the formats). */
 #ifndef FD_IO_MATRIX_TEXT_H
 #define FD_IO_MATRIX_TEXT_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The .npy header (see npy.h). */
 #include "npy.h"
 

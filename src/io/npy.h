@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The header of a NumPy .npy file (format versions 1 to 3), shared by
  * the matrix reader (spearman, dpc) and bcp's tensor reader: the magic,
  * the header's length and its dict (descr, fortran_order, shape).  What

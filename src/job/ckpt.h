@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Checkpoints of a long run, so that a rerun with --resume loses minutes,
  * not the run (docs/architecture.md, "Checkpoints and --resume").
  *

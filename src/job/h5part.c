@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "h5part.h"
 
 #include "../io/h5util.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Partitioned results: one part file per rank (DIR/W.RUNID.part-RRRRR.h5,
  * serial HDF5; names and the directory's rules in resultdir.h) and a
  * master file that rank 0 writes last over them.  Shared by every

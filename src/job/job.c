@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The job skeleton (see job.h). */
 #include "job.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The job skeleton: what every workload's run does on every rank, in one
  * place (docs/architecture.md, "The job skeleton").  A workload gives its
  * stages as a table of functions; the skeleton runs them in order between

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Result directories: where a workload's result goes, and the rules that
  * keep an earlier result safe (docs/running.md, "Data safety").
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Concepts on their way out: per-thread batches in CSR form and the
  * writers (HDF5, text, in-memory) that consume them.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A formal context (objects x attributes, binary) as the user gave it.
  *
  * Rows are stored sparse (CSR, attribute indices ascending), which is the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Parsers for the three context formats.  Each reads its file once through
  * fd_lines (streaming, SHA-256 on the way) into a CSR builder, and reports
  * the first problem as "FILE:LINE: what". */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Writers for the context formats (used by `gen context` and by the format
  * round-trip tests).  Names are written as stored. */
 #include "context.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* FCbO engine.  The pseudocode it follows (notes in docs/algorithms.md):
  *
  *   process(<A,B>, y, M):

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Fast Close-by-One (Outrata & Vychodil, Information Sciences 185(1), 2012)
  * on the CPU: the engine every lattice backend and the MPI layer drive.
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The lattice workload: backends and the driver that runs one.
  *
  * A backend enumerates the subtrees that a task source hands it and writes
@@ -52,8 +53,6 @@ struct lattice_ops {
  * is available).  FD_ERR_UNAVAILABLE with the list of built backends when
  * the name is unknown or the backend cannot run here. */
 fd_status lattice_backend_get(const char *name, const struct lattice_ops **ops);
-/* Comma-separated names of the backends built into this binary. */
-const char *lattice_backend_list(void);
 
 /* A task source over a fixed list (an atomic cursor). */
 typedef struct {

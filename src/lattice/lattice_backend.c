@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The registry of lattice backends: the one place that knows which are
  * compiled in. */
 #include "lattice.h"
@@ -14,18 +15,4 @@ static const fd_device_ops *const backends[] = {
 #endif
 };
 
-#define NBACKENDS (sizeof backends / sizeof *backends)
-
-const char *lattice_backend_list(void)
-{
-    static char list[128];
-    return fd_backend_names(backends, NBACKENDS, list, sizeof list);
-}
-
-fd_status lattice_backend_get(const char *name, const struct lattice_ops **ops)
-{
-    const fd_device_ops *dev = NULL;
-    FD_TRY(fd_backend_get(backends, NBACKENDS, "lattice", name, &dev));
-    *ops = (const struct lattice_ops *)dev; /* dev is the table's first member */
-    return FD_OK;
-}
+FD_BACKEND_REGISTRY(lattice, struct lattice_ops)

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "lattice_ckpt.h"
 
 #include "../common/clock.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Checkpoints of a lattice run (src/io/ckpt.h; docs/architecture.md,
  * "Checkpoints and --resume").
  *

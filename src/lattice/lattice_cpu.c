@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CPU backend: T threads take tasks from the source until it is empty,
  * each with its own FCbO worker state (PCbO-style dynamic distribution). */
 #include "lattice.h"

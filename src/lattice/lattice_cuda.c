@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CUDA backend: the subtrees this rank is handed run on its GPU.
  *
  * This thread takes tasks from the source while the device stack is

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* FCbO on the GPU (see lattice_gpu.h and docs/algorithms.md, "FCbO on the GPU").
  *
  * One step over a chunk of k nodes popped from the top of the stack:

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* FCbO subtrees on one GPU: the device engine of the CUDA lattice backend.
  * Plain C interface (no CUDA header leaks through it).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "lattice_h5.h"
 
 #include "../job/h5part.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The lattice result files (layout in docs/formats.md).
  *
  * lattice_h5_create opens "PATH.tmp.PID" and returns a concept_writer that

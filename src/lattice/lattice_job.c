@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One `lattice` job on every rank: the stages of the job skeleton
  * (job/job.h) with the lattice's own (docs/architecture.md,
  * "Distribution").  With one rank the output is DIR/lattice.h5; with

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Runs `fcbo-dist lattice` on this rank, as one of all ranks (see
  * lattice_job.c).  The command-line layer fills the options. */
 #ifndef FD_LATTICE_JOB_H

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The master file of a partitioned lattice: virtual datasets over the
  * ranks' part files, the metadata of the whole run, and a table of what
  * each rank did (docs/formats.md). */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The master file of a partitioned lattice (docs/formats.md): virtual
  * datasets over the ranks' parts, written once every part is committed,
  * and the checks a reader runs on it before trusting it. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reading a lattice result (see lattice_read.h). */
 #include "lattice_read.h"
 

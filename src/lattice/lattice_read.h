@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reading a lattice result (a single file or a master over its parts):
  * `fcbo-dist info` and the --text of a distributed run. */
 #ifndef FD_LATTICE_READ_H

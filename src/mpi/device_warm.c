@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The device context made early (see device_warm.h). */
 #include "device_warm.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* A GPU rank's device context, made on a thread of its own while the rank
  * reads its input.  Making it is a fixed cost of 0.1 to 0.3 s on an H200
  * (bench/results/spearman-gpu-history.txt) that otherwise runs before or

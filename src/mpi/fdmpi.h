@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* MPI plumbing shared by every workload: checked calls, where this rank
  * sits on its node, and agreeing on success across ranks.  MPI_Init and
  * MPI_Finalize live in main.c only. */

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* NCCL between the ranks' GPUs (see nccl_comm.h). */
 #include "nccl_comm.h"
 

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* NCCL between the GPUs of a job's ranks (one GPU a rank), for the
  * collectives whose data already lives on the devices.  Built where CMake
  * found NCCL (nccl_comm.c); elsewhere nccl_none.c, whose open gives no

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Without NCCL (see nccl_comm.h): no communicator, so the callers gather
  * with MPI. */
 #include "nccl_comm.h"

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Where a rank runs: how many worker threads it should use and which GPU
  * it drives.  Lives here, not in the backends, so that every workload
  * places its ranks the same way: one rank per GPU, threads sharing the

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Dynamic distribution of work records across ranks and threads.
  *
  * Rank 0 owns a list of records (opaque runs of 64-bit words: FCbO

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The regularised incomplete beta function from Boost.Math (the Boost
  * Software License, which allows any use): Spearman's p-values are I_x of
  * it (pvalue.h).  Boost's ibeta is the one scipy.special.betainc calls, to

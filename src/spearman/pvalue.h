@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Two-sided p-values of Spearman's rho as scipy.stats.spearmanr defines
  * them: Student's t with dof = n - 2 degrees of freedom,
  * t = rho sqrt(dof / (1 - rho^2)).  Since 2 sf(|t|) = I_x(dof/2, 1/2) with

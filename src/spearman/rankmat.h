@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The rank matrix: every row of the input replaced by its centred,
  * doubled average ranks a_k = 2 rank_k - (n + 1), integers in
  * [-(n-1), n-1] (ties share the average rank, so 2 rank is an integer).

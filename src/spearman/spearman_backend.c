@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The registry of spearman backends, and the CPU backend: the one place
  * that knows which are compiled in. */
 #include "spearman_backend.h"
@@ -39,18 +40,4 @@ static const fd_device_ops *const backends[] = {
 #endif
 };
 
-#define NBACKENDS (sizeof backends / sizeof *backends)
-
-const char *spearman_backend_list(void)
-{
-    static char list[128];
-    return fd_backend_names(backends, NBACKENDS, list, sizeof list);
-}
-
-fd_status spearman_backend_get(const char *name, const struct spearman_ops **ops)
-{
-    const fd_device_ops *dev = NULL;
-    FD_TRY(fd_backend_get(backends, NBACKENDS, "spearman", name, &dev));
-    *ops = (const struct spearman_ops *)dev; /* dev is the table's first member */
-    return FD_OK;
-}
+FD_BACKEND_REGISTRY(spearman, struct spearman_ops)

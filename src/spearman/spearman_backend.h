@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Spearman backends: how a rectangle of pairs is computed is what differs
  * between the CPU and the GPU; records, passes, selection, output and
  * ranks are shared (spearman_job.c).  Chosen at run time by name ("cpu",
@@ -32,6 +33,5 @@ extern const struct spearman_ops spearman_cpu_ops;
 extern const struct spearman_ops spearman_cuda_ops; /* built with CUDA only */
 
 fd_status spearman_backend_get(const char *name, const struct spearman_ops **ops);
-const char *spearman_backend_list(void);
 
 #endif

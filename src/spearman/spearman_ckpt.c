@@ -1,4 +1,5 @@
-/* Checkpoints of a spearman run (src/io/ckpt.h; docs/architecture.md).
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Checkpoints of a spearman run (spearman_ckpt.h).
  *
  * Every worker thread writes what its records produce to a segment of its
  * own: in the counting pass (stage 1) the sums (pairs tested, selected,
@@ -7,11 +8,13 @@
  * segment is committed.  A resumed run skips, per stage, the records that
  * earlier runs' segments hold, adds their sums on rank 0, and copies their
  * pairs into the parts along with its own. */
-#include "spearman_job_impl.h"
+#include "spearman_ckpt.h"
 
 #include "../common/atomicfile.h"
 #include "../common/clock.h"
 #include "../io/h5util.h"
+#include "../job/ckpt.h"
+#include "spearman_fdr.h"
 #include "spearman_hist.h"
 
 #include <stdio.h>
@@ -21,7 +24,42 @@
 
 #define PARAMS_CAP 1024
 
-fd_status spearman_ckpt_open(job *jb)
+/* A thread's open segment. */
+typedef struct spearman_seg {
+    spearman_h5 *w;               /* NULL until the thread has something to write */
+    double opened;
+    uint64_t *ids;                /* records whose results it holds in full */
+    size_t nids, capids;
+    uint64_t pairs, selected;     /* the thread's counters when it opened */
+    uint64_t *hist, *xhist;       /* its histograms then */
+    uint64_t kept;                /* pairs kept by pass 1 on this thread */
+    int complete;                 /* it holds every selected pair of its records */
+} spearman_seg;
+
+/* What the segments of earlier runs hold, per stage (rank 0). */
+typedef struct spearman_old {
+    uint8_t *done[3];             /* per record id */
+    uint64_t ndone[3];
+    uint64_t pairs[3], selected[3], *hist, *xhist;
+    char **paths[3];              /* segments with pairs */
+    size_t npaths[3], cappaths[3];
+    int incomplete;               /* some pass-1 segment did not keep its pairs */
+} spearman_old;
+
+struct spearman_ckpt {
+    ckpt *ck;
+    spearman_seg *seg;            /* one per thread */
+    fd_records recs;              /* rank 0: the work list, the same for every pass */
+    uint64_t *rec_words;
+    size_t *rec_start;
+    spearman_old old;
+    char **mine[3];               /* this rank's committed segments per stage */
+    size_t nmine[3], capmine[3];
+};
+
+static const spearman_pass_hooks hooks;
+
+fd_status spearman_ckpt_open(spearman_run *jb)
 {
     const spearman_opts *o = jb->o;
     char params[PARAMS_CAP];
@@ -39,11 +77,13 @@ fd_status spearman_ckpt_open(job *jb)
     ckpt_opts co = {o->outdir, jb->out->checkpoint, "spearman", params, o->checkpoint_seconds, o->resume, jb->mpi.rank,
                     jb->mpi.size};
     fd_status st = FD_OK;
-    FD_TRY(ckpt_open(&jb->ck, &co));
-    FD_ALLOC_GOTO(jb->seg, (size_t)jb->threads, st, done);
+    FD_ALLOC_GOTO(jb->ck, 1, st, done);
+    jb->hooks = &hooks;
+    FD_TRY(ckpt_open(&jb->ck->ck, &co));
+    FD_ALLOC_GOTO(jb->ck->seg, (size_t)jb->threads, st, done);
     for (int t = 0; t < jb->threads; t++) {
-        FD_ALLOC_GOTO(jb->seg[t].hist, SPEARMAN_HIST_BINS, st, done);
-        if (jb->xhist) FD_ALLOC_GOTO(jb->seg[t].xhist, FDR_BINS, st, done);
+        FD_ALLOC_GOTO(jb->ck->seg[t].hist, SPEARMAN_HIST_BINS, st, done);
+        if (jb->xhist) FD_ALLOC_GOTO(jb->ck->seg[t].xhist, FDR_BINS, st, done);
     }
 done:
     return st;
@@ -60,7 +100,7 @@ static fd_status add_path(spearman_old *old, int stage, const char *path)
 }
 
 typedef struct {
-    job *jb;
+    spearman_run *jb;
     size_t nrec;
     uint64_t *scratch; /* a segment's histogram on its way into the sums: FDR_BINS */
 } scan_arg;
@@ -76,8 +116,8 @@ static fd_status add_counts(hid_t f, const char *name, size_t n, uint64_t *scrat
 static fd_status take_segment(void *arg, const char *path, hid_t f, int stage, const uint64_t *ids, size_t n)
 {
     scan_arg *sa = arg;
-    job *jb = sa->jb;
-    spearman_old *old = &jb->old;
+    spearman_run *jb = sa->jb;
+    spearman_old *old = &jb->ck->old;
     uint64_t pairs = 0, selected = 0, complete = 0, npairs = 0;
     if (stage < 1 || stage > 2) return FD_OK;
     for (size_t k = 0; k < n; k++)
@@ -107,49 +147,50 @@ static fd_status take_segment(void *arg, const char *path, hid_t f, int stage, c
 
 /* The work list: built and saved by a fresh run, loaded by a resumed one,
  * whose earlier segments are read once. */
-static fd_status work_list(job *jb, const fd_records *all)
+static fd_status work_list(spearman_run *jb, const fd_records *all)
 {
-    spearman_old *old = &jb->old;
+    spearman_old *old = &jb->ck->old;
     fd_status st = FD_OK;
-    if (jb->recs.data) return FD_OK;
-    if (!ckpt_resuming(jb->ck)) {
-        FD_TRY(ckpt_save_records(jb->ck, all));
+    if (jb->ck->recs.data) return FD_OK;
+    if (!ckpt_resuming(jb->ck->ck)) {
+        FD_TRY(ckpt_save_records(jb->ck->ck, all));
         /* The caller's memory lives for one pass: keep a copy. */
-        FD_ALLOC_GOTO(jb->rec_words, all->nwords + 1, st, done);
-        FD_ALLOC_GOTO(jb->rec_start, all->n + 1, st, done);
-        memcpy(jb->rec_words, all->data, all->nwords * sizeof *jb->rec_words);
-        memcpy(jb->rec_start, all->start, all->n * sizeof *jb->rec_start);
-        jb->recs = (fd_records){jb->rec_words, jb->rec_start, all->n, all->nwords, NULL};
+        FD_ALLOC_GOTO(jb->ck->rec_words, all->nwords + 1, st, done);
+        FD_ALLOC_GOTO(jb->ck->rec_start, all->n + 1, st, done);
+        memcpy(jb->ck->rec_words, all->data, all->nwords * sizeof *jb->ck->rec_words);
+        memcpy(jb->ck->rec_start, all->start, all->n * sizeof *jb->ck->rec_start);
+        jb->ck->recs = (fd_records){jb->ck->rec_words, jb->ck->rec_start, all->n, all->nwords, NULL};
     } else {
-        FD_TRY(ckpt_load_records(jb->ck, &jb->recs));
+        FD_TRY(ckpt_load_records(jb->ck->ck, &jb->ck->recs));
     }
-    for (int s = 1; s <= 2; s++) FD_ALLOC_GOTO(old->done[s], jb->recs.n + 1, st, done);
+    for (int s = 1; s <= 2; s++) FD_ALLOC_GOTO(old->done[s], jb->ck->recs.n + 1, st, done);
     FD_ALLOC_GOTO(old->hist, SPEARMAN_HIST_BINS, st, done);
     if (jb->xhist) FD_ALLOC_GOTO(old->xhist, FDR_BINS, st, done);
-    if (ckpt_resuming(jb->ck)) {
+    if (ckpt_resuming(jb->ck->ck)) {
         _Static_assert(FDR_BINS >= SPEARMAN_HIST_BINS, "the scratch holds either histogram");
-        scan_arg sa = {jb, jb->recs.n, malloc(FDR_BINS * sizeof(uint64_t))};
-        st = sa.scratch ? ckpt_scan(jb->ck, jb->recs.n, take_segment, &sa) : fd_fail(FD_ERR_NOMEM, "out of memory");
+        scan_arg sa = {jb, jb->ck->recs.n, malloc(FDR_BINS * sizeof(uint64_t))};
+        st = sa.scratch ? ckpt_scan(jb->ck->ck, jb->ck->recs.n, take_segment, &sa) : fd_fail(FD_ERR_NOMEM, "out of memory");
         free(sa.scratch);
     }
 done:
     return st;
 }
 
-fd_status spearman_ckpt_list(job *jb, const fd_records *all, fd_records *out)
+static fd_status list(spearman_run *jb, const fd_records *all, fd_records *out)
 {
     FD_TRY(work_list(jb, all));
-    FD_TRY(ckpt_records_left(&jb->recs, jb->stage ? jb->old.done[jb->stage] : NULL, out));
-    if (jb->stage == (jb->o->mode == 'k' ? 2 : 1)) jb->resumed = jb->old.ndone[jb->stage];
+    FD_TRY(ckpt_records_left(&jb->ck->recs, jb->stage ? jb->ck->old.done[jb->stage] : NULL, out));
+    if (jb->stage == (jb->o->mode == 'k' ? 2 : 1)) jb->resumed = jb->ck->old.ndone[jb->stage];
+    jb->records_total = jb->ck->recs.n;
     return FD_OK;
 }
 
 /* ---------------- segments (worker threads) ---------------- */
 
-static fd_status seg_open(job *jb, int t, const spearman_acc *a)
+static fd_status seg_open(spearman_run *jb, int t, const spearman_acc *a)
 {
-    spearman_seg *sg = &jb->seg[t];
-    char *path = ckpt_seg_path(jb->ck);
+    spearman_seg *sg = &jb->ck->seg[t];
+    char *path = ckpt_seg_path(jb->ck->ck);
     if (!path) return fd_fail(FD_ERR_NOMEM, "out of memory");
     fd_status st = spearman_h5_create(&sg->w, path);
     free(path);
@@ -161,12 +202,12 @@ static fd_status seg_open(job *jb, int t, const spearman_acc *a)
     return FD_OK;
 }
 
-static fd_status remember(job *jb, int stage, const char *path)
+static fd_status remember(spearman_run *jb, int stage, const char *path)
 {
     pthread_mutex_lock(&jb->lock);
-    fd_status st = fd_grow((void **)&jb->mine[stage], &jb->capmine[stage], jb->nmine[stage] + 1, sizeof(char *));
-    if (st == FD_OK && !(jb->mine[stage][jb->nmine[stage]] = strdup(path))) st = fd_fail(FD_ERR_NOMEM, "out of memory");
-    if (st == FD_OK) jb->nmine[stage]++;
+    fd_status st = fd_grow((void **)&jb->ck->mine[stage], &jb->ck->capmine[stage], jb->ck->nmine[stage] + 1, sizeof(char *));
+    if (st == FD_OK && !(jb->ck->mine[stage][jb->ck->nmine[stage]] = strdup(path))) st = fd_fail(FD_ERR_NOMEM, "out of memory");
+    if (st == FD_OK) jb->ck->nmine[stage]++;
     pthread_mutex_unlock(&jb->lock);
     return st;
 }
@@ -186,9 +227,9 @@ static fd_status put_delta(hid_t f, const char *name, const uint64_t *now, const
  * them with the segment that commits their records, while the thread's
  * share of the budget lasts: a run that commits only at the end of the
  * pass writes them once, and only when they will be the result. */
-static fd_status write_kept(job *jb, int t, spearman_acc *a)
+static fd_status write_kept(spearman_run *jb, int t, spearman_acc *a)
 {
-    spearman_seg *sg = &jb->seg[t];
+    spearman_seg *sg = &jb->ck->seg[t];
     if (jb->stage != 1 || !sg->complete) return FD_OK;
     if (!a->out || !a->keep_cap || a->keep_over || atomic_load(&jb->kept_over) || sg->kept + a->nout > a->keep_cap) {
         atomic_store(&jb->kept_over, 1);
@@ -201,14 +242,14 @@ static fd_status write_kept(job *jb, int t, spearman_acc *a)
     return st;
 }
 
-static fd_status seg_commit(job *jb, int t, spearman_acc *a)
+static fd_status seg_commit(spearman_run *jb, int t, spearman_acc *a)
 {
-    spearman_seg *sg = &jb->seg[t];
+    spearman_seg *sg = &jb->ck->seg[t];
     if (!sg->w) return FD_OK;
     hid_t f = spearman_h5_file(sg->w);
     char *path = NULL;
     fd_status st = write_kept(jb, t, a);
-    if (st == FD_OK) st = ckpt_seg_mark(f, jb->ck, jb->stage, sg->ids, sg->nids);
+    if (st == FD_OK) st = ckpt_seg_mark(f, jb->ck->ck, jb->stage, sg->ids, sg->nids);
     if (st == FD_OK) st = h5u_attr_u64(f, "ckpt_pairs", a->pairs - sg->pairs);
     if (st == FD_OK) st = h5u_attr_u64(f, "ckpt_selected", a->selected - sg->selected);
     if (st == FD_OK) st = h5u_attr_u64(f, "pairs_complete", (uint64_t)sg->complete);
@@ -231,56 +272,56 @@ static fd_status seg_commit(job *jb, int t, spearman_acc *a)
     if (a->hist) memcpy(sg->hist, a->hist, SPEARMAN_HIST_BINS * sizeof *sg->hist);
     if (a->xhist) memcpy(sg->xhist, a->xhist, FDR_BINS * sizeof *sg->xhist);
     if (st == FD_OK) st = remember(jb, jb->stage, path);
-    if (st == FD_OK) ckpt_seg_committed(jb->ck, jb->stage, sg->nids);
+    if (st == FD_OK) ckpt_seg_committed(jb->ck->ck, jb->stage, sg->nids);
     free(path);
     sg->nids = 0;
     return st;
 }
 
 /* The thread's buffered pairs into its segment. */
-fd_status spearman_ckpt_flush(job *jb, int t, spearman_acc *a)
+static fd_status flush(spearman_run *jb, int t, spearman_acc *a)
 {
-    spearman_seg *sg = &jb->seg[t];
+    spearman_seg *sg = &jb->ck->seg[t];
     if (!sg->w) FD_TRY(seg_open(jb, t, a));
     fd_status st = spearman_write_pairs(jb, sg->w, a->out, a->nout);
     a->nout = 0;
     return st;
 }
 
-void spearman_ckpt_pass_start(job *jb, int t)
+static void pass_start(spearman_run *jb, int t)
 {
-    spearman_seg *sg = &jb->seg[t];
+    spearman_seg *sg = &jb->ck->seg[t];
     sg->kept = sg->pairs = sg->selected = 0;
     memset(sg->hist, 0, SPEARMAN_HIST_BINS * sizeof *sg->hist);
     if (sg->xhist) memset(sg->xhist, 0, FDR_BINS * sizeof *sg->xhist);
 }
 
-fd_status spearman_ckpt_record_done(job *jb, int t, spearman_acc *a, uint64_t id)
+static fd_status record_done(spearman_run *jb, int t, spearman_acc *a, uint64_t id)
 {
-    spearman_seg *sg = &jb->seg[t];
-    if (!jb->ck || !jb->stage) return FD_OK;
+    spearman_seg *sg = &jb->ck->seg[t];
+    if (!jb->stage) return FD_OK;
     if (!sg->w) FD_TRY(seg_open(jb, t, a));
     /* Pass 1 stopped keeping (keep_check): pass 2 will write the pairs. */
     if (jb->stage == 1 && !(a->out && a->keep_cap)) sg->complete = 0;
-    if (jb->stage == 2 && a->nout) FD_TRY(spearman_ckpt_flush(jb, t, a));
+    if (jb->stage == 2 && a->nout) FD_TRY(flush(jb, t, a));
     FD_TRY(fd_grow((void **)&sg->ids, &sg->capids, sg->nids + 1, sizeof *sg->ids));
     sg->ids[sg->nids++] = id;
-    if (ckpt_due(jb->ck, sg->opened)) FD_TRY(seg_commit(jb, t, a));
+    if (ckpt_due(jb->ck->ck, sg->opened)) FD_TRY(seg_commit(jb, t, a));
     return FD_OK;
 }
 
-fd_status spearman_ckpt_pass_end(job *jb)
+static fd_status pass_end(spearman_run *jb)
 {
     fd_status st = FD_OK;
-    if (!jb->ck || !jb->stage) return FD_OK;
+    if (!jb->stage) return FD_OK;
     for (int t = 0; t < jb->threads; t++) {
         fd_status s = FD_OK;
-        if (jb->stage == 2 && jb->acc[t].nout) s = spearman_ckpt_flush(jb, t, &jb->acc[t]);
+        if (jb->stage == 2 && jb->acc[t].nout) s = flush(jb, t, &jb->acc[t]);
         if (s == FD_OK) s = seg_commit(jb, t, &jb->acc[t]);
         if (st == FD_OK) st = s;
     }
     if (st != FD_OK || jb->mpi.rank != 0) return st;
-    const spearman_old *old = &jb->old;
+    const spearman_old *old = &jb->ck->old;
     jb->pairs += old->pairs[jb->stage];
     jb->selected += old->selected[jb->stage];
     if (jb->stage == 1) {
@@ -291,7 +332,7 @@ fd_status spearman_ckpt_pass_end(job *jb)
     return FD_OK;
 }
 
-static fd_status append_segment(job *jb, const char *path)
+static fd_status append_segment(spearman_run *jb, const char *path)
 {
     hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
     if (f < 0) return fd_fail(FD_ERR_IO, "%s: cannot reopen the checkpoint segment", path);
@@ -306,14 +347,14 @@ static long long file_size(const char *path)
     return stat(path, &sb) == 0 ? (long long)sb.st_size : -1;
 }
 
-fd_status spearman_ckpt_build(job *jb, int stage, const char *path)
+fd_status spearman_ckpt_build(spearman_run *jb, int stage, const char *path)
 {
     fd_status st = FD_OK;
-    char **adopted = NULL, **mine = stage ? jb->mine[stage] : NULL;
-    const size_t nmine = stage ? jb->nmine[stage] : 0;
+    char **adopted = NULL, **mine = stage ? jb->ck->mine[stage] : NULL;
+    const size_t nmine = stage ? jb->ck->nmine[stage] : 0;
     const char *largest = NULL;
     long long most = -1;
-    FD_TRY(ckpt_share_paths(jb->ck, stage ? jb->old.paths[stage] : NULL, stage ? jb->old.npaths[stage] : 0, &adopted));
+    FD_TRY(ckpt_share_paths(jb->ck->ck, stage ? jb->ck->old.paths[stage] : NULL, stage ? jb->ck->old.npaths[stage] : 0, &adopted));
     for (size_t k = 0; k < nmine; k++)
         if (file_size(mine[k]) > most) most = file_size(largest = mine[k]);
     for (size_t k = 0; adopted && adopted[k]; k++)
@@ -329,13 +370,13 @@ fd_status spearman_ckpt_build(job *jb, int stage, const char *path)
     return st;
 }
 
-fd_status spearman_ckpt_fdr(job *jb)
+fd_status spearman_ckpt_fdr(spearman_run *jb)
 {
     fd_status st = FD_OK;
     double v[4] = {0, 0, 0, 0}; /* x lo, x hi, pairs selected, found */
     int found = 0;
     if (!jb->ck) return spearman_fdr_cutoff(jb);
-    if (jb->mpi.rank == 0 && ckpt_resuming(jb->ck)) FD_TRY(ckpt_get_values(jb->ck, "fdr_cutoff", v, 3, &found));
+    if (jb->mpi.rank == 0 && ckpt_resuming(jb->ck->ck)) FD_TRY(ckpt_get_values(jb->ck->ck, "fdr_cutoff", v, 3, &found));
     v[3] = found;
     if (jb->mpi.size > 1) MPI_CHECK_GOTO(MPI_Bcast(v, 4, MPI_DOUBLE, 0, MPI_COMM_WORLD), st, done);
     if (v[3] != 0) {
@@ -348,32 +389,44 @@ fd_status spearman_ckpt_fdr(job *jb)
     FD_TRY(spearman_fdr_cutoff(jb));
     if (jb->mpi.rank == 0) {
         const double w[3] = {jb->fdr_cut[0], jb->fdr_cut[1], (double)jb->selected};
-        st = ckpt_put_values(jb->ck, "fdr_cutoff", w, 3);
+        st = ckpt_put_values(jb->ck->ck, "fdr_cutoff", w, 3);
     }
 done:
     return st;
 }
 
-void spearman_ckpt_close(job *jb, fd_status st)
+static const spearman_pass_hooks hooks = {
+    .list = list,
+    .pass_start = pass_start,
+    .record_done = record_done,
+    .flush = flush,
+    .pass_end = pass_end,
+};
+
+void spearman_ckpt_close(spearman_run *jb, fd_status st)
 {
-    for (int t = 0; jb->seg && t < jb->threads; t++) {
-        spearman_h5_abort(&jb->seg[t].w);
-        free(jb->seg[t].ids);
-        free(jb->seg[t].hist);
-        free(jb->seg[t].xhist);
+    struct spearman_ckpt *c = jb->ck;
+    if (!c) return;
+    for (int t = 0; c->seg && t < jb->threads; t++) {
+        spearman_h5_abort(&c->seg[t].w);
+        free(c->seg[t].ids);
+        free(c->seg[t].hist);
+        free(c->seg[t].xhist);
     }
-    free(jb->seg);
-    jb->seg = NULL;
-    if (jb->ck) ckpt_finish(jb->ck, st);
-    ckpt_close(&jb->ck);
+    free(c->seg);
+    if (c->ck) ckpt_finish(c->ck, st);
+    ckpt_close(&c->ck);
     for (int s = 0; s < 3; s++) {
-        for (size_t k = 0; k < jb->nmine[s]; k++) free(jb->mine[s][k]);
-        free(jb->mine[s]);
-        free(jb->old.done[s]);
-        ckpt_free_paths(jb->old.paths[s]);
+        for (size_t k = 0; k < c->nmine[s]; k++) free(c->mine[s][k]);
+        free(c->mine[s]);
+        free(c->old.done[s]);
+        ckpt_free_paths(c->old.paths[s]);
     }
-    free(jb->old.hist);
-    free(jb->old.xhist);
-    free(jb->rec_words);
-    free(jb->rec_start);
+    free(c->old.hist);
+    free(c->old.xhist);
+    free(c->rec_words);
+    free(c->rec_start);
+    free(c);
+    jb->ck = NULL;
+    jb->hooks = NULL;
 }

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* CUDA backend of spearman: the rank matrix goes to the rank's GPU once,
  * as int8 rows, and stays there for every pass; each record (4,096 rows
  * against a run of columns) is one kernel launch (src/cuda/spearman_gpu.cu).

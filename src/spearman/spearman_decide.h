@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The selection where floating point settles it beyond doubt, for the GPU
  * kernel's epilogue (src/cuda/spearman_gpu.cu), which has no 80-bit
  * arithmetic.  C and CUDA both compile it; the unit tests check it on the

@@ -1,5 +1,6 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* --fdr Q: the exact Benjamini-Hochberg cutoff (docs/algorithms.md). */
-#include "spearman_job_impl.h"
+#include "spearman_fdr.h"
 
 #include "pvalue.h"
 
@@ -23,7 +24,7 @@ static int cmp_double(const void *a, const void *b)
  * rank (pessimistic) on, one does.  A collecting pass gathers the exact x
  * of the pairs between the two, from all ranks; sorted, they give k and
  * x_(k) exactly.  Ties share a p and therefore fall on the same side. */
-fd_status spearman_fdr_cutoff(job *jb)
+fd_status spearman_fdr_cutoff(spearman_run *jb)
 {
     fd_status st = FD_OK;
     const double Q = jb->o->value, m = (double)jb->pairs;

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* All-pairs Spearman on the int8 tensor cores (see spearman_gpu.h and
  * docs/algorithms.md, "Spearman on the GPU").
  *
@@ -533,13 +534,87 @@ template <int KP, bool HIST, bool MAX, bool XB> __host__ __device__ constexpr in
     return k_row_chunks<KP, HIST, MAX>() == 2 || (XB && KP <= 96) ? 3 : 512 / k_threads<KP>();
 }
 
+/* The thread's rows of the block (rows r of warp_row): 1/sqrt(S_ii) of
+ * each (four, or eight with k_row_chunks 2) and, with the histogram, its
+ * factor k_i, and which are real rows of the launch that vary (rowbits;
+ * 1/sqrt(S_ii) = 0: constant).  The factors stay in registers for the
+ * strip: loaded from shared memory for each row of each half, they queued
+ * behind the last row's histogram increments (the load of a row came
+ * after the increments of the row before), and the row's products waited
+ * on them.  --top-k: a row whose list is not full yet (pre 0) needs every
+ * pair, so its warp takes the closer look at every tile (the return
+ * value, the same on the warp); its scaled factor is 0, which is how the
+ * closer look knows it. */
+template <int NH, bool HIST, bool TOPK>
+__device__ __forceinline__ bool block_rows(const kparams &P, const float *invA, uint64_t ti, uint32_t wm, uint32_t gid,
+                                           float (&inv_i)[2 * NH], float (&k_i)[2 * NH], uint32_t *rowbits)
+{
+#pragma unroll
+    for (int r = 0; r < 2 * NH; r++) {
+        const uint32_t rl = warp_row<NH>(wm, r, gid);
+        inv_i[r] = invA[rl];
+        k_i[r] = HIST ? spearman_hist_factor(inv_i[r]) : 0.0f;
+        *rowbits |= (uint32_t)(ti + rl < P.i1 && inv_i[r] != 0.0f) << r;
+    }
+    bool force = false;
+    if (TOPK) {
+#pragma unroll
+        for (int r = 0; r < 2 * NH; r++) {
+            const uint32_t rl = warp_row<NH>(wm, r, gid);
+            const float pre = (*rowbits >> r) & 1u ? P.row_pre[(uint64_t)blockIdx.y * TILE + rl] : 1.0f;
+            force |= pre <= 0.0f;
+            inv_i[r] = pre > 0.0f ? __fdiv_rn(inv_i[r], pre) : 0.0f;
+        }
+        force = __any_sync(FULL, force);
+    }
+    return force;
+}
+
+/* XB: a half's keeps into the FDR histogram: the staged ones binned from
+ * float, then the queued ones, a lane each, in double (or to the host
+ * undecided where even double cannot tell).  Past xscap (*xall) the
+ * closer look bins all of the half's keeps, past XQCAP (*xover) the
+ * queued ones. */
+template <bool HIST, int NH, int KP>
+__device__ __forceinline__ void xbin_half(const kparams &P, xbin_ctx &X, int h, const float (&inv_i)[2 * NH],
+                                          const float (&k_i)[2 * NH], const float *invB, const long long *siiA,
+                                          const long long *siiB, uint64_t ti, uint64_t tj, uint32_t wm, uint32_t wn,
+                                          uint32_t gid, uint32_t tid, uint32_t lane, unsigned int *xwin, int xw0,
+                                          uint32_t *ns, uint32_t *nsel, bool *xover, bool *xall)
+{
+    *xall = !xbin_staged<HIST, NH, xscap<KP>()>(P, X, h, inv_i, k_i, invB, wm, wn, gid, tid, lane, ns);
+    *xover = *xall || X.qn > XQCAP;
+    __syncwarp();
+    for (uint32_t base = 0; !*xover && base < X.qn; base += 32) {
+        const bool have = base + lane < X.qn;
+        const uint2 e = have ? X.q[base + lane] : make_uint2(0u, 0u);
+        const uint32_t rl = e.x & 127u, cl = e.x >> 7;
+        const int32_t s = (int32_t)e.y;
+        const int xb = have ? spearman_decide_xbin(s, siiA[rl], siiB[cl], P.xscale, P.xbins) : -1;
+        if (xb >= 0) {
+            count_x(P, xwin, xw0, xb);
+            (*nsel)++;
+        }
+        append<false>(P, have && (xb < 0 || P.emit), (uint32_t)(ti + rl), (uint32_t)(tj + cl), s,
+                      (uint32_t)(xb >= 0), lane);
+    }
+    __syncwarp(); /* the next half writes the queue again */
+    X.qn = 0;
+}
+
 /* A block takes one tile of 128 rows (blockIdx.y) and a strip of P.strip
  * column tiles (blockIdx.x): the rows, the histogram and the counters stay
  * in shared memory across the strip, and the next column tile loads while
  * the current one is computed.  TOPK: --top-k.  XB: --fdr's pass 1, which
  * bins the x of each kept pair (band screen only: its certain keeps in
  * the screen, in float where float settles the bin, the others in double
- * from a queue). */
+ * from a queue).
+ * Its later steps (the XB queue, the closer look, the block's flush) stay
+ * inline: moved into inlined functions of their own, each changed the
+ * machine code of 8 to 21 of the 28 instantiations, and one of them began
+ * to spill (bench/gpu-sass-ab.sh), where block_rows moved out with every
+ * kernel's code byte for byte the same; such a split lands with a GPU A/B
+ * (bench/gpu-spearman-ab.sh) or not at all. */
 template <int KP, bool HIST, bool MAX, bool TOPK, bool XB>
 __global__ void __launch_bounds__(k_threads<KP>(), k_min_blocks<KP, HIST, MAX, XB>()) k_pairs(kparams P)
 {
@@ -587,39 +662,11 @@ __global__ void __launch_bounds__(k_threads<KP>(), k_min_blocks<KP, HIST, MAX, X
      * is f 4 + hoff, wrapping around in 32 bits. */
     const uint32_t hoff = (uint32_t)__cvta_generic_to_shared(hist) - (0x4B400000u - 1u) * 4u;
 
-    /* The block's rows: 1/sqrt(S_ii) of this thread's four (eight with
-     * k_row_chunks 2), and which are real rows of the launch that vary
-     * (1/sqrt(S_ii) = 0: constant). */
     cp_wait<1>();
     __syncthreads();
-    /* The thread's rows' histogram factors k_i stay in registers for
-     * the strip: loaded from shared memory for each row of each half, they
-     * queued behind the last row's histogram increments (the load of a
-     * row came after the increments of the row before), and the row's
-     * products waited on them. */
     float inv_i[NR], k_i[NR];
     uint32_t rowbits = 0;
-#pragma unroll
-    for (int r = 0; r < NR; r++) {
-        const uint32_t rl = warp_row<NH>(wm, r, gid);
-        inv_i[r] = invA[rl];
-        k_i[r] = HIST ? spearman_hist_factor(inv_i[r]) : 0.0f;
-        rowbits |= (uint32_t)(ti + rl < P.i1 && inv_i[r] != 0.0f) << r;
-    }
-    /* --top-k: a row whose list is not full yet (pre 0) needs every pair,
-     * so its warp takes the closer look at every tile; its scaled factor
-     * is 0, which is how the closer look knows it. */
-    bool force = false;
-    if (TOPK) {
-#pragma unroll
-        for (int r = 0; r < NR; r++) {
-            const uint32_t rl = warp_row<NH>(wm, r, gid);
-            const float pre = (rowbits >> r) & 1u ? P.row_pre[(uint64_t)blockIdx.y * TILE + rl] : 1.0f;
-            force |= pre <= 0.0f;
-            inv_i[r] = pre > 0.0f ? __fdiv_rn(inv_i[r], pre) : 0.0f;
-        }
-        force = __any_sync(FULL, force);
-    }
+    const bool force = block_rows<NH, HIST, TOPK>(P, invA, ti, wm, gid, inv_i, k_i, &rowbits);
     uint32_t npairs = 0, nsel = 0;
     /* With one step of k (kp = 32) the warp's row fragments, the same for
      * every column tile, stay in registers for the whole strip (AF; 8
@@ -1211,6 +1258,134 @@ done:
     return st;
 }
 
+/* The kernel's parameters for rows [i0, i1) against [j0, j1) of Y. */
+static fd_status rect_params(spearman_gpu *g, const dside &Y, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,
+                             int upper, const spearman_gpu_sel *sel, uint32_t strip, kparams *P)
+{
+    P->x = dmat{g->x.a, g->x.sii, g->x.inv};
+    P->y = dmat{Y.a, Y.sii, Y.inv};
+    P->i0 = i0;
+    P->i1 = i1;
+    P->j0 = j0;
+    P->j1 = j1;
+    P->upper = upper;
+    P->mode = sel->mode;
+    P->hist = sel->hist;
+    P->emit = sel->emit;
+    P->xbins = (int)sel->xbins;
+    P->xscale = sel->xscale;
+    P->xscale_f = (float)sel->xscale;
+    P->xscale_k = (float)(sel->xscale * 1e-6);
+    P->xhist_out = NULL;
+    if (sel->xbins) {
+        FD_TRY(fd_cuda_grow((void **)&g->d_xhist, &g->cap_xhist, sel->xbins, 8, "the FDR histogram"));
+        FD_TRY(fd_cuda_host_grow((void **)&g->h_xhist, &g->cap_hxhist, sel->xbins, 8));
+        P->xhist_out = g->d_xhist;
+    }
+    P->q = sel->q;
+    P->x_lo = sel->x_lo;
+    P->x_hi = sel->x_hi;
+    screen_bounds(sel, P);
+    P->strip = strip;
+    P->cnt = g->d_cnt;
+    P->hist_out = g->d_hist;
+    P->row_pre = NULL;
+    P->tile_cnt = NULL;
+    return FD_OK;
+}
+
+/* Launches until the device's buffer held every pair for the host (it
+ * grows, or with more pairs than the caller keeps, P->emit goes off and
+ * only the undecided pairs come back), each run starting its counts over.
+ * tiles: --top-k's row tiles, each with its own segment of the buffer
+ * (counters 4 + b), else 0.  *nrec: the pairs in the buffer. */
+static fd_status launch_fitting(spearman_gpu *g, dim3 grid, kparams *P, const spearman_gpu_sel *sel, uint64_t tiles,
+                                bool use_max, spearman_gpu_out *out, uint64_t *nrec)
+{
+    fd_status st = FD_OK;
+    const uint64_t ncnt = 4 + tiles;
+    for (;;) {
+        P->rec = g->d_rec;
+        P->cap = tiles ? g->cap_d / tiles : g->cap_d;
+        CK(cudaMemsetAsync(g->d_cnt, 0, ncnt * 8, g->stream));
+        if (sel->hist) CK(cudaMemsetAsync(g->d_hist, 0, BINS * 8, g->stream));
+        if (sel->xbins) CK(cudaMemsetAsync(g->d_xhist, 0, sel->xbins * 8, g->stream));
+        CK(launch(g, grid, *P, use_max));
+        CK(cudaMemcpyAsync(g->h_cnt, g->d_cnt, ncnt * 8, cudaMemcpyDeviceToHost, g->stream));
+        CK(cudaStreamSynchronize(g->stream));
+        g->stats.launches++;
+        g->stats.launches_max += use_max;
+        g->stats.launches_fdr += sel->xbins != 0;
+        g->stats.closer += g->h_cnt[3];
+        if (tiles) {
+            uint64_t most = 0;
+            *nrec = 0;
+            for (uint64_t b = 0; b < tiles; b++) {
+                *nrec += g->h_cnt[4 + b];
+                if (g->h_cnt[4 + b] > most) most = g->h_cnt[4 + b];
+            }
+            if (most <= P->cap) break;
+            FD_TRY(fd_cuda_grow((void **)&g->d_rec, &g->cap_d, most * tiles, sizeof(spearman_gpu_pair),
+                                "selected pairs"));
+            g->stats.reruns++;
+            continue;
+        }
+        *nrec = g->h_cnt[2];
+        if (*nrec <= g->cap_d) break;
+        if (P->emit && sel->emit_cap && g->h_cnt[2] > sel->emit_cap) {
+            /* More pairs than the caller keeps: the launch runs
+             * again and returns the undecided pairs only. */
+            P->emit = 0;
+            out->emit_dropped = 1;
+            g->stats.reruns++;
+            continue;
+        }
+        /* More pairs for the host than the buffer holds: grow it and
+         * run the launch again (its counts start over). */
+        FD_TRY(fd_cuda_grow((void **)&g->d_rec, &g->cap_d, *nrec, sizeof(spearman_gpu_pair), "selected pairs"));
+        g->stats.reruns++;
+    }
+done:
+    return st;
+}
+
+/* After the launch: --top-k's pairs into the rows' lists on the device
+ * (the next launch's screen reads the thresholds this leaves), else the
+ * pairs to the host; the histograms to the host. */
+static fd_status rect_results(spearman_gpu *g, const kparams &P, const spearman_gpu_sel *sel, uint64_t tiles,
+                              uint64_t i0, uint64_t nrec, spearman_gpu_out *out)
+{
+    fd_status st = FD_OK;
+    if (tiles && nrec) {
+        if (P.cap > UINT32_MAX)
+            return fd_fail(FD_ERR_INTERNAL, "--top-k: %llu pairs of one row tile passed the screen",
+                           (unsigned long long)P.cap);
+        FD_TRY(fd_cuda_grow((void **)&g->d_idx, &g->cap_idx, P.cap * tiles, sizeof(uint32_t),
+                            "the --top-k merge's index"));
+        k_topk_merge<<<(unsigned)tiles, TILE, 0, g->stream>>>(g->d_rec, P.cap, P.tile_cnt, i0, g->topk_rows,
+                                                               g->topk_k, g->topk_same, g->x.sii, g->d_idx, g->d_list,
+                                                               g->d_nlist, g->d_pre);
+        CK(cudaGetLastError());
+    } else if (!tiles && nrec) {
+        FD_TRY(fd_cuda_host_grow((void **)&g->h_rec, &g->cap_h, nrec, sizeof(spearman_gpu_pair)));
+        CK(cudaMemcpyAsync(g->h_rec, g->d_rec, nrec * sizeof(spearman_gpu_pair), cudaMemcpyDeviceToHost,
+                           g->stream));
+    }
+    if (sel->hist) CK(cudaMemcpyAsync(g->h_hist, g->d_hist, BINS * 8, cudaMemcpyDeviceToHost, g->stream));
+    /* selected counts the binned pairs: none, none to copy */
+    if (sel->xbins && g->h_cnt[1])
+        CK(cudaMemcpyAsync(g->h_xhist, g->d_xhist, sel->xbins * 8, cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaStreamSynchronize(g->stream));
+    out->pairs = g->h_cnt[0];
+    out->selected = g->h_cnt[1];
+    out->rec = g->h_rec;
+    out->nrec = nrec;
+    if (sel->hist) out->hist = g->h_hist;
+    if (sel->xbins && g->h_cnt[1]) out->xhist = g->h_xhist;
+done:
+    return st;
+}
+
 extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,
                                        int upper, const spearman_gpu_sel *sel, spearman_gpu_out *out)
 {
@@ -1233,122 +1408,26 @@ extern "C" fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1
     {
         const double t0 = fd_now();
         kparams P;
-        P.x = dmat{g->x.a, g->x.sii, g->x.inv};
-        P.y = dmat{Y.a, Y.sii, Y.inv};
-        P.i0 = i0;
-        P.i1 = i1;
-        P.j0 = j0;
-        P.j1 = j1;
-        P.upper = upper;
-        P.mode = sel->mode;
-        P.hist = sel->hist;
-        P.emit = sel->emit;
-        P.xbins = (int)sel->xbins;
-        P.xscale = sel->xscale;
-        P.xscale_f = (float)sel->xscale;
-        P.xscale_k = (float)(sel->xscale * 1e-6);
-        P.xhist_out = NULL;
-        if (sel->xbins) {
-            FD_TRY(fd_cuda_grow((void **)&g->d_xhist, &g->cap_xhist, sel->xbins, 8, "the FDR histogram"));
-            FD_TRY(fd_cuda_host_grow((void **)&g->h_xhist, &g->cap_hxhist, sel->xbins, 8));
-            P.xhist_out = g->d_xhist;
-        }
-        P.q = sel->q;
-        P.x_lo = sel->x_lo;
-        P.x_hi = sel->x_hi;
-        screen_bounds(sel, &P);
-        P.strip = strip;
-        P.cnt = g->d_cnt;
-        P.hist_out = g->d_hist;
-        P.row_pre = NULL;
-        P.tile_cnt = NULL;
+        FD_TRY(rect_params(g, Y, i0, i1, j0, j1, upper, sel, strip, &P));
         /* --top-k: the records of each row tile in a segment of their own */
-        const uint64_t tiles = sel->mode == 'k' ? gy : 0, ncnt = 4 + tiles;
-        if (sel->mode == 'k') {
+        const uint64_t tiles = sel->mode == 'k' ? gy : 0;
+        if (tiles) {
             if (sel->hist || upper || !g->topk_on || i0 != g->topk_i0 || i1 - i0 != g->topk_rows)
                 return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_rect: --top-k takes the rows of the last "
                                                 "spearman_gpu_topk_reset, no histogram, no triangle");
             P.row_pre = g->d_pre; /* spearman_gpu_topk_reset's, then k_topk_merge's */
-            FD_TRY(fd_cuda_grow((void **)&g->d_cnt, &g->cap_cnt, ncnt, 8, "counters"));
-            FD_TRY(fd_cuda_host_grow((void **)&g->h_cnt, &g->cap_hcnt, ncnt, 8));
+            FD_TRY(fd_cuda_grow((void **)&g->d_cnt, &g->cap_cnt, 4 + tiles, 8, "counters"));
+            FD_TRY(fd_cuda_host_grow((void **)&g->h_cnt, &g->cap_hcnt, 4 + tiles, 8));
+            P.cnt = g->d_cnt;
             P.tile_cnt = g->d_cnt + 4;
         }
         /* --top-k thresholds differ per row: only the max screen takes
          * them.  --fdr's pass 1 bins its certain keeps in the band screen. */
         const bool use_max = P.row_pre || (!P.xbins && g->use_max);
         uint64_t nrec = 0;
-        for (;;) {
-            P.rec = g->d_rec;
-            P.cap = tiles ? g->cap_d / tiles : g->cap_d;
-            CK(cudaMemsetAsync(g->d_cnt, 0, ncnt * 8, g->stream));
-            if (sel->hist) CK(cudaMemsetAsync(g->d_hist, 0, BINS * 8, g->stream));
-            if (sel->xbins) CK(cudaMemsetAsync(g->d_xhist, 0, sel->xbins * 8, g->stream));
-            CK(launch(g, dim3((unsigned)gx, (unsigned)gy), P, use_max));
-            CK(cudaMemcpyAsync(g->h_cnt, g->d_cnt, ncnt * 8, cudaMemcpyDeviceToHost, g->stream));
-            CK(cudaStreamSynchronize(g->stream));
-            g->stats.launches++;
-            g->stats.launches_max += use_max;
-            g->stats.launches_fdr += sel->xbins != 0;
-            g->stats.closer += g->h_cnt[3];
-            if (tiles) {
-                uint64_t most = 0;
-                nrec = 0;
-                for (uint64_t b = 0; b < tiles; b++) {
-                    nrec += g->h_cnt[4 + b];
-                    if (g->h_cnt[4 + b] > most) most = g->h_cnt[4 + b];
-                }
-                if (most <= P.cap) break;
-                FD_TRY(fd_cuda_grow((void **)&g->d_rec, &g->cap_d, most * tiles, sizeof(spearman_gpu_pair),
-                                    "selected pairs"));
-                g->stats.reruns++;
-                continue;
-            }
-            nrec = g->h_cnt[2];
-            if (nrec <= g->cap_d) break;
-            if (P.emit && sel->emit_cap && g->h_cnt[2] > sel->emit_cap) {
-                /* More pairs than the caller keeps: the launch runs
-                 * again and returns the undecided pairs only. */
-                P.emit = 0;
-                out->emit_dropped = 1;
-                g->stats.reruns++;
-                continue;
-            }
-            /* More pairs for the host than the buffer holds: grow it and
-             * run the launch again (its counts start over). */
-            FD_TRY(fd_cuda_grow((void **)&g->d_rec, &g->cap_d, nrec, sizeof(spearman_gpu_pair), "selected pairs"));
-            g->stats.reruns++;
-        }
+        FD_TRY(launch_fitting(g, dim3((unsigned)gx, (unsigned)gy), &P, sel, tiles, use_max, out, &nrec));
         if (!P.row_pre && !P.xbins) choose_screen(g);
-        if (tiles) {
-            /* the pairs that passed into the rows' lists, on the device;
-             * the next launch's screen reads the thresholds this leaves */
-            if (nrec) {
-                if (P.cap > UINT32_MAX)
-                    return fd_fail(FD_ERR_INTERNAL, "--top-k: %llu pairs of one row tile passed the screen",
-                                   (unsigned long long)P.cap);
-                FD_TRY(fd_cuda_grow((void **)&g->d_idx, &g->cap_idx, P.cap * tiles, sizeof(uint32_t),
-                                    "the --top-k merge's index"));
-                k_topk_merge<<<(unsigned)tiles, TILE, 0, g->stream>>>(
-                    g->d_rec, P.cap, P.tile_cnt, i0, g->topk_rows, g->topk_k, g->topk_same, g->x.sii, g->d_idx,
-                    g->d_list, g->d_nlist, g->d_pre);
-                CK(cudaGetLastError());
-            }
-        } else if (nrec) {
-            FD_TRY(fd_cuda_host_grow((void **)&g->h_rec, &g->cap_h, nrec, sizeof(spearman_gpu_pair)));
-            CK(cudaMemcpyAsync(g->h_rec, g->d_rec, nrec * sizeof(spearman_gpu_pair), cudaMemcpyDeviceToHost,
-                               g->stream));
-        }
-        if (sel->hist) CK(cudaMemcpyAsync(g->h_hist, g->d_hist, BINS * 8, cudaMemcpyDeviceToHost, g->stream));
-        /* selected counts the binned pairs: none, none to copy */
-        if (sel->xbins && g->h_cnt[1])
-            CK(cudaMemcpyAsync(g->h_xhist, g->d_xhist, sel->xbins * 8, cudaMemcpyDeviceToHost, g->stream));
-        CK(cudaStreamSynchronize(g->stream));
-        out->pairs = g->h_cnt[0];
-        out->selected = g->h_cnt[1];
-        out->rec = g->h_rec;
-        out->nrec = nrec;
-        if (sel->hist) out->hist = g->h_hist;
-        if (sel->xbins && g->h_cnt[1]) out->xhist = g->h_xhist;
+        FD_TRY(rect_results(g, P, sel, tiles, i0, nrec, out));
         g->stats.kernel_seconds += fd_now() - t0;
     }
 done:

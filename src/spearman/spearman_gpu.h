@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* All-pairs Spearman on one GPU: the device engine of the CUDA spearman
  * backend.  Plain C interface (no CUDA header leaks through it).
  *

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 #include "spearman_h5.h"
 
 #include "../job/h5part.h"

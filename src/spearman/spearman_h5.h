@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The spearman result files (docs/formats.md): DIR/spearman.h5 from one
  * rank, or one DIR/part-RRRRR.h5 per rank and a master DIR/spearman.h5
  * whose /pairs datasets are virtual datasets over the parts.  Pairs are

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The rho histogram's bin, the one definition that tile.c (scalar and
  * AVX2) and the GPU kernel (src/cuda/spearman_gpu.cu) share, so that every
  * backend fills the same bins.

@@ -1,332 +1,27 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* One spearman run on every rank, as the stages of the job skeleton
  * (job/job.h): read and rank (every rank the same input), setup, then the
  * run: pass 1 (counts and histograms, reduced over ranks), the output
  * size check, pass 2 (writing pairs to this rank's part); commit (parts,
  * then rank 0's master).  Each step ends in an agreement of all ranks
  * (docs/architecture.md). */
-#include "spearman_job_impl.h"
+#include "spearman_job.h"
 
 #include "../common/clock.h"
 #include "../common/env.h"
-#include "../common/interrupt.h"
-#include "../common/par_rows.h"
-#include "../common/progress.h"
-#include "../job/h5part.h"
 #include "../io/h5util.h"
+#include "../job/h5part.h"
 #include "../job/job.h"
-#include "../mpi/taskpool.h"
-#include "spearman_read.h"
-#include "pvalue.h"
-#include "spearman_backend.h"
+#include "spearman_ckpt.h"
 #include "spearman_h5.h"
-#include "tile.h"
+#include "spearman_pass.h"
+#include "spearman_read.h"
 
 #include <math.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-/* ---------------- work records: block-row segments ---------------- */
-
-typedef struct {
-    uint64_t *data;
-    size_t *start, n;
-} seglist;
-
-/* A record: {first row block, first and end column block, row blocks}.
- * It names its row blocks itself, so that a resumed run on another
- * backend reads the saved list the same way. */
-#define REC_WORDS 4
-/* --top-k on a GPU: 64 blocks (16,384 rows) a record, as far as the heaps
- * stay within 4 Mi entries: each launch then hands the heaps enough pairs
- * to share among the host threads, and its first, narrow runs of columns
- * still fill the GPU. */
-static uint64_t rows_per_record(const job *jb)
-{
-    const uint64_t r = jb->ops->record_blocks;
-    if (jb->o->mode != 'k' || r <= 1) return r;
-    const uint64_t fit = (4u << 20) / ((uint64_t)jb->o->value * BLOCK);
-    return fit >= 4 * r ? 4 * r : fit > r ? fit : r;
-}
-
-static fd_status make_segments(const job *jb, int workers, seglist *s)
-{
-    uint64_t nbx = (jb->x->rows + BLOCK - 1) / BLOCK, nby = (jb->y->rows + BLOCK - 1) / BLOCK;
-    int tri = jb->x == jb->y;
-    const uint64_t R = rows_per_record(jb);
-    uint64_t tiles = tri ? nbx * (nbx + 1) / 2 : nbx * nby;
-    /* At least 64 records per worker of the whole job, when there are
-     * enough tiles: the costliest go first and the short ones even out
-     * the finish. */
-    uint64_t len = tiles / (64 * (uint64_t)workers * R);
-    if (len < 1) len = 1;
-    /* --top-k: a record is a block of rows against every row, so that each
-     * row's heap is complete when the record ends (the triangle is
-     * computed twice instead of merging heaps across ranks). */
-    if (jb->o->mode == 'k') {
-        tri = 0;
-        len = nby;
-    }
-    size_t cap = 0, n = 0;
-    for (uint64_t ib = 0; ib < nbx; ib += R) {
-        uint64_t j0 = tri ? ib : 0;
-        for (uint64_t j = j0; j < nby; j += len) n++;
-    }
-    cap = n;
-    s->data = malloc((cap + 1) * REC_WORDS * sizeof *s->data);
-    s->start = malloc((cap + 1) * sizeof *s->start);
-    if (!s->data || !s->start) return fd_fail(FD_ERR_NOMEM, "out of memory for %zu tile records", cap);
-    s->n = 0;
-    for (uint64_t ib = 0; ib < nbx; ib += R) {
-        uint64_t j0 = tri ? ib : 0;
-        for (uint64_t j = j0; j < nby; j += len) {
-            uint64_t *r = s->data + s->n * REC_WORDS;
-            s->start[s->n] = s->n * REC_WORDS;
-            r[0] = ib;
-            r[1] = j;
-            r[2] = j + len < nby ? j + len : nby;
-            r[3] = R;
-            s->n++;
-        }
-    }
-    return FD_OK;
-}
-
-/* ---------------- the two passes ---------------- */
-
-/* Writes a thread's selected pairs: rho and p are computed here, outside
- * the lock; only the append is serialised. */
-static fd_status collect_x(job *jb, spearman_acc *a)
-{
-    fd_status st = FD_OK;
-    pthread_mutex_lock(&jb->lock);
-    for (size_t k = 0; k < a->nout && st == FD_OK; k++) {
-        const spair *q = &a->out[k];
-        double x = pair_x(q->s, jb->x->sii[q->i], jb->y->sii[q->j]);
-        int b = spearman_xbin(a, x);
-        if (b < jb->bin_lo || b > jb->bin_hi) continue;
-        st = fd_grow((void **)&jb->xs, &jb->capxs, jb->nxs + 1, sizeof *jb->xs);
-        if (st == FD_OK) jb->xs[jb->nxs++] = x;
-    }
-    pthread_mutex_unlock(&jb->lock);
-    a->nout = 0;
-    return st;
-}
-
-typedef struct {
-    const job *jb;
-    const spair *q;
-    uint64_t *ii, *jj;
-    float *rho;
-    double *p;
-} pair_values;
-
-static fd_status values_rows(void *ctx, uint64_t k0, uint64_t k1, int thread)
-{
-    const pair_values *v = ctx;
-    const job *jb = v->jb;
-    (void)thread;
-    for (uint64_t k = k0; k < k1; k++) {
-        const spair *q = &v->q[k];
-        int64_t sii = jb->x->sii[q->i], sjj = jb->y->sii[q->j];
-        v->ii[k] = smat_id(jb->x, q->i);
-        v->jj[k] = smat_id(jb->y, q->j);
-        v->rho[k] = (float)spearman_rho(q->s, sii, sjj);
-        v->p[k] = spearman_p_of_x(pair_x(q->s, sii, sjj), jb->sel.dof);
-    }
-    return FD_OK;
-}
-
-fd_status spearman_write_pairs(job *jb, spearman_h5 *h5, const spair *q0, size_t n)
-{
-    fd_status st = FD_OK;
-    if (n == 0) return FD_OK;
-    pair_values v = {jb, q0, malloc(n * sizeof *v.ii), malloc(n * sizeof *v.jj), malloc(n * sizeof *v.rho),
-                     malloc(n * sizeof *v.p)};
-    if (!v.ii || !v.jj || !v.rho || !v.p) { st = fd_fail(FD_ERR_NOMEM, "out of memory for %zu pairs", n); goto done; }
-    /* A p-value is a continued fraction of a microsecond or two: a GPU
-     * rank writing millions of pairs (--top-k) spreads them over its
-     * cores; a few go on the worker alone. */
-    st = n >= 65536 && jb->host_threads > 1 ? par_rows_chunk(jb->host_threads, 0, n, 8192, values_rows, &v, NULL)
-                                             : values_rows(&v, 0, n, 0);
-    if (st != FD_OK) goto done;
-    pthread_mutex_lock(&jb->lock);
-    if (h5) st = spearman_h5_append(h5, v.ii, v.jj, v.rho, v.p, n);
-    pthread_mutex_unlock(&jb->lock);
-done:
-    free(v.ii);
-    free(v.jj);
-    free(v.rho);
-    free(v.p);
-    return st;
-}
-
-/* A thread's selected pairs: into its checkpoint segment, or the part. */
-static fd_status flush_pairs(job *jb, int t, spearman_acc *a)
-{
-    if (a->nout == 0) return FD_OK;
-    if (jb->collect) return collect_x(jb, a);
-    if (jb->ck && jb->stage) return spearman_ckpt_flush(jb, t, a);
-    fd_status st = spearman_write_pairs(jb, jb->h5, a->out, a->nout);
-    a->nout = 0;
-    return st;
-}
-
-/* Pass 1 keeping pairs: past the thread's share of the budget (or
- * another thread's, or when the backend had to stop emitting), keeping
- * stops on every thread and pass 2 will write the pairs. */
-static void keep_check(job *jb, int t, spearman_acc *a)
-{
-    if (!a->keep_over && a->nout <= a->keep_cap && !atomic_load(&jb->kept_over)) return;
-    atomic_store(&jb->kept_over, 1);
-    jb->obuf[t] = a->out;
-    jb->obufcap[t] = a->capout;
-    a->out = NULL;
-    a->nout = 0;
-    a->keep_cap = 0;
-}
-
-/* Writes what pass 1 kept, FLUSH_PAIRS at a time. */
-static fd_status write_kept(job *jb)
-{
-    fd_status st = FD_OK;
-    for (int t = 0; t < jb->threads && st == FD_OK; t++)
-        for (size_t off = 0; off < jb->nkept[t] && st == FD_OK; off += FLUSH_PAIRS) {
-            spearman_acc part = jb->acc[t];
-            part.out = jb->obuf[t] + off;
-            part.nout = jb->nkept[t] - off < FLUSH_PAIRS ? jb->nkept[t] - off : FLUSH_PAIRS;
-            st = flush_pairs(jb, t, &part);
-        }
-    return st;
-}
-
-/* The thread's accumulator is copied to the stack for the record: the
- * array of them shares cache lines, and counters bumped for every 8 pairs
- * in shared lines cost more than the pairs (16 threads ran 5x faster than
- * one instead of 16x). */
-static fd_status run_record(void *arg, int t, uint64_t id, const uint64_t *rec, size_t len)
-{
-    h5u_quiet(); /* a pool thread: it writes pairs */
-    job *jb = arg;
-    spearman_acc local = jb->acc[t], *a = &local;
-    fd_status st = FD_OK;
-    (void)len;
-    double t0 = fd_now();
-    uint64_t before = a->pairs;
-    const uint64_t rows = rec[3] * BLOCK;
-    uint64_t i0 = rec[0] * BLOCK, i1 = i0 + rows < jb->x->rows ? i0 + rows : jb->x->rows;
-    int topk = jb->o->mode == 'k';
-    if (topk) {
-        a->topk = &jb->topk[t];
-        st = spearman_topk_reset(a->topk, i0, (uint32_t)(i1 - i0), jb->x == jb->y);
-    }
-    const uint64_t step = jb->ops->rect_blocks ? jb->ops->rect_blocks : rec[2] - rec[1];
-    for (uint64_t b = rec[1]; st == FD_OK && b < rec[2]; b += step) {
-        uint64_t j0 = b * BLOCK, j1 = (b + step) * BLOCK < jb->y->rows ? (b + step) * BLOCK : jb->y->rows;
-        /* Within x only j > i counts: it matters where the columns reach
-         * back into the record's rows. */
-        int upper = !topk && jb->x == jb->y && j0 < i1;
-        st = jb->ops->rect(jb->dev, jb->x, jb->y, i0, i1, j0, j1, upper, &jb->sel, a);
-        if (st == FD_OK && a->failed) st = fd_fail(FD_ERR_NOMEM, "out of memory buffering selected pairs");
-        if (st == FD_OK && a->keep_cap) keep_check(jb, t, a);
-        else if (st == FD_OK && a->out && a->nout >= FLUSH_PAIRS) st = flush_pairs(jb, t, a);
-    }
-    if (topk && st == FD_OK) {
-        spearman_topk_emit(a->topk, a);
-        if (a->failed) st = fd_fail(FD_ERR_NOMEM, "out of memory buffering selected pairs");
-        else if (a->nout >= FLUSH_PAIRS) st = flush_pairs(jb, t, a);
-    }
-    a->topk = NULL;
-    if (st == FD_OK) st = spearman_ckpt_record_done(jb, t, a, id);
-    jb->acc[t] = local;
-    fd_progress_add(&jb->prog, a->pairs - before);
-    jb->busy[t] += fd_now() - t0;
-    jb->records[t]++;
-    return st;
-}
-
-/* One pass over all tiles.  emit = 0: count the selected pairs and fill
- * the histograms (pass 1); emit = 1: hand the selected pairs to
- * flush_pairs, which writes them (or, when jb->collect, keeps their x). */
-fd_status spearman_pass(job *jb, int emit)
-{
-    fd_status st = FD_OK;
-    fd_pool *pool = NULL;
-    seglist segs = {0};
-    const int keep = !emit && jb->keep_pairs;
-    fd_records todo = {0};
-    if (keep) atomic_store(&jb->kept_over, 0);
-    jb->stage = !emit ? 1 : jb->collect ? 0 : 2;
-    for (int t = 0; t < jb->threads; t++) {
-        spearman_acc *a = &jb->acc[t];
-        a->pairs = a->selected = 0;
-        a->nout = 0;
-        a->failed = 0;
-        a->hist = emit || jb->o->no_hist ? NULL : jb->hbuf[t];
-        a->xhist = emit || !jb->xhist ? NULL : jb->xbuf[t];
-        a->xbins = FDR_BINS;
-        a->xscale = jb->xscale;
-        /* The kernels emit only into an existing buffer (out != NULL). */
-        if ((emit || keep) && !jb->obuf[t]) {
-            jb->obuf[t] = malloc(2 * FLUSH_PAIRS * sizeof(spair));
-            jb->obufcap[t] = jb->obuf[t] ? 2 * FLUSH_PAIRS : 0;
-            if (!jb->obuf[t]) st = fd_fail(FD_ERR_NOMEM, "out of memory for the pair buffers");
-        }
-        a->out = emit || keep ? jb->obuf[t] : NULL;
-        a->capout = emit || keep ? jb->obufcap[t] : 0;
-        a->keep_cap = keep ? jb->keep_pairs / (uint64_t)jb->threads + 1 : 0;
-        a->keep_over = 0;
-        if (jb->seg) spearman_ckpt_pass_start(jb, t);
-        if (a->hist) memset(a->hist, 0, SPEARMAN_HIST_BINS * sizeof *a->hist);
-        if (a->xhist) memset(a->xhist, 0, FDR_BINS * sizeof *a->xhist);
-    }
-    FD_TRY_GOTO(fd_pool_create(&pool, jb->threads, &jb->failed), st, done);
-    if (fd_pool_rank(pool) == 0) {
-        /* A checkpointed run makes its list once (or loads it) and hands
-         * out what is not done yet. */
-        if (!jb->ck || !jb->recs.data) st = make_segments(jb, fd_pool_total_workers(pool), &segs);
-        fd_records recs = {segs.data, segs.start, segs.n, segs.n * REC_WORDS, NULL};
-        if (st == FD_OK && jb->ck) {
-            st = spearman_ckpt_list(jb, &recs, &todo);
-            recs = todo;
-        }
-        if (st != FD_OK) {
-            atomic_store(&jb->failed, 1);
-            recs = (fd_records){0};
-        }
-        fd_pool_set_work(pool, &recs);
-    }
-    fd_status wst = fd_pool_work(pool, jb->threads, run_record, jb, &jb->prog);
-    if (st == FD_OK) st = wst;
-    /* Segments commit while the threads' buffers still hold what pass 1
-     * kept. */
-    if (st == FD_OK) st = spearman_ckpt_pass_end(jb);
-    /* Interrupted: what finished is committed above; the pass is not
-     * whole. */
-    if (st == FD_OK) st = fd_interrupt_check();
-    for (int t = 0; t < jb->threads; t++) {
-        spearman_acc *a = &jb->acc[t];
-        if (emit && st == FD_OK) st = flush_pairs(jb, t, a);
-        jb->pairs += a->pairs;
-        jb->selected += a->selected;
-        for (int k = 0; a->hist && k < SPEARMAN_HIST_BINS; k++) jb->hist[k] += a->hist[k];
-        for (uint32_t k = 0; a->xhist && k < FDR_BINS; k++) jb->xhist[k] += a->xhist[k];
-        if ((emit || keep) && a->out) {
-            jb->obuf[t] = a->out; /* emit() may have moved it */
-            jb->obufcap[t] = a->capout;
-        }
-        if (keep) jb->nkept[t] = a->out ? a->nout : 0;
-        a->out = NULL;
-        a->keep_cap = 0;
-    }
-done:
-    fd_pool_destroy(&pool);
-    free(segs.data);
-    free(segs.start);
-    ckpt_records_free(&todo);
-    return st;
-}
 
 /* ---------------- the stages ---------------- */
 
@@ -348,7 +43,7 @@ static int checkpointed(const spearman_opts *o) { return o->outdir && o->checkpo
 
 static fd_status validate(fd_job *j)
 {
-    job *jb = j->w;
+    spearman_run *jb = j->w;
     jb->mpi = j->mpi;
     jb->out = &j->out;
     jb->t0 = j->t0;
@@ -364,7 +59,7 @@ static fd_status validate(fd_job *j)
  * without them has no use for it. */
 static fd_status read_inputs(fd_job *j)
 {
-    job *jb = j->w;
+    spearman_run *jb = j->w;
     const spearman_opts *o = jb->o;
     FD_TRY(spearman_read(&jb->x, o->input, o->drop_nan, o->header, j->threads));
     if (o->y_input) FD_TRY(spearman_read(&jb->y, o->y_input, o->drop_nan, o->header, j->threads));
@@ -376,7 +71,7 @@ static fd_status read_inputs(fd_job *j)
 
 static fd_status same_inputs(fd_job *j)
 {
-    job *jb = j->w;
+    spearman_run *jb = j->w;
     const spearman_opts *o = jb->o;
     FD_TRY(fd_mpi_same_digest(jb->x->digest, o->input));
     if (!jb->y) {
@@ -394,7 +89,7 @@ static fd_status same_inputs(fd_job *j)
  * falls back or none does. */
 static const fd_device_ops *backend_for(fd_job *j)
 {
-    job *jb = j->w;
+    spearman_run *jb = j->w;
     if (!jb->ops->supports || jb->ops->supports(jb->o->mode, jb->x->n)) return j->dev;
     if (fd_job_speaks(j))
         fprintf(stderr, "fcbo-dist spearman: rows of %u values run on the CPU backend (%s takes up to 128)\n",
@@ -409,7 +104,7 @@ static const fd_device_ops *backend_for(fd_job *j)
  * writes. */
 static fd_status setup(fd_job *j)
 {
-    job *jb = j->w;
+    spearman_run *jb = j->w;
     const spearman_opts *o = jb->o;
     fd_status st = FD_OK;
     jb->device = j->device;
@@ -435,7 +130,7 @@ static fd_status setup(fd_job *j)
         st = fd_fail(FD_ERR_NOMEM, "out of memory");
     if (st == FD_OK && o->mode == 'k') {
         FD_ALLOC_GOTO(jb->topk, T, st, done);
-        const uint32_t rows = (uint32_t)(rows_per_record(jb) * BLOCK);
+        const uint32_t rows = (uint32_t)(spearman_rows_per_record(jb) * BLOCK);
         for (size_t k = 0; k < T; k++)
             FD_TRY_GOTO(spearman_topk_init(&jb->topk[k], (uint32_t)o->value, rows), st, done);
     }
@@ -452,7 +147,7 @@ done:
     return checkpointed(o) ? spearman_ckpt_open(jb) : FD_OK;
 }
 
-static fd_status reduce_counts(job *jb)
+static fd_status reduce_counts(spearman_run *jb)
 {
     fd_status st = FD_OK;
     if (!fd_mpi_active()) return FD_OK;
@@ -472,7 +167,7 @@ done:
 /* Bytes per written pair: i and j (8 each), rho (4), p (8). */
 #define PAIR_BYTES 28
 
-static fd_status check_output_size(const job *jb)
+static fd_status check_output_size(const spearman_run *jb)
 {
     const spearman_opts *o = jb->o;
     double bytes = (double)jb->selected * PAIR_BYTES;
@@ -484,7 +179,7 @@ static fd_status check_output_size(const job *jb)
                    o->mode == 'p' ? "--pvalue" : o->mode == 'r' ? "--rho" : o->mode == 'f' ? "--fdr" : "--top-k");
 }
 
-static void fill_meta(const job *jb, spearman_meta *m)
+static void fill_meta(const spearman_run *jb, spearman_meta *m)
 {
     const spearman_opts *o = jb->o;
     memset(m, 0, sizeof *m);
@@ -521,7 +216,7 @@ static void fill_meta(const job *jb, spearman_meta *m)
 }
 
 /* This rank's row of the /ranks table: pairs written, tile records run. */
-static void rank_report(const job *jb, h5part_rank *r, double enum_s)
+static void rank_report(const spearman_run *jb, h5part_rank *r, double enum_s)
 {
     double busy = 0;
     memset(r, 0, sizeof *r);
@@ -535,7 +230,7 @@ static void rank_report(const job *jb, h5part_rank *r, double enum_s)
 
 /* The input files' SHA-256, which the readers may have left computing
  * (smat_sha256), and the same on every rank.  Collective. */
-static fd_status input_hashes(job *jb)
+static fd_status input_hashes(spearman_run *jb)
 {
     fd_status st = smat_sha256(jb->x);
     if (st == FD_OK && jb->y != jb->x) st = smat_sha256(jb->y);
@@ -549,7 +244,7 @@ static fd_status input_hashes(job *jb)
  * its size is known.  Agreed. */
 static fd_status count_stage(fd_job *j)
 {
-    job *jb = j->w;
+    spearman_run *jb = j->w;
     const spearman_opts *o = jb->o;
     if (o->mode == 'k') {
         uint64_t rows = 0;
@@ -581,7 +276,7 @@ static fd_status count_stage(fd_job *j)
  * datasets.  Agreed. */
 static fd_status write_stage(fd_job *j)
 {
-    job *jb = j->w;
+    spearman_run *jb = j->w;
     const spearman_opts *o = jb->o;
     const char *file = jb->out->parts ? jb->out->part : jb->out->result;
     fd_status st = jb->ck ? FD_OK : spearman_h5_create(&jb->h5, file);
@@ -591,7 +286,7 @@ static fd_status write_stage(fd_job *j)
     FD_TRY(fd_mpi_agree(st, NULL));
     if (o->count_only) return jb->ck ? fd_mpi_agree(spearman_ckpt_build(jb, 0, file), NULL) : FD_OK;
     if (jb->keep_pairs && !atomic_load(&jb->kept_over))
-        return fd_mpi_agree(jb->ck ? spearman_ckpt_build(jb, 1, file) : write_kept(jb), NULL);
+        return fd_mpi_agree(jb->ck ? spearman_ckpt_build(jb, 1, file) : spearman_write_kept(jb), NULL);
     const uint64_t pairs = jb->pairs, selected = jb->selected;
     fd_progress_start(&jb->prog, "pairs", !fd_job_speaks(j));
     if (o->mode == 'k') jb->pairs = jb->selected = 0;
@@ -607,11 +302,11 @@ static fd_status write_stage(fd_job *j)
     return o->mode == 'k' ? reduce_counts(jb) : FD_OK;
 }
 
-static fd_status report_input(job *jb);
+static fd_status report_input(spearman_run *jb);
 
 static fd_status run(fd_job *j)
 {
-    job *jb = j->w;
+    spearman_run *jb = j->w;
     if (jb->o->check_input) return fd_mpi_agree(report_input(jb), NULL);
     jb->t_enum = fd_now();
     FD_TRY(count_stage(j));
@@ -625,7 +320,7 @@ static fd_status run(fd_job *j)
 /* This rank's part, then rank 0's master (or the single file). */
 static fd_status commit(fd_job *j)
 {
-    job *jb = j->w;
+    spearman_run *jb = j->w;
     if (jb->o->check_input) return FD_OK;
     h5part_rank mine;
     spearman_meta meta;
@@ -649,7 +344,7 @@ static fd_status commit(fd_job *j)
 
 /* --check-input: the shape and the SHA-256 of each input (joined here),
  * and the time to read, rank and hash them. */
-static fd_status report_input(job *jb)
+static fd_status report_input(spearman_run *jb)
 {
     FD_TRY(input_hashes(jb));
     const double secs = fd_now() - jb->t0;
@@ -665,7 +360,7 @@ static fd_status report_input(job *jb)
 
 static void report(fd_job *j)
 {
-    const job *jb = j->w;
+    const spearman_run *jb = j->w;
     const spearman_opts *o = jb->o;
     if (o->check_input) return;
     double secs = fd_now() - jb->t0;
@@ -684,7 +379,7 @@ static void report(fd_job *j)
                 constant == 1 ? "" : "s");
     if (jb->resumed)
         fprintf(stderr, "resumed: %llu of %llu tile records were done by earlier runs\n",
-                (unsigned long long)jb->resumed, (unsigned long long)jb->recs.n);
+                (unsigned long long)jb->resumed, (unsigned long long)jb->records_total);
     if (!o->stats) return;
     fprintf(stderr, "load %.3f s, pass 1 (count) %.3f s, ", jb->load_s, jb->pass1_s);
     if (o->mode == 'f') fprintf(stderr, "FDR cutoff %.3f s, ", jb->fdr_s);
@@ -696,7 +391,7 @@ static void report(fd_job *j)
 
 static void close_run(fd_job *j, fd_status st)
 {
-    job *jb = j->w;
+    spearman_run *jb = j->w;
     if (jb->dev) jb->ops->close(jb->dev);
     spearman_h5_abort(&jb->h5);
     spearman_ckpt_close(jb, st);
@@ -736,7 +431,7 @@ static const fd_job_ops spearman_job_ops = {
 
 fd_status spearman_job_run(const spearman_opts *o)
 {
-    job jb;
+    spearman_run jb;
     memset(&jb, 0, sizeof jb);
     jb.o = o;
     atomic_init(&jb.failed, 0);

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Runs `fcbo-dist spearman` on this rank, as one of all ranks: every rank
  * reads and ranks the matrix, rank 0 hands out tiles of the pair matrix
  * (src/mpi/taskpool), pass 1 counts the selected pairs and the rho

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The rank matrix as the sink of the matrix readers: each row becomes its
  * doubled centred average ranks (int32, then packed by smat_push_ranked). */
 #include "spearman_read.h"

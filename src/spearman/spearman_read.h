@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* Reading the matrix of `spearman`: one row per variable, one column per
  * observation, in any format of src/io/matrix_read.h.  Rows are ranked as
  * they stream in (by the text reader's threads), so only the rank matrix

@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
 /* The all-pairs kernel: one tile of rows [i0, i1) of x against rows
  * [j0, j1) of y, S_ij computed exactly in integers, then
  *  - counted into a histogram of rho (every pair both of whose rows vary),
