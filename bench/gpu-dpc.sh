@@ -38,7 +38,7 @@ one() {  # N backend ranks
   local N=$1 be=$2 np=$3 launch=()
   [ "$np" -gt 1 ] && launch=(mpirun -np "$np" --bind-to none)
   local t0 t1; t0=$(date +%s.%N)
-  "${launch[@]}" "$BIN" dpc "$tmp/b$N.$INPUT" --label-column 3 --neighbors 30 --centers 50 --backend "$be" --stats \
+  "${launch[@]}" "$BIN" dpc "$tmp/b$N.$INPUT" --labels "$tmp/b$N.labels.$INPUT" --neighbors 30 --centers 50 --backend "$be" --stats \
     2> "$tmp/err" < /dev/null || { echo "failed: $be np=$np: $(tail -3 "$tmp/err")" >&2; return; }
   t1=$(date +%s.%N)
   local phases dc k

@@ -14,7 +14,7 @@ if [ -n "${ASAN_OPTIONS:-}${TSAN_OPTIONS:-}" ] && [ -z "${FD_BYTEFLIPS:-}" ]; th
 "$BIN" gen counts --rows 300 --cols 12 --seed 3 -o "$W/m.txt"
 "$BIN" spearman "$W/m.txt" -o "$W/sp" --pvalue 0.01 -q
 "$BIN" gen blobs --n 500 --dims 2 --clusters 3 --seed 3 -o "$W/p.txt"
-"$BIN" dpc "$W/p.txt" --label-column 3 --centers 3 --halo -o "$W/dpc" -q
+"$BIN" dpc "$W/p.txt" --labels "$W/p.labels.txt" --centers 3 --halo -o "$W/dpc" -q
 "$BIN" gen tensor --shape 12x10x8 --rank 2 --seed 3 -o "$W/t.h5"
 "$BIN" bcp "$W/t.h5:/tensor" --rank 4 -o "$W/bcp" -q
 "$BIN" bcp "$W/t.h5:/tensor" --rank 2 --fuse 2x1x1 -o "$W/bcpf" -q

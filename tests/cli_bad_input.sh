@@ -63,7 +63,7 @@ if ! nvidia-smi -L > /dev/null 2>&1; then
   check '[ $rc -eq 2 ] && grep -q "cannot run here\|not available" "$W/err" && [ ! -e "$W/out" ]' \
         "--backend cuda without a GPU: exit $rc, $(cat "$W/err")"
   printf '1 2 3 4\n4 3 2 1\n1 3 2 4\n' > "$W/m.txt"
-  "$BIN" spearman "$W/m.txt" --backend cuda -o "$W/out" -q > /dev/null 2> "$W/err"; rc=$?
+  "$BIN" spearman "$W/m.txt" --backend cuda --pvalue 0.05 -o "$W/out" -q > /dev/null 2> "$W/err"; rc=$?
   check '[ $rc -eq 2 ] && grep -q "cannot run here\|not available" "$W/err" && [ ! -e "$W/out" ]' \
         "spearman --backend cuda without a GPU: exit $rc, $(cat "$W/err")"
 fi
@@ -72,7 +72,7 @@ check '[ $rc -eq 2 ] && grep -q "backend .tpu. is not available" "$W/err"' "spea
 printf '1 2 3 4\n4 3 2 1\n1 3 2 4\n' > "$W/m4.txt"
 for v in x -1 12abc ""; do
   rm -rf "$W/out"
-  FD_SPEARMAN_KEEP_PAIRS=$v "$BIN" spearman "$W/m4.txt" -o "$W/out" -q > /dev/null 2> "$W/err"; rc=$?
+  FD_SPEARMAN_KEEP_PAIRS=$v "$BIN" spearman "$W/m4.txt" --pvalue 0.05 -o "$W/out" -q > /dev/null 2> "$W/err"; rc=$?
   check '[ $rc -eq 2 ] && grep -q "FD_SPEARMAN_KEEP_PAIRS" "$W/err" && [ ! -e "$W/out" ]' \
         "FD_SPEARMAN_KEEP_PAIRS='$v': exit $rc, $(cat "$W/err")"
 done

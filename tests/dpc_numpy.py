@@ -264,9 +264,9 @@ blobs = os.path.join(WORK, "blobs.txt")
 subprocess.run([BIN, "gen", "blobs", "--n", "3000", "--dims", "2", "--clusters", "6", "--seed", "5", "--spread", "1",
                 "-o", blobs], check=True, env=ENV)
 auto_out = os.path.join(WORK, "auto")
-if run([blobs, "--label-column", "3", "--kernel", "gaussian", "-o", auto_out, "--force", "-q"]).returncode == 0:
+if run([blobs, "--labels", blobs.replace(".txt", ".labels.txt"), "--kernel", "gaussian", "-o", auto_out, "--force", "-q"]).returncode == 0:
     g = load(auto_out)
-    y = np.loadtxt(blobs)[:, 2]
+    y = np.loadtxt(blobs.replace(".txt", ".labels.txt"))
     check(g["attrs"]["n_clusters"] == 6 and ari(g["labels"], y) > 0.99,
           "blobs: %d clusters, ARI %.4f" % (g["attrs"]["n_clusters"], ari(g["labels"], y)))
 
@@ -292,8 +292,18 @@ bnpy = os.path.join(WORK, "blobs.npy")
 subprocess.run([BIN, "gen", "blobs", "--n", "3000", "--dims", "2", "--clusters", "6", "--seed", "5", "--spread", "1",
                 "-o", bnpy], check=True, env=ENV)
 check(np.array_equal(np.load(bnpy), np.loadtxt(blobs)), "gen blobs: .npy and .txt differ")
+# The coordinates alone in the points file, the truth (point i in cluster
+# i mod K + 1) in a file of its own, never a column dpc could cluster on.
+truth = np.arange(3000) % 6 + 1
+check(np.loadtxt(blobs).shape == (3000, 2), "gen blobs: %s columns" % (np.loadtxt(blobs).shape,))
+check(np.array_equal(np.loadtxt(blobs.replace(".txt", ".labels.txt")), truth), "gen blobs: .labels.txt")
+check(np.array_equal(np.load(bnpy.replace(".npy", ".labels.npy")).ravel(), truth), "gen blobs: .labels.npy")
+short = os.path.join(WORK, "short.labels.txt")
+np.savetxt(short, truth[:-1], fmt="%d")
+r = run([blobs, "--labels", short, "-q"], expect=2)
+check("2999 labels for 3000 points" in r.stderr, "--labels of the wrong length: %s" % r.stderr.strip())
 out2 = os.path.join(WORK, "auto_npy")
-if run([bnpy, "--label-column", "3", "--kernel", "gaussian", "-o", out2, "--force", "-q"]).returncode == 0:
+if run([bnpy, "--labels", bnpy.replace(".npy", ".labels.npy"), "--kernel", "gaussian", "-o", out2, "--force", "-q"]).returncode == 0:
     check(np.array_equal(load(out2)["labels"], load(auto_out)["labels"]), "gen blobs: .npy clusters differ from .txt")
 many = os.path.join(WORK, "many.txt")  # every point in the rectangle: more centres than allowed
 subprocess.run([BIN, "gen", "blobs", "--n", "70000", "--dims", "2", "--clusters", "9", "-o", many], check=True, env=ENV)

@@ -75,7 +75,7 @@ cpu, gpu = os.path.join(WORK, "cpu"), os.path.join(WORK, "gpu")
 for extra, grid in [(["--neighbors", "20"], "on"), (["--dc", "0.05"], "on"), (["--neighbors", "20"], "off")]:
     name = "blobs %s grid %s" % (" ".join(extra), grid)
     env = {"FD_DPC_GRID": grid}
-    args = [path, "--label-column", "3", "--centers", "12"] + extra
+    args = [path, "--labels", path.replace(".txt", ".labels.txt"), "--centers", "12"] + extra
     run(args + ["-o", cpu, "-q"], "cpu", env=env)
     run(args + ["-o", gpu, "-q"], GB, env=env)
     compare(name, load(cpu), load(gpu))

@@ -74,7 +74,7 @@ else
 fi
 # An output path under a regular file.
 touch "$W/file"
-for cmd in "lattice $W/ctx.dat" "spearman $W/m.txt" "dpc $W/p.txt" "bcp $W/t.npy --rank 3"; do
+for cmd in "lattice $W/ctx.dat" "spearman $W/m.txt --pvalue 0.05" "dpc $W/p.txt" "bcp $W/t.npy --rank 3"; do
   "$BIN" $cmd -o "$W/file/out" -q 2> "$W/err"; rc=$?
   check '[ $rc -ne 0 ] && [ $rc -lt 128 ] && grep -q "Not a directory" "$W/err"' "${cmd%% *} -o FILE/out: exit $rc: $(cat "$W/err")"
 done

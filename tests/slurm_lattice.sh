@@ -42,8 +42,8 @@ for launch in srun mpirun; do
 done
 # COMMAND=dpc: the same clusters as a direct run.
 "$BIN" gen blobs --n 400 --dims 2 --clusters 3 --seed 2 -o "$W/pts.txt"
-"$BIN" dpc "$W/pts.txt" --label-column 3 --centers 3 -o "$W/dpc-direct" -q
-id=$(sbatch --parsable --export=ALL,COMMAND=dpc,INPUT="$W/pts.txt",OUTDIR="$W/out-dpc",FCBO_DIST="$BIN",FCBO_ARGS="--label-column 3 --centers 3" \
+"$BIN" dpc "$W/pts.txt" --labels "$W/pts.labels.txt" --centers 3 -o "$W/dpc-direct" -q
+id=$(sbatch --parsable --export=ALL,COMMAND=dpc,INPUT="$W/pts.txt",OUTDIR="$W/out-dpc",FCBO_DIST="$BIN",FCBO_ARGS="--labels $W/pts.labels.txt --centers 3" \
        --nodes=1 --ntasks-per-node=2 --cpus-per-task=1 --time=00:05:00 --output="$W/job-dpc.log" "$ROOT/jobs/fcbo.sbatch")
 wait_job "$id"
 "$BIN" info --text "$W/out-dpc/dpc.h5" > "$W/dpc-got" 2> /dev/null

@@ -6,7 +6,7 @@ W=$WORK
 bad_case() { # name, file content (printf format), expected message
   name=$1 want=$3
   printf "$2" > "$W/$name"
-  "$BIN" spearman "$W/$name" -o "$W/out-$name" -q 2> "$W/err"; rc=$?
+  "$BIN" spearman "$W/$name" --pvalue 0.05 -o "$W/out-$name" -q 2> "$W/err"; rc=$?
   check '[ $rc -eq 2 ] && grep -q -- "$want" "$W/err" && [ ! -e "$W/out-$name" ]' "$name: exit $rc, message: $(cat "$W/err")"
 }
 bad_case ragged.txt '1 2 3 4\n1 2 3\n' "ragged.txt:2: 3 values, but the first row has 4"
@@ -29,7 +29,7 @@ npy() { # file, header dict, payload bytes
 }
 bad_npy() { # name, header, payload, expected message
   npy "$1" "$2" "$3"; name=$1 want=$4
-  "$BIN" spearman "$W/$name" -o "$W/out-$name" -q 2> "$W/err"; rc=$?
+  "$BIN" spearman "$W/$name" --pvalue 0.05 -o "$W/out-$name" -q 2> "$W/err"; rc=$?
   check '[ $rc -eq 2 ] && grep -q -- "$want" "$W/err" && [ ! -e "$W/out-$name" ]' "$name: exit $rc, message: $(cat "$W/err")"
 }
 bad_npy dtype.npy "{'descr': '<c16', 'fortran_order': False, 'shape': (2, 3), }" '' "dtype '<c16' is not supported"
@@ -45,10 +45,10 @@ check 'grep -q "3 rows x 3 observations, 1 constant" "$W/ci"' "a hand-written .n
 "$BIN" lattice "$W/l.dat" -o "$W/lat" -q
 for spec in "lat/lattice.h5:/nope|no dataset '/nope'" "lat/lattice.h5:/supports|not a 2-D dataset" "l.dat.h5:/x|l.dat.h5: cannot open: No such file"; do
   name=${spec%%|*} want=${spec#*|}
-  "$BIN" spearman "$W/$name" -o "$W/out-h5" -q 2> "$W/err"; rc=$?
+  "$BIN" spearman "$W/$name" --pvalue 0.05 -o "$W/out-h5" -q 2> "$W/err"; rc=$?
   check '[ $rc -eq 2 ] && grep -q -- "$want" "$W/err" && [ ! -e "$W/out-h5" ]' "$name: exit $rc, message: $(cat "$W/err")"
 done
-"$BIN" spearman "$W/missing.txt" -o "$W/out-m" -q 2> "$W/err"; rc=$?
+"$BIN" spearman "$W/missing.txt" --pvalue 0.05 -o "$W/out-m" -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "missing.txt: cannot open" "$W/err" && [ ! -e "$W/out-m" ]' "missing file: exit $rc"
 "$BIN" gen counts --rows 50 --cols 10 -o "$W/c.txt"
 "$BIN" spearman "$W/c.txt" --pvalue 2 -q 2> "$W/err"; rc=$?
@@ -80,12 +80,18 @@ else
 fi
 # Checkpoint options: bad values, and a checkpoint that is not one.
 for v in abc -1; do
-  "$BIN" spearman "$W/c.txt" -o "$W/ckv" --checkpoint-seconds "$v" -q 2> "$W/err"; rc=$?
+  "$BIN" spearman "$W/c.txt" --pvalue 0.05 -o "$W/ckv" --checkpoint-seconds "$v" -q 2> "$W/err"; rc=$?
   check '[ $rc -eq 2 ] && grep -q -- "--checkpoint-seconds" "$W/err" && [ ! -e "$W/ckv" ]' "--checkpoint-seconds $v: exit $rc: $(cat "$W/err")"
 done
 mkdir -p "$W/ckbad/spearman.checkpoint" && echo junk > "$W/ckbad/spearman.checkpoint/job.h5"
-"$BIN" spearman "$W/c.txt" --resume "$W/ckbad" -q 2> "$W/err"; rc=$?
+"$BIN" spearman "$W/c.txt" --pvalue 0.05 --resume "$W/ckbad" -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "job.h5: not a readable HDF5 file" "$W/err"' "--resume over a corrupt job.h5: exit $rc: $(cat "$W/err")"
+# -o needs a selection: there is no default that writes pairs; counting
+# without -o, or --count-only, needs none.
+"$BIN" spearman "$W/c.txt" -o "$W/nosel" -q 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "say which with --pvalue" "$W/err" && [ ! -e "$W/nosel" ]' "-o without a selection: exit $rc: $(cat "$W/err")"
+"$BIN" spearman "$W/c.txt" --count-only -o "$W/cnt" -q 2> "$W/err"; rc=$?
+check '[ $rc -eq 0 ] && [ -e "$W/cnt/spearman.h5" ]' "--count-only -o without a selection: exit $rc: $(cat "$W/err")"
 # --check-input reads and reports, and writes nothing.
 printf '1 2 3 4\n4 4 4 4\n2 1 0 9\n' > "$W/ci.txt"
 "$BIN" spearman "$W/ci.txt" --check-input -o "$W/ci-out" > "$W/ci" 2>&1; rc=$?
@@ -181,7 +187,7 @@ fi
 if python3 -c "import h5py" 2> /dev/null; then
   python3 -c "import h5py, numpy as np, sys; h5py.File(sys.argv[1], 'w')['s'] = np.array([[b'a', b'b', b'c']] * 4)" \
     "$W/str.h5"
-  "$BIN" spearman "$W/str.h5:/s" -o "$W/out-str" -q 2> "$W/err"; rc=$?
+  "$BIN" spearman "$W/str.h5:/s" --pvalue 0.05 -o "$W/out-str" -q 2> "$W/err"; rc=$?
   check '[ $rc -eq 2 ] && grep -q "str.h5:/s: rows from 0 cannot be read as numbers" "$W/err" && [ ! -e "$W/out-str" ]' \
         "a dataset of strings: exit $rc: $(cat "$W/err")"
 fi

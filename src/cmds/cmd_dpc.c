@@ -30,6 +30,8 @@ static const char *help =
     "                        every column but the label column)\n"
     "  --label-column C      a ground-truth label per point in column C: report\n"
     "                        the adjusted Rand index against it\n"
+    "  --labels FILE         the same from a file of one integer per point (what\n"
+    "                        'gen blobs' writes beside its points)\n"
     "density:\n"
     "  --kernel K            cutoff (points closer than d_c; default) | gaussian\n"
     "                        (sum of exp(-(d/d_c)^2) over the other points)\n"
@@ -71,7 +73,7 @@ static fd_status parse_args(int argc, char **argv, dpc_opts *a, int *done)
 {
     static const struct option opts[] = {
         {"output", required_argument, 0, 'o'},   {"columns", required_argument, 0, 'c'},
-        {"label-column", required_argument, 0, 'l'}, {"kernel", required_argument, 0, 'K'},
+        {"label-column", required_argument, 0, 'l'}, {"labels", required_argument, 0, 'L'}, {"kernel", required_argument, 0, 'K'},
         {"dc", required_argument, 0, 'x'},       {"dc-percent", required_argument, 0, 'p'},
         {"neighbors", required_argument, 0, 'k'}, {"seed", required_argument, 0, 's'},
         {"centers", required_argument, 0, 'C'},  {"rho-min", required_argument, 0, 'R'},
@@ -96,6 +98,7 @@ static fd_status parse_args(int argc, char **argv, dpc_opts *a, int *done)
         case 'o': a->outdir = optarg; break;
         case 'c': a->cols.coords = optarg; break;
         case 'l': FD_TRY(opt_u32("--label-column", optarg, 1, 1u << 20, &a->cols.label)); break;
+        case 'L': a->cols.labels = optarg; break;
         case 'K':
             if (!strcmp(optarg, "cutoff")) a->kernel = DPC_CUTOFF;
             else if (!strcmp(optarg, "gaussian")) a->kernel = DPC_GAUSSIAN;
@@ -131,6 +134,7 @@ static fd_status parse_args(int argc, char **argv, dpc_opts *a, int *done)
         return fd_fail(FD_ERR_UNAVAILABLE, "--plot: this fcbo-dist was built without cairo; install libcairo2-dev and "
                                            "rebuild");
     if (optind != argc - 1) return fd_fail(FD_ERR_USAGE, "dpc needs exactly one POINTS file; see 'fcbo-dist dpc --help'");
+    if (a->cols.label && a->cols.labels) return fd_fail(FD_ERR_USAGE, "--label-column and --labels exclude each other");
     a->input = argv[optind];
     a->command = fd_command_line;
     return FD_OK;

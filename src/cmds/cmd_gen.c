@@ -45,9 +45,11 @@ static const char *help =
     "Writes N points in D dimensions around K centres drawn uniformly in\n"
     "[0, 100]^D, each point Gaussian around its centre with standard deviation\n"
     "S (default 1.5) per coordinate, the centre taken in turn (point i of\n"
-    "cluster i mod K); the last column is the true cluster, 1..K\n"
-    "(`dpc --label-column D+1` scores against it).  Values have six decimals;\n"
-    ".npy is float64 with the same values (the fastest to read).\n\n"
+    "cluster i mod K).  FILE holds the D coordinates only; the true cluster\n"
+    "of each point, 1..K, goes to a file of its own beside it, STEM.labels.EXT\n"
+    "(b.csv: b.labels.csv), for `dpc b.csv --labels b.labels.csv` to score\n"
+    "against.  Values have six decimals; .npy is float64 with the same values\n"
+    "(the fastest to read), its labels int32.\n\n"
     "usage: fcbo-dist gen tensor --shape I1xI2x...xIN --rank R [--snr DB]\n"
     "                            [--seed S] -o FILE.h5|.npy\n\n"
     "Writes a dense tensor (3 to 8 modes) of CP rank R, factors with N(0, 1)\n"
@@ -220,20 +222,26 @@ static fd_status gen_counts(int argc, char **argv)
     return st;
 }
 
-/* fmt: 't' text, 'c' CSV, 'n' .npy (float64, the label as the last
- * column).  The .npy holds the values the text would give when read
- * back (six decimals), so that the three files are the same points. */
-static fd_status write_blobs(fd_afile *af, int fmt, uint64_t n, uint32_t d, uint32_t k, double spread, uint64_t seed)
+/* fmt: 't' text, 'c' CSV, 'n' .npy (float64).  The .npy holds the
+ * values the text would give when read back (six decimals), so that the
+ * three files are the same points.  The labels go to their own file
+ * (lab), never beside the coordinates, where a clustering would take
+ * them for one more coordinate. */
+static fd_status write_blobs(fd_afile *af, fd_afile *lab, int fmt, uint64_t n, uint32_t d, uint32_t k, double spread,
+                             uint64_t seed)
 {
     fd_rng rng = {seed};
-    double *centre = malloc((size_t)k * d * sizeof *centre), *row = malloc(((size_t)d + 1) * sizeof *row);
+    double *centre = malloc((size_t)k * d * sizeof *centre), *row = malloc((size_t)d * sizeof *row);
     if (!centre || !row) {
         free(centre);
         free(row);
         return fd_fail(FD_ERR_NOMEM, "out of memory");
     }
     for (size_t q = 0; q < (size_t)k * d; q++) centre[q] = 100 * fd_rng_unif(&rng);
-    if (fmt == 'n') npy_header(af->f, "<f8", (const uint64_t[]){n, (uint64_t)d + 1}, 2);
+    if (fmt == 'n') {
+        npy_header(af->f, "<f8", (const uint64_t[]){n, d}, 2);
+        npy_header(lab->f, "<i4", (const uint64_t[]){n, 1}, 2);
+    }
     for (uint64_t i = 0; i < n; i++) {
         const uint32_t c = (uint32_t)(i % k);
         for (uint32_t q = 0; q < d; q++) {
@@ -244,10 +252,12 @@ static fd_status write_blobs(fd_afile *af, int fmt, uint64_t n, uint32_t d, uint
             else fprintf(af->f, q ? (fmt == 'c' ? ",%s" : " %s") : "%s", buf);
         }
         if (fmt == 'n') {
-            row[d] = c + 1;
-            fwrite(row, sizeof *row, (size_t)d + 1, af->f);
+            const int32_t label = (int32_t)c + 1;
+            fwrite(row, sizeof *row, d, af->f);
+            fwrite(&label, sizeof label, 1, lab->f);
         } else {
-            fprintf(af->f, fmt == 'c' ? ",%u\n" : " %u\n", c + 1);
+            fputc('\n', af->f);
+            fprintf(lab->f, "%u\n", c + 1);
         }
     }
     free(centre);
@@ -286,11 +296,20 @@ static fd_status gen_blobs(int argc, char **argv)
     const char *ext = len > 4 ? out + len - 4 : "";
     const int fmt = !strcmp(ext, ".csv") ? 'c' : !strcmp(ext, ".txt") ? 't' : !strcmp(ext, ".npy") ? 'n' : 0;
     if (!fmt) return fd_fail(FD_ERR_USAGE, "gen blobs -o %s: writes text (.txt), CSV (.csv) or .npy", out);
-    fd_afile af;
-    FD_TRY(fd_afile_open(&af, out));
-    fd_status st = write_blobs(&af, fmt, n, d, k, spread, seed);
-    if (st == FD_OK) return fd_afile_commit(&af);
-    fd_afile_abort(&af);
+    char *labels = malloc(len + 8);
+    if (!labels) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    snprintf(labels, len + 8, "%.*s.labels%s", (int)(len - 4), out, ext);
+    fd_afile af, lab;
+    fd_status st = fd_afile_open(&af, out);
+    if (st == FD_OK && (st = fd_afile_open(&lab, labels)) != FD_OK) fd_afile_abort(&af);
+    if (st == FD_OK) {
+        st = write_blobs(&af, &lab, fmt, n, d, k, spread, seed);
+        if (st == FD_OK) st = fd_afile_commit(&af);
+        else fd_afile_abort(&af);
+        if (st == FD_OK) st = fd_afile_commit(&lab);
+        else fd_afile_abort(&lab);
+    }
+    free(labels);
     return st;
 }
 

@@ -29,8 +29,8 @@ static const char *help =
     "  --y FILE2             pairs of rows of MATRIX with rows of FILE2 (all of them)\n"
     "  --drop-nan-rows       skip rows with NaN or infinite values (default: refuse)\n"
     "  --check-input         read and rank the input, print its shape and stop\n"
-    "selection (one):\n"
-    "  --pvalue A            pairs with p <= A (default 0.05)\n"
+    "selection (one; -o needs one, there is no default):\n"
+    "  --pvalue A            pairs with p <= A (without -o: counts of p <= 0.05)\n"
     "  --rho R               pairs with |rho| >= R\n"
     "  --fdr Q               Benjamini-Hochberg at false discovery rate Q over all\n"
     "                        pairs of varying rows (exact cutoff, three passes)\n"
@@ -47,8 +47,8 @@ static const char *help =
     "execution:\n"
     "  -t, --threads T       worker threads per rank (default: as for lattice)\n"
     "  --backend B           cpu | cuda | auto (default $FD_BACKEND, else auto: the GPU\n"
-    "                        when there is one; --top-k and rows of more than 128\n"
-    "                        values run on the CPU backend)\n"
+    "                        when there is one; rows of more than 128 values run\n"
+    "                        on the CPU backend)\n"
     "  --stats               timings per pass and a row per rank\n"
     "  -q, --quiet           no progress and no summary\n"
     "  -h, --help            this text\n\n"
@@ -133,6 +133,12 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
     a->checkpoint_seconds = ck.seconds;
     if (a->resume && a->check_input) return fd_fail(FD_ERR_USAGE, "--check-input writes nothing; it does not go with --resume");
     if (a->mode == 'k' && !a->outdir && !a->check_input) return fd_fail(FD_ERR_USAGE, "--top-k writes its pairs to -o DIR; give one");
+    /* No default selection for what is written: p <= 0.05 over 1e6 rows
+     * is some 2.5e10 pairs, hundreds of GB.  Counting alone keeps it. */
+    if (!chosen && a->outdir && !a->count_only && !a->check_input)
+        return fd_fail(FD_ERR_USAGE,
+                       "-o writes the selected pairs: say which with --pvalue A, --rho R, --fdr Q or --top-k K "
+                       "(or --count-only); p <= 0.05, the old default, keeps 5%% of all pairs, 2.5e10 at 1e6 rows");
     return FD_OK;
 }
 

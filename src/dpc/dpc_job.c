@@ -226,7 +226,8 @@ static void report(fd_job *j)
     fprintf(stderr, "%d thread%s", T, T == 1 ? "" : "s");
     if (gpu) fprintf(stderr, " a rank");
     if (gpu && j->mpi.size > 1) fprintf(stderr, " (all-gathers by %s)", r->on_device ? "NCCL" : "MPI");
-    if (!isnan(r->ari)) fprintf(stderr, "; ARI %.4f against column %u", r->ari, o->cols.label);
+    if (!isnan(r->ari) && o->cols.labels) fprintf(stderr, "; ARI %.4f against %s", r->ari, o->cols.labels);
+    else if (!isnan(r->ari)) fprintf(stderr, "; ARI %.4f against column %u", r->ari, o->cols.label);
     if (j->out.result) fprintf(stderr, "; wrote %s", j->out.result);
     if (o->plot) fprintf(stderr, "%s %s", j->out.result ? " and" : "; wrote", o->plot);
     fputc('\n', stderr);

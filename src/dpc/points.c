@@ -131,6 +131,44 @@ static fd_status check_range(const dpc_points *p, const char *spec, const uint32
     return FD_OK;
 }
 
+/* Column c of the n x stride values as integer labels, the truth. */
+static fd_status take_labels(dpc_points *p, const double *all, uint32_t stride, uint32_t c, const char *spec)
+{
+    fd_status st = FD_OK;
+    FD_ALLOC_GOTO(p->truth, p->n, st, fail);
+    for (uint64_t i = 0; i < p->n; i++) {
+        const double v = all[i * stride + c];
+        if (v != floor(v) || fabs(v) > 9e15) {
+            st = fd_fail(FD_ERR_INPUT, "%s: row %llu: label %g is not an integer", spec, (unsigned long long)i + 1, v);
+            goto fail;
+        }
+        p->truth[i] = (int64_t)v;
+    }
+    return FD_OK;
+fail:
+    free(p->truth);
+    p->truth = NULL;
+    return st;
+}
+
+/* --labels FILE: one integer per point, a one-column matrix of any
+ * format (what `gen blobs` writes beside its points). */
+static fd_status read_labels(dpc_points *p, const char *spec, int threads)
+{
+    raw_rows r = {0};
+    const fd_matrix_sink sink = {&r,   raw_row_bytes, raw_row, raw_begin, raw_push, raw_drop, raw_finish,
+                                 NULL, threads,       NULL,    NULL,      FD_HEADER_AUTO};
+    fd_status st = fd_matrix_read(spec, 0, &sink);
+    if (st == FD_OK && r.n != 1)
+        st = fd_fail(FD_ERR_INPUT, "--labels %s: %u values a row; a label file has one per row", spec, r.n);
+    if (st == FD_OK && r.rows != p->n)
+        st = fd_fail(FD_ERR_INPUT, "--labels %s: %llu labels for %llu points", spec, (unsigned long long)r.rows,
+                     (unsigned long long)p->n);
+    if (st == FD_OK) st = take_labels(p, r.all, 1, 0, spec);
+    free(r.all);
+    return st;
+}
+
 fd_status dpc_points_read(dpc_points **out, const char *spec, const dpc_columns *cols, int threads)
 {
     fd_status st = FD_OK;
@@ -166,17 +204,8 @@ fd_status dpc_points_read(dpc_points **out, const char *spec, const dpc_columns 
             p->xt[k * p->n + i] = r.all[i * r.n + pick[k]];
         }
     FD_TRY_GOTO(check_range(p, spec, pick), st, done);
-    if (cols->label) {
-        FD_ALLOC_GOTO(p->truth, p->n, st, done);
-        for (uint64_t i = 0; i < p->n; i++) {
-            double v = r.all[i * r.n + cols->label - 1];
-            if (v != floor(v) || fabs(v) > 9e15) {
-                st = fd_fail(FD_ERR_INPUT, "%s: row %llu: label %g is not an integer", spec, (unsigned long long)i + 1, v);
-                goto done;
-            }
-            p->truth[i] = (int64_t)v;
-        }
-    }
+    if (cols->label) FD_TRY_GOTO(take_labels(p, r.all, r.n, cols->label - 1, spec), st, done);
+    if (cols->labels) FD_TRY_GOTO(read_labels(p, cols->labels, threads), st, done);
     memcpy(p->sha256, r.sha256, 65);
     if (!(p->source = strdup(spec))) st = fd_fail(FD_ERR_NOMEM, "out of memory");
 done:

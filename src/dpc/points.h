@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 /* The points of `dpc`: one row per point, one column per coordinate, in
  * any format of src/io/matrix_read.h; --columns picks the coordinates and
- * --label-column a ground truth to score against. */
+ * --label-column (or --labels FILE) a ground truth to score against. */
 #ifndef FD_DPC_POINTS_H
 #define FD_DPC_POINTS_H
 
@@ -14,7 +14,7 @@ typedef struct dpc_points {
     uint32_t d;           /* coordinates per point */
     double *x;            /* n x d, row-major */
     double *xt;           /* d x n, coordinate k of point j at xt[k n + j]: the passes' j loops read it */
-    int64_t *truth;       /* the label column per point, or NULL */
+    int64_t *truth;       /* the true label per point, or NULL */
     uint32_t columns;     /* values per input row */
     char sha256[65];
     char *source;
@@ -23,6 +23,7 @@ typedef struct dpc_points {
 typedef struct dpc_columns {
     const char *coords;   /* "1,2" or "1-3,5" (1-based), or NULL: every column but the label */
     uint32_t label;       /* 1-based label column, 0: none */
+    const char *labels;   /* --labels FILE: the truth in a file of its own, or NULL */
     int header;           /* text inputs: FD_HEADER_AUTO, _YES or _NO (io/matrix_read.h) */
 } dpc_columns;
 
