@@ -94,6 +94,9 @@ static void report(fd_status st)
     }
 }
 
+/* build/fd_git.c, written by cmake/gitrev.cmake at every build. */
+extern const char fd_git_commit[];
+
 int main(int argc, char **argv)
 {
     /* Past `ulimit -f` a write should fail (EFBIG) and take the error
@@ -107,9 +110,9 @@ int main(int argc, char **argv)
     if (!strcmp(argv[1], "version") || !strcmp(argv[1], "--version")) {
         unsigned maj, min, rel;
         H5get_libversion(&maj, &min, &rel);
-        printf("fcbo-dist %s\nCUDA backend: %s\nNCCL: %s\nHDF5: %u.%u.%u (serial)\nMPI: %d.%d\ncairo (dpc --plot): %s\n"
+        printf("fcbo-dist %s (commit %s)\nCUDA backend: %s\nNCCL: %s\nHDF5: %u.%u.%u (serial)\nMPI: %d.%d\ncairo (dpc --plot): %s\n"
                "OpenBLAS (bcp on the CPU): %s\n",
-               FD_VERSION, FD_HAVE_CUDA ? "built" : "not built", FD_HAVE_NCCL ? "built" : "not built", maj, min, rel,
+               FD_VERSION, fd_git_commit, FD_HAVE_CUDA ? "built" : "not built", FD_HAVE_NCCL ? "built" : "not built", maj, min, rel,
                MPI_VERSION, MPI_SUBVERSION, FD_HAVE_CAIRO ? "built" : "not built",
                FD_HAVE_OPENBLAS ? "built" : "not built");
         return 0;

@@ -10,4 +10,4 @@ from .read import FormatError, read, Lattice, Spearman, Dpc, Bcp
 from .run import RunError, run
 
 __all__ = ["read", "run", "FormatError", "RunError", "Lattice", "Spearman", "Dpc", "Bcp"]
-__version__ = "0.3.0"
+__version__ = "0.1.0"
