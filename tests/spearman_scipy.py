@@ -229,4 +229,46 @@ want = {(int(keep[a]), int(keep[b])) for a, b in zip(*np.nonzero(np.triu(p <= 0.
 check(set(zip(got[0].tolist(), got[1].tolist())) == want, "--drop-nan-rows: pairs or row numbers differ")
 check(got[4]["dropped_rows"] == 2, "--drop-nan-rows: %d dropped" % got[4]["dropped_rows"])
 
+# --by columns: the columns are the variables, as scipy.stats.spearmanr(x)
+# (axis 0) and pandas' DataFrame.corr(method="spearman") take them; the
+# header names them, a name column (--row-names) names the observations;
+# several ranks the same pairs.
+x = matrix(40, 25, 13).T.astype(float)  # 25 observations x 40 variables, ties, a constant column
+names = ["v%02d" % k for k in range(x.shape[1])]
+path = os.path.join(WORK, "bycol.csv")
+with open(path, "w") as f:
+    f.write("obs," + ",".join(names) + "\n")
+    for k, row in enumerate(x):
+        f.write("o%d," % k + ",".join("%g" % v for v in row) + "\n")
+r, p = stats.spearmanr(x)
+for np_ in (1, 3):
+    out = os.path.join(WORK, "bycol%d" % np_)
+    run([path, "--by", "columns", "--row-names", "--pvalue", "0.05", "-o", out], np_=np_)
+    got = pairs(os.path.join(out, "spearman.h5"))
+    sel = np.triu(np.nan_to_num(p, nan=2) <= 0.05, 1)
+    compare("--by columns np=%d" % np_, got, r, p, sel, exact_ones(x.T))
+    with h5py.File(os.path.join(out, "spearman.h5")) as f:
+        check([s.decode() for s in f["names"][:]] == names, "--by columns np=%d: /names" % np_)
+    text = subprocess.run([BIN, "info", "--text", os.path.join(out, "spearman.h5")], capture_output=True, text=True).stdout
+    line = text.splitlines()[0].split("\t")
+    a, b = (int(v) for v in line[0].split()[:2])
+    check(line[1:] == [names[a], names[b]], "--by columns: info --text names: %r" % line)
+# --by rows (the default) with --row-names: the names are the rows'.
+path = os.path.join(WORK, "named.txt")
+with open(path, "w") as f:
+    for k, row in enumerate(x.T):
+        f.write("gene%d " % k + " ".join("%g" % v for v in row) + "\n")
+out = os.path.join(WORK, "named")
+run([path, "--row-names", "--rho", "0.5", "-o", out])
+r, p = oracle(x.T)
+got = pairs(os.path.join(out, "spearman.h5"))
+compare("--row-names", got, r, p, np.triu(np.abs(np.nan_to_num(r)) >= 0.5, 1), exact_ones(x.T))
+with h5py.File(os.path.join(out, "spearman.h5")) as f:
+    check([s.decode() for s in f["names"][:]] == ["gene%d" % k for k in range(40)], "--row-names: /names")
+run([path, "-o", out, "--rho", "0.5"], expect=2)  # without --row-names the names are not numbers
+run([os.path.join(WORK, "bycol.csv"), "--by", "columns", "--drop-nan-rows", "--pvalue", "0.05", "-o", out], expect=2)
+run([os.path.join(WORK, "bycol.csv"), "--by", "diagonals", "--pvalue", "0.05", "-o", out], expect=2)
+np.save(os.path.join(WORK, "named.npy"), x)
+run([os.path.join(WORK, "named.npy"), "--row-names", "--pvalue", "0.05", "-o", out], expect=2)
+
 finish()

@@ -210,16 +210,27 @@ def _read_lattice(f, path, attrs):
 def _read_spearman(f, path, attrs):
     n = _count(f, path, "n_pairs")
     _check_parts(f, path, "spearman", "pairs")
-    rows = _count(f, path, "rows")
+    # i and j are input row numbers: dropped rows (--drop-nan-rows, of
+    # either input: the attribute sums them) keep their numbers.
+    kept = _count(f, path, "rows")
+    jkept = _count(f, path, "y_rows") if "y_rows" in f.attrs else kept
+    dropped = _count(f, path, "dropped_rows")
+    rows, jrows = kept + dropped, jkept + dropped
     cols = {k: _dataset(f, path, "pairs/" + k, n) for k in ("i", "j", "rho", "p")}
-    jrows = _count(f, path, "y_rows") if "y_rows" in f.attrs else rows
     if n and (cols["i"].max() >= rows or cols["j"].max() >= jrows):
         _fail(path, "/pairs/i or /pairs/j name a row past the matrix's %d" % rows)
     r = Spearman(path, "spearman", attrs)
-    r.names = _strings(f["names"]) if "names" in f else None
-    r.y_names = _strings(f["y_names"]) if "y_names" in f else r.names
-    if r.names is not None and len(r.names) != rows:
-        _fail(path, "/names holds %d names for %d rows" % (len(r.names), rows))
+
+    def names(key, lo, hi):
+        if key not in f:
+            return None
+        v = _strings(f[key])
+        if not lo <= len(v) <= hi:
+            _fail(path, "/%s holds %d names for %d rows" % (key, len(v), lo))
+        return v
+
+    r.names = names("names", kept, rows)
+    r.y_names = names("y_names", jkept, jrows) if "y_rows" in f.attrs else r.names
     if "histogram" in f:
         r.histogram = _dataset(f, path, "histogram")
         r.histogram_edges = _dataset(f, path, "histogram_edges", len(r.histogram) + 1)
@@ -229,8 +240,9 @@ def _read_spearman(f, path, attrs):
         pd = None
     if pd is not None:
         r.pairs = pd.DataFrame(cols)
-        if r.names is not None:
+        if r.names is not None and n and cols["i"].max() < len(r.names):
             r.pairs["name_i"] = r.names[cols["i"]]
+        if r.y_names is not None and n and cols["j"].max() < len(r.y_names):
             r.pairs["name_j"] = r.y_names[cols["j"]]
     else:
         a = np.empty(n, dtype=[("i", "u8"), ("j", "u8"), ("rho", "f4"), ("p", "f8")])

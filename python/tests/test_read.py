@@ -45,6 +45,10 @@ def setUpModule():
     sh(BIN, "gen", "counts", "--rows", 40, "--cols", 12, "--groups", 4, "--seed", 5, "-o", w("m.txt"))
     sh(BIN, "spearman", w("m.txt"), "--pvalue", 0.01, "-q", "-o", w("sp1"))
     sh(BIN, "spearman", w("m.txt"), "--pvalue", 0.01, "-q", "-o", w("sp2"), mpirun=2)
+    with open(w("m.txt")) as f, open(w("named.txt"), "w") as g:
+        for k, line in enumerate(f):
+            g.write("row%d %s" % (k, line))
+    sh(BIN, "spearman", w("named.txt"), "--row-names", "--pvalue", 0.01, "-q", "-o", w("spn"))
     sh(BIN, "gen", "blobs", "--n", 300, "--dims", 2, "--clusters", 3, "--seed", 2, "-o", w("b.txt"))
     sh(BIN, "dpc", w("b.txt"), "--columns", "1,2", "--centers", 3, "-q", "-o", w("dp"))
     sh(BIN, "gen", "tensor", "--shape", "12x10x9", "--rank", 3, "--seed", 4, "-o", w("t.h5"))
@@ -118,6 +122,22 @@ class SpearmanTest(unittest.TestCase):
                             self.assertLess(abs(got[(a, b)][1] - s.pvalue), 1e-9 + 1e-6 * s.pvalue)
             self.assertEqual(set(got), want)
             self.assertEqual(r.histogram.sum(), r.attrs["pairs_tested"])
+
+
+    def test_names(self):
+        plain, named = fcbo_dist.read(w("sp1")), fcbo_dist.read(w("spn"))
+        self.assertEqual(list(named.names), ["row%d" % k for k in range(40)])
+        self.assertIsNone(plain.names)
+        text = info_text(w("spn", "spearman.h5"))
+        for line in text:
+            nums, a, b = line.split("\t")
+            i, j = (int(v) for v in nums.split()[:2])
+            self.assertEqual((a, b), ("row%d" % i, "row%d" % j))
+        try:
+            import pandas  # noqa: F401
+        except ImportError:
+            return
+        self.assertEqual(list(named.pairs["name_i"]), ["row%d" % i for i in named.pairs["i"]])
 
 
 class DpcTest(unittest.TestCase):

@@ -12,11 +12,12 @@
 #include <string.h>
 
 static const char *help =
-    "usage: fcbo-dist spearman MATRIX [-o DIR] [OPTIONS]\n"
-    "       mpirun -np P fcbo-dist spearman MATRIX -o DIR [OPTIONS]\n\n"
+    "usage: fcbo-dist spearman MATRIX [-o DIR] [OPTIONS]   (correlates ROWS; --by columns\n"
+    "       mpirun -np P fcbo-dist spearman MATRIX -o DIR [OPTIONS]   for columns)\n\n"
     "Spearman's rho and its two-sided p-value (as scipy.stats.spearmanr) for\n"
     "every pair of rows i < j of MATRIX (rows are variables, columns are\n"
-    "observations), computed exactly from integer ranks; writes the selected\n"
+    "observations, unlike pandas and scipy, which correlate columns: --by\n"
+    "columns does that), computed exactly from integer ranks; writes the selected\n"
     "pairs (i, j, rho, p) to DIR/spearman.h5 (see docs/formats.md).  Under\n"
     "mpirun, rank 0 hands out tiles of the pair matrix; each rank writes a\n"
     "part (DIR/spearman.RUNID.part-RRRRR.h5) and rank 0 the master\n"
@@ -26,6 +27,12 @@ static const char *help =
     "                        .csv, .npy (2-D), or FILE.h5:/dataset (2-D); blank\n"
     "                        lines are skipped\n"
     OPT_HEADER_HELP
+    "  --by rows|columns     the variables: rows (default) or columns (as pandas'\n"
+    "                        DataFrame.corr; the whole matrix is read first);\n"
+    "                        i and j number them from 0 either way\n"
+    "  --row-names           text and CSV: the first field of each line names its\n"
+    "                        row (pandas' index column); with --by rows the names\n"
+    "                        go to the output (/names) and info --text\n"
     "  --y FILE2             pairs of rows of MATRIX with rows of FILE2 (all of them)\n"
     "  --drop-nan-rows       skip rows with NaN or infinite values (default: refuse)\n"
     "  --check-input         read and rank the input, print its shape and stop\n"
@@ -83,6 +90,7 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
         {"stats", no_argument, 0, 'S'},            {"quiet", no_argument, 0, 'q'},
         {"check-input", no_argument, 0, 'C'},      {"help", no_argument, 0, 'h'},
         {"no-histogram", no_argument, 0, 'H'},     {"header", required_argument, 0, 'E'},
+        {"by", required_argument, 0, 'B'},         {"row-names", no_argument, 0, 'N'},
         OPT_CKPT_LONGOPTS,                         {0, 0, 0, 0}};
     opt_ckpt ck = {NULL, OPT_CKPT_DEFAULT_SECONDS};
     memset(a, 0, sizeof *a);
@@ -110,6 +118,12 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
         case 'y': a->y_input = optarg; break;
         case 'n': a->drop_nan = 1; break;
         case 'E': FD_TRY(opt_header(optarg, &a->header)); break;
+        case 'N': a->row_names = 1; break;
+        case 'B':
+            if (!strcmp(optarg, "rows")) a->by_columns = 0;
+            else if (!strcmp(optarg, "columns")) a->by_columns = 1;
+            else return fd_fail(FD_ERR_USAGE, "--by: '%s' is not rows or columns", optarg);
+            break;
         case 'C': a->check_input = 1; break;
         case 'F': a->force = 1; break;
         case 'M': FD_TRY(opt_size("--max-output", optarg, &a->max_output)); break;
@@ -122,6 +136,8 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
         }
     }
     if (chosen > 1) return fd_fail(FD_ERR_USAGE, "--pvalue, --rho, --fdr and --top-k exclude each other");
+    if (a->by_columns && a->drop_nan)
+        return fd_fail(FD_ERR_USAGE, "--drop-nan-rows drops variables of --by rows; with --by columns a NaN is refused");
     if (a->mode == 'k' && a->count_only) return fd_fail(FD_ERR_USAGE, "--top-k writes pairs; it does not go with --count-only");
     if ((a->mode == 'p' || a->mode == 'f') && a->value <= 0)
         return fd_fail(FD_ERR_USAGE, "--%s must be above 0", a->mode == 'p' ? "pvalue" : "fdr");

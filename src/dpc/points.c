@@ -3,67 +3,13 @@
  * then the coordinate columns picked out. */
 #include "points.h"
 
-#include "../io/matrix_read.h"
+#include "../io/matrix_collect.h"
+#include "../io/matrix_sink.h"
 
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-typedef struct {
-    uint32_t n;           /* values per row */
-    double *all;          /* rows x n */
-    uint64_t rows, cap;
-    char sha256[65];
-} raw_rows;
-
-static size_t raw_row_bytes(uint32_t n) { return (size_t)n * sizeof(double); }
-
-static void raw_row(const double *x, const uint64_t *ints, uint32_t n, void *out, double *scratch)
-{
-    double *o = out;
-    (void)scratch;
-    for (uint32_t k = 0; k < n; k++) o[k] = ints ? (double)ints[k] : x[k];
-}
-
-static fd_status raw_begin(void *ctx, uint32_t n, uint64_t hint)
-{
-    raw_rows *r = ctx;
-    r->n = n;
-    r->cap = hint > 16 ? hint : 16;
-    if (!(r->all = malloc(r->cap * n * sizeof *r->all)))
-        return fd_fail(FD_ERR_NOMEM, "out of memory for %llu points", (unsigned long long)r->cap);
-    return FD_OK;
-}
-
-static fd_status raw_push(void *ctx, const void *row, uint64_t input_row)
-{
-    raw_rows *r = ctx;
-    (void)input_row;
-    if (r->rows == r->cap) {
-        double *p = realloc(r->all, r->cap * 2 * r->n * sizeof *p);
-        if (!p) return fd_fail(FD_ERR_NOMEM, "out of memory for %llu points", (unsigned long long)r->cap * 2);
-        r->all = p;
-        r->cap *= 2;
-    }
-    memcpy(r->all + r->rows * r->n, row, r->n * sizeof *r->all);
-    r->rows++;
-    return FD_OK;
-}
-
-/* Points with NaN are refused (drop_nan is never set), so no row drops. */
-static fd_status raw_drop(void *ctx)
-{
-    (void)ctx;
-    return fd_fail(FD_ERR_INTERNAL, "dpc: a dropped row");
-}
-
-static fd_status raw_finish(void *ctx, sha256_future *sha)
-{
-    FD_TRY(sha256_future_get(sha));
-    memcpy(((raw_rows *)ctx)->sha256, sha->hex, 65);
-    return FD_OK;
-}
 
 /* "1,2" or "1-3,5" into 0-based column numbers; each at most ncols. */
 static fd_status parse_columns(const char *spec, uint32_t ncols, uint32_t **out, uint32_t *count)
@@ -155,31 +101,27 @@ fail:
  * format (what `gen blobs` writes beside its points). */
 static fd_status read_labels(dpc_points *p, const char *spec, int threads)
 {
-    raw_rows r = {0};
-    const fd_matrix_sink sink = {&r,   raw_row_bytes, raw_row, raw_begin, raw_push, raw_drop, raw_finish,
-                                 NULL, threads,       NULL,    NULL,      FD_HEADER_AUTO};
-    fd_status st = fd_matrix_read(spec, 0, &sink);
+    fd_matrix_all r;
+    fd_status st = fd_matrix_collect(spec, FD_HEADER_AUTO, 0, threads, &r);
     if (st == FD_OK && r.n != 1)
         st = fd_fail(FD_ERR_INPUT, "--labels %s: %u values a row; a label file has one per row", spec, r.n);
     if (st == FD_OK && r.rows != p->n)
         st = fd_fail(FD_ERR_INPUT, "--labels %s: %llu labels for %llu points", spec, (unsigned long long)r.rows,
                      (unsigned long long)p->n);
     if (st == FD_OK) st = take_labels(p, r.all, 1, 0, spec);
-    free(r.all);
+    fd_matrix_all_free(&r);
     return st;
 }
 
 fd_status dpc_points_read(dpc_points **out, const char *spec, const dpc_columns *cols, int threads)
 {
     fd_status st = FD_OK;
-    raw_rows r = {0};
+    fd_matrix_all r = {0};
     uint32_t *pick = NULL, npick = 0;
     dpc_points *p = calloc(1, sizeof *p);
     *out = NULL;
     if (!p) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    const fd_matrix_sink sink = {&r,   raw_row_bytes, raw_row, raw_begin, raw_push, raw_drop, raw_finish,
-                                 NULL, threads,       NULL,    NULL,      cols->header};
-    FD_TRY_GOTO(fd_matrix_read(spec, 0, &sink), st, done);
+    FD_TRY_GOTO(fd_matrix_collect(spec, cols->header, 0, threads, &r), st, done);
     if (cols->label > r.n) {
         st = fd_fail(FD_ERR_INPUT, "--label-column %u, but the rows of %s have %u values", cols->label, spec, r.n);
         goto done;
@@ -209,7 +151,7 @@ fd_status dpc_points_read(dpc_points **out, const char *spec, const dpc_columns 
     memcpy(p->sha256, r.sha256, 65);
     if (!(p->source = strdup(spec))) st = fd_fail(FD_ERR_NOMEM, "out of memory");
 done:
-    free(r.all);
+    fd_matrix_all_free(&r);
     free(pick);
     if (st != FD_OK) dpc_points_destroy(&p);
     *out = p;

@@ -203,6 +203,40 @@ done:
     return st;
 }
 
+fd_status h5u_read_strings(hid_t loc, const char *path, const char *name, uint64_t n, char ***out)
+{
+    fd_status st = FD_OK;
+    hid_t d = -1, t = -1, mt = -1;
+    char *buf = NULL, **s = NULL;
+    size_t width = 0;
+    *out = NULL;
+    FD_TRY(h5u_expect_len(loc, path, name, n, "the rows"));
+    H5_CHECK_GOTO(d = H5Dopen2(loc, name, H5P_DEFAULT), st, done);
+    H5_CHECK_GOTO(t = H5Dget_type(d), st, done);
+    if (H5Tget_class(t) != H5T_STRING || H5Tis_variable_str(t) != 0 || (width = H5Tget_size(t)) == 0 ||
+        width > 65536) {
+        st = fd_fail(FD_ERR_INPUT, "%s: /%s is not a dataset of fixed-length strings", path, name);
+        goto done;
+    }
+    H5_CHECK_GOTO(mt = fixed_str_type(width), st, done);
+    FD_ALLOC_GOTO(buf, n * width + 1, st, done);
+    FD_ALLOC_GOTO(s, n ? n : 1, st, done);
+    memset(s, 0, (n ? n : 1) * sizeof *s);
+    if (n) H5_CHECK_GOTO(H5Dread(d, mt, H5S_ALL, H5S_ALL, H5P_DEFAULT, buf), st, done);
+    for (uint64_t i = 0; i < n; i++)
+        if (!(s[i] = strndup(buf + i * width, width))) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+    *out = s;
+    s = NULL;
+done:
+    for (uint64_t i = 0; s && i < n; i++) free(s[i]);
+    free(s);
+    free(buf);
+    if (mt >= 0) H5Tclose(mt);
+    if (t >= 0) H5Tclose(t);
+    if (d >= 0) H5Dclose(d);
+    return st;
+}
+
 static fd_status open_attr(hid_t loc, const char *name, hid_t *at)
 {
     if (H5Aexists(loc, name) <= 0) return fd_fail(FD_ERR_INPUT, "attribute '%s' is missing", name);

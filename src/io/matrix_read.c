@@ -16,6 +16,9 @@ static int ends_with(const char *s, const char *suf)
 
 fd_status fd_matrix_read(const char *spec, int drop_nan, const fd_matrix_sink *sink)
 {
+    const int binary = strstr(spec, ".h5:") || strstr(spec, ".hdf5:") || ends_with(spec, ".npy");
+    if (binary && sink->name_column)
+        return fd_fail(FD_ERR_USAGE, "%s: a binary matrix has no name column (names come from text and CSV)", spec);
     if (strstr(spec, ".h5:") || strstr(spec, ".hdf5:")) {
         if (!strstr(spec, ".h5:")) return fd_fail(FD_ERR_USAGE, "%s: name HDF5 inputs FILE.h5:/dataset", spec);
         return fd_matrix_read_h5(spec, drop_nan, sink);

@@ -55,6 +55,15 @@ typedef struct fd_matrix_sink {
      * none of its fields is a number and none is empty, FD_HEADER_YES,
      * FD_HEADER_NO. */
     int header;
+    /* Optional names, text and CSV only.  name_column: the first field of
+     * every line (the header's too) is the row's name, not a value;
+     * row_name is then called on the calling thread with each data row's
+     * name before its push or drop (input_row as theirs).  column_names:
+     * called once, after begin, with the header's fields (less the name
+     * column's) when the file has a header of as many fields as values. */
+    int name_column;
+    fd_status (*row_name)(void *ctx, uint64_t input_row, const char *name, size_t len);
+    fd_status (*column_names)(void *ctx, const char *const *names, uint32_t n);
 } fd_matrix_sink;
 
 /* Threads a binary reader (.npy, HDF5) transforms rows on: `want` (0: the

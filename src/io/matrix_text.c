@@ -145,6 +145,9 @@ typedef struct {
     unsigned char *a;          /* rows x the sink's row bytes */
     uint8_t *dropped;          /* per row: NaN/inf, dropped */
     size_t rows, cap;
+    char *names;               /* name_column: the rows' names, each NUL-terminated */
+    size_t *name_at;           /* per row: its name's offset in names */
+    size_t names_len, names_cap;
     size_t lines;              /* lines in the chunk */
     int err;                   /* 0, or 1 not a number, 2 ragged, 3 non-finite */
     size_t err_line;           /* 0-based within the chunk */
@@ -156,8 +159,53 @@ typedef struct {
     chunk *c;
     uint32_t n;
     int csv, drop_nan, header;  /* header: the chunk's first non-blank line is a header */
+    int name_column;            /* the first field of each line is a name */
     const fd_matrix_sink *sink;
 } chunk_job;
+
+/* The first field of line (name_column): its text, unquoted and trimmed,
+ * as [*name, *name + *len); returns where the values start, past its
+ * delimiter. */
+static char *skip_name(char *line, int csv, const char **name, size_t *len)
+{
+    char *p = line;
+    while (*p == ' ' || *p == '\t') p++;
+    char *start = p;
+    if (csv && *p == '"') {
+        char *q = strchr(p + 1, '"');
+        if (q) {
+            *name = p + 1;
+            *len = (size_t)(q - p - 1);
+            p = q + 1;
+            while (*p == ' ' || *p == '\t' || *p == '\r') p++;
+            return *p == ',' ? p + 1 : p;
+        }
+    }
+    while (*p && !(csv ? *p == ',' : (*p == ' ' || *p == '\t'))) p++;
+    char *end = p;
+    while (end > start && (end[-1] == ' ' || end[-1] == '\t' || end[-1] == '\r')) end--;
+    *name = start;
+    *len = (size_t)(end - start);
+    return csv && *p == ',' ? p + 1 : p;
+}
+
+/* Keeps row k's name in the chunk (name_column). */
+static int chunk_name(chunk *c, size_t k, const char *name, size_t len)
+{
+    if (c->names_len + len + 1 > c->names_cap) {
+        size_t ncap = (c->names_len + len + 1) * 2;
+        char *nn = realloc(c->names, ncap);
+        if (!nn) return 0;
+        c->names = nn;
+        c->names_cap = ncap;
+    }
+    if (k >= c->cap) return 0;
+    memcpy(c->names + c->names_len, name, len);
+    c->names[c->names_len + len] = 0;
+    c->name_at[k] = c->names_len;
+    c->names_len += len + 1;
+    return 1;
+}
 
 static void parse_chunk(chunk_job *j)
 {
@@ -166,6 +214,7 @@ static void parse_chunk(chunk_job *j)
     double *row = malloc(2 * (size_t)cap * sizeof *row); /* the row, then the transform's scratch */
     uint64_t *ints = malloc(cap * sizeof *ints);
     c->rows = c->lines = 0;
+    c->names_len = 0;
     c->err = 0;
     if (!row || !ints) { c->err = 4; goto out; }
     int header = j->header;
@@ -180,6 +229,9 @@ static void parse_chunk(chunk_job *j)
             line = next;
             continue;
         }
+        const char *name = NULL;
+        size_t name_len = 0;
+        if (j->name_column) line = skip_name(line, j->csv, &name, &name_len);
         uint32_t bad = 0, nonfinite = 0, k;
         char *tok = NULL;
         int fast = split_uint(line, j->csv, ints, cap);
@@ -198,11 +250,14 @@ static void parse_chunk(chunk_job *j)
             size_t ncap = c->cap ? c->cap * 2 : 4096;
             unsigned char *na = realloc(c->a, ncap * rb);
             uint8_t *nd = realloc(c->dropped, ncap);
+            size_t *nat = j->name_column ? realloc(c->name_at, ncap * sizeof *nat) : c->name_at;
             if (na) c->a = na;
             if (nd) c->dropped = nd;
-            if (!na || !nd) { c->err = 4; break; }
+            if (nat) c->name_at = nat;
+            if (!na || !nd || (j->name_column && !nat)) { c->err = 4; break; }
             c->cap = ncap;
         }
+        if (j->name_column && !chunk_name(c, c->rows, name, name_len)) { c->err = 4; break; }
         c->dropped[c->rows] = nonfinite != 0;
         if (fast >= 0) j->sink->transform(NULL, ints, j->n, c->a + c->rows * rb, row);
         else if (!nonfinite) j->sink->transform(row, NULL, j->n, c->a + c->rows * rb, row + j->n);
@@ -270,8 +325,39 @@ static void field_kinds(const char *line, int csv, uint32_t *fields, uint32_t *n
  * (FD_HEADER_NO), or (auto) when none of its fields is a number or empty,
  * so that a first row with one NA, an empty cell or a typo is an error
  * that names it, not a header that silently takes the row. */
-static fd_status first_row_shape(const char *path, const char *buf, size_t len, int csv, int mode, uint32_t *n,
-                                 int *header)
+/* The fields of a header line (after the name column's), unquoted and
+ * trimmed, as strdup'ed strings. */
+static fd_status header_fields(char *line, int csv, char ***out, uint32_t *count)
+{
+    char **f = NULL;
+    uint32_t k = 0, cap = 0;
+    for (char *p = line; *p;) {
+        const char *name;
+        size_t len;
+        char *next = skip_name(p, csv, &name, &len);
+        if (len == 0 && next == p) break;
+        if (k == cap) {
+            char **nf = realloc(f, (cap = cap ? 2 * cap : 16) * sizeof *nf);
+            if (!nf) goto nomem;
+            f = nf;
+        }
+        if (!(f[k] = strndup(name, len))) goto nomem;
+        k++;
+        if (next == p) break;
+        p = next;
+        if (!csv) while (*p == ' ' || *p == '\t' || *p == '\r') p++;
+    }
+    *out = f;
+    *count = k;
+    return FD_OK;
+nomem:
+    for (uint32_t q = 0; q < k; q++) free(f[q]);
+    free(f);
+    return fd_fail(FD_ERR_NOMEM, "out of memory");
+}
+
+static fd_status first_row_shape(const char *path, const char *buf, size_t len, int csv, int mode, int name_column,
+                                 uint32_t *n, int *header, char ***hdr, uint32_t *nhdr)
 {
     const char *p = buf, *end = buf + len;
     size_t lineno = 1;
@@ -280,15 +366,21 @@ static fd_status first_row_shape(const char *path, const char *buf, size_t len, 
     while (p < end) {
         const char *nl = memchr(p, '\n', (size_t)(end - p));
         size_t l = nl ? (size_t)(nl - p) : (size_t)(end - p);
-        char *line = strndup(p, l);
-        if (!line) return fd_fail(FD_ERR_NOMEM, "out of memory");
+        char *whole = strndup(p, l);
+        if (!whole) return fd_fail(FD_ERR_NOMEM, "out of memory");
+        char *line = whole;
         if (l && strspn(line, " \t\r") != l) {
+            const char *name;
+            size_t name_len;
+            if (name_column) line = skip_name(line, csv, &name, &name_len);
             uint32_t fields, numbers, empty;
             field_kinds(line, csv, &fields, &numbers, &empty);
             if (!*header && mode != FD_HEADER_NO &&
                 (mode == FD_HEADER_YES || (numbers == 0 && empty == 0))) {
                 *header = 1;
-                free(line);
+                fd_status hst = hdr ? header_fields(line, csv, hdr, nhdr) : FD_OK;
+                free(whole);
+                FD_TRY(hst);
                 if (!nl) return FD_OK;
                 p = nl + 1;
                 lineno++;
@@ -298,7 +390,7 @@ static fd_status first_row_shape(const char *path, const char *buf, size_t len, 
             double *row = malloc(cap * sizeof *row);
             char *tok = NULL;
             if (!row) {
-                free(line);
+                free(whole);
                 return fd_fail(FD_ERR_NOMEM, "out of memory");
             }
             uint32_t k = split(csv, row, line, cap, &bad, &tok, &nonfinite);
@@ -314,14 +406,14 @@ static fd_status first_row_shape(const char *path, const char *buf, size_t len, 
                     : bad ? fd_fail(FD_ERR_INPUT, "%s:%zu: column %u: '%.*s' is not a number%s%s", path, lineno, bad,
                                     token_width(tok), tok, delim_hint(tok, token_width(tok)), why)
                           : fd_fail(FD_ERR_INPUT, "%s:%zu: an empty field", path, lineno);
-                free(line);
+                free(whole);
                 return st;
             }
-            free(line);
+            free(whole);
             *n = k;
             return FD_OK;
         }
-        free(line);
+        free(whole);
         if (!nl) break;
         p = nl + 1;
         lineno++;
@@ -406,7 +498,10 @@ static fd_status read_batch(text_reader *r, chunk *cs, chunk_job *jobs, int T, i
         c->buf[cut] = 0;
         c->len = cut;
         if (r->first) {
-            FD_TRY(first_row_shape(r->path, c->buf, c->len, r->csv, r->header_mode, &r->n, &r->header));
+            char **hdr = NULL;
+            uint32_t nhdr = 0;
+            FD_TRY(first_row_shape(r->path, c->buf, c->len, r->csv, r->header_mode, r->sink->name_column, &r->n,
+                                   &r->header, r->sink->column_names ? &hdr : NULL, &nhdr));
             if (r->n == 0)
                 return fd_fail(FD_ERR_INPUT, r->eof ? "%s: no data rows" : "%s: no data row in its first 8 MB", r->path);
             /* Estimate the rows from the file size and the first chunk's
@@ -417,9 +512,15 @@ static fd_status read_batch(text_reader *r, chunk *cs, chunk_job *jobs, int T, i
             for (const char *q = c->buf; (q = memchr(q, '\n', (size_t)(c->buf + c->len - q))) != NULL; q++) lines++;
             if (lines > 0 && fstat(fileno(r->f), &sb) == 0 && sb.st_size > 0)
                 hint = (uint64_t)((double)sb.st_size / ((double)c->len / (double)lines) * 1.02) + 8;
-            FD_TRY(r->sink->begin(r->sink->ctx, r->n, hint));
+            fd_status st = r->sink->begin(r->sink->ctx, r->n, hint);
+            /* Names only when the header names every value: a header of
+             * another width names something else. */
+            if (st == FD_OK && hdr && nhdr == r->n) st = r->sink->column_names(r->sink->ctx, (const char *const *)hdr, nhdr);
+            for (uint32_t q = 0; q < nhdr; q++) free(hdr[q]);
+            free(hdr);
+            FD_TRY(st);
         }
-        jobs[*nc] = (chunk_job){c, r->n, r->csv, r->drop_nan, r->first && r->header, r->sink};
+        jobs[*nc] = (chunk_job){c, r->n, r->csv, r->drop_nan, r->first && r->header, r->sink->name_column, r->sink};
         r->first = 0;
     }
     return FD_OK;
@@ -431,6 +532,11 @@ static fd_status append_chunk(text_reader *r, const chunk *c, uint64_t *line_bas
     fd_status st = FD_OK;
     const size_t rb = r->sink->row_bytes(r->n);
     for (size_t k = 0; k < c->rows && st == FD_OK; k++, (*input_row)++) {
+        if (r->sink->name_column) {
+            const char *name = c->names + c->name_at[k];
+            st = r->sink->row_name(r->sink->ctx, *input_row, name, strlen(name));
+            if (st != FD_OK) break;
+        }
         st = c->dropped[k] ? r->sink->drop(r->sink->ctx) : r->sink->push(r->sink->ctx, c->a + k * rb, *input_row);
         r->pushed += !c->dropped[k];
     }
@@ -521,6 +627,8 @@ done:
         free(cs[k].buf);
         free(cs[k].a);
         free(cs[k].dropped);
+        free(cs[k].names);
+        free(cs[k].name_at);
     }
     free(cs);
     free(jobs);

@@ -32,6 +32,8 @@ void smat_destroy(spearman_mat **pm)
     sha256_future_drop(&m->sha);
     free(m->row_id);
     free(m->source);
+    for (uint64_t k = 0; m->names && k < m->n_names; k++) free(m->names[k]);
+    free(m->names);
     free(m);
     *pm = NULL;
 }

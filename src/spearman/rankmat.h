@@ -47,6 +47,10 @@ typedef struct spearman_mat {
      * instead of waiting for the file's hash. */
     char digest[65];
     char *source;
+    /* The variables' names by input row (--row-names, or a header with
+     * --by columns), or NULL. */
+    char **names;
+    uint64_t n_names;
 } spearman_mat;
 
 fd_status smat_create(spearman_mat **out, uint32_t n);

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "spearman_h5.h"
 
+#include "../io/matrix_collect.h"
+
 #include "../job/h5part.h"
 #include "../io/h5util.h"
 #include "tile.h"
@@ -106,6 +108,8 @@ static fd_status put_meta(hid_t f, const spearman_meta *m)
     if (!strcmp(m->mode, "fdr")) FD_TRY(h5u_attr_f64(f, "fdr_cutoff_seconds", m->fdr_seconds));
     FD_TRY(h5u_attr_f64(f, "checkpoint_seconds", m->checkpoint_seconds));
     FD_TRY(h5u_attr_u64(f, "resumed_records", m->resumed_records));
+    if (m->names) FD_TRY(h5u_write_strings(f, "names", m->names, m->n_names));
+    if (m->y_names) FD_TRY(h5u_write_strings(f, "y_names", m->y_names, m->n_y_names));
     if (m->hist) {
         double edges[SPEARMAN_HIST_BINS + 1];
         for (int b = 0; b <= SPEARMAN_HIST_BINS; b++) edges[b] = -1.0 + 2.0 * b / SPEARMAN_HIST_BINS;
@@ -300,14 +304,39 @@ fd_status spearman_h5_info(hid_t f, const char *path, FILE *out)
     return h5part_print_ranks_file(f, out, "pairs", "tiles");
 }
 
+/* /names (or /y_names) when the file has them: as many as the input had
+ * rows, between the rows kept and those plus every dropped one. */
+static fd_status read_names(hid_t f, const char *path, const char *name, uint64_t kept, uint64_t bound, char ***out,
+                            uint64_t *n)
+{
+    *out = NULL;
+    *n = 0;
+    if (H5Lexists(f, name, H5P_DEFAULT) <= 0) return FD_OK;
+    FD_TRY(h5u_len(f, name, n));
+    if (*n < kept || *n > bound)
+        return fd_fail(FD_ERR_INPUT, "%s: /%s holds %llu names for %llu rows", path, name, (unsigned long long)*n,
+                       (unsigned long long)kept);
+    return h5u_read_strings(f, path, name, *n, out);
+}
+
 fd_status spearman_h5_text(hid_t f, const char *path, FILE *out)
 {
     fd_status st = FD_OK;
-    uint64_t n, *i = NULL, *j = NULL, rows, jrows;
+    uint64_t n, *i = NULL, *j = NULL, rows, jrows, kept = 0, jkept = 0, nn = 0, nyn = 0;
     float *rho = NULL;
     double *p = NULL;
+    char **names = NULL, **ynames = NULL;
     const uint64_t slice = (uint64_t)1 << 16;
     FD_TRY(check_file(f, path, &rows, &jrows));
+    FD_TRY(h5u_read_u64_attr(f, path, "rows", &kept));
+    jkept = kept;
+    if (H5Aexists(f, "y_rows") > 0) FD_TRY(h5u_read_u64_attr(f, path, "y_rows", &jkept));
+    FD_TRY_GOTO(read_names(f, path, "names", kept, rows, &names, &nn), st, done);
+    FD_TRY_GOTO(read_names(f, path, "y_names", jkept, jrows, &ynames, &nyn), st, done);
+    if (names && !ynames && !H5Aexists(f, "y_rows")) {
+        ynames = names;
+        nyn = nn;
+    }
     FD_TRY(h5u_len(f, "pairs/i", &n));
     FD_ALLOC_GOTO(i, slice, st, done);
     FD_ALLOC_GOTO(j, slice, st, done);
@@ -326,8 +355,13 @@ fd_status spearman_h5_text(hid_t f, const char *path, FILE *out)
                              (unsigned long long)rows, (unsigned long long)jrows);
                 goto done;
             }
-        for (uint64_t x = 0; x < k; x++)
-            fprintf(out, "%llu %llu %.9g %.17g\n", (unsigned long long)i[x], (unsigned long long)j[x], rho[x], p[x]);
+        for (uint64_t x = 0; x < k; x++) {
+            fprintf(out, "%llu %llu %.9g %.17g", (unsigned long long)i[x], (unsigned long long)j[x], rho[x], p[x]);
+            /* Names (which may hold blanks) after the numbers, tab-separated. */
+            if (names) fprintf(out, "\t%s", i[x] < nn ? names[i[x]] : "");
+            if (ynames) fprintf(out, "\t%s", j[x] < nyn ? ynames[j[x]] : "");
+            fputc('\n', out);
+        }
     }
     if (ferror(out)) st = fd_fail(FD_ERR_IO, "writing pairs to standard output failed");
 done:
@@ -335,5 +369,7 @@ done:
     free(j);
     free(rho);
     free(p);
+    if (ynames != names) fd_names_free(ynames, nyn);
+    fd_names_free(names, nn);
     return st;
 }

@@ -32,6 +32,9 @@ typedef struct spearman_meta {
     double fdr_seconds;             /* --fdr: the cutoff's collecting pass; not written otherwise */
     double checkpoint_seconds;      /* 0: no checkpoints */
     uint64_t resumed_records;       /* tile records earlier runs did (--resume) */
+    /* The variables' names by input row (/names, /y_names), or NULL. */
+    char *const *names, *const *y_names;
+    uint64_t n_names, n_y_names;
 } spearman_meta;
 
 

@@ -61,8 +61,10 @@ static fd_status read_inputs(fd_job *j)
 {
     spearman_run *jb = j->w;
     const spearman_opts *o = jb->o;
-    FD_TRY(spearman_read(&jb->x, o->input, o->drop_nan, o->header, j->threads));
-    if (o->y_input) FD_TRY(spearman_read(&jb->y, o->y_input, o->drop_nan, o->header, j->threads));
+    const spearman_read_opts ro = {.drop_nan = o->drop_nan, .header = o->header, .threads = j->threads,
+                                   .by_columns = o->by_columns, .row_names = o->row_names};
+    FD_TRY(spearman_read(&jb->x, o->input, &ro));
+    if (o->y_input) FD_TRY(spearman_read(&jb->y, o->y_input, &ro));
     const int digest = j->mpi.size > 1 || checkpointed(o);
     if (digest) FD_TRY(smat_digest(jb->x, j->threads));
     if (digest && jb->y) FD_TRY(smat_digest(jb->y, j->threads));
@@ -193,6 +195,12 @@ static void fill_meta(const spearman_run *jb, spearman_meta *m)
         m->y_sha256 = jb->y->sha.hex;
         m->y_rows = jb->y->rows;
         m->y_constant_rows = jb->y->constant;
+    }
+    m->names = jb->x->names;
+    m->n_names = jb->x->n_names;
+    if (jb->y != jb->x) {
+        m->y_names = jb->y->names;
+        m->n_y_names = jb->y->n_names;
     }
     m->rows = jb->x->rows;
     m->constant_rows = jb->x->constant;

@@ -17,6 +17,8 @@ typedef struct spearman_opts {
     double value;            /* alpha, R or Q */
     int count_only, drop_nan, force, quiet, stats;
     int header;              /* text inputs: FD_HEADER_AUTO, _YES or _NO (io/matrix_read.h) */
+    int by_columns;          /* --by columns: the columns are the variables */
+    int row_names;           /* --row-names: the first field of each text line names the row */
     int no_hist;             /* --no-histogram: pass 1 bins nothing, the file has no /histogram */
     int check_input;         /* read and rank only, then report */
     int threads;             /* 0: from the placement */

@@ -3,6 +3,7 @@
  * doubled centred average ranks (int32, then packed by smat_push_ranked). */
 #include "spearman_read.h"
 
+#include "../io/matrix_collect.h"
 #include "../io/matrix_read.h"
 
 #include <stdlib.h>
@@ -46,13 +47,89 @@ static fd_status rank_finish(void *ctx, sha256_future *sha)
     return FD_OK;
 }
 
-fd_status spearman_read(spearman_mat **out, const char *spec, int drop_nan, int header, int threads)
+static fd_status rank_row_name(void *ctx, uint64_t input_row, const char *name, size_t len)
+{
+    spearman_mat *m = *(spearman_mat **)ctx;
+    if (input_row >= m->n_names) {
+        uint64_t cap = m->n_names ? m->n_names : 1024;
+        while (cap <= input_row) cap *= 2;
+        char **nn = realloc(m->names, cap * sizeof *nn);
+        if (!nn) return fd_fail(FD_ERR_NOMEM, "out of memory for row names");
+        memset(nn + m->n_names, 0, (cap - m->n_names) * sizeof *nn);
+        m->names = nn;
+        m->n_names = cap;
+    }
+    if (!(m->names[input_row] = strndup(name, len))) return fd_fail(FD_ERR_NOMEM, "out of memory for row names");
+    return FD_OK;
+}
+
+/* Rows as variables, ranked as they stream in. */
+static fd_status read_rows(spearman_mat **m, const char *spec, const spearman_read_opts *o)
+{
+    const fd_matrix_sink sink = {.ctx = m,
+                                 .row_bytes = rank_row_bytes,
+                                 .transform = rank_row,
+                                 .begin = rank_begin,
+                                 .push = rank_push,
+                                 .drop = rank_drop,
+                                 .finish = rank_finish,
+                                 .nan_hint = " (--drop-nan-rows skips such rows)",
+                                 .threads = o->threads,
+                                 .place_begin = o->row_names ? NULL : rank_place_begin,
+                                 .place = o->row_names ? NULL : rank_place,
+                                 .header = o->header,
+                                 .name_column = o->row_names,
+                                 .row_name = rank_row_name};
+    FD_TRY(fd_matrix_read(spec, o->drop_nan, &sink));
+    /* Only the rows read have names: the array's spare room goes. */
+    spearman_mat *x = *m;
+    if (x->names) {
+        uint64_t rows = x->rows + x->dropped;
+        for (uint64_t k = rows; k < x->n_names; k++) free(x->names[k]);
+        x->n_names = rows;
+    }
+    return FD_OK;
+}
+
+/* Columns as variables (--by columns, as pandas' DataFrame.corr): the
+ * whole matrix is read, then each column ranked as a row.  Its header,
+ * when it names every column, names the variables. */
+static fd_status read_columns(spearman_mat **m, const char *spec, const spearman_read_opts *o)
+{
+    fd_matrix_all a;
+    FD_TRY(fd_matrix_collect(spec, o->header, o->row_names, o->threads, &a));
+    fd_status st = FD_OK;
+    double *col = malloc(a.rows * sizeof *col);
+    int32_t *ranked = malloc(a.rows * sizeof *ranked);
+    if (!col || !ranked) st = fd_fail(FD_ERR_NOMEM, "out of memory");
+    if (st == FD_OK) st = rank_begin(m, (uint32_t)a.rows, a.n);
+    if (st == FD_OK && a.rows > UINT32_MAX) st = fd_fail(FD_ERR_INPUT, "%s: %llu rows are too many observations", spec, (unsigned long long)a.rows);
+    for (uint32_t k = 0; st == FD_OK && k < a.n; k++) {
+        for (uint64_t i = 0; i < a.rows; i++) col[i] = a.all[i * a.n + k];
+        spearman_rank(col, (uint32_t)a.rows, ranked);
+        st = smat_push_ranked(*m, ranked, k);
+    }
+    if (st == FD_OK) {
+        sha256_future fut = {NULL, FD_OK, ""};
+        memcpy(fut.hex, a.sha256, sizeof fut.hex);
+        st = rank_finish(m, &fut);
+    }
+    if (st == FD_OK && a.col_names) {
+        (*m)->names = a.col_names;
+        (*m)->n_names = a.n;
+        a.col_names = NULL;
+    }
+    free(col);
+    free(ranked);
+    fd_matrix_all_free(&a);
+    return st;
+}
+
+fd_status spearman_read(spearman_mat **out, const char *spec, const spearman_read_opts *o)
 {
     spearman_mat *m = NULL;
-    const fd_matrix_sink sink = {&m,        rank_row_bytes, rank_row,   rank_begin, rank_push, rank_drop, rank_finish,
-                                 " (--drop-nan-rows skips such rows)", threads, rank_place_begin, rank_place, header};
-    fd_status st = fd_matrix_read(spec, drop_nan, &sink);
-    if (st == FD_OK) st = smat_finish(m, fd_matrix_threads(threads));
+    fd_status st = o->by_columns ? read_columns(&m, spec, o) : read_rows(&m, spec, o);
+    if (st == FD_OK) st = smat_finish(m, fd_matrix_threads(o->threads));
     if (st == FD_OK && !(m->source = strdup(spec))) st = fd_fail(FD_ERR_NOMEM, "out of memory");
     if (st != FD_OK) smat_destroy(&m);
     *out = m;

@@ -8,9 +8,14 @@
 
 #include "rankmat.h"
 
-/* drop_nan: skip rows with NaN or infinite values (counted) instead of
- * refusing the file.  threads: to rank rows on while reading (the sink's
- * threads, fd_matrix_sink). */
-fd_status spearman_read(spearman_mat **out, const char *spec, int drop_nan, int header, int threads);
+typedef struct spearman_read_opts {
+    int drop_nan;    /* skip rows with NaN or infinite values (counted) instead of refusing the file */
+    int header;      /* FD_HEADER_* */
+    int threads;     /* to rank rows on while reading (the sink's threads, fd_matrix_sink) */
+    int by_columns;  /* the columns are the variables (--by columns) */
+    int row_names;   /* text and CSV: the first field of each line is the row's name */
+} spearman_read_opts;
+
+fd_status spearman_read(spearman_mat **out, const char *spec, const spearman_read_opts *o);
 
 #endif

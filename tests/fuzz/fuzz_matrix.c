@@ -1,7 +1,8 @@
 /* Fuzz target: the numeric-matrix readers of spearman and dpc: text
  * (whitespace), CSV (optional header), and NumPy .npy.  The first byte
  * picks the format, whether NaN rows are dropped, and whether the sink
- * takes rows by place (spearman's) or by push (dpc's); the rest is the
+ * takes rows by place (spearman's) or by push (dpc's), and whether the
+ * first field of each line is a name (--row-names); the rest is the
  * file.  The sink checks what the reader promises: every row has the
  * length begin announced, its values are finite, and a placed row's slot
  * is below the count place_begin gave, each slot once, all of them when
@@ -13,6 +14,7 @@
 
 #include <stdatomic.h>
 #include <stdlib.h>
+#include <string.h>
 
 static uint32_t cols;
 static uint64_t placed_rows;
@@ -67,6 +69,24 @@ static fd_status drop(void *ctx)
     return FD_OK;
 }
 
+/* Names come in order, one per row, each a string of the length given. */
+static uint64_t named;
+static fd_status row_name(void *ctx, uint64_t input_row, const char *name, size_t len)
+{
+    (void)ctx;
+    if (input_row != named++ || strlen(name) != len) abort();
+    return FD_OK;
+}
+
+static fd_status column_names(void *ctx, const char *const *names, uint32_t n)
+{
+    (void)ctx;
+    if (n != cols) abort(); /* only a header as wide as the rows */
+    for (uint32_t k = 0; k < n; k++)
+        if (!names[k]) abort();
+    return FD_OK;
+}
+
 static fd_status finish(void *ctx, sha256_future *sha)
 {
     (void)ctx, (void)sha; /* a hash still running is stopped by the reader */
@@ -78,9 +98,20 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const char *ext[] = {".txt", ".csv", ".npy"};
     if (size < 1) return 0;
     const int k = data[0] % 3, drop_nan = (data[0] / 3) & 1, by_place = (data[0] / 6) & 1;
+    const int names = (data[0] / 12) & 1;
     const char *path = fuzz_file(data + 1, size - 1, ext[k]);
-    const fd_matrix_sink sink = {NULL, row_bytes, transform, begin, push, drop, finish, NULL, 0,
-                                 by_place ? place_begin : NULL, by_place ? place : NULL};
+    named = 0;
+    const fd_matrix_sink sink = {.row_bytes = row_bytes,
+                                 .transform = transform,
+                                 .begin = begin,
+                                 .push = push,
+                                 .drop = drop,
+                                 .finish = finish,
+                                 .place_begin = by_place && !names ? place_begin : NULL,
+                                 .place = by_place && !names ? place : NULL,
+                                 .name_column = names,
+                                 .row_name = row_name,
+                                 .column_names = column_names};
     const fd_status st = fd_matrix_read(path, drop_nan, &sink);
     for (uint64_t r = 0; st == FD_OK && placed && r < placed_rows; r++)
         if (!placed[r]) abort(); /* a read that succeeds placed every row */
