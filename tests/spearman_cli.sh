@@ -92,6 +92,11 @@ check '[ $rc -eq 2 ] && grep -q "job.h5: not a readable HDF5 file" "$W/err"' "--
 check '[ $rc -eq 2 ] && grep -q "say which with --pvalue" "$W/err" && [ ! -e "$W/nosel" ]' "-o without a selection: exit $rc: $(cat "$W/err")"
 "$BIN" spearman "$W/c.txt" --count-only -o "$W/cnt" -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 0 ] && [ -e "$W/cnt/spearman.h5" ]' "--count-only -o without a selection: exit $rc: $(cat "$W/err")"
+# Progress in a log: done/total pairs, the percentage and the time left.
+"$BIN" gen counts --rows 3000 --cols 30 --seed 4 -o "$W/prog.npy" > /dev/null
+FD_PROGRESS_INTERVAL=0.001 "$BIN" spearman "$W/prog.npy" --count-only -t 1 2> "$W/prog.err"; rc=$?
+check '[ $rc -eq 0 ] && grep -qE "^progress: [0-9]+/4498500 pairs \([0-9.]+%\), .* ETA [0-9]+ s$" "$W/prog.err"' \
+      "progress lines: exit $rc: $(head -3 "$W/prog.err")"
 # --check-input reads and reports, and writes nothing.
 printf '1 2 3 4\n4 4 4 4\n2 1 0 9\n' > "$W/ci.txt"
 "$BIN" spearman "$W/ci.txt" --check-input -o "$W/ci-out" > "$W/ci" 2>&1; rc=$?

@@ -15,6 +15,7 @@
 #include "common/clock.h"
 #include "common/env.h"
 #include "common/par_rows.h"
+#include "common/progress.h"
 #include "io/matrix_read.h"
 #include "common/sha256.h"
 #include "lattice/context.h"
@@ -615,6 +616,22 @@ static void test_bigmem(void)
     fd_big_free(NULL, 0);
 }
 
+/* Progress lines: done/total, the percentage and the time left at the
+ * rate so far; the count capped at the total (a bound, for bcp's sweeps);
+ * the rate alone without a total. */
+static void test_progress(void)
+{
+    char b[256];
+    fd_progress_format(b, sizeof b, "pairs", 250, 1000, 5.0);
+    CHECK(!strcmp(b, "250/1000 pairs (25.0%), 50/s, 5.0 s, ETA 15 s"), "progress with a total: '%s'", b);
+    fd_progress_format(b, sizeof b, "sweeps", 40, 30, 2.0);
+    CHECK(!strcmp(b, "30/30 sweeps (100.0%), 20/s, 2.0 s, ETA 0 s"), "progress past the total: '%s'", b);
+    fd_progress_format(b, sizeof b, "concepts", 1234, 0, 2.0);
+    CHECK(!strcmp(b, "1234 concepts, 617/s, 2.0 s"), "progress without a total: '%s'", b);
+    fd_progress_format(b, sizeof b, "points", 0, 10, 0.0);
+    CHECK(!strcmp(b, "0/10 points (0.0%), 0.0 s"), "progress at the start: '%s'", b);
+}
+
 int main(int argc, char **argv)
 {
     sha_case("abc", 1, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
@@ -630,5 +647,6 @@ int main(int argc, char **argv)
     test_kept_team();
     test_readers(argc > 1 ? argv[1] : "units.tmp");
     test_bigmem();
+    test_progress();
     return t_report();
 }

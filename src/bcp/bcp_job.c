@@ -292,7 +292,7 @@ static fd_status fit_subtensors(const bcp_job_opts *o, const struct bcp_ops *ops
     so.rank = 3 * R < 256 ? 3 * R : 256;
     so.threads = threads;
     fd_progress prog = {0};
-    fd_progress_start(&prog, "sub-tensors", quiet);
+    fd_progress_start(&prog, "sub-tensors", K, quiet);
     for (uint64_t k = (uint64_t)me; k < K && st == FD_OK; k += (uint64_t)P) {
         bcp_model mk;
         memset(&mk, 0, sizeof mk);
@@ -520,7 +520,9 @@ static fd_status run(fd_job *j)
         bcp_opts fo = o->fit;
         fo.threads = j->threads;
         fd_progress prog = {0};
-        fd_progress_start(&prog, "sweeps", !fd_job_speaks(j));
+        /* The sweep limit: the fit stops there at the latest. */
+        fd_progress_start(&prog, "sweeps", (uint64_t)fo.max_iter * (uint64_t)(o->starts > 0 ? o->starts : 1),
+                          !fd_job_speaks(j));
         st = fit_best(r->t, &fo, o->starts, &comm, r->ops, r->state, &r->m, &prog);
         fd_progress_stop(&prog);
     }

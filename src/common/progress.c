@@ -21,17 +21,35 @@ static double log_interval(void)
     return fd_env_seconds("FD_PROGRESS_INTERVAL", LOG_INTERVAL, &v) == FD_OK ? v : LOG_INTERVAL;
 }
 
+void fd_progress_format(char *buf, size_t cap, const char *what, uint64_t c, uint64_t total, double el)
+{
+    const double rate = el > 0 ? (double)c / el : 0;
+    if (total == 0) {
+        snprintf(buf, cap, "%llu %s, %.3g/s, %.1f s", (unsigned long long)c, what, rate, el);
+        return;
+    }
+    const uint64_t done = c < total ? c : total;
+    const double pct = 100.0 * (double)done / (double)total;
+    if (rate > 0)
+        snprintf(buf, cap, "%llu/%llu %s (%.1f%%), %.3g/s, %.1f s, ETA %.0f s", (unsigned long long)done,
+                 (unsigned long long)total, what, pct, rate, el, (double)(total - done) / rate);
+    else
+        snprintf(buf, cap, "%llu/%llu %s (%.1f%%), %.1f s", (unsigned long long)done, (unsigned long long)total, what,
+                 pct, el);
+}
+
 static void print_line(fd_progress *p)
 {
     double el = fd_now() - p->t0;
     uint64_t c = atomic_load_explicit(&p->count, memory_order_relaxed);
-    double rate = el > 0 ? (double)c / el : 0;
+    char line[256];
+    if (!p->tty && el - p->last < p->interval) return;
+    fd_progress_format(line, sizeof line, p->what, c, p->total, el);
     if (p->tty) {
-        fprintf(stderr, "\r\033[K%llu %s  %.3g/s  %.1f s", (unsigned long long)c, p->what, rate, el);
+        fprintf(stderr, "\r\033[K%s", line);
     } else {
-        if (el - p->last < p->interval) return;
         p->last = el;
-        fprintf(stderr, "progress: %llu %s, %.3g/s, %.1f s\n", (unsigned long long)c, p->what, rate, el);
+        fprintf(stderr, "progress: %s\n", line);
     }
     fflush(stderr);
 }
@@ -53,10 +71,11 @@ static void *loop(void *arg)
     return NULL;
 }
 
-void fd_progress_start(fd_progress *p, const char *what, int quiet)
+void fd_progress_start(fd_progress *p, const char *what, uint64_t total, int quiet)
 {
     memset(p, 0, sizeof *p);
     p->what = what;
+    p->total = total;
     atomic_init(&p->count, 0);
     p->t0 = fd_now();
     if (quiet) return;

@@ -152,7 +152,7 @@ static fd_status run(fd_job *j)
     st = s->rho && s->delta && s->gamma && s->parent && s->labels ? FD_OK : fd_fail(FD_ERR_NOMEM, "out of memory");
     t = fd_now();
     fd_progress prog = {0};
-    fd_progress_start(&prog, "points (rho)", !fd_job_speaks(j));
+    fd_progress_start(&prog, "points (rho)", i1 - i0, !fd_job_speaks(j));
     if (st == FD_OK) st = ops->rho_rows(r->dev, s->p, r->dc, o->kernel, i0, i1, T, s->rho + i0, &prog);
     fd_progress_stop(&prog);
     FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);
@@ -162,7 +162,7 @@ static fd_status run(fd_job *j)
     r->t_rho = fd_now() - t;
 
     t = fd_now();
-    fd_progress_start(&prog, "points (delta)", !fd_job_speaks(j));
+    fd_progress_start(&prog, "points (delta)", i1 - i0, !fd_job_speaks(j));
     st = ops->delta_rows(r->dev, s->p, s->rho, i0, i1, T, s->delta + i0, s->parent + i0, &prog);
     fd_progress_stop(&prog);
     FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);
@@ -180,7 +180,7 @@ static fd_status run(fd_job *j)
         s->border = calloc(s->k + 1, sizeof *s->border);
         s->core = malloc(n * sizeof *s->core);
         st = s->border && s->core ? FD_OK : fd_fail(FD_ERR_NOMEM, "out of memory");
-        fd_progress_start(&prog, "points (halo)", !fd_job_speaks(j));
+        fd_progress_start(&prog, "points (halo)", i1 - i0, !fd_job_speaks(j));
         if (st == FD_OK) st = dpc_halo_border(s->p, r->dc, s->rho, s->labels, s->k, i0, i1, T, s->border, &prog);
         fd_progress_stop(&prog);
         FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);

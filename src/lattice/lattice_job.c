@@ -114,7 +114,7 @@ static fd_status run_enumeration(fd_job *j)
 {
     run *r = j->w;
     const double t = fd_now();
-    fd_progress_start(&r->prog, "concepts", !fd_job_speaks(j));
+    fd_progress_start(&r->prog, "concepts", 0, !fd_job_speaks(j));
     const fd_status st = lattice_enumerate(r->prep, &r->lo, r->ops, &r->sink, &r->stats);
     fd_progress_stop(&r->prog);
     r->enum_seconds = fd_now() - t;

@@ -247,6 +247,18 @@ static fd_status input_hashes(spearman_run *jb)
     return jb->y != jb->x ? fd_mpi_same_hash(jb->y->sha.hex, jb->o->y_input) : FD_OK;
 }
 
+/* The pairs a pass tests, for the progress line: those of varying rows,
+ * when this rank does them all (one rank); with several, rank 0 prints
+ * its own count and rate. */
+static uint64_t progress_total(const fd_job *j)
+{
+    const spearman_run *jb = j->w;
+    if (j->mpi.size > 1) return 0;
+    const uint64_t nx = jb->x->rows - jb->x->constant;
+    if (jb->y && jb->y != jb->x) return nx * (jb->y->rows - jb->y->constant);
+    return nx * (nx ? nx - 1 : 0) / 2;
+}
+
 /* Pass 1 (counting, reduced over ranks), --fdr's cutoff and the output
  * size check: what the output will hold.  --top-k needs no counting pass:
  * its size is known.  Agreed. */
@@ -261,7 +273,7 @@ static fd_status count_stage(fd_job *j)
         return fd_mpi_agree(check_output_size(jb), NULL);
     }
     double t = fd_now();
-    fd_progress_start(&jb->prog, "pairs", !fd_job_speaks(j));
+    fd_progress_start(&jb->prog, "pairs", progress_total(j), !fd_job_speaks(j));
     fd_status st = spearman_pass(jb, 0);
     fd_progress_stop(&jb->prog);
     jb->pass1_s = fd_now() - t;
@@ -296,7 +308,7 @@ static fd_status write_stage(fd_job *j)
     if (jb->keep_pairs && !atomic_load(&jb->kept_over))
         return fd_mpi_agree(jb->ck ? spearman_ckpt_build(jb, 1, file) : spearman_write_kept(jb), NULL);
     const uint64_t pairs = jb->pairs, selected = jb->selected;
-    fd_progress_start(&jb->prog, "pairs", !fd_job_speaks(j));
+    fd_progress_start(&jb->prog, "pairs", progress_total(j), !fd_job_speaks(j));
     if (o->mode == 'k') jb->pairs = jb->selected = 0;
     st = spearman_pass(jb, 1);
     fd_progress_stop(&jb->prog);
