@@ -42,4 +42,24 @@ check '[ $(wc -l < "$W/err") -eq 1 ] && grep -q "concepts in" "$W/err"' "summary
 # An output directory that cannot be created: exit non-zero, message.
 "$BIN" lattice "$W/c.cxt" -o /proc/nonexistent/out -q 2> "$W/err"; rc=$?
 check '[ $rc -ne 0 ] && grep -q "cannot create the output directory" "$W/err"' "unwritable output: exit $rc"
+# --compress: every workload's result deflated (shuffle + deflate, read by
+# h5dump and fcbo-dist info without plugins), the same content, on one
+# rank and (lattice, a master over parts) on two.
+"$BIN" gen context --objects 2000 --attributes 40 --density 0.2 --seed 5 -o "$W/z.dat" > /dev/null
+"$BIN" gen counts --rows 300 --cols 20 --groups 5 --seed 5 -o "$W/z.txt" > /dev/null
+"$BIN" gen blobs --n 2000 --dims 2 --clusters 4 --seed 5 -o "$W/zp.txt" > /dev/null
+"$BIN" gen tensor --shape 20x18x16 --rank 3 --seed 5 -o "$W/zt.h5" > /dev/null
+for spec in "lattice|$W/z.dat" "spearman|$W/z.txt --pvalue 0.01" "dpc|$W/zp.txt --centers 4" "bcp|$W/zt.h5:/tensor --rank 3 --seed 1"; do
+  w=${spec%%|*}; args=${spec#*|}
+  "$BIN" $w $args -o "$W/plain-$w" -q -t 1 && "$BIN" $w $args -o "$W/z-$w" -q -t 1 --compress; rc=$?
+  check '[ $rc -eq 0 ] && cmp -s <("$BIN" info --text "$W/plain-$w/$w.h5" | sort) <("$BIN" info --text "$W/z-$w/$w.h5" | sort)' \
+        "$w --compress: exit $rc or other content"
+  check 'h5dump -p -H "$W/z-$w/$w.h5" | grep -q "COMPRESSION DEFLATE" && ! h5dump -p -H "$W/plain-$w/$w.h5" | grep -q DEFLATE' \
+        "$w --compress: no deflate filter"
+done
+check '[ $(stat -c %s "$W/z-lattice/lattice.h5") -lt $(( $(stat -c %s "$W/plain-lattice/lattice.h5") / 2 )) ]' \
+      "lattice --compress: $(stat -c %s "$W/z-lattice/lattice.h5") bytes against $(stat -c %s "$W/plain-lattice/lattice.h5")"
+mpirun -np 2 "$BIN" lattice "$W/z.dat" -o "$W/z2" -q --compress; rc=$?
+check '[ $rc -eq 0 ] && cmp -s <("$BIN" info --text "$W/plain-lattice/lattice.h5" | sort) <("$BIN" info --text "$W/z2/lattice.h5" | sort)' \
+      "lattice --compress on 2 ranks: exit $rc or other concepts"
 finish

@@ -3,6 +3,7 @@
  * (src/bcp/bcp_job.c). */
 #include "../bcp/bcp_job.h"
 #include "../common/backend.h"
+#include "../io/h5util.h"
 #include "cmds.h"
 
 #include <getopt.h>
@@ -69,7 +70,7 @@ static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
         {"output", required_argument, 0, 'o'}, {"rank", required_argument, 0, 'r'},
         {"max-iter", required_argument, 0, 'm'}, {"tol", required_argument, 0, 'T'},
         {"init", required_argument, 0, 'i'},   {"seed", required_argument, 0, 's'},
-        {"nonneg", no_argument, 0, 'N'},       {"force", no_argument, 0, 'F'},
+        {"nonneg", no_argument, 0, 'N'},       {"force", no_argument, 0, 'F'}, {"compress", no_argument, 0, OPT_COMPRESS},
         {"stats", no_argument, 0, 'S'},        {"quiet", no_argument, 0, 'q'},
         {"threads", required_argument, 0, 't'}, {"backend", required_argument, 0, 'b'},
         {"fuse", required_argument, 0, 'U'},   {"starts", required_argument, 0, 'A'},
@@ -102,6 +103,7 @@ static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
         case 'U': FD_TRY(opt_dims("--fuse", optarg, "parts per mode", BCP_MAX_ORDER, a->fuse, &a->fuse_n)); break;
         case 't': FD_TRY(opt_u32("--threads", optarg, 1, 4096, &threads)); a->fit.threads = (int)threads; break;
         case 'F': a->force = 1; break;
+        case OPT_COMPRESS: h5u_set_deflate(H5U_COMPRESS_LEVEL); break;
         case 'S': a->stats = 1; break;
         case 'q': a->quiet = 1; break;
         case 'h': fputs(help, stdout); *done = 1; return FD_OK;

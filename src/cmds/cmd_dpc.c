@@ -4,6 +4,7 @@
 #include "../common/backend.h"
 #include "../dpc/dpc_job.h"
 #include "../dpc/dpc_plot.h"
+#include "../io/h5util.h"
 #include "cmds.h"
 
 #include <getopt.h>
@@ -78,7 +79,7 @@ static fd_status parse_args(int argc, char **argv, dpc_opts *a, int *done)
         {"neighbors", required_argument, 0, 'k'}, {"seed", required_argument, 0, 's'},
         {"centers", required_argument, 0, 'C'},  {"rho-min", required_argument, 0, 'R'},
         {"delta-min", required_argument, 0, 'D'}, {"halo", no_argument, 0, 'H'},
-        {"force", no_argument, 0, 'F'},          {"threads", required_argument, 0, 't'},
+        {"force", no_argument, 0, 'F'}, {"compress", no_argument, 0, OPT_COMPRESS},          {"threads", required_argument, 0, 't'},
         {"header", required_argument, 0, 'E'},
         {"backend", required_argument, 0, 'b'},  {"stats", no_argument, 0, 'S'},
         {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
@@ -114,6 +115,7 @@ static fd_status parse_args(int argc, char **argv, dpc_opts *a, int *done)
         case 'H': a->halo = 1; break;
         case 'P': a->plot = optarg; break;
         case 'F': a->force = 1; break;
+        case OPT_COMPRESS: h5u_set_deflate(H5U_COMPRESS_LEVEL); break;
         case 'E': FD_TRY(opt_header(optarg, &a->cols.header)); break;
         case 't': FD_TRY(opt_u32("--threads", optarg, 1, 4096, &t)); a->threads = (int)t; break;
         case 'b': a->backend = optarg; break;

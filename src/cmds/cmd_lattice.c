@@ -3,6 +3,7 @@
  * many, is lattice_job_run (src/lattice/lattice_job.c). */
 #include "../common/backend.h"
 #include "../lattice/lattice_job.h"
+#include "../io/h5util.h"
 #include "cmds.h"
 
 #include <getopt.h>
@@ -53,7 +54,7 @@ static fd_status parse_args(int argc, char **argv, lattice_job_opts *a, int *don
         {"output", required_argument, 0, 'o'},  {"format", required_argument, 0, 'f'},
         {"min-support", required_argument, 0, 's'}, {"threads", required_argument, 0, 't'},
         {"backend", required_argument, 0, 'b'}, {"extents", no_argument, 0, 'e'},
-        {"text", no_argument, 0, 'x'},          {"force", no_argument, 0, 'F'},
+        {"text", no_argument, 0, 'x'},          {"force", no_argument, 0, 'F'}, {"compress", no_argument, 0, OPT_COMPRESS},
         {"quiet", no_argument, 0, 'q'},         {"stats", no_argument, 0, 'S'},
         {"help", no_argument, 0, 'h'},          OPT_CKPT_LONGOPTS,
         {0, 0, 0, 0}};
@@ -91,6 +92,7 @@ static fd_status parse_args(int argc, char **argv, lattice_job_opts *a, int *don
         case 'e': a->extents = 1; break;
         case 'x': a->text = 1; break;
         case 'F': a->force = 1; break;
+        case OPT_COMPRESS: h5u_set_deflate(H5U_COMPRESS_LEVEL); break;
         case 'q': a->quiet = 1; break;
         case 'S': a->stats = 1; break;
         case 'h': fputs(help, stdout); *done = 1; return FD_OK;

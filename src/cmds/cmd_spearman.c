@@ -3,6 +3,7 @@
  * spearman_job_run (src/spearman/spearman_job.c). */
 #include "../common/backend.h"
 #include "../spearman/spearman_job.h"
+#include "../io/h5util.h"
 #include "cmds.h"
 
 #include <getopt.h>
@@ -85,7 +86,7 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
         {"rho", required_argument, 0, 'r'},        {"count-only", no_argument, 0, 'c'},
         {"fdr", required_argument, 0, 'f'},        {"top-k", required_argument, 0, 'k'},
         {"y", required_argument, 0, 'y'},          {"drop-nan-rows", no_argument, 0, 'n'},
-        {"force", no_argument, 0, 'F'},            {"max-output", required_argument, 0, 'M'},
+        {"force", no_argument, 0, 'F'}, {"compress", no_argument, 0, OPT_COMPRESS},            {"max-output", required_argument, 0, 'M'},
         {"threads", required_argument, 0, 't'},    {"backend", required_argument, 0, 'b'},
         {"stats", no_argument, 0, 'S'},            {"quiet", no_argument, 0, 'q'},
         {"check-input", no_argument, 0, 'C'},      {"help", no_argument, 0, 'h'},
@@ -126,6 +127,7 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
             break;
         case 'C': a->check_input = 1; break;
         case 'F': a->force = 1; break;
+        case OPT_COMPRESS: h5u_set_deflate(H5U_COMPRESS_LEVEL); break;
         case 'M': FD_TRY(opt_size("--max-output", optarg, &a->max_output)); break;
         case 't': FD_TRY(opt_u32("--threads", optarg, 1, 4096, &t)); a->threads = (int)t; break;
         case 'b': a->backend = optarg; break;

@@ -33,7 +33,7 @@ typedef struct opt_ckpt {
 #define OPT_CKPT_DEFAULT_SECONDS 300.0
 /* getopt_long codes and table entries, and their --help lines (what: the
  * units of work a resumed run does not redo). */
-enum { OPT_CKPT_SECONDS = 0x100, OPT_CKPT_RESUME };
+enum { OPT_CKPT_SECONDS = 0x100, OPT_CKPT_RESUME, OPT_COMPRESS };
 #define OPT_CKPT_LONGOPTS                                                     \
     {"checkpoint-seconds", required_argument, 0, OPT_CKPT_SECONDS},           \
         {"resume", required_argument, 0, OPT_CKPT_RESUME}
@@ -50,6 +50,9 @@ enum { OPT_CKPT_SECONDS = 0x100, OPT_CKPT_RESUME };
 #define OPT_OUTPUT_HELP(workload)                                                          \
     "  -o, --output DIR      write DIR/" workload ".h5 (DIR is made when missing;\n"       \
     "                        nothing else in it is touched)\n"                            \
+    "  --compress            deflate the datasets (zlib level 4 after HDF5's shuffle:\n"   \
+    "                        filters h5py and h5dump read without plugins); smaller\n"    \
+    "                        files, slower to write and read\n"                          \
     "  --force               replace an existing DIR/" workload ".h5: the new result\n"    \
     "                        is written beside it and takes its place only once\n"       \
     "                        complete; a failed run leaves the old one\n"

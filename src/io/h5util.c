@@ -29,11 +29,22 @@ void h5u_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
  * it out. */
 static int checksummed(void) { return !fd_env_switched("FD_H5_CHECKSUM"); }
 
+/* --compress: shuffle then deflate (zlib), the filters every HDF5 build,
+ * h5py and h5dump have; the checksum is of the compressed chunk. */
+static int deflate_level;
+void h5u_set_deflate(int level) { deflate_level = level; }
+
 fd_status h5u_chunked_dcpl(hid_t *dcpl, int rank, const hsize_t *chunk)
 {
     fd_status st = FD_OK;
     H5_CHECK_GOTO(*dcpl = H5Pcreate(H5P_DATASET_CREATE), st, done);
     H5_CHECK_GOTO(H5Pset_chunk(*dcpl, rank, chunk), st, done);
+    if (deflate_level > 0) {
+        if (H5Zfilter_avail(H5Z_FILTER_DEFLATE) <= 0)
+            return fd_fail(FD_ERR_USAGE, "--compress: this HDF5 library has no deflate filter");
+        H5_CHECK_GOTO(H5Pset_shuffle(*dcpl), st, done);
+        H5_CHECK_GOTO(H5Pset_deflate(*dcpl, (unsigned)deflate_level), st, done);
+    }
     if (checksummed()) H5_CHECK_GOTO(H5Pset_fletcher32(*dcpl), st, done);
 done:
     return st;

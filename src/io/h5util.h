@@ -110,6 +110,10 @@ fd_status h5u_attr_f64(hid_t loc, const char *name, double v);
 /* A 1-D dataset of n values, or of variable-length UTF-8 strings. */
 fd_status h5u_write_1d(hid_t loc, const char *name, hid_t filetype, hid_t memtype, const void *v, uint64_t n);
 fd_status h5u_write_strings(hid_t loc, const char *name, char *const *s, uint64_t n);
+/* Every dataset made from now on deflated at level (1..9; 0: not), with
+ * the shuffle filter before it (--compress). */
+void h5u_set_deflate(int level);
+#define H5U_COMPRESS_LEVEL 4
 /* A 1-D dataset of n fixed-length strings (what h5u_write_strings
  * writes) as n strdup'ed strings in *out; anything else (another length,
  * type or width over 64 KiB) is FD_ERR_INPUT naming path. */
