@@ -62,4 +62,15 @@ check '[ $(stat -c %s "$W/z-lattice/lattice.h5") -lt $(( $(stat -c %s "$W/plain-
 mpirun -np 2 "$BIN" lattice "$W/z.dat" -o "$W/z2" -q --compress; rc=$?
 check '[ $rc -eq 0 ] && cmp -s <("$BIN" info --text "$W/plain-lattice/lattice.h5" | sort) <("$BIN" info --text "$W/z2/lattice.h5" | sort)' \
       "lattice --compress on 2 ranks: exit $rc or other concepts"
+# info --text --names: the intents by attribute name (tab-separated; a
+# name with a blank stays whole), the same concepts as the ids.
+printf 'B\n\n3\n3\n\no1\no2\no3\nred apple\ngreen\nsweet\nX.X\n.XX\nXX.\n' > "$W/n.cxt"
+"$BIN" lattice "$W/n.cxt" -o "$W/nm" -q
+"$BIN" info --text "$W/nm/lattice.h5" |
+  awk 'BEGIN { n[0] = "red apple"; n[1] = "green"; n[2] = "sweet" }
+       { s = ""; for (k = 1; k <= NF; k++) s = s (k > 1 ? "\t" : "") n[$k]; print s }' | sort > "$W/nm.want"
+"$BIN" info --text --names "$W/nm/lattice.h5" | sort > "$W/nm.got"
+check 'cmp -s "$W/nm.want" "$W/nm.got" && [ $(wc -l < "$W/nm.got") -eq 8 ]' "info --text --names: $(cat -A "$W/nm.got" | tr '\n' ' ')"
+"$BIN" info --names "$W/nm/lattice.h5" > /dev/null 2>&1; rc=$?
+check '[ $rc -eq 2 ]' "info --names without --text: exit $rc"
 finish

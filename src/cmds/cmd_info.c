@@ -13,7 +13,7 @@
 #include <unistd.h>
 
 static const char *help =
-    "usage: fcbo-dist info FILE.h5 [--text]\n\n"
+    "usage: fcbo-dist info FILE.h5 [--text [--names]]\n\n"
     "Prints the metadata of a result file (lattice, spearman, dpc or bcp; single or a\n"
     "master over parts): what was run, on which input (with its SHA-256),\n"
     "how many results, and whether it is complete.  A master file is\n"
@@ -21,7 +21,10 @@ static const char *help =
     "  --text      print the results instead: for a lattice the intents, one\n"
     "              per line (as `lattice --text`); for spearman \"i j rho p\";\n"
     "              for dpc \"point label rho delta parent\"; for bcp \"mode row\n"
-    "              values\" of the factors\n"
+    "              values\" of the factors (modes 1..N as /factors/A1..AN, rows\n"
+    "              from 0); spearman adds the rows' names when the file has them\n"
+    "  --names     with --text, a lattice's intents as attribute names (tab-\n"
+    "              separated) instead of ids\n"
     "  -h, --help  this text\n";
 
 /* A result file is read, not written: an HDF5 call that fails on it says
@@ -35,20 +38,24 @@ static fd_status as_input(fd_status st, const char *path)
     return fd_fail(FD_ERR_INPUT, "%s: damaged, or not a complete fcbo-dist result (%s)", path, msg);
 }
 
+/* text: 0 the summary, 1 the results, 2 the results with names. */
 static fd_status info_file(const char *path, int text);
 
 fd_status cmd_info(int argc, char **argv)
 {
-    static const struct option opts[] = {{"text", no_argument, 0, 't'}, {"help", no_argument, 0, 'h'}, {0, 0, 0, 0}};
-    int text = 0, c;
+    static const struct option opts[] = {{"text", no_argument, 0, 't'}, {"names", no_argument, 0, 'n'},
+                                         {"help", no_argument, 0, 'h'},  {0, 0, 0, 0}};
+    int text = 0, names = 0, c;
     optind = 1;
     while ((c = getopt_long(argc, argv, "h", opts, NULL)) != -1) {
         if (c == 't') text = 1;
+        else if (c == 'n') names = 1;
         else if (c == 'h') { fputs(help, stdout); return FD_OK; }
         else return opt_bad("info");
     }
     if (optind != argc - 1) return fd_fail(FD_ERR_USAGE, "info needs exactly one FILE.h5; see 'fcbo-dist info --help'");
-    return as_input(info_file(argv[optind], text), argv[optind]);
+    if (names && !text) return fd_fail(FD_ERR_USAGE, "--names goes with --text");
+    return as_input(info_file(argv[optind], text + names), argv[optind]);
 }
 
 static fd_status info_file(const char *path, int text)
@@ -76,5 +83,6 @@ static fd_status info_file(const char *path, int text)
         return st;
     }
     H5Fclose(f);
+    if (text == 2) return lattice_read_text_names(path, stdout);
     return text ? lattice_read_text(path, stdout) : lattice_read_info(path, stdout);
 }

@@ -6,7 +6,10 @@
 #include "../job/h5part.h"
 #include "lattice_h5.h"
 #include "lattice_master.h"
+#include "../io/matrix_collect.h"
 
+#include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -110,3 +113,81 @@ fd_status lattice_read_text(const char *path, FILE *out)
     return st;
 }
 
+
+/* The intents by name: ids looked up in /attributes/ids (sorted here),
+ * each id the file's intents hold must be listed there. */
+typedef struct {
+    FILE *out;
+    uint64_t m;
+    uint32_t *ids;   /* sorted */
+    uint64_t *at;    /* ids[k]'s name is names[at[k]] */
+    char **names;
+    const char *path;
+} names_writer;
+
+static int cmp_id(const void *a, const void *b, void *ctx)
+{
+    const uint32_t *ids = ctx;
+    const uint64_t x = *(const uint64_t *)a, y = *(const uint64_t *)b;
+    return ids[x] < ids[y] ? -1 : ids[x] > ids[y];
+}
+
+static fd_status names_write(void *self, const concept_batch *b)
+{
+    names_writer *w = self;
+    uint64_t start = 0;
+    for (uint64_t c = 0; c < b->n; c++) {
+        for (uint64_t k = start; k < b->int_end[c]; k++) {
+            const uint32_t id = b->int_ids[k];
+            uint64_t lo = 0, hi = w->m;
+            while (lo < hi) {
+                const uint64_t mid = lo + (hi - lo) / 2;
+                if (w->ids[mid] < id) lo = mid + 1;
+                else hi = mid;
+            }
+            if (lo == w->m || w->ids[lo] != id)
+                return fd_fail(FD_ERR_INPUT, "%s: attribute id %u of an intent is not in /attributes/ids", w->path, id);
+            fprintf(w->out, k > start ? "\t%s" : "%s", w->names[w->at[lo]]);
+        }
+        fputc('\n', w->out);
+        start = b->int_end[c];
+    }
+    return ferror(w->out) ? fd_fail(FD_ERR_IO, "writing the intents: %s", strerror(errno)) : FD_OK;
+}
+
+fd_status lattice_read_text_names(const char *path, FILE *out)
+{
+    fd_status st = FD_OK;
+    hid_t f = -1;
+    names_writer w = {out, 0, NULL, NULL, NULL, path};
+    uint64_t *order = NULL;
+    uint32_t *raw = NULL;
+    FD_TRY(lattice_read_open(path, &f));
+    FD_TRY_GOTO(h5u_read_u64_attr(f, path, "n_attributes", &w.m), st, done);
+    FD_TRY_GOTO(h5u_expect_len(f, path, "attributes/ids", w.m, "n_attributes"), st, done);
+    FD_TRY_GOTO(h5u_read_strings(f, path, "attributes/names", w.m, &w.names), st, done);
+    FD_ALLOC_GOTO(raw, w.m ? w.m : 1, st, done);
+    FD_ALLOC_GOTO(order, w.m ? w.m : 1, st, done);
+    FD_ALLOC_GOTO(w.ids, w.m ? w.m : 1, st, done);
+    FD_ALLOC_GOTO(w.at, w.m ? w.m : 1, st, done);
+    if (w.m) FD_TRY_GOTO(h5u_read_range(f, "attributes/ids", H5T_NATIVE_UINT32, 0, w.m, raw), st, done);
+    for (uint64_t k = 0; k < w.m; k++) order[k] = k;
+    qsort_r(order, w.m, sizeof *order, cmp_id, raw);
+    for (uint64_t k = 0; k < w.m; k++) {
+        w.ids[k] = raw[order[k]];
+        w.at[k] = order[k];
+        if (k && w.ids[k] == w.ids[k - 1]) {
+            st = fd_fail(FD_ERR_INPUT, "%s: /attributes/ids repeats id %u", path, w.ids[k]);
+            goto done;
+        }
+    }
+    st = lattice_h5_stream(f, path, 0, (concept_writer){names_write, &w});
+done:
+    fd_names_free(w.names, w.names ? w.m : 0);
+    free(order);
+    free(raw);
+    free(w.ids);
+    free(w.at);
+    H5Fclose(f);
+    return st;
+}

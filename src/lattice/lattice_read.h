@@ -17,6 +17,9 @@ fd_status lattice_read_open(const char *path, hid_t *f);
 fd_status lattice_read_info(const char *path, FILE *out);
 /* Streams the intents of a lattice file as text, one per line. */
 fd_status lattice_read_text(const char *path, FILE *out);
+/* The same with the attributes' names (/attributes/names) instead of
+ * their ids, separated by tabs (names may hold blanks). */
+fd_status lattice_read_text_names(const char *path, FILE *out);
 
 
 #endif
