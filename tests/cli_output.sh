@@ -73,4 +73,16 @@ printf 'B\n\n3\n3\n\no1\no2\no3\nred apple\ngreen\nsweet\nX.X\n.XX\nXX.\n' > "$W
 check 'cmp -s "$W/nm.want" "$W/nm.got" && [ $(wc -l < "$W/nm.got") -eq 8 ]' "info --text --names: $(cat -A "$W/nm.got" | tr '\n' ' ')"
 "$BIN" info --names "$W/nm/lattice.h5" > /dev/null 2>&1; rc=$?
 check '[ $rc -eq 2 ]' "info --names without --text: exit $rc"
+# The context's layout: auto takes the lists for a wide sparse context
+# (the bitsets would be 100 MB) and the bitsets for a small dense one;
+# the concepts are the same either way; a bad FD_LATTICE_LAYOUT is refused.
+"$BIN" gen context --objects 50000 --attributes 8000 --density 0.001 --zipf 1 --seed 3 -o "$W/wide.dat" > /dev/null
+"$BIN" lattice "$W/wide.dat" --min-support 4 -t 2 --stats --text 2> "$W/wide.err" | sort > "$W/wide.auto"
+FD_LATTICE_LAYOUT=dense "$BIN" lattice "$W/wide.dat" --min-support 4 -t 2 --text 2> /dev/null | sort > "$W/wide.dense"
+check 'grep -q "layout sparse" "$W/wide.err" && [ -s "$W/wide.auto" ] && cmp -s "$W/wide.auto" "$W/wide.dense"' \
+      "layout auto on a wide sparse context: $(grep -o "layout [a-z]*" "$W/wide.err"), $(wc -l < "$W/wide.auto") against $(wc -l < "$W/wide.dense") concepts"
+"$BIN" lattice "$W/c.cxt" --stats --text 2>&1 > /dev/null | grep -q "layout dense"; rc=$?
+check '[ $rc -eq 0 ]' "layout auto on a small context: not dense"
+FD_LATTICE_LAYOUT=lists "$BIN" lattice "$W/c.cxt" --text > /dev/null 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "FD_LATTICE_LAYOUT" "$W/err"' "FD_LATTICE_LAYOUT=lists: exit $rc"
 finish

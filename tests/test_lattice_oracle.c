@@ -87,6 +87,10 @@ static fca_context *random_context(fd_rng *rng, uint32_t n_obj, uint32_t m, doub
     return c;
 }
 
+/* The context's layout for run_fcbo: the dense bitsets or the sparse
+ * lists (fcbo.h); every comparison runs with both. */
+static int g_layout = FCBO_LAYOUT_DENSE;
+
 /* no_failed: the split writes tasks without failed sets, as it does for
  * GPU backends; the concepts must not change. */
 static size_t run_fcbo(const fca_context *ctx, uint32_t min_support, int threads, uint32_t list_max, size_t split,
@@ -97,7 +101,7 @@ static size_t run_fcbo(const fca_context *ctx, uint32_t min_support, int threads
     fcbo_stats stats = {0};
     col->n = 0;
     col->dup_ids = 0;
-    if (fcbo_prep_create(&p, ctx, min_support) != FD_OK) return (size_t)-1;
+    if (fcbo_prep_create(&p, ctx, min_support, g_layout) != FD_OK) return (size_t)-1;
     p->list_max = list_max;
     concept_sink_init(&sink, 0, NULL);
     concept_sink_add(&sink, (concept_writer){collect, col});
@@ -195,11 +199,13 @@ static void test_wide(void)
                 }
                 for (uint32_t a = 0; a < m; a++) c->attr_names[a] = strdup("a");
                 size_t ne = brute_force_wide(rows, n_obj, m, aw, expect);
-                for (int lm = 0; lm < 2; lm++) {
-                    size_t got = run_fcbo(c, 0, 1 + lm, lm ? UINT32_MAX : 0, 0, 0, &col);
+                for (int lm = 0; lm < 4; lm++) {
+                    g_layout = lm < 2 ? FCBO_LAYOUT_DENSE : FCBO_LAYOUT_SPARSE;
+                    size_t got = run_fcbo(c, 0, 1 + lm % 2, lm % 2 ? UINT32_MAX : 0, 0, 0, &col);
                     CHECK(got == ne && !memcmp(col.v, expect, ne * sizeof *expect),
-                          "wide: %u objects x %u attributes, density %.2f, lists %s: %zu concepts, brute force %zu",
-                          n_obj, m, dens[di], lm ? "always" : "never", got, ne);
+                          "wide: %u objects x %u attributes, density %.2f, lists %s, %s layout: %zu concepts, brute "
+                          "force %zu",
+                          n_obj, m, dens[di], lm % 2 ? "always" : "never", lm < 2 ? "dense" : "sparse", got, ne);
                     CHECK(!col.dup_ids, "intent ids not ascending");
                 }
                 fca_context_destroy(&c);
@@ -230,14 +236,15 @@ int main(void)
                     for (int lm = 0; lm < 2; lm++) {
                         uint32_t list_max = lm ? UINT32_MAX : 0;
                         size_t split = (size_t)(threads - 1) * 7; /* 0: the driver's own split */
-                        for (int nf = 0; nf <= 1; nf++) {
-                            size_t got = run_fcbo(ctx, supports[si], threads, list_max, split, nf, &col);
+                        for (int nf = 0; nf <= 3; nf++) {
+                            g_layout = nf < 2 ? FCBO_LAYOUT_DENSE : FCBO_LAYOUT_SPARSE;
+                            size_t got = run_fcbo(ctx, supports[si], threads, list_max, split, nf % 2, &col);
                             cases++;
                             CHECK(got == ne && !memcmp(col.v, expect, ne * sizeof *expect),
                                   "objects %u attributes %u density %.1f min_support %u threads %d lists %s split "
-                                  "%zu%s: %zu concepts, brute force %zu",
+                                  "%zu%s, %s layout: %zu concepts, brute force %zu",
                                   n_obj, m, dens[di], supports[si], threads, lm ? "always" : "never", split,
-                                  nf ? " without failed sets" : "", got, ne);
+                                  nf % 2 ? " without failed sets" : "", nf < 2 ? "dense" : "sparse", got, ne);
                             CHECK(!col.dup_ids, "intent ids not ascending");
                         }
                     }

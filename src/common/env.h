@@ -23,6 +23,9 @@ fd_status fd_env_count(const char *name, uint64_t lo, uint64_t hi, uint64_t dflt
  * "2e-1"), or dflt when it is unset; anything else is refused. */
 fd_status fd_env_seconds(const char *name, double dflt, double *out);
 
+/* FD_LATTICE_LAYOUT's words, in the order of FCBO_LAYOUT_* (lattice/fcbo.h). */
+extern const char *const fd_env_layouts[];
+
 /* *out = the index in words (NULL-terminated) of the word that `name`
  * holds, or dflt when it is unset; any other value is refused, with the
  * words it takes in the message. */

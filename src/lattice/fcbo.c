@@ -88,7 +88,31 @@ static int cmp_u64(const void *x, const void *y)
     return (a > b) - (a < b);
 }
 
-fd_status fcbo_prep_create(fcbo_prep **out, const fca_context *ctx, uint32_t min_support)
+/* The sparse layout when the bitsets would be large and mostly zeros:
+ * over 32 MiB together and under 2% of the bits set (a basket data set of
+ * 100,000 x 16,000 at 0.06% held 400 MB of bitsets for 4 MB of lists).
+ * Where both fit, the dense one is faster (bench/lattice-layout.sh). */
+static int choose_layout(int layout, uint64_t n_obj, uint64_t n_attr, uint64_t nnz, uint64_t ow, uint64_t aw,
+                         fd_status *st)
+{
+    int v;
+    if ((*st = fd_env_word("FD_LATTICE_LAYOUT", fd_env_layouts, FCBO_LAYOUT_AUTO, &v)) != FD_OK) return 0;
+    /* The GPU's dense layout stays whatever the knob says. */
+    if (v == FCBO_LAYOUT_DENSE) return 0;
+    if (v == FCBO_LAYOUT_SPARSE) return layout != FCBO_LAYOUT_DENSE;
+    if (layout != FCBO_LAYOUT_AUTO) return layout == FCBO_LAYOUT_SPARSE;
+    const double bytes = 8.0 * ((double)n_obj * (double)aw + (double)n_attr * (double)ow);
+    const double density = n_obj && n_attr ? (double)nnz / ((double)n_obj * (double)n_attr) : 1.0;
+    return bytes > 32.0 * (1 << 20) && density < 0.02;
+}
+
+static int cmp_desc_u32(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return (a < b) - (a > b);
+}
+
+fd_status fcbo_prep_create(fcbo_prep **out, const fca_context *ctx, uint32_t min_support, int layout)
 {
     fd_status st = FD_OK;
     fcbo_prep *p = NULL;
@@ -129,15 +153,42 @@ fd_status fcbo_prep_create(fcbo_prep **out, const fca_context *ctx, uint32_t min
     FD_ALLOC_GOTO(p->all, p->aw, st, fail);
     bs_fill(p->all, n);
 
-    FD_ALLOC_GOTO(p->rows, (size_t)p->n_obj * p->aw, st, fail);
-    FD_ALLOC_GOTO(p->cols, (size_t)n * p->ow, st, fail);
     FD_ALLOC_GOTO(p->rl_ptr, (size_t)p->n_obj + 1, st, fail);
     uint64_t nnz = 0;
     for (uint32_t o = 0; o < p->n_obj; o++)
         for (uint64_t k = ctx->row_ptr[o]; k < ctx->row_ptr[o + 1]; k++)
             if (to_int[ctx->row_idx[k]] != UINT32_MAX) nnz++;
-    FD_ALLOC_GOTO(p->rl_idx, nnz, st, fail);
+    FD_ALLOC_GOTO(p->rl_idx, nnz ? nnz : 1, st, fail);
+    p->sparse = choose_layout(layout, p->n_obj, n, nnz, p->ow, p->aw, &st);
+    FD_TRY_GOTO(st, st, fail);
     uint64_t w = 0;
+    if (p->sparse) {
+        /* Rows as descending lists, columns as ascending object lists. */
+        FD_ALLOC_GOTO(p->cl_ptr, (size_t)n + 1, st, fail);
+        FD_ALLOC_GOTO(p->cl_idx, nnz ? nnz : 1, st, fail);
+        memset(p->cl_ptr, 0, ((size_t)n + 1) * sizeof *p->cl_ptr);
+        for (uint32_t o = 0; o < p->n_obj; o++) {
+            p->rl_ptr[o] = w;
+            for (uint64_t k = ctx->row_ptr[o]; k < ctx->row_ptr[o + 1]; k++) {
+                const uint32_t m = to_int[ctx->row_idx[k]];
+                if (m == UINT32_MAX) continue;
+                p->rl_idx[w++] = m;
+                p->cl_ptr[m + 1]++;
+            }
+            qsort(p->rl_idx + p->rl_ptr[o], w - p->rl_ptr[o], sizeof *p->rl_idx, cmp_desc_u32);
+        }
+        p->rl_ptr[p->n_obj] = w;
+        for (uint32_t m = 0; m < n; m++) p->cl_ptr[m + 1] += p->cl_ptr[m];
+        uint64_t *fill = NULL;
+        FD_ALLOC_GOTO(fill, (size_t)n + 1, st, fail);
+        memcpy(fill, p->cl_ptr, ((size_t)n + 1) * sizeof *fill);
+        for (uint32_t o = 0; o < p->n_obj; o++)
+            for (uint64_t k = p->rl_ptr[o]; k < p->rl_ptr[o + 1]; k++) p->cl_idx[fill[p->rl_idx[k]]++] = o;
+        free(fill);
+        goto lists_done;
+    }
+    FD_ALLOC_GOTO(p->rows, (size_t)p->n_obj * p->aw, st, fail);
+    FD_ALLOC_GOTO(p->cols, (size_t)n * p->ow, st, fail);
     for (uint32_t o = 0; o < p->n_obj; o++) {
         fd_word *row = p->rows + (size_t)o * p->aw;
         p->rl_ptr[o] = w;
@@ -152,6 +203,7 @@ fd_status fcbo_prep_create(fcbo_prep **out, const fca_context *ctx, uint32_t min
             if (bs_test(row, m)) p->rl_idx[w++] = m;
     }
     p->rl_ptr[p->n_obj] = w;
+lists_done:;
 
     /* A list node pays about one step per incidence of its objects; a
      * bitset node one word per object-word for each candidate it tries.
@@ -186,6 +238,8 @@ void fcbo_prep_destroy(fcbo_prep **pp)
     if (!p) return;
     free(p->rows);
     free(p->cols);
+    free(p->cl_ptr);
+    free(p->cl_idx);
     free(p->rl_ptr);
     free(p->rl_idx);
     free(p->supp);
@@ -286,6 +340,7 @@ struct fcbo_ws {
     size_t mwords;           /* words held by the failed sets process() recorded */
     arena ar;
     fd_word *ubits;
+    uint32_t *cand;          /* n_attr: the sparse layout's closure candidates */
     int no_failed_sets;
     uint32_t part, nparts;   /* expand (out != NULL) only candidates ci = part mod nparts */
     fcbo_stats st;
@@ -303,11 +358,13 @@ fd_status fcbo_ws_create(fcbo_ws **out, const fcbo_prep *p, concept_sink *sink)
     concept_batch_init(&w->batch);
     FD_ALLOC_GOTO(w->M, (size_t)p->n_attr + 1, st, fail);
     FD_ALLOC_GOTO(w->ubits, p->uw, st, fail);
+    if (p->sparse) FD_ALLOC_GOTO(w->cand, (size_t)p->n_attr + 1, st, fail);
     *out = w;
     return FD_OK;
 fail:
     if (w) {
         free(w->M);
+        free(w->ubits);
         free(w);
     }
     return st;
@@ -328,6 +385,7 @@ void fcbo_ws_destroy(fcbo_ws **pw)
     if (!w) return;
     concept_batch_free(&w->batch);
     arena_free(&w->ar);
+    free(w->cand);
     free(w->M);
     free(w->undo);
     free(w->ubits);
@@ -462,13 +520,62 @@ static inline uint32_t sparse_filter(const fcbo_prep *p, uint32_t o, uint32_t *c
     return keep;
 }
 
-/* D = C↑ for a child of <A,B> at attribute j.  D ⊇ B ∪ {j} always. */
-FD_HOT static void closure(const fcbo_prep *p, const fnode *c, uint32_t j, const fd_word *B, uint32_t nb, fd_word *D)
+/* The sparse layout: keeps the candidates (descending, as the rows are)
+ * that object o's row holds, by one merge of the two lists. */
+static inline uint32_t list_filter(const fcbo_prep *p, uint32_t o, uint32_t *cand, uint32_t nc)
+{
+    const uint32_t *r = p->rl_idx + p->rl_ptr[o], *end = p->rl_idx + p->rl_ptr[o + 1];
+    uint32_t keep = 0;
+    for (uint32_t k = 0; k < nc && r < end; k++) {
+        while (r < end && *r > cand[k]) r++;
+        if (r < end && *r == cand[k]) cand[keep++] = cand[k];
+    }
+    return keep;
+}
+
+/* The sparse layout's closure: the first object's attributes beyond
+ * B ∪ {j}, filtered by every other object's row until none is left.
+ * cand: room for n_attr. */
+static void closure_lists(const fcbo_prep *p, const fnode *c, uint32_t j, const fd_word *B, fd_word *D, uint32_t *cand)
+{
+    uint32_t o0, first = 0, nc = 0;
+    if (c->is_bits) {
+        const fd_word *C = c->ext;
+        while (!C[first]) first++; /* c->size > 0 */
+        o0 = first * 64u + (uint32_t)__builtin_ctzll(C[first]);
+    } else {
+        o0 = ((const uint32_t *)c->ext)[0];
+    }
+    bs_copy(D, B, p->aw);
+    bs_set(D, j);
+    for (uint64_t k = p->rl_ptr[o0]; k < p->rl_ptr[o0 + 1]; k++)
+        if (!bs_test(D, p->rl_idx[k])) cand[nc++] = p->rl_idx[k];
+    if (c->is_bits) {
+        const fd_word *C = c->ext;
+        for (uint32_t k = first; k < p->ow && nc; k++) {
+            fd_word w = k == first ? C[k] & (C[k] - 1) : C[k]; /* o0 is done */
+            for (; w && nc; w &= w - 1) nc = list_filter(p, k * 64u + (uint32_t)__builtin_ctzll(w), cand, nc);
+        }
+    } else {
+        const uint32_t *l = c->ext;
+        for (uint32_t i = 1; i < c->size && nc; i++) nc = list_filter(p, l[i], cand, nc);
+    }
+    for (uint32_t k = 0; k < nc; k++) bs_set(D, cand[k]);
+}
+
+/* D = C↑ for a child of <A,B> at attribute j.  D ⊇ B ∪ {j} always.
+ * cand: the sparse layout's room (n_attr). */
+FD_HOT static void closure(const fcbo_prep *p, const fnode *c, uint32_t j, const fd_word *B, uint32_t nb, fd_word *D,
+                           uint32_t *lcand)
 {
     const uint32_t aw = p->aw, ow = p->ow;
     uint32_t cand[SPARSE_CAND_MAX], nc = 0;
     if (c->size == 0) {
         bs_copy(D, p->all, aw);
+        return;
+    }
+    if (p->sparse) {
+        closure_lists(p, c, j, B, D, lcand);
         return;
     }
     if (!c->is_bits) {
@@ -638,6 +745,32 @@ FD_HOT static fd_status deliver(fcbo_ws *w, const fnode *nd, uint32_t y, uint32_
     return FD_OK;
 }
 
+/* The sparse layout: A ∩ col(j) for a bitset extent A, from j's object
+ * list: a list (on the arena) up to list_max objects, else a bitset. */
+static fd_status column_and(fcbo_ws *w, const fnode *nd, uint32_t j, fnode *c)
+{
+    const fcbo_prep *p = w->p;
+    const uint32_t *t = p->cl_idx + p->cl_ptr[j];
+    const uint64_t len = p->cl_ptr[j + 1] - p->cl_ptr[j];
+    const fd_word *A = nd->ext;
+    uint32_t *l = arena_alloc(&w->ar, ((size_t)len + 1) / 2 + 1);
+    if (!l) return ARENA_OOM();
+    uint32_t n = 0;
+    for (uint64_t k = 0; k < len; k++)
+        if (bs_test(A, t[k])) l[n++] = t[k];
+    c->size = n;
+    c->is_bits = 0;
+    c->ext = l;
+    if (n <= p->list_max) return FD_OK;
+    fd_word *bits = arena_alloc(&w->ar, p->ow);
+    if (!bits) return ARENA_OOM();
+    memset(bits, 0, (size_t)p->ow * sizeof *bits);
+    for (uint32_t k = 0; k < n; k++) bs_set(bits, l[k]);
+    c->is_bits = 1;
+    c->ext = bits;
+    return FD_OK;
+}
+
 /* One node: emit it, compute its canonical children, then either recurse
  * into them (out == NULL) or append them to out as tasks. */
 FD_HOT static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_list *out)
@@ -681,7 +814,9 @@ FD_HOT static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_li
             continue;
         }
         fnode c;
-        if (nd->is_bits) {
+        if (nd->is_bits && p->sparse) {
+            FD_TRY_GOTO(column_and(w, nd, j, &c), st, done);
+        } else if (nd->is_bits) {
             if (!scratch && !(scratch = arena_alloc(&w->ar, ow))) { st = ARENA_OOM(); goto done; }
             c.size = bs_and_count(scratch, nd->ext, p->cols + (size_t)j * ow, ow);
             c.is_bits = 1;
@@ -702,11 +837,11 @@ FD_HOT static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_li
         fd_word *D = spare ? spare : arena_alloc(&w->ar, aw);
         spare = NULL;
         if (!D) { st = ARENA_OOM(); goto done; }
-        closure(p, &c, j, B, nb, D);
+        closure(p, &c, j, B, nb, D, w->cand);
         w->st.closures++;
         if (bs_prefix_equal(D, B, j)) {
             c.intent = D;
-            if (c.is_bits) {
+            if (c.is_bits && !p->sparse) {
                 if (c.size <= p->list_max) {
                     uint32_t *l = arena_alloc(&w->ar, ((size_t)c.size + 1) / 2 + 1);
                     if (!l) { st = ARENA_OOM(); goto done; }

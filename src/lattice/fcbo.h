@@ -39,8 +39,11 @@ typedef struct fcbo_stats {
 typedef struct fcbo_prep {
     uint32_t n_obj, n_attr;  /* n_attr: attributes kept, internal order */
     uint32_t ow, aw;         /* words per extent / intent bitset */
-    fd_word *rows;           /* n_obj x aw */
-    fd_word *cols;           /* n_attr x ow */
+    int sparse;              /* the sparse layout: no rows or cols bitsets, cl_* instead */
+    fd_word *rows;           /* n_obj x aw (dense layout) */
+    fd_word *cols;           /* n_attr x ow (dense layout) */
+    uint64_t *cl_ptr;        /* sparse layout: columns as ascending object lists */
+    uint32_t *cl_idx;
     uint64_t *rl_ptr;        /* rows as lists of internal ids, descending */
     uint32_t *rl_idx;
     uint32_t *supp;          /* support of each internal attribute */
@@ -52,9 +55,17 @@ typedef struct fcbo_prep {
     uint32_t list_max;       /* extents up to this size are object lists */
 } fcbo_prep;
 
+/* The layout of the context: bitsets of rows and columns (dense: what the
+ * GPU takes, and fastest where they are small), or lists only (sparse:
+ * memory in proportion to the incidences, for wide sparse data, where the
+ * bitsets are objects x attributes bits twice); auto picks by size and
+ * density (fcbo.c, choose_layout).  FD_LATTICE_LAYOUT=dense|sparse
+ * overrides auto. */
+enum { FCBO_LAYOUT_AUTO = 0, FCBO_LAYOUT_DENSE, FCBO_LAYOUT_SPARSE };
+
 /* Prepares ctx for enumeration with the given minimum extent size.  ctx
  * must outlive the prep (its labels are used for output). */
-fd_status fcbo_prep_create(fcbo_prep **out, const fca_context *ctx, uint32_t min_support);
+fd_status fcbo_prep_create(fcbo_prep **out, const fca_context *ctx, uint32_t min_support, int layout);
 void fcbo_prep_destroy(fcbo_prep **p);
 
 /* Growable list of serialized tasks (see fcbo.c for the layout). */

@@ -98,7 +98,10 @@ static fd_status setup(fd_job *j)
         st = text_writer_create(&r->tw, stdout);
         if (st == FD_OK) st = concept_sink_add(&r->sink, text_writer_as(r->tw));
     }
-    if (st == FD_OK) st = fcbo_prep_create(&r->prep, r->ctx, lo->min_support);
+    /* The GPU takes the bitsets: the dense layout for it. */
+    if (st == FD_OK)
+        st = fcbo_prep_create(&r->prep, r->ctx, lo->min_support,
+                              r->ops->device_tasks > 0 ? FCBO_LAYOUT_DENSE : FCBO_LAYOUT_AUTO);
     FD_TRY(fd_mpi_agree(st, NULL));
     if (!checkpointed(a)) return FD_OK;
     lattice_ckpt_opts co = {a->outdir,        j->out.checkpoint, a->checkpoint_seconds,
@@ -222,9 +225,9 @@ static void report(fd_job *j)
             j->setup_s, r->enum_seconds, s->split_seconds, j->commit_s);
     fprintf(stderr,
             "closures %llu  canonicity failures %llu  pruned by failed sets %llu  below min support %llu  "
-            "subtrees %llu\n",
+            "subtrees %llu  layout %s\n",
             (unsigned long long)s->closures, (unsigned long long)s->fails, (unsigned long long)s->skipped_nj,
-            (unsigned long long)s->skipped_support, (unsigned long long)s->tasks);
+            (unsigned long long)s->skipped_support, (unsigned long long)s->tasks, r->prep->sparse ? "sparse" : "dense");
     h5part_rank *rows = calloc((size_t)j->mpi.size, sizeof *rows);
     if (!rows) return;
     for (int k = 0; k < j->mpi.size; k++) rows[k] = r->reps[k].rank.r;
