@@ -256,4 +256,22 @@ r = subprocess.run([BIN, "gen", "tensor", "--shape", "4x5x", "--rank", "2", "-o"
                    env=ENV, capture_output=True, text=True)
 check(r.returncode == 2 and "expected positive sizes" in r.stderr and not os.path.exists(os.path.join(WORK, "g.h5")),
       "gen tensor --shape 4x5x (found by tests/fuzz): %d %s" % (r.returncode, r.stderr.strip()))
+# --starts: each start's end in /starts, the kept model the one of the
+# best lower bound, and the summary names it; one start writes no /starts.
+ts = os.path.join(WORK, "starts.h5")
+subprocess.run([BIN, "gen", "tensor", "--shape", "30x25x20", "--rank", "3", "--seed", "21", "-o", ts], env=ENV,
+               check=True, capture_output=True)
+out = os.path.join(WORK, "starts")
+r = run([ts + ":/tensor", "--rank", "8", "--starts", "3", "-o", out, "--force"])
+with h5py.File(os.path.join(out, "bcp.h5"), "r") as f:
+    a = testlib.attrs(f)
+    lb, fit, rk, sw = (f["starts/" + k][:] for k in ("lower_bound", "fit", "rank", "sweeps"))
+    best = int(np.argmax(lb))
+    check(a["starts"] == 3 and len(lb) == 3 and a["best_start"] == best, "--starts: %s, bounds %s" % (a.get("starts"), lb))
+    check(lb[best] == a["lower_bound"] and fit[best] == a["fit"] and rk[best] == a["rank"] and sw[best] == a["iterations"],
+          "--starts: the kept model is not the best start's")
+check("3 starts: best lower bound" in r.stderr and "(kept)" in r.stderr, "--starts summary: %s" % r.stderr.strip())
+run([ts + ":/tensor", "--rank", "8", "-o", out, "--force"])
+with h5py.File(os.path.join(out, "bcp.h5"), "r") as f:
+    check("starts" not in f and "starts" not in f.attrs, "one start wrote /starts")
 testlib.finish()

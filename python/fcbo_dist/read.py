@@ -86,6 +86,7 @@ class Bcp(Result):
     ard_precisions: np.ndarray = None
     sigmas: List[np.ndarray] = field(default_factory=list)
     trace: Dict[str, np.ndarray] = field(default_factory=dict)
+    starts: Dict[str, np.ndarray] = field(default_factory=dict)  # --starts S > 1: each start's end
 
 
 def _fail(path, what):
@@ -281,6 +282,8 @@ def _read_bcp(f, path, attrs):
     r.weights = np.ones(rank)
     if "trace" in f:
         r.trace = {k: _dataset(f, path, "trace/" + k) for k in f["trace"]}
+    if "starts" in f:
+        r.starts = {k: _dataset(f, path, "starts/" + k) for k in f["starts"]}
     return r
 
 

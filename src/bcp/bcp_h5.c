@@ -30,7 +30,7 @@ done:
 }
 
 fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor *t, const bcp_model *m, int ranks,
-                       double t_load, double t_fit, uint32_t fuse_iters)
+                       double t_load, double t_fit, uint32_t fuse_iters, const bcp_starts *starts)
 {
     fd_status st = FD_OK;
     h5u_out out = {-1, NULL, NULL};
@@ -91,6 +91,17 @@ fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor
     }
     H5Gclose(g);
     g = -1;
+    if (starts && starts->n > 1) {
+        FD_TRY_GOTO(h5u_attr_u64(f, "starts", starts->n), st, done);
+        FD_TRY_GOTO(h5u_attr_u64(f, "best_start", starts->best), st, done);
+        H5_CHECK_GOTO(g = H5Gcreate2(f, "starts", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
+        FD_TRY_GOTO(h5u_write_1d(g, "lower_bound", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, starts->lb, starts->n), st, done);
+        FD_TRY_GOTO(h5u_write_1d(g, "fit", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, starts->fit, starts->n), st, done);
+        FD_TRY_GOTO(h5u_write_1d(g, "rank", H5T_STD_U32LE, H5T_NATIVE_UINT32, starts->rank, starts->n), st, done);
+        FD_TRY_GOTO(h5u_write_1d(g, "sweeps", H5T_STD_U32LE, H5T_NATIVE_UINT32, starts->iters, starts->n), st, done);
+        H5Gclose(g);
+        g = -1;
+    }
     st = h5u_out_commit(&out); /* sets complete */
 done:
     if (g >= 0) H5Gclose(g);

@@ -11,9 +11,18 @@
 #include <hdf5.h>
 #include <stdio.h>
 
-/* t: the tensor or rank 0's block of it (its full shape is written). */
+/* --starts S: each start's end (its final lower bound, fit, rank and
+ * sweeps) and the one kept, the best bound (0-based). */
+typedef struct bcp_starts {
+    uint32_t n, best;
+    double *lb, *fit;
+    uint32_t *rank, *iters;
+} bcp_starts;
+
+/* t: the tensor or rank 0's block of it (its full shape is written);
+ * starts: NULL, or written as /starts when there were several. */
 fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor *t, const bcp_model *m, int ranks,
-                       double t_load, double t_fit, uint32_t fuse_iters);
+                       double t_load, double t_fit, uint32_t fuse_iters, const bcp_starts *starts);
 fd_status bcp_h5_info(hid_t f, const char *path, FILE *out);
 /* "mode row value..." per factor row. */
 fd_status bcp_h5_text(hid_t f, const char *path, FILE *out);

@@ -226,10 +226,19 @@ done:
  * 13 rank-5 tensor stopped at rank 4, fit 0.69, from the SVD start at
  * rank 5, and reached 0.92 from a random one. */
 static fd_status fit_best(const bcp_tensor *t, const bcp_opts *o, uint32_t starts, const bcp_comm *comm,
-                          const struct bcp_ops *ops, void *state, bcp_model *best, fd_progress *prog)
+                          const struct bcp_ops *ops, void *state, bcp_model *best, fd_progress *prog, bcp_starts *diag)
 {
     memset(best, 0, sizeof *best);
-    for (uint32_t s = 0; s < (starts ? starts : 1); s++) {
+    const uint32_t S = starts ? starts : 1;
+    if (diag && S > 1) {
+        diag->n = S;
+        diag->lb = calloc(S, sizeof *diag->lb);
+        diag->fit = calloc(S, sizeof *diag->fit);
+        diag->rank = calloc(S, sizeof *diag->rank);
+        diag->iters = calloc(S, sizeof *diag->iters);
+        if (!diag->lb || !diag->fit || !diag->rank || !diag->iters) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    }
+    for (uint32_t s = 0; s < S; s++) {
         bcp_opts os = *o;
         bcp_model m;
         if (s > 0) {
@@ -238,6 +247,13 @@ static fd_status fit_best(const bcp_tensor *t, const bcp_opts *o, uint32_t start
         }
         FD_TRY(bcp_fit(t, &os, comm, ops, state, &m, prog));
         const double a = m.lb[m.iters - 1], b = s == 0 ? -INFINITY : best->lb[best->iters - 1];
+        if (diag && diag->n) {
+            diag->lb[s] = a;
+            diag->fit[s] = m.fit[m.iters - 1];
+            diag->rank[s] = m.R;
+            diag->iters[s] = m.iters;
+            if (a > b) diag->best = s;
+        }
         if (a > b) {
             bcp_model_free(best);
             *best = m;
@@ -306,7 +322,7 @@ static fd_status fit_subtensors(const bcp_job_opts *o, const struct bcp_ops *ops
             b->full_size = b->size;
             st = ops->open(&state, b, so.rank, device);
         }
-        if (st == FD_OK) st = fit_best(b, &so, o->starts ? o->starts : 4, NULL, ops, state, &mk, NULL);
+        if (st == FD_OK) st = fit_best(b, &so, o->starts ? o->starts : 4, NULL, ops, state, &mk, NULL, NULL);
         if (st == FD_OK && mk.R < R)
             st = fd_fail(FD_ERR_INPUT, "--fuse: sub-tensor %llu holds only %u of the %u components; cut the tensor "
                                        "into fewer parts or give a lower --rank", (unsigned long long)k, mk.R, R);
@@ -464,6 +480,7 @@ typedef struct {
     bcp_model m;
     uint32_t fiters;      /* --fuse: the fusion's sweeps */
     double t_fit;
+    bcp_starts starts;    /* --starts S > 1: each start's end */
 } bcp_run;
 
 /* The shape, and (without --fuse, whose sub-tensors are read one at a
@@ -523,7 +540,7 @@ static fd_status run(fd_job *j)
         /* The sweep limit: the fit stops there at the latest. */
         fd_progress_start(&prog, "sweeps", (uint64_t)fo.max_iter * (uint64_t)(o->starts > 0 ? o->starts : 1),
                           !fd_job_speaks(j));
-        st = fit_best(r->t, &fo, o->starts, &comm, r->ops, r->state, &r->m, &prog);
+        st = fit_best(r->t, &fo, o->starts, &comm, r->ops, r->state, &r->m, &prog, &r->starts);
         fd_progress_stop(&prog);
     }
     r->t_fit = fd_now() - t;
@@ -536,7 +553,29 @@ static fd_status commit(fd_job *j)
     bcp_run *r = j->w;
     if (j->mpi.rank != 0 || !j->out.result) return FD_OK;
     return bcp_h5_write(j->out.result, r->o, r->t, &r->m, j->mpi.size, r->o->fuse_n ? 0 : j->setup_s, r->t_fit,
-                        r->fiters);
+                        r->fiters, &r->starts);
+}
+
+/* The restarts' diagnostics: the bound kept, how far the others ended
+ * from it, and how often each start found the rank that was kept (a
+ * spread near 0 and one rank everywhere: the start does not matter). */
+static void print_starts(const bcp_starts *s)
+{
+    if (s->n < 2) return;
+    double lo = s->lb[0], hi = s->lb[0];
+    uint32_t same = 0;
+    for (uint32_t k = 0; k < s->n; k++) {
+        lo = s->lb[k] < lo ? s->lb[k] : lo;
+        hi = s->lb[k] > hi ? s->lb[k] : hi;
+        same += s->rank[k] == s->rank[s->best];
+    }
+    fprintf(stderr, "%u starts: best lower bound %.10g (start %u, rank %u, fit %.6f); bounds span %.6g (worst %.10g); "
+                    "rank %u in %u of %u starts\n",
+            s->n, s->lb[s->best], s->best, s->rank[s->best], s->fit[s->best], hi - lo, lo, s->rank[s->best], same,
+            s->n);
+    for (uint32_t k = 0; k < s->n; k++)
+        fprintf(stderr, "  start %u: lower bound %.10g, fit %.6f, rank %u, %u sweeps%s\n", k, s->lb[k], s->fit[k],
+                s->rank[k], s->iters[k], k == s->best ? " (kept)" : "");
 }
 
 static void report(fd_job *j)
@@ -567,6 +606,7 @@ static void report(fd_job *j)
     }
     if (j->out.result) fprintf(stderr, "; wrote %s", j->out.result);
     fputc('\n', stderr);
+    print_starts(&r->starts);
     if (o->stats && !o->fuse_n) print_stats(m, j->setup_s, r->t_fit);
 }
 
@@ -578,6 +618,10 @@ static void close_run(fd_job *j, fd_status st)
     if (r->state) r->ops->close(r->state);
     bcp_model_free(&r->m);
     bcp_tensor_destroy(&r->t);
+    free(r->starts.lb);
+    free(r->starts.fit);
+    free(r->starts.rank);
+    free(r->starts.iters);
 }
 
 static const fd_job_ops bcp_job_ops = {
