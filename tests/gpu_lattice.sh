@@ -121,7 +121,7 @@ fi
 # cost more than the whole run) and says so; a large one on the GPU;
 # --backend cuda runs even the small one there.
 if [ "$GB" = cuda ]; then
-  "$BIN" gen context --objects 500 --attributes 30 --density 0.3 --seed 4 -o "$WORK/small.dat" > /dev/null
+  "$BIN" gen context --objects 300 --attributes 20 --density 0.3 --seed 4 -o "$WORK/small.dat" > /dev/null
   "$BIN" gen context --objects 60000 --attributes 200 --density 0.05 --seed 4 -o "$WORK/large.dat" > /dev/null
   "$BIN" lattice "$WORK/small.dat" --backend auto --stats 2> "$WORK/auto.err" > /dev/null
   check 'grep -q "backend cpu: auto" "$WORK/auto.err" && grep -q "backend cpu, " "$WORK/auto.err"' "auto on a small input: $(head -2 "$WORK/auto.err")"

@@ -40,7 +40,7 @@ static const char *help =
     "  -t, --threads T       worker threads per rank (default: the cores the launcher\n"
     "                        bound the rank to, else the node's cores / ranks on it)\n"
     "  --backend B           cpu | cuda | auto (default $FD_BACKEND, else auto: the GPU\n"
-    "                        when there is one and the input is 1 MiB or more;\n"
+    "                        when there is one and the input is 64 KiB or more;\n"
     "                        below, its start-up costs more than the run)\n"
     "  --stats               print the search counters (closures, failures, pruning)\n"
     "                        and, per rank, concepts, subtrees, busy and idle seconds\n"

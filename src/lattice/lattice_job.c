@@ -43,7 +43,7 @@ typedef struct {
 } run;
 
 /* Inputs below this many bytes run on the CPU under --backend auto. */
-#define LATTICE_AUTO_GPU_MIN_BYTES ((uint64_t)1 << 20)
+#define LATTICE_AUTO_GPU_MIN_BYTES ((uint64_t)64 << 10)
 
 static int checkpointed(const lattice_job_opts *a) { return a->outdir && a->checkpoint_seconds > 0; }
 
@@ -273,12 +273,13 @@ fd_status lattice_job_run(const lattice_job_opts *a)
     memset(&r, 0, sizeof r);
     r.a = a;
     FD_TRY(lattice_backend_get(a->backend, &r.ops));
-    /* auto: a GPU's start-up (0.3 s to make its context and move the
-     * context over) is more than the whole enumeration of a small input
-     * on the CPU (mushroom: 0.12 s on one core, 0.34 s on an H200), and
-     * the input's size is all that is known before reading it, which the
-     * GPU's start-up overlaps.  An explicit --backend cuda still runs
-     * there. */
+    /* auto: a GPU's start-up (about 0.2 s to make its context and move
+     * the context over) is more than the whole enumeration of a tiny input
+     * on the CPU (tens of milliseconds); mushroom (557 KB) already runs
+     * faster on an H200 than on its 16 cores or one
+     * (bench/results/lattice-gpu-auto.txt).  The input's size is all that
+     * is known before reading it, which the GPU's start-up overlaps.  An
+     * explicit --backend cuda still runs there. */
     struct stat sb;
     if (!strcmp(a->backend, "auto") && r.ops->device_tasks > 0 && stat(a->input, &sb) == 0 && S_ISREG(sb.st_mode) &&
         (uint64_t)sb.st_size < LATTICE_AUTO_GPU_MIN_BYTES) {
