@@ -498,24 +498,31 @@ static fd_status read_batch(text_reader *r, chunk *cs, chunk_job *jobs, int T, i
         c->buf[cut] = 0;
         c->len = cut;
         if (r->first) {
+            /* The header's names stay ours until the sink has them, whatever
+             * fails on the way (tests/fuzz found a leak here). */
             char **hdr = NULL;
             uint32_t nhdr = 0;
-            FD_TRY(first_row_shape(r->path, c->buf, c->len, r->csv, r->header_mode, r->sink->name_column, &r->n,
-                                   &r->header, r->sink->column_names ? &hdr : NULL, &nhdr));
-            if (r->n == 0)
-                return fd_fail(FD_ERR_INPUT, r->eof ? "%s: no data rows" : "%s: no data row in its first 8 MB", r->path);
-            /* Estimate the rows from the file size and the first chunk's
-             * line length, so that the sink can size its storage once. */
-            struct stat sb;
-            size_t lines = 0;
-            uint64_t hint = 0;
-            for (const char *q = c->buf; (q = memchr(q, '\n', (size_t)(c->buf + c->len - q))) != NULL; q++) lines++;
-            if (lines > 0 && fstat(fileno(r->f), &sb) == 0 && sb.st_size > 0)
-                hint = (uint64_t)((double)sb.st_size / ((double)c->len / (double)lines) * 1.02) + 8;
-            fd_status st = r->sink->begin(r->sink->ctx, r->n, hint);
+            fd_status st = first_row_shape(r->path, c->buf, c->len, r->csv, r->header_mode, r->sink->name_column,
+                                           &r->n, &r->header, r->sink->column_names ? &hdr : NULL, &nhdr);
+            if (st == FD_OK && r->n == 0)
+                st = fd_fail(FD_ERR_INPUT, r->eof ? "%s: no data rows" : "%s: no data row in its first 8 MB", r->path);
+            if (st == FD_OK) {
+                /* Estimate the rows from the file size and the first
+                 * chunk's line length, so that the sink can size its
+                 * storage once. */
+                struct stat sb;
+                size_t lines = 0;
+                uint64_t hint = 0;
+                for (const char *q = c->buf; (q = memchr(q, '\n', (size_t)(c->buf + c->len - q))) != NULL; q++)
+                    lines++;
+                if (lines > 0 && fstat(fileno(r->f), &sb) == 0 && sb.st_size > 0)
+                    hint = (uint64_t)((double)sb.st_size / ((double)c->len / (double)lines) * 1.02) + 8;
+                st = r->sink->begin(r->sink->ctx, r->n, hint);
+            }
             /* Names only when the header names every value: a header of
              * another width names something else. */
-            if (st == FD_OK && hdr && nhdr == r->n) st = r->sink->column_names(r->sink->ctx, (const char *const *)hdr, nhdr);
+            if (st == FD_OK && hdr && nhdr == r->n)
+                st = r->sink->column_names(r->sink->ctx, (const char *const *)hdr, nhdr);
             for (uint32_t q = 0; q < nhdr; q++) free(hdr[q]);
             free(hdr);
             FD_TRY(st);
