@@ -327,4 +327,54 @@ for args in (["--dc", "0"], ["--dc", "1", "--neighbors", "3"], ["--rho-min", "1"
              ["--columns", "3"], ["--columns", "2-1"], ["--label-column", "9"], ["--backend", "tpu"]):
     run([cases[0][3]] + args + ["-q"], expect=2)
 
+# --predict: new points take the label of their nearest fitted point of
+# higher density (counted among the fitted points with the fit's kernel
+# and d_c) within d_c, else of their nearest; brute force in numpy, on one rank and
+# two, in 2 and 3 dimensions, both kernels; points from the fit's blobs
+# come back in the clusters of their blob (ARI 1).
+def cross_d2(Q, X):
+    D = np.zeros((len(Q), len(X)))
+    for k in range(X.shape[1]):
+        t = Q[:, None, k] - X[None, :, k]
+        D += t * t
+    return D
+
+
+for d, kernel, np_ in ((2, "cutoff", 1), (3, "gaussian", 1), (2, "cutoff", 2)):
+    fit = os.path.join(WORK, "pfit%d.txt" % d)
+    new = os.path.join(WORK, "pnew%d.txt" % d)
+    subprocess.run([BIN, "gen", "blobs", "--n", "1500", "--dims", str(d), "--clusters", "5", "--seed", "8", "--spread", "0.6", "-o", fit],
+                   check=True, env=ENV, capture_output=True)
+    subprocess.run([BIN, "gen", "blobs", "--n", "400", "--dims", str(d), "--clusters", "5", "--seed", "8", "--spread", "0.6", "-o", new],
+                   check=True, env=ENV, capture_output=True)
+    out = os.path.join(WORK, "pred%d%s%d" % (d, kernel, np_))
+    run([fit, "--kernel", kernel, "--centers", "5", "--predict", new, "-o", out, "--force", "-q"], np_=np_)
+    with h5py.File(os.path.join(out, "dpc.h5")) as f:
+        g = {k: f["predict/" + k][:] for k in ("labels", "rho", "parent", "delta")}
+        lab, rho, dc = f["labels"][:], f["rho"][:], f.attrs["dc"]
+        check(f["predict"].attrs["n_points"] == 400, "--predict: n_points")
+    X, Q = np.loadtxt(fit), np.loadtxt(new)
+    D2 = cross_d2(Q, X)
+    # The program's bound: d < d_c for the cutoff kernel (the rounded
+    # root, as its density counts), d^2 < d_c^2 for the Gaussian's.
+    within = np.sqrt(D2) < dc if kernel == "cutoff" else D2 < dc * dc
+    qrho = (np.sqrt(D2) < dc).sum(1).astype(float) if kernel == "cutoff" else np.exp(-D2 / (dc * dc)).sum(1)
+    want_parent = np.empty(len(Q), dtype=np.int64)
+    for i in range(len(Q)):
+        denser = np.nonzero((rho > g["rho"][i]) & within[i])[0]
+        pool = denser if len(denser) else np.arange(len(X))
+        want_parent[i] = pool[np.argmin(D2[i, pool])]
+    tag = "--predict d=%d %s np=%d" % (d, kernel, np_)
+    check(np.allclose(g["rho"], qrho, rtol=1e-9, atol=0), "%s: rho differs by %g" % (tag, np.abs(g["rho"] - qrho).max()))
+    check(np.array_equal(g["parent"], want_parent), "%s: %d parents differ" % (tag, (g["parent"] != want_parent).sum()))
+    check(np.array_equal(g["labels"], lab[want_parent]), "%s: labels are not the parents'" % tag)
+    check(np.allclose(g["delta"], np.sqrt(D2[np.arange(len(Q)), want_parent])), "%s: delta" % tag)
+    truth = np.loadtxt(new.replace(".txt", ".labels.txt"))
+    check(ari(g["labels"], truth) > 0.99, "%s: ARI %.4f against the blobs" % (tag, ari(g["labels"], truth)))
+bad = os.path.join(WORK, "pnew1d.txt")
+np.savetxt(bad, np.arange(10.0))
+r = run([os.path.join(WORK, "pfit2.txt"), "--predict", bad, "-o", os.path.join(WORK, "predbad"), "-q"], expect=2)
+check("1 coordinates, the fit's have 2" in r.stderr and not os.path.exists(os.path.join(WORK, "predbad")),
+      "--predict of other dimensions: %s" % r.stderr.strip())
+
 testlib.finish()

@@ -77,6 +77,7 @@ class Dpc(Result):
     gamma: np.ndarray = None
     centers: np.ndarray = None
     core_labels: Optional[np.ndarray] = None
+    predict: Dict[str, np.ndarray] = field(default_factory=dict)  # --predict NEW: labels, rho, parent, delta
 
 
 @dataclass
@@ -265,6 +266,11 @@ def _read_dpc(f, path, attrs):
         _fail(path, "/parent names points outside the %d" % n)
     if "core_labels" in f:
         r.core_labels = _dataset(f, path, "core_labels", n)
+    if "predict" in f:
+        m = _count(f["predict"], path + ":/predict", "n_points")
+        r.predict = {k: _dataset(f, path, "predict/" + k, m) for k in ("labels", "rho", "parent", "delta")}
+        if m and (r.predict["parent"].min() < 0 or r.predict["parent"].max() >= n):
+            _fail(path, "/predict/parent names points outside the %d" % n)
     return r
 
 

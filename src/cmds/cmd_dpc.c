@@ -33,6 +33,12 @@ static const char *help =
     "                        the adjusted Rand index against it\n"
     "  --labels FILE         the same from a file of one integer per point (what\n"
     "                        'gen blobs' writes beside its points)\n"
+    "  --predict NEW         assign NEW's points (the same columns) to the fitted\n"
+    "                        clusters by the fit's own rule: each takes the label of\n"
+    "                        its nearest fitted point of higher density (counted\n"
+    "                        among the fitted points, same kernel and d_c) within\n"
+    "                        d_c, else of its nearest fitted point; -o's file\n"
+    "                        gets /predict (labels, rho, parent, delta)\n"
     "density:\n"
     "  --kernel K            cutoff (points closer than d_c; default) | gaussian\n"
     "                        (sum of exp(-(d/d_c)^2) over the other points)\n"
@@ -74,7 +80,7 @@ static fd_status parse_args(int argc, char **argv, dpc_opts *a, int *done)
 {
     static const struct option opts[] = {
         {"output", required_argument, 0, 'o'},   {"columns", required_argument, 0, 'c'},
-        {"label-column", required_argument, 0, 'l'}, {"labels", required_argument, 0, 'L'}, {"kernel", required_argument, 0, 'K'},
+        {"label-column", required_argument, 0, 'l'}, {"labels", required_argument, 0, 'L'}, {"predict", required_argument, 0, 'W'}, {"kernel", required_argument, 0, 'K'},
         {"dc", required_argument, 0, 'x'},       {"dc-percent", required_argument, 0, 'p'},
         {"neighbors", required_argument, 0, 'k'}, {"seed", required_argument, 0, 's'},
         {"centers", required_argument, 0, 'C'},  {"rho-min", required_argument, 0, 'R'},
@@ -100,6 +106,7 @@ static fd_status parse_args(int argc, char **argv, dpc_opts *a, int *done)
         case 'c': a->cols.coords = optarg; break;
         case 'l': FD_TRY(opt_u32("--label-column", optarg, 1, 1u << 20, &a->cols.label)); break;
         case 'L': a->cols.labels = optarg; break;
+        case 'W': a->predict = optarg; break;
         case 'K':
             if (!strcmp(optarg, "cutoff")) a->kernel = DPC_CUTOFF;
             else if (!strcmp(optarg, "gaussian")) a->kernel = DPC_GAUSSIAN;

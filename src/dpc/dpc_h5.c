@@ -52,6 +52,23 @@ fd_status dpc_h5_write(const char *path, const dpc_opts *o, const dpc_result *r)
     FD_TRY_GOTO(h5u_write_1d(f, "gamma", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, r->gamma, n), st, done);
     FD_TRY_GOTO(h5u_write_1d(f, "centers", H5T_STD_I64LE, H5T_NATIVE_INT64, r->centers, r->k), st, done);
     if (r->core) FD_TRY_GOTO(h5u_write_1d(f, "core_labels", H5T_STD_I32LE, H5T_NATIVE_INT32, r->core, n), st, done);
+    if (r->pred) {
+        hid_t g = H5Gcreate2(f, "predict", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT);
+        if (g < 0) {
+            st = fd_fail(FD_ERR_IO, "%s: cannot create /predict", path);
+            goto done;
+        }
+        const uint64_t m = r->pred->n;
+        st = h5u_attr_str(g, "input", o->predict);
+        if (st == FD_OK) st = h5u_attr_str(g, "input_sha256", r->q->sha256);
+        if (st == FD_OK) st = h5u_attr_u64(g, "n_points", m);
+        if (st == FD_OK) st = h5u_write_1d(g, "labels", H5T_STD_I32LE, H5T_NATIVE_INT32, r->pred->labels, m);
+        if (st == FD_OK) st = h5u_write_1d(g, "rho", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, r->pred->rho, m);
+        if (st == FD_OK) st = h5u_write_1d(g, "parent", H5T_STD_I64LE, H5T_NATIVE_INT64, r->pred->parent, m);
+        if (st == FD_OK) st = h5u_write_1d(g, "delta", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, r->pred->delta, m);
+        H5Gclose(g);
+        FD_TRY_GOTO(st, st, done);
+    }
     st = h5u_out_commit(&out);
 done:
     h5u_out_abort(&out);

@@ -7,6 +7,7 @@
 #define FD_DPC_H5_H
 
 #include "dpc_job.h"
+#include "dpc_predict.h"
 
 #include <hdf5.h>
 #include <stdio.h>
@@ -21,6 +22,8 @@ typedef struct dpc_result {
     double ari;                   /* NaN without a label column */
     double t_load, t_dc, t_rho, t_delta, t_assign;
     int ranks, threads;
+    const dpc_points *q;          /* --predict's points and their assignment, or NULL */
+    const dpc_prediction *pred;
 } dpc_result;
 
 fd_status dpc_h5_write(const char *path, const dpc_opts *o, const dpc_result *r);

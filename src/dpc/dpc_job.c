@@ -5,6 +5,7 @@
  * (centres, labels, the halo's border densities) comes out the same
  * everywhere.  Rows are whole on one rank, so no sum depends on P. */
 #include "dpc_job.h"
+#include "dpc_predict.h"
 
 #include "../common/clock.h"
 #include "../job/job.h"
@@ -43,6 +44,8 @@ typedef struct {
     int64_t *parent, *centers;
     int32_t *labels, *core;
     uint32_t k;
+    dpc_points *q;        /* --predict's points, and what they were given */
+    dpc_prediction pred;
 } dpc_state;
 
 static void state_free(dpc_state *s)
@@ -56,6 +59,8 @@ static void state_free(dpc_state *s)
     free(s->centers);
     free(s->labels);
     free(s->core);
+    dpc_points_destroy(&s->q);
+    dpc_prediction_free(&s->pred);
 }
 
 static fd_status choose_dc(const dpc_opts *o, const struct dpc_ops *ops, void *dev, const dpc_points *p, int threads,
@@ -85,6 +90,16 @@ static fd_status read_points(fd_job *j)
     if (r->s.p->n >= (1ull << 31))
         return fd_fail(FD_ERR_INPUT, "%s: %llu points; dpc takes fewer than 2^31", r->o->input,
                        (unsigned long long)r->s.p->n);
+    if (!r->o->predict) return FD_OK;
+    /* The new points' coordinates are the same columns as the fit's; they
+     * carry no truth. */
+    dpc_columns qc = r->o->cols;
+    qc.label = 0;
+    qc.labels = NULL;
+    FD_TRY(dpc_points_read(&r->s.q, r->o->predict, &qc, j->threads));
+    if (r->s.q->d != r->s.p->d)
+        return fd_fail(FD_ERR_INPUT, "--predict %s: points of %u coordinates, the fit's have %u", r->o->predict,
+                       r->s.q->d, r->s.p->d);
     return FD_OK;
 }
 
@@ -190,6 +205,9 @@ static fd_status run(fd_job *j)
         dpc_halo_core(n, s->rho, s->labels, s->border, s->core);
     }
     r->ari = s->p->truth ? dpc_ari(s->core ? s->core : s->labels, s->p->truth, n) : NAN;
+    /* Rank 0 writes the result: it alone assigns --predict's points. */
+    if (s->q && mpi->rank == 0) st = dpc_predict(s->p, s->rho, s->labels, r->dc, o->kernel, s->q, T, &s->pred);
+    FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);
     r->t_assign = fd_now() - t;
 done:
     return st;
@@ -208,7 +226,8 @@ static fd_status commit(fd_job *j)
     if (!j->out.result) return FD_OK;
     const dpc_result res = {s->p,       r->dc,      s->rho,     s->delta,     s->gamma,      s->parent,
                             s->centers, s->labels,  s->core,    s->k,         r->ari,        j->read_s,
-                            r->t_dc,    r->t_rho,   r->t_delta, r->t_assign, j->mpi.size,   j->threads};
+                            r->t_dc,    r->t_rho,   r->t_delta, r->t_assign, j->mpi.size,   j->threads,
+                            s->q,       s->q ? &s->pred : NULL};
     return dpc_h5_write(j->out.result, o, &res);
 }
 
@@ -228,6 +247,7 @@ static void report(fd_job *j)
     if (gpu && j->mpi.size > 1) fprintf(stderr, " (all-gathers by %s)", r->on_device ? "NCCL" : "MPI");
     if (!isnan(r->ari) && o->cols.labels) fprintf(stderr, "; ARI %.4f against %s", r->ari, o->cols.labels);
     else if (!isnan(r->ari)) fprintf(stderr, "; ARI %.4f against column %u", r->ari, o->cols.label);
+    if (r->s.q) fprintf(stderr, "; assigned the %llu points of %s", (unsigned long long)r->s.q->n, o->predict);
     if (j->out.result) fprintf(stderr, "; wrote %s", j->out.result);
     if (o->plot) fprintf(stderr, "%s %s", j->out.result ? " and" : "; wrote", o->plot);
     fputc('\n', stderr);

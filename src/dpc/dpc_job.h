@@ -11,6 +11,7 @@
 
 typedef struct dpc_opts {
     const char *input, *outdir, *backend, *command, *plot;
+    const char *predict;  /* --predict FILE: new points to assign to the fit's clusters, or NULL */
     dpc_columns cols;
     int kernel;           /* DPC_CUTOFF or DPC_GAUSSIAN */
     int dc_rule;          /* 'x' --dc, 'p' --dc-percent, 'k' --neighbors */
