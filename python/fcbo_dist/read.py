@@ -49,6 +49,7 @@ class Lattice(Result):
     intents: scipy.sparse.csr_matrix = None
     supports: np.ndarray = None
     extents: Optional[scipy.sparse.csr_matrix] = None
+    edges: Optional[scipy.sparse.csr_matrix] = None  # --edges: concept i's upper covers in row i
     attribute_ids: np.ndarray = None
     attribute_names: np.ndarray = None
     object_names: Optional[np.ndarray] = None
@@ -202,6 +203,8 @@ def _read_lattice(f, path, attrs):
     r.attribute_ids = ids
     r.attribute_names = _strings(f["attributes/names"]) if "attributes/names" in f else None
     r.object_names = _strings(f["objects/names"]) if "objects/names" in f else None
+    if "edges/offsets" in f:
+        r.edges = _csr(f, path, "edges", n, n)
     if "extents/offsets" in f:
         r.extents = _csr(f, path, "extents", n, _count(f, path, "n_objects"))
         if not np.array_equal(np.diff(r.extents.indptr), r.supports):

@@ -31,6 +31,9 @@ static const char *help =
     "output:\n"
     OPT_OUTPUT_HELP("lattice")
     "  --extents             also store every extent (object ids)\n"
+    "  --edges               also store the covering relation (Hasse diagram): each\n"
+    "                        concept's upper covers as concept ids, /edges (one\n"
+    "                        rank; time about concepts x objects)\n"
     "  --text                print intents to stdout, one per line, attribute ids\n"
     "                        ascending and separated by blanks (any order of lines);\n"
     "                        with several ranks or checkpoints, printed from DIR at\n"
@@ -55,7 +58,7 @@ static fd_status parse_args(int argc, char **argv, lattice_job_opts *a, int *don
         {"output", required_argument, 0, 'o'},  {"format", required_argument, 0, 'f'},
         {"min-support", required_argument, 0, 's'}, {"threads", required_argument, 0, 't'},
         {"backend", required_argument, 0, 'b'}, {"extents", no_argument, 0, 'e'},
-        {"text", no_argument, 0, 'x'},          {"force", no_argument, 0, 'F'}, {"compress", no_argument, 0, OPT_COMPRESS},
+        {"text", no_argument, 0, 'x'}, {"edges", no_argument, 0, 'G'},          {"force", no_argument, 0, 'F'}, {"compress", no_argument, 0, OPT_COMPRESS},
         {"quiet", no_argument, 0, 'q'},         {"stats", no_argument, 0, 'S'},
         {"help", no_argument, 0, 'h'},          OPT_CKPT_LONGOPTS,
         {0, 0, 0, 0}};
@@ -93,6 +96,7 @@ static fd_status parse_args(int argc, char **argv, lattice_job_opts *a, int *don
         case 'e': a->extents = 1; break;
         case 'x': a->text = 1; break;
         case 'F': a->force = 1; break;
+        case 'G': a->edges = 1; break;
         case OPT_COMPRESS: h5u_set_deflate(H5U_COMPRESS_LEVEL); break;
         case 'q': a->quiet = 1; break;
         case 'S': a->stats = 1; break;

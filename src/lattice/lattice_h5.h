@@ -54,6 +54,10 @@ typedef struct lattice_rank {
 fd_status lattice_h5_create(lattice_h5 **out, const char *path, const fca_context *ctx, int with_extents);
 concept_writer lattice_h5_as(lattice_h5 *w);
 fd_status lattice_h5_commit(lattice_h5 **w, const fca_context *ctx, const lattice_meta *meta);
+/* --edges: the upper covers of every concept the file holds so far, as
+ * /edges/offsets and /edges/ids (concept ids as in /intents), from the
+ * intents read back, on T threads (lattice_edges.h).  Before the commit. */
+fd_status lattice_h5_put_edges(lattice_h5 *w, const fca_context *ctx, int threads);
 void lattice_h5_abort(lattice_h5 **w);
 fd_status lattice_h5_commit_part(lattice_h5 **w, const fca_context *ctx, const lattice_part *part);
 /* Concepts, intent ids and extent ids written so far. */

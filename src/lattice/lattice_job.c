@@ -40,6 +40,7 @@ typedef struct {
     struct rank_report *reps; /* rank 0: every rank's */
     double enum_seconds;
     uint64_t auto_cpu_bytes;  /* auto took the CPU for an input this small (0: it did not) */
+    double edges_seconds;     /* --edges: the covers */
 } run;
 
 /* Inputs below this many bytes run on the CPU under --backend auto. */
@@ -50,6 +51,10 @@ static int checkpointed(const lattice_job_opts *a) { return a->outdir && a->chec
 static fd_status validate(fd_job *j)
 {
     run *r = j->w;
+    if (r->a->edges && !r->a->outdir)
+        return fd_fail(FD_ERR_USAGE, "--edges writes the covers into DIR/lattice.h5: give -o DIR");
+    if (r->a->edges && j->mpi.size > 1)
+        return fd_fail(FD_ERR_USAGE, "--edges runs on one rank for now (the covers need every intent in one place)");
     r->distributed = j->mpi.size > 1;
     if (r->distributed && r->a->text && !r->a->outdir)
         return fd_fail(FD_ERR_USAGE, "with several ranks, --text needs -o DIR: rank 0 prints the intents from "
@@ -184,7 +189,13 @@ static fd_status commit(fd_job *j)
                              r->total,        r->ck ? a->checkpoint_seconds : 0,
                              r->ck ? lattice_ckpt_resumed(r->ck) : 0};
         if (a->outdir && !r->distributed) {
-            st = lattice_h5_commit(&r->h5, r->ctx, &meta);
+            if (a->edges) {
+                double t = fd_now();
+                st = lattice_h5_put_edges(r->h5, r->ctx, j->threads);
+                r->edges_seconds = fd_now() - t;
+            }
+            if (st == FD_OK) st = lattice_h5_commit(&r->h5, r->ctx, &meta);
+            else lattice_h5_abort(&r->h5);
         } else if (a->outdir) {
             lattice_rank *rs = calloc((size_t)j->mpi.size, sizeof *rs);
             if (!rs) st = fd_fail(FD_ERR_NOMEM, "out of memory");

@@ -10,6 +10,7 @@
 #include <stdint.h>
 
 typedef struct lattice_job_opts {
+    int edges;               /* --edges: the covering relation into the result */
     const char *input, *outdir, *backend;
     const char *command;     /* the command line, recorded in the result */
     ctx_format fmt;

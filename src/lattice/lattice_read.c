@@ -54,6 +54,7 @@ static fd_status check_file(hid_t f, const char *path)
     FD_TRY(h5u_expect_len(f, path, "attributes/ids", nattr, "n_attributes"));
     FD_TRY(h5u_expect_len(f, path, "attributes/names", nattr, "n_attributes"));
     if (H5Lexists(f, "objects", H5P_DEFAULT) > 0) FD_TRY(h5u_expect_len(f, path, "objects/names", nobj, "n_objects"));
+    if (H5Lexists(f, "edges", H5P_DEFAULT) > 0) FD_TRY(check_csr(f, path, "edges", n));
     return FD_OK;
 }
 
