@@ -32,12 +32,19 @@ static uint64_t mix(const fd_word *x, uint32_t w)
     return h;
 }
 
+static inline int words_eq(const fd_word *a, const fd_word *b, uint32_t w)
+{
+    for (uint32_t q = 0; q < w; q++)
+        if (a[q] != b[q]) return 0;
+    return 1;
+}
+
 static int64_t find(const cov_ctx *c, const fd_word *x)
 {
     for (uint64_t s = mix(x, c->w) & c->mask;; s = (s + 1) & c->mask) {
         if (!c->slot[s]) return -1;
         const uint64_t id = c->slot[s] - 1;
-        if (!memcmp(c->intents + id * c->w, x, c->w * sizeof *x)) return (int64_t)id;
+        if (words_eq(c->intents + id * c->w, x, c->w)) return (int64_t)id;
     }
 }
 
@@ -51,11 +58,6 @@ typedef struct {
     uint32_t idx, pop;
 } cand_order;
 
-static int by_pop_desc(const void *x, const void *y)
-{
-    const cand_order *a = x, *b = y;
-    return a->pop != b->pop ? (a->pop < b->pop) - (a->pop > b->pop) : (a->idx > b->idx) - (a->idx < b->idx);
-}
 
 /* Concepts [i0, i1): the distinct B ∩ g' of the objects g outside the
  * extent (a hash set per thread), then the maximal ones, largest first:
@@ -74,7 +76,11 @@ static fd_status covers_range(void *arg, uint64_t i0, uint64_t i1, int thread)
     uint32_t *hslot = calloc(hsize, sizeof *hslot), *used = malloc(((size_t)no + 1) * sizeof *used);
     uint32_t *kept = malloc(((size_t)no + 1) * sizeof *kept);
     cand_order *ord = malloc(((size_t)no + 1) * sizeof *ord);
-    fd_status st = cand && hslot && used && kept && ord ? FD_OK : fd_fail(FD_ERR_NOMEM, "out of memory for the covers");
+    const uint32_t na = c->ctx->n_attr;
+    uint32_t *bucket = malloc(((size_t)na + 1) * sizeof *bucket), *pops = malloc(((size_t)no + 1) * sizeof *pops);
+    fd_status st = cand && hslot && used && kept && ord && bucket && pops
+                       ? FD_OK
+                       : fd_fail(FD_ERR_NOMEM, "out of memory for the covers");
     for (uint64_t i = i0; i < i1 && st == FD_OK; i++) {
         const fd_word *B = c->intents + i * w;
         uint32_t k = 0;
@@ -89,14 +95,22 @@ static fd_status covers_range(void *arg, uint64_t i0, uint64_t i1, int thread)
             if (in_extent) continue;
             uint64_t s = mix(D, w) & (hsize - 1);
             for (; hslot[s]; s = (s + 1) & (hsize - 1))
-                if (!memcmp(cand + (size_t)(hslot[s] - 1) * w, D, w * sizeof *D)) break;
+                if (words_eq(cand + (size_t)(hslot[s] - 1) * w, D, w)) break;
             if (hslot[s]) continue; /* seen */
             hslot[s] = k + 1;
             used[k++] = (uint32_t)s;
         }
         for (uint32_t a = 0; a < k; a++) hslot[used[a]] = 0;
-        for (uint32_t a = 0; a < k; a++) ord[a] = (cand_order){a, bs_count(cand + (size_t)a * w, w)};
-        qsort(ord, k, sizeof *ord, by_pop_desc);
+        /* Largest first, by a counting sort on the sizes (at most the
+         * attributes); a stable one, so ties keep the objects' order. */
+        for (uint32_t a = 0; a <= na; a++) bucket[a] = 0;
+        for (uint32_t a = 0; a < k; a++) bucket[pops[a] = bs_count(cand + (size_t)a * w, w)]++;
+        for (uint32_t a = na, sum = 0; a + 1 > 0; a--) {
+            const uint32_t cnt = bucket[a];
+            bucket[a] = sum;
+            sum += cnt;
+        }
+        for (uint32_t a = 0; a < k; a++) ord[bucket[pops[a]]++] = (cand_order){a, pops[a]};
         uint32_t m = 0;
         for (uint32_t a = 0; a < k; a++) {
             const fd_word *A = cand + (size_t)ord[a].idx * w;
@@ -131,6 +145,8 @@ static fd_status covers_range(void *arg, uint64_t i0, uint64_t i1, int thread)
     free(used);
     free(kept);
     free(ord);
+    free(bucket);
+    free(pops);
     return st;
 }
 
