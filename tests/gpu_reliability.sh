@@ -55,6 +55,7 @@ last=$((GPUS - 1))
 FD_TEST_KILL_AFTER=$last:2:1 mpirun -np "$GPUS" "$BIN" lattice "$W/c.dat" --backend "$GB" -o "$W/lat" -q \
   --checkpoint-seconds 1e-9 > /dev/null 2>&1; rc=$?
 check '[ $rc -ne 0 ] && [ ! -e "$W/lat/lattice.h5" ] && [ -e "$W/lat/lattice.checkpoint/job.h5" ]' "lattice on GPU killed: exit $rc"
+wait_lock_free "$W/lat"
 mpirun -np "$GPUS" "$BIN" lattice "$W/c.dat" --backend "$GB" --resume "$W/lat" -q --checkpoint-seconds 1e-9 2> "$W/err"
 rc=$?
 check '[ $rc -eq 0 ] && same_set <("$BIN" info --text "$W/lat/lattice.h5") <("$BIN" info --text "$W/lref/lattice.h5")' \
@@ -65,6 +66,7 @@ check '[ "$(attr "$W/lat/lattice.h5" resumed_subtrees)" -gt 0 ]' "lattice resume
 FD_TEST_KILL_AFTER=$last:2:1 mpirun -np "$GPUS" "$BIN" spearman "$W/m.npy" --backend "$GB" --pvalue 1e-3 -o "$W/sp" \
   -q --checkpoint-seconds 1e-9 > /dev/null 2>&1; rc=$?
 check '[ $rc -ne 0 ] && [ ! -e "$W/sp/spearman.h5" ] && [ -e "$W/sp/spearman.checkpoint/job.h5" ]' "spearman on GPU killed: exit $rc"
+wait_lock_free "$W/sp"
 mpirun -np "$GPUS" "$BIN" spearman "$W/m.npy" --backend "$GB" --pvalue 1e-3 --resume "$W/sp" -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 0 ] && cmp -s <("$BIN" info --text "$W/sp/spearman.h5" | sort) <("$BIN" info --text "$W/sref/spearman.h5" | sort)' \
       "spearman resumed on GPU: exit $rc: $(cat "$W/err")"

@@ -18,6 +18,15 @@ need_shared() {
   if [ ! -e "$SHARED/data/fca/$1" ]; then echo "skipped: $SHARED/data/fca/$1 is absent"; exit 77; fi
 }
 finish() { echo "$PASS passed, $FAIL failed"; [ "$FAIL" -eq 0 ]; }
+# After mpirun returns from a run it killed, the other ranks may still be
+# exiting (slowly under the sanitizers), the one that holds DIR's lock
+# among them: wait (up to 60 s) until the pid the lock names is gone.
+wait_lock_free() {
+  local pid
+  pid=$(sed -n 's/^pid \([0-9]*\) on .*/\1/p' "$1/.fcbo-dist.lock" 2> /dev/null)
+  [ -n "$pid" ] || return 0
+  for _ in $(seq 600); do kill -0 "$pid" 2> /dev/null || return 0; sleep 0.1; done
+}
 # The GPU tests' first step: GB (FD_TEST_GPU_BACKEND, default cuda) and
 # GPUS; then the probe command, which skips the test (77) where the
 # backend cannot run here and is a failure for any other error.

@@ -32,6 +32,7 @@ killed() { # dir, rc
   kdir=$1 krc=$2
   check '[ "$krc" -ne 0 ] && [ ! -e "$kdir/spearman.h5" ] && [ ! -e "$kdir/lattice.h5" ] && [ -n "$(ls "$kdir"/*.checkpoint/job.h5 2> /dev/null)" ]' \
         "killed run into $kdir: exit $krc, left $(ls "$kdir" 2> /dev/null | tr '\n' ' ')"
+  wait_lock_free "$kdir"
 }
 
 # ---------------- spearman ----------------
