@@ -377,4 +377,18 @@ r = run([os.path.join(WORK, "pfit2.txt"), "--predict", bad, "-o", os.path.join(W
 check("1 coordinates, the fit's have 2" in r.stderr and not os.path.exists(os.path.join(WORK, "predbad")),
       "--predict of other dimensions: %s" % r.stderr.strip())
 
+# The automatic centres on a small set (cutoff kernel, most densities 0 or
+# 1): the gaps that count are between positive gammas; the gap down to the
+# first point of density 0 made every point with a neighbour a centre
+# (180 clusters of 200 points).
+small = os.path.join(WORK, "small_blobs.txt")
+subprocess.run([BIN, "gen", "blobs", "--n", "200", "--dims", "2", "--clusters", "3", "--seed", "1", "-o", small],
+               check=True, env=ENV, capture_output=True)
+for extra in ([], ["--neighbors", "10"]):
+    out = os.path.join(WORK, "small_auto")
+    run([small, "--labels", small.replace(".txt", ".labels.txt"), "-o", out, "--force", "-q"] + extra)
+    got = load(out)
+    check(got["attrs"]["n_clusters"] == 3 and ari(got["labels"], np.loadtxt(small.replace(".txt", ".labels.txt"))) == 1.0,
+          "auto centres on 200 points of 3 blobs %s: %d clusters" % (extra, got["attrs"]["n_clusters"]))
+
 testlib.finish()

@@ -575,7 +575,10 @@ static void top_by_key(const double *key, uint64_t n, uint64_t m, int64_t *top)
  * decreasing order (order: the first m points by gamma) ends the
  * centres.  The densest point's delta is its largest distance, by
  * convention; for the gaps it counts with the largest other delta, or it
- * would always stand alone. */
+ * would always stand alone.  Only gaps between positive gammas count: a
+ * point of density 0 (no neighbour within d_c) is no centre, and the
+ * infinite ratio down to the first such point made every point with a
+ * neighbour a centre (180 clusters in 200 points of 3 blobs). */
 static uint64_t auto_centers(uint64_t n, const double *rho, const double *delta, const double *gamma,
                              const int64_t *order, uint64_t m, uint64_t top)
 {
@@ -586,7 +589,8 @@ static uint64_t auto_centers(uint64_t n, const double *rho, const double *delta,
     for (uint64_t q = 1; q < m; q++) {
         const int64_t a = order[q - 1], b = order[q];
         const double hi = a == (int64_t)top ? rho[a] * dmax : gamma[a], lo = b == (int64_t)top ? rho[b] * dmax : gamma[b];
-        const double ratio = lo > 0 ? hi / lo : hi > 0 ? INFINITY : 1;
+        if (!(lo > 0)) break; /* decreasing: every later gamma is 0 too */
+        const double ratio = hi / lo;
         if (ratio > best) {
             best = ratio;
             k = q;
