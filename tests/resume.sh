@@ -96,6 +96,12 @@ done
 "$BIN" lattice "$W/c.cxt" -o "$W/lref" -t 2 -q --checkpoint-seconds 0
 "$BIN" info --text "$W/lref/lattice.h5" | sort > "$W/lref.txt"
 subtrees() { python3 -c "import sys, h5py; print(int(h5py.File(sys.argv[1])['ranks/subtrees'][:].sum()))" "$1"; }
+# Consumers share a segment and leave it one by one as checkpoints fall
+# due mid-run (each segment must hold whole subtrees only): 5 threads,
+# a checkpoint every few milliseconds, the same concepts.
+"$BIN" lattice "$W/c.cxt" -o "$W/lsh" -t 5 -q --checkpoint-seconds 0.003
+"$BIN" info --text "$W/lsh/lattice.h5" | sort > "$W/lsh.txt"
+check 'cmp -s "$W/lref.txt" "$W/lsh.txt"' "lattice: 5 threads sharing checkpoint segments: another result"
 FD_TEST_KILL_AFTER=1:3:1 mpirun -np 3 "$BIN" lattice "$W/c.cxt" -o "$W/lat" -t 2 -q --checkpoint-seconds 1e-9 \
   > /dev/null 2>&1
 killed "$W/lat" $?

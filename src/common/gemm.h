@@ -24,4 +24,9 @@ void fd_dgemm(int trans_a, uint64_t m, uint64_t n, uint64_t k, const double *A, 
  * small R x R factorisations pay no thread start (bcp/chol.c). */
 void fd_blas_one_thread(void);
 
+/* Stops the thread pool a pthread OpenBLAS starts when it loads (its
+ * threads spin for ~0.1 s, taking cores from ours): first thing in main.
+ * Always built (blas_pool.c), whatever BLAS the binary links. */
+void fd_blas_pool_stop(void);
+
 #endif

@@ -31,8 +31,9 @@ typedef struct task_source {
     void *self;
     /* Checkpoints (lattice_ckpt.h), NULL when off.  quiet: the calling
      * consumer has finished every task it took and handed all their
-     * concepts to the sink.  due: a consumer that holds several tasks at
-     * once (a GPU) should finish them and call quiet. */
+     * concepts to the sink.  due: a checkpoint waits for the consumer:
+     * it should finish what it holds, hand it to the sink and call quiet
+     * (until then it need not flush between tasks). */
     fd_status (*quiet)(void *self);
     int (*due)(void *self);
 } task_source;

@@ -3,12 +3,13 @@
  * "Checkpoints and --resume").
  *
  * Every consumer of subtrees (a CPU worker thread, or the one GPU loop of
- * a rank) writes its concepts to segments of its own through a router
- * that stands in the sink where the rank's part writer would be.  A
- * consumer tells the router when everything it took is finished and in
- * the sink (quiet: after each subtree on the CPU, after draining the
- * device on the GPU); the router then counts those subtrees as held by
- * the open segment and commits it once it is --checkpoint-seconds old.
+ * a rank) writes its concepts through a router that stands in the sink
+ * where the rank's part writer would be, to the segment that was current
+ * when it took its first subtree (consumers share it).  Once that segment
+ * is --checkpoint-seconds old (due), each consumer finishes what it took,
+ * hands the concepts to the sink and says so (quiet); it then counts as
+ * done in that segment, which commits when its last consumer is out, and
+ * the consumer's next subtree starts a new one.
  * Rank 0's split of the top of the tree is a segment of its own (stage
  * 0), committed before the work list is saved, so a resumed run neither
  * splits again nor loses those concepts. */
