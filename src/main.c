@@ -28,6 +28,7 @@ static const fd_cmd commands[] = {
     {"spearman", cmd_spearman, 1, "all-pairs Spearman correlation with p-values, exact"},
     {"dpc", cmd_dpc, 1, "density peak clustering, exact"},
     {"bcp", cmd_bcp, 1, "Bayesian CP factorisation of a dense tensor, automatic rank"},
+    {"rules", cmd_rules, 0, "implications (stem base) and association rules of a lattice"},
     {"gen", cmd_gen, 0, "synthetic inputs for tests and benchmarks"},
     {"info", cmd_info, 0, "summarise a result file, or print its contents as text"},
 };

@@ -11,7 +11,7 @@ import subprocess
 import sys
 
 BIN, SRC = sys.argv[1], sys.argv[2]
-COMMANDS = ["lattice", "spearman", "dpc", "bcp", "gen", "info"]
+COMMANDS = ["lattice", "rules", "spearman", "dpc", "bcp", "gen", "info"]
 OPTION = re.compile(r"(?<![\w/-])--[a-z][a-z0-9]*(?:-[a-z0-9]+)*(?![\w])")
 # Options of other programs that the docs show in their commands.
 OTHERS = {

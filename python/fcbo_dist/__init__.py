@@ -6,8 +6,8 @@
 
 See python/README.md for what each workload's result holds.
 """
-from .read import FormatError, read, Lattice, Spearman, Dpc, Bcp
+from .read import FormatError, read, Lattice, Spearman, Dpc, Bcp, Rules
 from .run import RunError, run
 
-__all__ = ["read", "run", "FormatError", "RunError", "Lattice", "Spearman", "Dpc", "Bcp"]
+__all__ = ["read", "run", "FormatError", "RunError", "Lattice", "Spearman", "Dpc", "Bcp", "Rules"]
 __version__ = "0.1.0"

@@ -16,6 +16,7 @@ import numpy as np
 import scipy.sparse
 
 WORKLOADS = ("lattice", "spearman", "dpc", "bcp")
+FORMATS = WORKLOADS + ("rules",)  # rules.h5 sits beside a lattice.h5: read(DIR, "rules") picks it
 FORMAT_VERSION = 2  # the newest this reader knows (src/common/version.h's FD_FORMAT_VERSION)
 
 
@@ -91,6 +92,25 @@ class Bcp(Result):
     starts: Dict[str, np.ndarray] = field(default_factory=dict)  # --starts S > 1: each start's end
 
 
+@dataclass
+class Rules(Result):
+    """`fcbo-dist rules`: the stem base and the Luxenburger basis.  Premises
+    and conclusions are CSR rows over the attributes (columns in the order
+    of attribute_ids, as a Lattice's intents)."""
+    implication_premises: Optional[scipy.sparse.csr_matrix] = None
+    implication_conclusions: Optional[scipy.sparse.csr_matrix] = None
+    implication_support: Optional[np.ndarray] = None
+    rule_premises: Optional[scipy.sparse.csr_matrix] = None
+    rule_conclusions: Optional[scipy.sparse.csr_matrix] = None
+    rules: Dict[str, np.ndarray] = field(default_factory=dict)  # support, confidence, lift, lower, upper
+    attribute_ids: np.ndarray = None
+    attribute_names: np.ndarray = None
+
+    def ids(self, row):
+        """A premise's or conclusion's row as the attributes' ids (ascending)."""
+        return self.attribute_ids[row.indices]
+
+
 def _fail(path, what):
     raise FormatError("%s: %s" % (path, what))
 
@@ -98,7 +118,7 @@ def _fail(path, what):
 def _check_header(f, path, want):
     fmt = _attr(f.attrs.get("format", b""))
     if want is None:
-        if not fmt.startswith("fcbo-dist ") or fmt[10:] not in WORKLOADS:
+        if not fmt.startswith("fcbo-dist ") or fmt[10:] not in FORMATS:
             _fail(path, "not an fcbo-dist result (format %r)" % fmt)
     elif fmt != "fcbo-dist " + want:
         _fail(path, "format %r, not 'fcbo-dist %s'" % (fmt, want))
@@ -183,20 +203,7 @@ def _read_lattice(f, path, attrs):
     n = _count(f, path, "n_concepts")
     m = _count(f, path, "n_attributes")
     _check_parts(f, path, "lattice", "concepts")
-    ids = _dataset(f, path, "attributes/ids", m).astype(np.int64)
-    order = np.argsort(ids, kind="stable")
-    sorted_ids = ids[order]
-    if len(sorted_ids) > 1 and np.any(np.diff(sorted_ids) == 0):
-        _fail(path, "/attributes/ids repeats an id")
-
-    def index_of(x):
-        x = x.astype(np.int64)
-        pos = np.searchsorted(sorted_ids, x)
-        ok = (pos < m) & (sorted_ids[np.minimum(pos, max(m - 1, 0))] == x) if m else np.zeros(len(x), bool)
-        if not np.all(ok):
-            _fail(path, "/intents/ids holds an id that /attributes/ids does not list")
-        return order[pos]
-
+    ids, index_of = _attribute_index(f, path, m, "/intents/ids")
     r = Lattice(path, "lattice", attrs)
     r.intents = _csr(f, path, "intents", n, m, index_of)
     r.supports = _dataset(f, path, "supports", n)
@@ -209,6 +216,46 @@ def _read_lattice(f, path, attrs):
         r.extents = _csr(f, path, "extents", n, _count(f, path, "n_objects"))
         if not np.array_equal(np.diff(r.extents.indptr), r.supports):
             _fail(path, "/extents disagree with /supports")
+    return r
+
+
+def _attribute_index(f, path, m, where):
+    ids = _dataset(f, path, "attributes/ids", m).astype(np.int64)
+    order = np.argsort(ids, kind="stable")
+    sorted_ids = ids[order]
+    if len(sorted_ids) > 1 and np.any(np.diff(sorted_ids) == 0):
+        _fail(path, "/attributes/ids repeats an id")
+
+    def index_of(x):
+        x = x.astype(np.int64)
+        pos = np.searchsorted(sorted_ids, x)
+        ok = (pos < m) & (sorted_ids[np.minimum(pos, max(m - 1, 0))] == x) if m else np.zeros(len(x), bool)
+        if not np.all(ok):
+            _fail(path, "%s holds an id that /attributes/ids does not list" % where)
+        return order[pos]
+
+    return ids, index_of
+
+
+def _read_rules(f, path, attrs):
+    m = _count(f, path, "n_attributes")
+    ids, index_of = _attribute_index(f, path, m, "a premise or conclusion")
+    r = Rules(path, "rules", attrs)
+    r.attribute_ids = ids
+    r.attribute_names = _strings(f["attributes/names"]) if "attributes/names" in f else None
+    if "implications" in f:
+        n = _count(f, path, "n_implications")
+        r.implication_premises = _csr(f, path, "implications/premise", n, m, index_of)
+        r.implication_conclusions = _csr(f, path, "implications/conclusion", n, m, index_of)
+        r.implication_support = _dataset(f, path, "implications/support", n)
+    if "rules" in f:
+        n = _count(f, path, "n_rules")
+        r.rule_premises = _csr(f, path, "rules/premise", n, m, index_of)
+        r.rule_conclusions = _csr(f, path, "rules/conclusion", n, m, index_of)
+        r.rules = {k: _dataset(f, path, "rules/" + k, n) for k in ("support", "confidence", "lift", "lower", "upper")}
+        c = r.rules["confidence"]
+        if n and (np.any(~(c > 0)) or np.any(c > 1)):
+            _fail(path, "/rules/confidence leaves (0, 1]")
     return r
 
 
@@ -296,7 +343,8 @@ def _read_bcp(f, path, attrs):
     return r
 
 
-_READERS = {"lattice": _read_lattice, "spearman": _read_spearman, "dpc": _read_dpc, "bcp": _read_bcp}
+_READERS = {"lattice": _read_lattice, "spearman": _read_spearman, "dpc": _read_dpc, "bcp": _read_bcp,
+            "rules": _read_rules}
 
 
 def _result_file(path, workload):
@@ -312,8 +360,9 @@ def _result_file(path, workload):
 
 def read(path, workload=None):
     """The result in PATH (a directory holding one W.h5, or the file) as a
-    Lattice, Spearman, Dpc or Bcp.  workload= picks one of several in a
-    directory, and refuses a file of another workload."""
+    Lattice, Spearman, Dpc, Bcp or Rules.  workload= picks one of several in
+    a directory ("rules" its rules.h5), and refuses a file of another
+    workload."""
     path = _result_file(os.fspath(path), workload)
     if not os.path.isfile(path):
         _fail(path, "no such file")

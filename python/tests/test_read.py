@@ -96,6 +96,37 @@ class LatticeTest(unittest.TestCase):
         self.assertTrue(set(r.attribute_ids) <= set(range(30)))
 
 
+class RulesTest(unittest.TestCase):
+    def test_rules_match_text_and_hold(self):
+        sh(BIN, "rules", w("lat3"), "-q", "--min-confidence", 0.6)
+        r = fcbo_dist.read(w("lat3"), "rules")
+        self.assertEqual(r.workload, "rules")
+        text = sh(BIN, "rules", w("lat3"), "--text", "-q", "--min-confidence", 0.6).splitlines()
+        mine = []
+        for k in range(r.implication_premises.shape[0]):
+            mine.append("%s => %s\t%d" % (" ".join(map(str, r.ids(r.implication_premises[k]))),
+                                          " ".join(map(str, r.ids(r.implication_conclusions[k]))),
+                                          r.implication_support[k]))
+        self.assertEqual(mine, [l for l in text if not l.startswith("#")][:len(mine)])
+        ctx = read_cxt(w("c.cxt"))
+        for k in range(r.implication_premises.shape[0]):
+            p = r.implication_premises[k].toarray()[0].astype(bool)
+            c = r.implication_conclusions[k].toarray()[0].astype(bool)
+            having = ctx[:, p].all(axis=1)
+            self.assertTrue(ctx[having][:, c].all())  # the implication holds
+            self.assertEqual(r.implication_support[k], having.sum())
+        lat = fcbo_dist.read(w("lat3"), "lattice")
+        self.assertGreater(len(r.rules["confidence"]), 0)
+        for k in range(len(r.rules["confidence"])):
+            lo, up = int(r.rules["lower"][k]), int(r.rules["upper"][k])
+            self.assertEqual(set(r.ids(r.rule_premises[k])), set(lat.intent(up)))
+            self.assertEqual(set(r.ids(r.rule_premises[k])) | set(r.ids(r.rule_conclusions[k])), set(lat.intent(lo)))
+            self.assertAlmostEqual(r.rules["confidence"][k], lat.supports[lo] / lat.supports[up], places=12)
+            self.assertGreaterEqual(r.rules["confidence"][k], 0.6)
+        # the lattice directory still reads as the lattice
+        self.assertEqual(fcbo_dist.read(w("lat3")).workload, "lattice")
+
+
 class SpearmanTest(unittest.TestCase):
     def test_pairs_match_info_and_scipy(self):
         x = np.loadtxt(w("m.txt"))

@@ -4,6 +4,7 @@
 #include "../common/inputfile.h"
 #include "../io/h5util.h"
 #include "../lattice/lattice_read.h"
+#include "../lattice/rules_io.h"
 #include "../spearman/spearman_h5.h"
 #include "cmds.h"
 
@@ -14,7 +15,7 @@
 
 static const char *help =
     "usage: fcbo-dist info FILE.h5 [--text [--names]]\n\n"
-    "Prints the metadata of a result file (lattice, spearman, dpc or bcp; single or a\n"
+    "Prints the metadata of a result file (lattice, rules, spearman, dpc or bcp; single or a\n"
     "master over parts): what was run, on which input (with its SHA-256),\n"
     "how many results, and whether it is complete.  A master file is\n"
     "refused when one of its parts is missing or incomplete.\n\n"
@@ -74,6 +75,12 @@ static fd_status info_file(const char *path, int text)
     }
     if (!strcmp(fmt, "fcbo-dist bcp")) {
         st = text ? bcp_h5_text(f, path, stdout) : bcp_h5_info(f, path, stdout);
+        H5Fclose(f);
+        return st;
+    }
+    if (!strcmp(fmt, "fcbo-dist rules")) {
+        st = text ? fd_fail(FD_ERR_USAGE, "%s: a rules file; `fcbo-dist rules DIR --text` prints the rules", path)
+                  : rules_h5_info(f, path, stdout);
         H5Fclose(f);
         return st;
     }

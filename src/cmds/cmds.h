@@ -15,6 +15,7 @@ fd_status cmd_dpc(int argc, char **argv);
 fd_status cmd_bcp(int argc, char **argv);
 fd_status cmd_gen(int argc, char **argv);
 fd_status cmd_info(int argc, char **argv);
+fd_status cmd_rules(int argc, char **argv);
 
 /* Option values, strictly parsed; a bad value is FD_ERR_USAGE naming opt. */
 fd_status opt_u32(const char *opt, const char *val, uint32_t lo, uint32_t hi, uint32_t *out);
