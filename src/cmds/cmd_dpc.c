@@ -53,11 +53,18 @@ static const char *help =
     "  --centers K           the K points of largest gamma = rho x delta\n"
     "  --rho-min R --delta-min D  the points with rho > R and delta > D (the\n"
     "                        decision-graph rectangle)\n"
-    "  (default)             the points before the largest ratio between\n"
+    "  (default)             automatic, by --auto-centers RULE; the summary gives\n"
+    "                        both rules' counts and says when they disagree:\n"
+    "  --auto-centers gap    the points before the largest ratio between\n"
     "                        consecutive gammas, in decreasing order, among the\n"
-    "                        first 1,000 (a heuristic: give --centers when the\n"
-    "                        number is known).  The densest point is always a\n"
-    "                        centre.\n"
+    "                        first 1,000 (a heuristic; the default)\n"
+    "  --auto-centers outliers  the points whose log gamma is an outlier: above\n"
+    "                        the median by more than z robust standard deviations\n"
+    "                        (1.4826 MAD), z the normal quantile of alpha / N (a\n"
+    "                        test at level alpha over the N points)\n"
+    "  --outlier-alpha A     the outlier rule's level (default 0.01)\n"
+    "                        The densest point is always a centre; give --centers\n"
+    "                        when the number is known.\n"
     "  --halo                mark each cluster's halo (points less dense than its\n"
     "                        border density) as noise: /core_labels, label 0\n"
     "output and execution:\n"
@@ -89,7 +96,8 @@ static fd_status parse_args(int argc, char **argv, dpc_opts *a, int *done)
         {"header", required_argument, 0, 'E'},
         {"backend", required_argument, 0, 'b'},  {"stats", no_argument, 0, 'S'},
         {"quiet", no_argument, 0, 'q'},          {"help", no_argument, 0, 'h'},
-        {"plot", required_argument, 0, 'P'},
+        {"plot", required_argument, 0, 'P'},     {"auto-centers", required_argument, 0, 'A'},
+        {"outlier-alpha", required_argument, 0, 'Z'},
         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->kernel = DPC_CUTOFF;
@@ -97,7 +105,7 @@ static fd_status parse_args(int argc, char **argv, dpc_opts *a, int *done)
     a->dc_percent = 2;
     a->seed = 1;
     a->backend = fd_backend_default();
-    int c, rules = 0, rho_min = 0, delta_min = 0;
+    int c, rules = 0, rho_min = 0, delta_min = 0, auto_rule = 0;
     uint32_t t;
     optind = 1;
     while ((c = getopt_long(argc, argv, "o:t:qh", opts, NULL)) != -1) {
@@ -119,6 +127,13 @@ static fd_status parse_args(int argc, char **argv, dpc_opts *a, int *done)
         case 'C': FD_TRY(opt_u32("--centers", optarg, 1, 65536, &a->centers.k)); break;
         case 'R': FD_TRY(opt_f64("--rho-min", optarg, -INFINITY, INFINITY, &a->centers.rho_min)); rho_min = 1; break;
         case 'D': FD_TRY(opt_f64("--delta-min", optarg, 0, INFINITY, &a->centers.delta_min)); delta_min = 1; break;
+        case 'A':
+            if (!strcmp(optarg, "gap")) a->centers.outliers = 0;
+            else if (!strcmp(optarg, "outliers")) a->centers.outliers = 1;
+            else return fd_fail(FD_ERR_USAGE, "--auto-centers %s: expected gap or outliers", optarg);
+            auto_rule = 1;
+            break;
+        case 'Z': FD_TRY(opt_f64("--outlier-alpha", optarg, 0, 1, &a->centers.alpha)); auto_rule = 1; break;
         case 'H': a->halo = 1; break;
         case 'P': a->plot = optarg; break;
         case 'F': a->force = 1; break;
@@ -139,6 +154,11 @@ static fd_status parse_args(int argc, char **argv, dpc_opts *a, int *done)
     if (rho_min != delta_min) return fd_fail(FD_ERR_USAGE, "--rho-min and --delta-min go together");
     if (delta_min && !(a->centers.delta_min > 0)) return fd_fail(FD_ERR_USAGE, "--delta-min must be above 0");
     if (a->centers.k && delta_min) return fd_fail(FD_ERR_USAGE, "--centers and --rho-min/--delta-min exclude each other");
+    if (auto_rule && (a->centers.k || delta_min))
+        return fd_fail(FD_ERR_USAGE, "--auto-centers and --outlier-alpha choose among the automatic rules; --centers and "
+                                     "--rho-min/--delta-min are rules of their own");
+    if (a->centers.alpha != 0 && !(a->centers.alpha > 0 && a->centers.alpha < 1))
+        return fd_fail(FD_ERR_USAGE, "--outlier-alpha must be between 0 and 1");
     if (a->plot && !dpc_plot_available())
         return fd_fail(FD_ERR_UNAVAILABLE, "--plot: this fcbo-dist was built without cairo; install libcairo2-dev and "
                                            "rebuild");

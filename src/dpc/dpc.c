@@ -599,11 +599,67 @@ static uint64_t auto_centers(uint64_t n, const double *rho, const double *delta,
     return k;
 }
 
-/* The most centres the rectangle rule takes. */
+/* The most centres the rectangle and outlier rules take. */
 #define RECT_MAX 65536
 
+static int cmp_double(const void *a, const void *b)
+{
+    const double x = *(const double *)a, y = *(const double *)b;
+    return (x > y) - (x < y);
+}
+
+/* The median of v[0..m) (sorted here), as numpy's: the mean of the two
+ * middle values for even m. */
+static double median_sorted(double *v, uint64_t m)
+{
+    qsort(v, m, sizeof *v, cmp_double);
+    return m & 1 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
+}
+
+/* z with P(Z > z) = p for a standard normal Z, 0 < p <= 1/2: bisection on
+ * erfc (monotone), to the last bit. */
+static double normal_isf(double p)
+{
+    double lo = 0, hi = 40;
+    for (int it = 0; it < 200 && hi - lo > 0; it++) {
+        const double mid = 0.5 * (lo + hi);
+        if (mid == lo || mid == hi) break;
+        if (0.5 * erfc(mid / M_SQRT2) > p) lo = mid;
+        else hi = mid;
+    }
+    return 0.5 * (lo + hi);
+}
+
+fd_status dpc_gamma_outliers(uint64_t n, const double *gamma, uint64_t top, double alpha, dpc_auto_report *rep)
+{
+    uint64_t cnt = 0;
+    for (uint64_t i = 0; i < n; i++) cnt += i != top && gamma[i] > 0;
+    rep->alpha = alpha;
+    rep->z = normal_isf(fmin(0.5, alpha / (double)(n ? n : 1)));
+    rep->gamma_thr = INFINITY;
+    rep->log_median = rep->log_scale = NAN;
+    if (cnt < 3) return FD_OK;
+    const uint64_t step = cnt > DPC_OUTLIER_SAMPLE ? (cnt + DPC_OUTLIER_SAMPLE - 1) / DPC_OUTLIER_SAMPLE : 1;
+    double *v = malloc(((cnt + step - 1) / step + 1) * sizeof *v);
+    if (!v) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    uint64_t m = 0, seen = 0;
+    for (uint64_t i = 0; i < n; i++)
+        if (i != top && gamma[i] > 0 && seen++ % step == 0) v[m++] = log(gamma[i]);
+    const double med = median_sorted(v, m);
+    for (uint64_t q = 0; q < m; q++) v[q] = fabs(v[q] - med);
+    const double scale = 1.4826 * median_sorted(v, m);
+    free(v);
+    rep->log_median = med;
+    rep->log_scale = scale;
+    /* No spread (half the points or more share one gamma): nothing stands
+     * out against it. */
+    if (scale > 0) rep->gamma_thr = exp(med + rep->z * scale);
+    return FD_OK;
+}
+
 fd_status dpc_centers(const dpc_points *p, const double *rho, const double *delta, const int64_t *parent,
-                      const dpc_centers_rule *rule, double *gamma, int32_t *labels, int64_t **centers, uint32_t *k)
+                      const dpc_centers_rule *rule, double *gamma, int32_t *labels, int64_t **centers, uint32_t *k,
+                      dpc_auto_report *rep)
 {
     const uint64_t n = p->n;
     uint64_t nc = 0, top = 0;
@@ -611,7 +667,20 @@ fd_status dpc_centers(const dpc_points *p, const double *rho, const double *delt
         gamma[i] = rho[i] * delta[i];
         if (parent[i] < 0) top = i;
     }
-    const int rect = !rule->k && rule->delta_min > 0;
+    const int rect = !rule->k && rule->delta_min > 0, automatic = !rule->k && !rect;
+    dpc_auto_report mine = {0};
+    if (!rep) rep = &mine;
+    memset(rep, 0, sizeof *rep);
+    rep->automatic = automatic;
+    /* The outlier rule's threshold and count (the densest point aside). */
+    uint64_t nout = 0;
+    if (automatic) {
+        FD_TRY(dpc_gamma_outliers(n, gamma, top, rule->alpha > 0 ? rule->alpha : DPC_OUTLIER_ALPHA, rep));
+        for (uint64_t i = 0; i < n; i++) nout += i != top && gamma[i] > rep->gamma_thr;
+        if (rule->outliers && nout > RECT_MAX)
+            return fd_fail(FD_ERR_USAGE, "the outlier rule found %llu centres (more than %d); give --centers K",
+                           (unsigned long long)nout, RECT_MAX);
+    }
     /* The centres, in decreasing gamma, with one place to spare for the
      * densest point. */
     uint64_t m = rule->k ? rule->k : DPC_AUTO_MAX + 1;
@@ -622,6 +691,7 @@ fd_status dpc_centers(const dpc_points *p, const double *rho, const double *delt
             return fd_fail(FD_ERR_USAGE, "--rho-min %g --delta-min %g: more than %d centres; narrow the rectangle",
                            rule->rho_min, rule->delta_min, RECT_MAX);
     }
+    if (automatic && nout + 1 > m) m = nout + 1;
     m = m < n ? m : n;
     int64_t *cs = malloc((m + 1) * sizeof *cs);
     if (!cs) return fd_fail(FD_ERR_NOMEM, "out of memory");
@@ -631,7 +701,27 @@ fd_status dpc_centers(const dpc_points *p, const double *rho, const double *delt
         qsort_r(cs, nc, sizeof *cs, by_key_desc, gamma);
     } else {
         top_by_key(gamma, n, m, cs);
-        nc = rule->k ? m : auto_centers(n, rho, delta, gamma, cs, m, top);
+        if (rule->k) {
+            nc = m;
+        } else {
+            const uint64_t gap = auto_centers(n, rho, delta, gamma, cs, m < DPC_AUTO_MAX + 1 ? m : DPC_AUTO_MAX + 1, top);
+            /* Both counts with the densest point, wherever it falls. */
+            int top_in_gap = 0;
+            for (uint64_t q = 0; q < gap; q++) top_in_gap |= cs[q] == (int64_t)top;
+            rep->gap = gap + !top_in_gap;
+            rep->outliers = nout + 1;
+            if (rule->outliers) {
+                /* The outliers lead the order by gamma, the densest point
+                 * wherever its own gamma puts it: take the first nout
+                 * points other than it. */
+                uint64_t w = 0;
+                for (uint64_t q = 0; q < m && w < nout; q++)
+                    if (cs[q] != (int64_t)top) cs[w++] = cs[q];
+                nc = w;
+            } else {
+                nc = gap;
+            }
+        }
     }
     /* The densest point has no denser parent: it is always a centre, in
      * the place its gamma gives it (replacing the last when k is fixed). */
@@ -670,7 +760,7 @@ void dpc_label_chains(uint64_t n, const int64_t *parent, int32_t *labels)
 fd_status dpc_assign(const dpc_points *p, const double *rho, const double *delta, const int64_t *parent,
                      const dpc_centers_rule *rule, double *gamma, int32_t *labels, int64_t **centers, uint32_t *k)
 {
-    FD_TRY(dpc_centers(p, rho, delta, parent, rule, gamma, labels, centers, k));
+    FD_TRY(dpc_centers(p, rho, delta, parent, rule, gamma, labels, centers, k, NULL));
     dpc_label_chains(p->n, parent, labels);
     return FD_OK;
 }

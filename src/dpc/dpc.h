@@ -58,17 +58,44 @@ fd_status dpc_delta_rows(const dpc_points *p, const double *rho, uint64_t i0, ui
 typedef struct dpc_centers_rule {
     uint32_t k;           /* > 0: the k of largest gamma = rho delta */
     double rho_min, delta_min; /* k = 0 and delta_min > 0: rho > rho_min and delta > delta_min */
-    /* otherwise automatic: gamma sorted in decreasing order, the centres
-     * end at the largest ratio gamma_(q) / gamma_(q+1) for q up to
-     * DPC_AUTO_MAX (a gap in the decision graph; a heuristic) */
+    /* otherwise automatic, by one of two rules (both are computed and
+     * reported, dpc_auto_report):
+     *  - gap (outliers = 0): gamma sorted in decreasing order, the centres
+     *    end at the largest ratio gamma_(q) / gamma_(q+1) for q up to
+     *    DPC_AUTO_MAX (a gap in the decision graph; a heuristic);
+     *  - outliers (outliers = 1): the points whose log gamma lies more than
+     *    z robust standard deviations above the median of log gamma (median
+     *    and 1.4826 MAD of the positive gammas other than the densest
+     *    point's), z the normal quantile of alpha / n: an outlier test at
+     *    level alpha over all n points (Bonferroni); docs/algorithms.md. */
+    int outliers;
+    double alpha;         /* the outlier rule's level (0: DPC_OUTLIER_ALPHA) */
 } dpc_centers_rule;
 #define DPC_AUTO_MAX 1000
+#define DPC_OUTLIER_ALPHA 0.01
+/* The outlier rule's median and MAD come from at most this many of the
+ * positive gammas (every k-th, a deterministic sample): a sort of 10^7
+ * would cost more than the rest of the assignment. */
+#define DPC_OUTLIER_SAMPLE (1u << 18)
+
+/* What the automatic rules found, for the summary and the file. */
+typedef struct dpc_auto_report {
+    int automatic;        /* the rule was automatic (else the rest is unset) */
+    uint64_t gap, outliers; /* centres each rule gives (the densest point included) */
+    double gamma_thr;     /* the outlier rule's threshold on gamma (inf: no spread to test against) */
+    double z, alpha, log_median, log_scale;
+} dpc_auto_report;
 
 /* The centres: labels 1..K for them in decreasing gamma (ties: smaller
  * index), 0 for every other point; gamma and the centre indices (caller
  * frees) out.  The densest point is always a centre. */
 fd_status dpc_centers(const dpc_points *p, const double *rho, const double *delta, const int64_t *parent,
-                      const dpc_centers_rule *rule, double *gamma, int32_t *labels, int64_t **centers, uint32_t *k);
+                      const dpc_centers_rule *rule, double *gamma, int32_t *labels, int64_t **centers, uint32_t *k,
+                      dpc_auto_report *rep);
+/* The outlier rule's threshold over gamma of n points (top: the densest,
+ * left out of the fit) at level alpha, into rep (gamma_thr, z, alpha,
+ * log_median, log_scale). */
+fd_status dpc_gamma_outliers(uint64_t n, const double *gamma, uint64_t top, double alpha, dpc_auto_report *rep);
 /* Every point still labelled 0 takes the label of the first centre up its
  * chain of parents: what assigning in density order gives, since a parent
  * is always denser. */

@@ -33,9 +33,19 @@ fd_status dpc_h5_write(const char *path, const dpc_opts *o, const dpc_result *r)
     FD_TRY_GOTO(h5u_attr_f64(f, "dc_percent", o->dc_rule == 'p' ? o->dc_percent : NAN), st, done);
     FD_TRY_GOTO(h5u_attr_f64(f, "neighbors", o->dc_rule == 'k' ? o->neighbors : NAN), st, done);
     FD_TRY_GOTO(h5u_attr_u64(f, "seed", o->seed), st, done);
-    FD_TRY_GOTO(h5u_attr_str(f, "centers_rule", o->centers.k ? "count" : o->centers.delta_min > 0 ? "rectangle" : "auto"),
+    FD_TRY_GOTO(h5u_attr_str(f, "centers_rule", o->centers.k ? "count" : o->centers.delta_min > 0 ? "rectangle"
+                                                : o->centers.outliers ? "outliers" : "gap"),
                 st, done);
     FD_TRY_GOTO(h5u_attr_u64(f, "n_clusters", r->k), st, done);
+    if (r->rep && r->rep->automatic) {
+        FD_TRY_GOTO(h5u_attr_u64(f, "centers_gap_rule", r->rep->gap), st, done);
+        FD_TRY_GOTO(h5u_attr_u64(f, "centers_outlier_rule", r->rep->outliers), st, done);
+        FD_TRY_GOTO(h5u_attr_f64(f, "outlier_gamma_threshold", r->rep->gamma_thr), st, done);
+        FD_TRY_GOTO(h5u_attr_f64(f, "outlier_alpha", r->rep->alpha), st, done);
+        FD_TRY_GOTO(h5u_attr_f64(f, "outlier_z", r->rep->z), st, done);
+        FD_TRY_GOTO(h5u_attr_f64(f, "outlier_log_median", r->rep->log_median), st, done);
+        FD_TRY_GOTO(h5u_attr_f64(f, "outlier_log_scale", r->rep->log_scale), st, done);
+    }
     FD_TRY_GOTO(h5u_attr_u64(f, "halo", (uint64_t)o->halo), st, done);
     FD_TRY_GOTO(h5u_attr_f64(f, "ari", r->ari), st, done);
     FD_TRY_GOTO(h5u_attr_u64(f, "ranks", (uint64_t)r->ranks), st, done);

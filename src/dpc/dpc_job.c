@@ -44,6 +44,7 @@ typedef struct {
     int64_t *parent, *centers;
     int32_t *labels, *core;
     uint32_t k;
+    dpc_auto_report rep;  /* the automatic rules' findings */
     dpc_points *q;        /* --predict's points, and what they were given */
     dpc_prediction pred;
 } dpc_state;
@@ -188,7 +189,7 @@ static fd_status run(fd_job *j)
     r->t_delta = fd_now() - t;
 
     t = fd_now();
-    st = dpc_centers(s->p, s->rho, s->delta, s->parent, &o->centers, s->gamma, s->labels, &s->centers, &s->k);
+    st = dpc_centers(s->p, s->rho, s->delta, s->parent, &o->centers, s->gamma, s->labels, &s->centers, &s->k, &s->rep);
     if (st == FD_OK) st = ops->labels(r->dev, n, s->parent, s->labels);
     FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);
     if (o->halo) {
@@ -222,12 +223,14 @@ static fd_status commit(fd_job *j)
     const dpc_opts *o = r->o;
     const dpc_state *s = &r->s;
     if (j->mpi.rank != 0) return FD_OK;
-    if (o->plot) FD_TRY(dpc_plot_write(o->plot, s->p, s->rho, s->delta, s->labels, s->core, s->centers, s->k));
+    if (o->plot)
+        FD_TRY(dpc_plot_write(o->plot, s->p, s->rho, s->delta, s->labels, s->core, s->centers, s->k,
+                              s->rep.automatic ? s->rep.gamma_thr : NAN));
     if (!j->out.result) return FD_OK;
     const dpc_result res = {s->p,       r->dc,      s->rho,     s->delta,     s->gamma,      s->parent,
                             s->centers, s->labels,  s->core,    s->k,         r->ari,        j->read_s,
                             r->t_dc,    r->t_rho,   r->t_delta, r->t_assign, j->mpi.size,   j->threads,
-                            s->q,       s->q ? &s->pred : NULL};
+                            s->q,       s->q ? &s->pred : NULL, &s->rep};
     return dpc_h5_write(j->out.result, o, &res);
 }
 
@@ -251,6 +254,15 @@ static void report(fd_job *j)
     if (j->out.result) fprintf(stderr, "; wrote %s", j->out.result);
     if (o->plot) fprintf(stderr, "%s %s", j->out.result ? " and" : "; wrote", o->plot);
     fputc('\n', stderr);
+    const dpc_auto_report *a = &r->s.rep;
+    if (a->automatic) {
+        fprintf(stderr, "automatic centres: %llu by the gap rule, %llu by the outlier rule (gamma > %.6g: log gamma over "
+                "its median by more than z = %.3f robust sd, alpha %g over %llu points); %s rule used",
+                (unsigned long long)a->gap, (unsigned long long)a->outliers, a->gamma_thr, a->z, a->alpha,
+                (unsigned long long)r->s.p->n, o->centers.outliers ? "the outlier" : "the gap");
+        if (a->gap != a->outliers) fprintf(stderr, "; they disagree: look at the decision graph (--plot), or give --centers K");
+        fputc('\n', stderr);
+    }
     if (o->stats)
         fprintf(stderr, "load %.3f s, d_c %.3f s, rho %.3f s, delta %.3f s, centres and labels %.3f s\n", j->read_s,
                 r->t_dc, r->t_rho, r->t_delta, r->t_assign);

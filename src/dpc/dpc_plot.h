@@ -11,9 +11,11 @@
 
 int dpc_plot_available(void);
 
-/* core: the labels with halo points 0, or NULL.  Written under a
- * temporary name and renamed. */
+/* core: the labels with halo points 0, or NULL; gamma_thr: the outlier
+ * rule's threshold, drawn as the curve rho delta = gamma_thr (NaN: none).
+ * Written under a temporary name and renamed. */
 fd_status dpc_plot_write(const char *path, const dpc_points *p, const double *rho, const double *delta,
-                         const int32_t *labels, const int32_t *core, const int64_t *centers, uint32_t k);
+                         const int32_t *labels, const int32_t *core, const int64_t *centers, uint32_t k,
+                         double gamma_thr);
 
 #endif

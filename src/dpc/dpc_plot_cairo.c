@@ -98,7 +98,8 @@ static void ranges(const double *x, uint64_t n, size_t step, double *lo, double 
 }
 
 fd_status dpc_plot_write(const char *path, const dpc_points *p, const double *rho, const double *delta,
-                         const int32_t *labels, const int32_t *core, const int64_t *centers, uint32_t k)
+                         const int32_t *labels, const int32_t *core, const int64_t *centers, uint32_t k,
+                         double gamma_thr)
 {
     fd_status st = FD_OK;
     const int two = p->d == 2, width = two ? 2 * PANEL : PANEL;
@@ -154,8 +155,36 @@ fd_status dpc_plot_write(const char *path, const dpc_points *p, const double *rh
             cairo_stroke(cr);
         }
     }
-    char title[96];
-    snprintf(title, sizeof title, "decision graph: %u centres", k);
+    /* The outlier rule's threshold: points above the curve rho delta =
+     * gamma_thr are outliers of gamma (dashed). */
+    if (isfinite(gamma_thr) && gamma_thr > 0 && dg.x1 > 0) {
+        int started = 0;
+        for (int step = 0; step <= 200; step++) {
+            const double r = dg.x0 + (dg.x1 - dg.x0) * step / 200.0;
+            if (!(r > 0)) continue;
+            const double d = gamma_thr / r;
+            if (d > dg.y1 * 1.05) continue;
+            double px, py;
+            to_px(&dg, r, d, &px, &py);
+            if (!started) cairo_move_to(cr, px, py);
+            else cairo_line_to(cr, px, py);
+            started = 1;
+        }
+        if (started) {
+            const double dash[] = {6, 4};
+            cairo_set_dash(cr, dash, 2, 0);
+            cairo_set_source_rgb(cr, 0.8, 0.1, 0.1);
+            cairo_set_line_width(cr, 1.5);
+            cairo_stroke(cr);
+            cairo_set_dash(cr, NULL, 0, 0);
+            cairo_set_line_width(cr, 1);
+        }
+    }
+    char title[128];
+    if (isfinite(gamma_thr))
+        snprintf(title, sizeof title, "decision graph: %u centres (dashed: gamma = %.3g, outliers above)", k, gamma_thr);
+    else
+        snprintf(title, sizeof title, "decision graph: %u centres", k);
     frame(cr, &dg, title, "rho", "delta");
     if (two) {
         snprintf(title, sizeof title, "%llu points, %u clusters%s", (unsigned long long)p->n, k,
