@@ -1,6 +1,6 @@
 """The CUDA dpc backend against the CPU backend on random points (integer
-coordinates, full of ties, and real ones) in 1, 2, 3, 8 and 20
-dimensions (20 falls back to the CPU, which the summary must say), both
+coordinates, full of ties, and real ones) in 1, 2, 3, 8, 20, 64, 128 and
+130 dimensions (130 falls back to the CPU, which the summary must say), both
 kernels, several sizes (not multiples of a block), with the halo, d_c
 given and by --neighbors (all rows, and 2,048 sampled ones), and
 blobs through the grid and without it: every array bit-identical (both
@@ -41,7 +41,8 @@ def compare(name, a, b):
 
 
 rng = np.random.default_rng(11)
-cases = [(77, 2, True), (1000, 2, False), (3001, 3, False), (2000, 1, False), (700, 8, False), (513, 20, False)]
+cases = [(77, 2, True), (1000, 2, False), (3001, 3, False), (2000, 1, False), (700, 8, False), (513, 20, False),
+         (450, 64, True), (301, 128, False), (97, 130, False)]
 for n, d, integer in cases:
     X = rng.integers(0, 5, size=(n, d)).astype(float) if integer else rng.normal(size=(n, d))
     if not integer:
@@ -56,7 +57,7 @@ for n, d, integer in cases:
         cpu, gpu = os.path.join(WORK, "cpu"), os.path.join(WORK, "gpu")
         run(args + ["-o", cpu, "-q"], "cpu")
         r = run(args + ["-o", gpu], GB)
-        if d > 16 and GB != "cpu":
+        if d > 128 and GB != "cpu":
             check("run on the CPU backend" in r.stderr, "%s: no fall-back note: %s" % (name, r.stderr))
         # Both kernels bit for bit: the same distances, the same exp.
         compare(name, load(cpu), load(gpu))

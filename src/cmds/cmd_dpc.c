@@ -76,7 +76,7 @@ static const char *help =
     "                        with cuda, for what stays on the host\n"
     "  --backend B           cpu | cuda | auto: cuda where a GPU is visible\n"
     "                        (default $FD_BACKEND, else auto); cuda takes points\n"
-    "                        of up to 16 coordinates, more run on the CPU\n"
+    "                        of up to 128 coordinates, more run on the CPU\n"
     "  --stats               time per phase\n"
     "  -q, --quiet           no summary\n"
     "  -h, --help            this text\n\n"

@@ -2,7 +2,7 @@
 /* Density peaks on the GPU (see dpc_gpu.h).
  *
  * Brute force: one thread per row i; the block walks through the points in
- * tiles of TJ staged in shared memory by column, so that every thread
+ * tiles of tile_w(MAXD) staged in shared memory by column, so that every thread
  * reads each point's coordinates from shared memory.  Within a thread j
  * ascends, which gives the CPU's tie rule (the smaller j) with a strict
  * comparison; delta may split the points among blocks (blockIdx.y), and
@@ -24,7 +24,15 @@
 #include <string.h>
 
 #define THREADS 256
+/* Points a block's splits of the points are counted in (host side). */
 #define TJ 256
+
+/* Points per shared-memory tile for coordinates up to maxd: 256 up to 16
+ * coordinates, fewer beyond, so that a tile stays at 32 KiB (128
+ * coordinates: 32 points).  Beyond 16 the thread's own point no longer
+ * fits in registers and lives in local memory (cached): slower per
+ * distance, still every pair on the device. */
+__host__ __device__ constexpr int tile_w(int maxd) { return maxd <= 16 ? 256 : 4096 / maxd; }
 
 typedef struct {
     void *p;
@@ -69,7 +77,7 @@ __device__ __forceinline__ double tile_d2(const double (&xi)[MAXD], const double
     double s = 0;
 #pragma unroll
     for (int k = 0; k < MAXD; k++)
-        if (k < (int)d) D2_STEP(s, xi[k], tile[k * TJ + jj]);
+        if (k < (int)d) D2_STEP(s, xi[k], tile[k * tile_w(MAXD) + jj]);
     return s;
 }
 
@@ -88,32 +96,33 @@ template <int MAXD> __device__ __forceinline__ void load_point(double (&xi)[MAXD
     for (int k = 0; k < MAXD; k++) xi[k] = live && k < (int)d ? x[k * n + i] : 0;
 }
 
-/* Points [j0, min(j0 + TJ, jend)) into shared memory by column (and their
+/* Points [j0, min(j0 + TW, jend)) into shared memory by column (and their
  * rho when trho is given). */
+template <int TW>
 __device__ __forceinline__ void load_tile(double *tile, double *trho, const double *x, const double *rho, uint64_t n,
                                           uint32_t d, uint64_t j0, uint64_t jend)
 {
-    for (uint32_t v = threadIdx.x; v < d * TJ; v += blockDim.x) {
-        const uint32_t k = v / TJ, jj = v % TJ;
+    for (uint32_t v = threadIdx.x; v < d * TW; v += blockDim.x) {
+        const uint32_t k = v / TW, jj = v % TW;
         const uint64_t j = j0 + jj;
         tile[v] = j < jend ? x[k * n + j] : 0;
     }
     if (trho)
-        for (uint32_t jj = threadIdx.x; jj < TJ; jj += blockDim.x) trho[jj] = j0 + jj < jend ? rho[j0 + jj] : 0;
+        for (uint32_t jj = threadIdx.x; jj < TW; jj += blockDim.x) trho[jj] = j0 + jj < jend ? rho[j0 + jj] : 0;
 }
 
 /* Points [ja, jb) tile by tile through shared memory (with their rho
  * when trho is given), f(jj, j) for each, j ascending: the loop every
  * brute-force kernel runs. */
-template <class F>
+template <int TW, class F>
 __device__ __forceinline__ void over_points(double *tile, double *trho, const double *x, const double *rho, uint64_t n,
                                             uint32_t d, uint64_t ja, uint64_t jb, F f)
 {
-    for (uint64_t j0 = ja; j0 < jb; j0 += TJ) {
+    for (uint64_t j0 = ja; j0 < jb; j0 += TW) {
         __syncthreads();
-        load_tile(tile, trho, x, rho, n, d, j0, jb);
+        load_tile<TW>(tile, trho, x, rho, n, d, j0, jb);
         __syncthreads();
-        const uint32_t m = jb - j0 < TJ ? (uint32_t)(jb - j0) : TJ;
+        const uint32_t m = jb - j0 < TW ? (uint32_t)(jb - j0) : TW;
         for (uint32_t jj = 0; jj < m; jj++) f(jj, j0 + jj);
     }
 }
@@ -131,7 +140,7 @@ __global__ void __launch_bounds__(THREADS) k_rho(const double *x, uint64_t n, ui
     load_point<MAXD>(xi, x, n, d, i, live);
     uint64_t cnt = 0;
     double sum = 0;
-    over_points(tile, NULL, x, NULL, n, d, 0, n, [&](uint32_t jj, uint64_t j) {
+    over_points<tile_w(MAXD)>(tile, NULL, x, NULL, n, d, 0, n, [&](uint32_t jj, uint64_t j) {
         const double s = tile_d2<MAXD>(xi, tile, d, jj);
         const bool other = j != i;
         if (KERNEL == 0) cnt += other && s < dc2;
@@ -150,7 +159,7 @@ __global__ void __launch_bounds__(THREADS) k_delta_part(const double *x, const d
                                                          uint64_t jspan, double *pbest, double *pfar, int64_t *pbj)
 {
     extern __shared__ double tile[];
-    double *trho = tile + (size_t)d * TJ;
+    double *trho = tile + (size_t)d * tile_w(MAXD);
     const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const bool live = t < nrows;
     const uint64_t i = live ? (list ? list[t] : i0 + t) : 0;
@@ -160,7 +169,7 @@ __global__ void __launch_bounds__(THREADS) k_delta_part(const double *x, const d
     double best = INFINITY, far = 0;
     int64_t bj = -1;
     const uint64_t ja = (uint64_t)blockIdx.y * jspan, jb = ja + jspan < n ? ja + jspan : n;
-    over_points(tile, trho, x, rho, n, d, ja, jb, [&](uint32_t jj, uint64_t j) {
+    over_points<tile_w(MAXD)>(tile, trho, x, rho, n, d, ja, jb, [&](uint32_t jj, uint64_t j) {
         const double s = tile_d2<MAXD>(xi, tile, d, jj), rj = trho[jj];
         far = s > far ? s : far;
         if ((rj > ri || (rj == ri && j < i)) && s < best) {
@@ -219,7 +228,7 @@ __global__ void __launch_bounds__(THREADS) k_nb_hist(const double *x, uint64_t n
     const int shift = 64 - pbits - w;
     const unsigned long long mask = (1ull << w) - 1;
     const uint64_t ja = (uint64_t)blockIdx.y * jspan, jb = ja + jspan < n ? ja + jspan : n;
-    over_points(tile, NULL, x, NULL, n, d, ja, jb, [&](uint32_t jj, uint64_t j) {
+    over_points<tile_w(MAXD)>(tile, NULL, x, NULL, n, d, ja, jb, [&](uint32_t jj, uint64_t j) {
         const unsigned long long bits = (unsigned long long)__double_as_longlong(tile_d2<MAXD>(xi, tile, d, jj));
         const bool match = live && j != i && (pbits == 0 || (bits >> (64 - pbits)) == prefix);
         if (match) atomicAdd(&h[(bits >> shift) & mask], 1u);
@@ -573,10 +582,18 @@ done:
 
 static unsigned blocks_for(uint64_t rows) { return (unsigned)((rows + THREADS - 1) / THREADS); }
 
-/* The kernels for the smallest bound of 2, 4, 8 and 16 that holds d. */
-template <int MAXD> static void rho_d(dpc_gpu *g, size_t smem, double dc2, int kernel, uint64_t i0, uint64_t i1)
+/* The kernels for the smallest bound of 2, 4, 8, 16, 32, 64 and 128 that
+ * holds d (d_bound), each with its tile's shared memory. */
+static int d_bound(uint32_t d) { return d <= 2 ? 2 : d <= 4 ? 4 : d <= 8 ? 8 : d <= 16 ? 16 : d <= 32 ? 32 : d <= 64 ? 64 : 128; }
+template <int MAXD> static size_t tile_bytes(uint32_t d, int with_rho)
+{
+    return ((size_t)d + (with_rho ? 1 : 0)) * tile_w(MAXD) * sizeof(double);
+}
+
+template <int MAXD> static void rho_d(dpc_gpu *g, double dc2, int kernel, uint64_t i0, uint64_t i1)
 {
     double *out = g->rho + i0;
+    const size_t smem = tile_bytes<MAXD>(g->d, 0);
     if (kernel == 0) k_rho<MAXD, 0><<<blocks_for(i1 - i0), THREADS, smem, g->stream>>>(g->x, g->n, g->d, dc2, i0, i1, out);
     else k_rho<MAXD, 1><<<blocks_for(i1 - i0), THREADS, smem, g->stream>>>(g->x, g->n, g->d, dc2, i0, i1, out);
 }
@@ -605,11 +622,15 @@ extern "C" fd_status dpc_gpu_rho(dpc_gpu *g, const dpc_gpu_grid *grid, double dc
         else if (grid->d == 2) rho_grid_d<2>(g, G, reach, nrows, dc2, i0);
         else rho_grid_d<3>(g, G, reach, nrows, dc2, i0);
     } else {
-        const size_t smem = (size_t)g->d * TJ * sizeof(double);
-        if (g->d <= 2) rho_d<2>(g, smem, dc2, kernel, i0, i1);
-        else if (g->d <= 4) rho_d<4>(g, smem, dc2, kernel, i0, i1);
-        else if (g->d <= 8) rho_d<8>(g, smem, dc2, kernel, i0, i1);
-        else rho_d<16>(g, smem, dc2, kernel, i0, i1);
+        switch (d_bound(g->d)) {
+        case 2: rho_d<2>(g, dc2, kernel, i0, i1); break;
+        case 4: rho_d<4>(g, dc2, kernel, i0, i1); break;
+        case 8: rho_d<8>(g, dc2, kernel, i0, i1); break;
+        case 16: rho_d<16>(g, dc2, kernel, i0, i1); break;
+        case 32: rho_d<32>(g, dc2, kernel, i0, i1); break;
+        case 64: rho_d<64>(g, dc2, kernel, i0, i1); break;
+        default: rho_d<128>(g, dc2, kernel, i0, i1); break;
+        }
     }
     CK(cudaGetLastError());
     CK(cudaMemcpyAsync(rho, g->rho + i0, rows * sizeof(double), cudaMemcpyDeviceToHost, g->stream));
@@ -619,9 +640,9 @@ done:
 }
 
 template <int MAXD>
-static void delta_part_d(dpc_gpu *g, dim3 grid, size_t smem, const uint32_t *list, uint64_t nrows, uint64_t i0,
-                         uint64_t jspan)
+static void delta_part_d(dpc_gpu *g, dim3 grid, const uint32_t *list, uint64_t nrows, uint64_t i0, uint64_t jspan)
 {
+    const size_t smem = tile_bytes<MAXD>(g->d, 1);
     k_delta_part<MAXD><<<grid, THREADS, smem, g->stream>>>(g->x, g->rho, g->n, g->d, list, nrows, i0, jspan,
                                                            (double *)g->pbest.p, (double *)g->pfar.p,
                                                            (int64_t *)g->pbj.p);
@@ -642,11 +663,15 @@ static fd_status delta_brute(dpc_gpu *g, const uint32_t *list, uint64_t nrows, u
     FD_TRY(grow(&g->pfar, splits * nrows, sizeof(double), "delta's partial results"));
     FD_TRY(grow(&g->pbj, splits * nrows, sizeof(int64_t), "delta's partial results"));
     const dim3 grid((unsigned)bx, (unsigned)splits);
-    const size_t smem = ((size_t)g->d + 1) * TJ * sizeof(double);
-    if (g->d <= 2) delta_part_d<2>(g, grid, smem, list, nrows, i0, jspan);
-    else if (g->d <= 4) delta_part_d<4>(g, grid, smem, list, nrows, i0, jspan);
-    else if (g->d <= 8) delta_part_d<8>(g, grid, smem, list, nrows, i0, jspan);
-    else delta_part_d<16>(g, grid, smem, list, nrows, i0, jspan);
+    switch (d_bound(g->d)) {
+    case 2: delta_part_d<2>(g, grid, list, nrows, i0, jspan); break;
+    case 4: delta_part_d<4>(g, grid, list, nrows, i0, jspan); break;
+    case 8: delta_part_d<8>(g, grid, list, nrows, i0, jspan); break;
+    case 16: delta_part_d<16>(g, grid, list, nrows, i0, jspan); break;
+    case 32: delta_part_d<32>(g, grid, list, nrows, i0, jspan); break;
+    case 64: delta_part_d<64>(g, grid, list, nrows, i0, jspan); break;
+    default: delta_part_d<128>(g, grid, list, nrows, i0, jspan); break;
+    }
     CK(cudaGetLastError());
     k_delta_merge<<<(unsigned)bx, THREADS, 0, g->stream>>>(nrows, (uint32_t)splits, list, i0,
                                                            (const double *)g->pbest.p, (const double *)g->pfar.p,
@@ -723,9 +748,9 @@ done:
 }
 
 template <int MAXD>
-static void nb_hist_d(dpc_gpu *g, dim3 grid, size_t smem, uint64_t s, uint64_t jspan, unsigned long long prefix,
-                      int pbits, int w)
+static void nb_hist_d(dpc_gpu *g, dim3 grid, uint64_t s, uint64_t jspan, unsigned long long prefix, int pbits, int w)
 {
+    const size_t smem = tile_bytes<MAXD>(g->d, 0);
     k_nb_hist<MAXD><<<grid, THREADS, smem, g->stream>>>(g->x, g->n, g->d, (const uint32_t *)g->nbrows.p, s, jspan,
                                                         prefix, pbits, w, (unsigned long long *)g->hist.p);
 }
@@ -747,7 +772,6 @@ extern "C" fd_status dpc_gpu_kth_d2(dpc_gpu *g, const uint64_t *rows, uint64_t s
     const uint64_t jspan = (tiles + splits - 1) / splits * TJ;
     splits = (n + jspan - 1) / jspan;
     const dim3 grid((unsigned)bx, (unsigned)splits);
-    const size_t smem = (size_t)g->d * TJ * sizeof(double);
     uint64_t r = m; /* the rank sought among the distances that match the prefix */
     CK(cudaSetDevice(g->device));
     FD_TRY_GOTO(grow(&g->hist, NB_BINS, sizeof(unsigned long long), "a histogram"), st, done);
@@ -756,10 +780,15 @@ extern "C" fd_status dpc_gpu_kth_d2(dpc_gpu *g, const uint64_t *rows, uint64_t s
     for (int pbits = 0; pbits < 64;) {
         const int w = 64 - pbits < 12 ? 64 - pbits : 12;
         CK(cudaMemsetAsync(g->hist.p, 0, NB_BINS * sizeof(unsigned long long), g->stream));
-        if (g->d <= 2) nb_hist_d<2>(g, grid, smem, s, jspan, prefix, pbits, w);
-        else if (g->d <= 4) nb_hist_d<4>(g, grid, smem, s, jspan, prefix, pbits, w);
-        else if (g->d <= 8) nb_hist_d<8>(g, grid, smem, s, jspan, prefix, pbits, w);
-        else nb_hist_d<16>(g, grid, smem, s, jspan, prefix, pbits, w);
+        switch (d_bound(g->d)) {
+        case 2: nb_hist_d<2>(g, grid, s, jspan, prefix, pbits, w); break;
+        case 4: nb_hist_d<4>(g, grid, s, jspan, prefix, pbits, w); break;
+        case 8: nb_hist_d<8>(g, grid, s, jspan, prefix, pbits, w); break;
+        case 16: nb_hist_d<16>(g, grid, s, jspan, prefix, pbits, w); break;
+        case 32: nb_hist_d<32>(g, grid, s, jspan, prefix, pbits, w); break;
+        case 64: nb_hist_d<64>(g, grid, s, jspan, prefix, pbits, w); break;
+        default: nb_hist_d<128>(g, grid, s, jspan, prefix, pbits, w); break;
+        }
         CK(cudaGetLastError());
         CK(cudaMemcpyAsync(h, g->hist.p, sizeof h, cudaMemcpyDeviceToHost, g->stream));
         CK(cudaStreamSynchronize(g->stream));

@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Density peaks in many dimensions (embeddings): `fcbo-dist dpc` on `gen
+# blobs` sets of --n points in each of --dims dimensions (8 clusters,
+# --neighbors 30, --centers 8, .npy input), on each of --backends (cpu on
+# every core; cuda: one GPU, which takes up to 128 coordinates by brute
+# force in shared-memory tiles), phases from --stats; wall_s is the whole
+# command.  Appends to bench/results/dpc-dims.csv.
+#
+#   bench/dpc-dims.sh [--n 100000] [--dims "2 10 32 64 128"] [--backends "cpu cuda"] [--bin PATH] [--csv FILE]
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
+BIN=$here/../build/fcbo-dist; N=100000; DIMS="2 10 32 64 128"; BACKENDS="cpu cuda"
+CSV=$here/results/dpc-dims.csv
+while [ $# -gt 0 ]; do
+  case $1 in
+    --n) N=$2; shift 2;; --dims) DIMS=$2; shift 2;; --backends) BACKENDS=$2; shift 2;;
+    --bin) BIN=$2; shift 2;; --csv) CSV=$2; shift 2;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0;;
+    *) echo "bench/dpc-dims.sh: unknown option $1" >&2; exit 2;;
+  esac
+done
+gpu_machine
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+version=$("$BIN" version | head -1 | cut -d' ' -f2)
+[ -f "$CSV" ] || echo "points,dims,backend,load_s,dc_s,rho_s,delta_s,assign_s,wall_s,clusters,ari,machine,date,version" > "$CSV"
+for d in $DIMS; do
+  "$BIN" gen blobs --n "$N" --dims "$d" --clusters 8 --seed 7 -o "$tmp/p.npy" > /dev/null || exit 1
+  for be in $BACKENDS; do
+    t0=$(date +%s.%N)
+    "$BIN" dpc "$tmp/p.npy" --labels "$tmp/p.labels.npy" --neighbors 30 --centers 8 --backend "$be" --stats \
+      -o "$tmp/o" --force > /dev/null 2> "$tmp/err" || { cat "$tmp/err" >&2; continue; }
+    t1=$(date +%s.%N)
+    python3 - "$tmp/o/dpc.h5" "$N" "$d" "$be" "$(echo "$t1 - $t0" | bc)" "$MACHINE" "$version" << 'PY' | tee -a "$CSV"
+import sys, h5py
+f = h5py.File(sys.argv[1])
+a = f.attrs
+print("%s,%s,%s,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%.4f,\"%s\",%s,%s" % (
+    sys.argv[2], sys.argv[3], sys.argv[4], a["load_seconds"], a["dc_seconds"], a["rho_seconds"], a["delta_seconds"],
+    a["assign_seconds"], float(sys.argv[5]), a["n_clusters"], a["ari"], sys.argv[6],
+    __import__("datetime").date.today().isoformat(), sys.argv[7]))
+PY
+  done
+done
