@@ -31,7 +31,7 @@ for d in $DIMS; do
     "$BIN" dpc "$tmp/p.npy" --labels "$tmp/p.labels.npy" --neighbors 30 --centers 8 --backend "$be" --stats \
       -o "$tmp/o" --force > /dev/null 2> "$tmp/err" || { cat "$tmp/err" >&2; continue; }
     t1=$(date +%s.%N)
-    python3 - "$tmp/o/dpc.h5" "$N" "$d" "$be" "$(echo "$t1 - $t0" | bc)" "$MACHINE" "$version" << 'PY' | tee -a "$CSV"
+    python3 - "$tmp/o/dpc.h5" "$N" "$d" "$be" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$MACHINE" "$version" << 'PY' | tee -a "$CSV"
 import sys, h5py
 f = h5py.File(sys.argv[1])
 a = f.attrs
