@@ -12,6 +12,8 @@
 #include <stdlib.h>
 #include <string.h>
 
+enum { OPT_MISSING = 0x300 };
+
 static const char *help =
     "usage: fcbo-dist spearman MATRIX [-o DIR] [OPTIONS]   (correlates ROWS; --by columns\n"
     "       mpirun -np P fcbo-dist spearman MATRIX -o DIR [OPTIONS]   for columns)\n\n"
@@ -36,6 +38,10 @@ static const char *help =
     "                        go to the output (/names) and info --text\n"
     "  --y FILE2             pairs of rows of MATRIX with rows of FILE2 (all of them)\n"
     "  --drop-nan-rows       skip rows with NaN or infinite values (default: refuse)\n"
+    "  --missing drop        NaN is a missing value: drop every observation that\n"
+    "                        is missing in any variable (complete cases, as\n"
+    "                        pandas' dropna().corr()); the whole matrix is read\n"
+    "                        first, 8 bytes a value (default: refuse NaN)\n"
     "  --check-input         read and rank the input, print its shape and stop\n"
     "selection (one; -o needs one, there is no default):\n"
     "  --pvalue A            pairs with p <= A (without -o: counts of p <= 0.05)\n"
@@ -86,6 +92,7 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
         {"rho", required_argument, 0, 'r'},        {"count-only", no_argument, 0, 'c'},
         {"fdr", required_argument, 0, 'f'},        {"top-k", required_argument, 0, 'k'},
         {"y", required_argument, 0, 'y'},          {"drop-nan-rows", no_argument, 0, 'n'},
+        {"missing", required_argument, 0, OPT_MISSING},
         {"force", no_argument, 0, 'F'}, {"compress", no_argument, 0, OPT_COMPRESS},            {"max-output", required_argument, 0, 'M'},
         {"threads", required_argument, 0, 't'},    {"backend", required_argument, 0, 'b'},
         {"stats", no_argument, 0, 'S'},            {"quiet", no_argument, 0, 'q'},
@@ -118,6 +125,14 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
         case 'H': a->no_hist = 1; break;
         case 'y': a->y_input = optarg; break;
         case 'n': a->drop_nan = 1; break;
+        case OPT_MISSING:
+            if (!strcmp(optarg, "drop")) a->missing_drop = 1;
+            else if (!strcmp(optarg, "refuse")) a->missing_drop = 0;
+            else if (!strcmp(optarg, "pairwise"))
+                return fd_fail(FD_ERR_USAGE, "--missing pairwise is not implemented yet; --missing drop uses the "
+                                             "observations every variable has");
+            else return fd_fail(FD_ERR_USAGE, "--missing: '%s' is not drop or refuse", optarg);
+            break;
         case 'E': FD_TRY(opt_header(optarg, &a->header)); break;
         case 'N': a->row_names = 1; break;
         case 'B':
@@ -138,6 +153,11 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
         }
     }
     if (chosen > 1) return fd_fail(FD_ERR_USAGE, "--pvalue, --rho, --fdr and --top-k exclude each other");
+    if (a->missing_drop && a->drop_nan)
+        return fd_fail(FD_ERR_USAGE, "--missing drop drops observations, --drop-nan-rows variables: choose one");
+    if (a->missing_drop && a->y_input)
+        return fd_fail(FD_ERR_USAGE, "--missing drop with --y: not yet (the two inputs would have to drop the same "
+                                     "observations)");
     if (a->by_columns && a->drop_nan)
         return fd_fail(FD_ERR_USAGE, "--drop-nan-rows drops variables of --by rows; with --by columns a NaN is refused");
     if (a->mode == 'k' && a->count_only) return fd_fail(FD_ERR_USAGE, "--top-k writes pairs; it does not go with --count-only");

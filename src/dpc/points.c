@@ -102,7 +102,7 @@ fail:
 static fd_status read_labels(dpc_points *p, const char *spec, int threads)
 {
     fd_matrix_all r;
-    fd_status st = fd_matrix_collect(spec, FD_HEADER_AUTO, 0, threads, &r);
+    fd_status st = fd_matrix_collect(spec, FD_HEADER_AUTO, 0, threads, 0, &r);
     if (st == FD_OK && r.n != 1)
         st = fd_fail(FD_ERR_INPUT, "--labels %s: %u values a row; a label file has one per row", spec, r.n);
     if (st == FD_OK && r.rows != p->n)
@@ -121,7 +121,7 @@ fd_status dpc_points_read(dpc_points **out, const char *spec, const dpc_columns 
     dpc_points *p = calloc(1, sizeof *p);
     *out = NULL;
     if (!p) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    FD_TRY_GOTO(fd_matrix_collect(spec, cols->header, 0, threads, &r), st, done);
+    FD_TRY_GOTO(fd_matrix_collect(spec, cols->header, 0, threads, 0, &r), st, done);
     if (cols->label > r.n) {
         st = fd_fail(FD_ERR_INPUT, "--label-column %u, but the rows of %s have %u values", cols->label, spec, r.n);
         goto done;

@@ -99,6 +99,7 @@ typedef struct {
     const fd_matrix_sink *sink;
     double **row;
     int place; /* each good row to its place (fd_matrix_sink's place) */
+    int keep_nan; /* FD_NAN_KEEP: only an infinity makes a row bad */
 } batch_work;
 
 /* Rows a worker takes at a time: a batch is some 35,000 rows of 30
@@ -116,7 +117,7 @@ static fd_status batch_transform(void *arg, uint64_t r0, uint64_t r1, int thread
         npy_row(w->b->raw + r * rb, w->ti, w->cols, row);
         uint32_t bad = 0;
         for (uint32_t k = 0; k < w->cols && !bad; k++)
-            if (!isfinite(row[k])) bad = k + 1;
+            if (w->keep_nan ? isinf(row[k]) : !isfinite(row[k])) bad = k + 1;
         w->b->bad[r] = bad;
         if (bad) continue;
         char *out = (char *)w->b->out + r * w->obytes;
@@ -138,7 +139,10 @@ static fd_status batch_push(row_feed *feed, batch_src *src, const row_batch *b, 
             continue;
         }
         if (b->bad[r]) {
-            if (!drop_nan)
+            if (drop_nan == FD_NAN_KEEP)
+                return fd_fail(FD_ERR_INPUT, "%s: row %llu, column %u is infinite", where, (unsigned long long)row,
+                               b->bad[r]);
+            if (drop_nan != FD_NAN_DROP_ROW)
                 return fd_fail(FD_ERR_INPUT, "%s: row %llu, column %u is NaN or infinite%s", where,
                                (unsigned long long)row, b->bad[r], feed->sink->nan_hint ? feed->sink->nan_hint : "");
             FD_TRY(feed->sink->drop(feed->sink->ctx));
@@ -182,10 +186,10 @@ static fd_status read_batches(row_feed *feed, batch_src *src, int ti, uint32_t c
     for (int t = 0; t < T; t++) FD_ALLOC_GOTO(rows[t], 2 * (size_t)cols + 1, st, done);
     /* src->rows is exact here (the header's, checked against the file's
      * size; a short read is an error, not fewer rows). */
-    const int place = sink->place && sink->place_begin && !drop_nan;
+    const int place = sink->place && sink->place_begin && drop_nan != FD_NAN_DROP_ROW;
     if (place) FD_TRY_GOTO(sink->place_begin(sink->ctx, src->rows), st, done);
     feed->placing = place;
-    batch_work w = {NULL, ti, cols, obytes, sink, rows, place};
+    batch_work w = {NULL, ti, cols, obytes, sink, rows, place, drop_nan == FD_NAN_KEEP};
     int nb = src->fill(src, &bs[0]); /* batches read */
     if (nb) { /* batch 0 by the main thread alone, to get going */
         w.b = &bs[0];

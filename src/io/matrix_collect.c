@@ -86,7 +86,8 @@ static fd_status column_names(void *ctx, const char *const *names, uint32_t n)
     return FD_OK;
 }
 
-fd_status fd_matrix_collect(const char *spec, int header, int name_column, int threads, fd_matrix_all *out)
+fd_status fd_matrix_collect(const char *spec, int header, int name_column, int threads, int keep_nan,
+                            fd_matrix_all *out)
 {
     memset(out, 0, sizeof *out);
     collector c = {out, 0, 0};
@@ -102,7 +103,7 @@ fd_status fd_matrix_collect(const char *spec, int header, int name_column, int t
                                  .name_column = name_column,
                                  .row_name = row_name,
                                  .column_names = column_names};
-    fd_status st = fd_matrix_read(spec, 0, &sink);
+    fd_status st = fd_matrix_read(spec, keep_nan ? FD_NAN_KEEP : FD_NAN_REFUSE, &sink);
     if (st != FD_OK) fd_matrix_all_free(out);
     return st;
 }

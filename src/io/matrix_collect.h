@@ -22,8 +22,10 @@ typedef struct fd_matrix_all {
 
 /* header: FD_HEADER_*; name_column: the first field of each text line is
  * the row's name; threads: as fd_matrix_sink's.  NaN or infinite values
- * are refused (FD_ERR_INPUT, with FILE:LINE). */
-fd_status fd_matrix_collect(const char *spec, int header, int name_column, int threads, fd_matrix_all *out);
+ * are refused (FD_ERR_INPUT, with FILE:LINE), except NaN with keep_nan
+ * (kept as missing values). */
+fd_status fd_matrix_collect(const char *spec, int header, int name_column, int threads, int keep_nan,
+                            fd_matrix_all *out);
 void fd_matrix_all_free(fd_matrix_all *m);
 /* Frees n strings and the array. */
 void fd_names_free(char **names, uint64_t n);

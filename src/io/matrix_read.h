@@ -15,8 +15,7 @@
 #include "matrix_sink.h"
 
 /* The reader by the name's form (FILE.h5:/dataset, .npy, .csv, else
- * text).  drop_nan: a row with a NaN or infinite value is dropped (the
- * sink's drop) instead of refused.  Fails with "no data rows" when nothing
+ * text).  drop_nan: FD_NAN_* (matrix_sink.h).  Fails with "no data rows" when nothing
  * was pushed. */
 fd_status fd_matrix_read(const char *spec, int drop_nan, const fd_matrix_sink *sink);
 

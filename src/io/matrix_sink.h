@@ -13,6 +13,12 @@
 
 enum { FD_HEADER_AUTO = 0, FD_HEADER_YES = 1, FD_HEADER_NO = 2 };
 
+/* What a reader does with a row holding a NaN or infinite value (the
+ * readers' drop_nan argument): refuse the file; drop the row (the sink's
+ * drop); or keep NaN as a value (missing, for the sink to handle), still
+ * refusing infinities. */
+enum { FD_NAN_REFUSE = 0, FD_NAN_DROP_ROW = 1, FD_NAN_KEEP = 2 };
+
 typedef struct fd_matrix_sink {
     void *ctx;
     /* Bytes of one transformed row of n values. */

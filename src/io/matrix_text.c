@@ -237,7 +237,13 @@ static void parse_chunk(chunk_job *j)
         int fast = split_uint(line, j->csv, ints, cap);
         if (fast >= 0) k = (uint32_t)fast;
         else k = split(j->csv, row, line, cap, &bad, &tok, &nonfinite);
-        if (bad || k != j->n || (nonfinite && !j->drop_nan)) {
+        if (j->drop_nan == FD_NAN_KEEP && nonfinite && !bad && k == j->n) {
+            /* NaN is a value here; only an infinity stops the row. */
+            nonfinite = 0;
+            for (uint32_t q = 0; q < k && !nonfinite; q++)
+                if (isinf(row[q])) nonfinite = q + 1;
+        }
+        if (bad || k != j->n || (nonfinite && j->drop_nan != FD_NAN_DROP_ROW)) {
             c->err = bad ? 1 : k != j->n ? 2 : 3;
             c->err_line = c->lines;
             c->err_col = bad ? bad : nonfinite;
@@ -555,6 +561,8 @@ static fd_status append_chunk(text_reader *r, const chunk *c, uint64_t *line_bas
                        delim_hint(c->err_tok, (int)strlen(c->err_tok)));
     if (c->err == 2)
         return fd_fail(FD_ERR_INPUT, "%s:%llu: %u values, but the first row has %u", r->path, line, c->err_k, r->n);
+    if (c->err == 3 && r->drop_nan == FD_NAN_KEEP)
+        return fd_fail(FD_ERR_INPUT, "%s:%llu: column %u is infinite", r->path, line, c->err_col);
     if (c->err == 3)
         return fd_fail(FD_ERR_INPUT, "%s:%llu: column %u is NaN or infinite%s", r->path, line, c->err_col,
                        r->sink->nan_hint ? r->sink->nan_hint : "");

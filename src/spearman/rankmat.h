@@ -39,6 +39,7 @@ typedef struct spearman_mat {
     uint64_t *row_id;     /* input row number of each kept row; NULL when none was dropped */
     uint64_t constant;    /* rows with S_ii = 0 */
     uint64_t dropped;     /* rows dropped for NaN/inf (--drop-nan-rows) */
+    uint64_t dropped_obs; /* observations dropped for a missing value (--missing drop) */
     /* The input file's SHA-256, for the output's metadata: it may still be
      * computing when the read ends (smat_sha256 joins it). */
     sha256_future sha;

@@ -62,7 +62,8 @@ static fd_status read_inputs(fd_job *j)
     spearman_run *jb = j->w;
     const spearman_opts *o = jb->o;
     const spearman_read_opts ro = {.drop_nan = o->drop_nan, .header = o->header, .threads = j->threads,
-                                   .by_columns = o->by_columns, .row_names = o->row_names};
+                                   .by_columns = o->by_columns, .row_names = o->row_names,
+                                   .missing_drop = o->missing_drop};
     FD_TRY(spearman_read(&jb->x, o->input, &ro));
     if (o->y_input) FD_TRY(spearman_read(&jb->y, o->y_input, &ro));
     const int digest = j->mpi.size > 1 || checkpointed(o);
@@ -205,6 +206,8 @@ static void fill_meta(const spearman_run *jb, spearman_meta *m)
     m->rows = jb->x->rows;
     m->constant_rows = jb->x->constant;
     m->dropped_rows = jb->x->dropped + (jb->y != jb->x ? jb->y->dropped : 0);
+    m->missing = o->missing_drop ? "drop" : "refuse";
+    m->dropped_observations = jb->x->dropped_obs;
     m->n = jb->x->n;
     m->threshold = o->value;
     m->rho_cut = sqrt(jb->sel.q);
@@ -393,6 +396,9 @@ static void report(fd_job *j)
     else fprintf(stderr, "%d thread%s", jb->threads, jb->threads == 1 ? "" : "s");
     const int wrote = jb->out->result && !o->count_only;
     fprintf(stderr, "%s%s\n", wrote ? "; wrote " : "", wrote ? jb->out->result : "");
+    if (o->missing_drop)
+        fprintf(stderr, "--missing drop: %llu of %llu observations had a missing value and were left out\n",
+                (unsigned long long)jb->x->dropped_obs, (unsigned long long)(jb->x->dropped_obs + jb->x->n));
     const uint64_t constant = jb->x->constant + (jb->y != jb->x ? jb->y->constant : 0);
     if (constant)
         fprintf(stderr, "%llu constant row%s (rho undefined, never selected)\n", (unsigned long long)constant,

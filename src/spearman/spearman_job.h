@@ -19,6 +19,7 @@ typedef struct spearman_opts {
     int header;              /* text inputs: FD_HEADER_AUTO, _YES or _NO (io/matrix_read.h) */
     int by_columns;          /* --by columns: the columns are the variables */
     int row_names;           /* --row-names: the first field of each text line names the row */
+    int missing_drop;        /* --missing drop: observations with a NaN in any variable are dropped */
     int no_hist;             /* --no-histogram: pass 1 bins nothing, the file has no /histogram */
     int check_input;         /* read and rank only, then report */
     int threads;             /* 0: from the placement */

@@ -6,6 +6,7 @@
 #include "../io/matrix_collect.h"
 #include "../io/matrix_read.h"
 
+#include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,13 +92,68 @@ static fd_status read_rows(spearman_mat **m, const char *spec, const spearman_re
     return FD_OK;
 }
 
+/* --missing drop: the whole matrix with NaN kept, then the observations
+ * with a NaN in any variable dropped (pandas' dropna() before corr(), or
+ * scipy's nan_policy="omit" on complete cases), and each variable ranked
+ * over the rest.  Variables are rows, or with --by columns the columns. */
+static fd_status read_dropping(spearman_mat **m, const char *spec, const spearman_read_opts *o)
+{
+    fd_matrix_all a;
+    FD_TRY(fd_matrix_collect(spec, o->header, o->row_names, o->threads, 1, &a));
+    fd_status st = FD_OK;
+    const int cols = o->by_columns;
+    const uint64_t nvar = cols ? a.n : a.rows, nobs = cols ? a.rows : a.n;
+    uint8_t *gone = calloc(nobs + 1, 1);
+    uint64_t *keep = malloc((nobs + 1) * sizeof *keep);
+    double *x = malloc((nobs + 1) * sizeof *x);
+    int32_t *ranked = malloc((nobs + 1) * sizeof *ranked);
+    if (!gone || !keep || !x || !ranked) st = fd_fail(FD_ERR_NOMEM, "out of memory");
+    uint64_t kept = 0;
+    for (uint64_t i = 0; st == FD_OK && i < a.rows; i++)
+        for (uint32_t k = 0; k < a.n; k++)
+            if (isnan(a.all[i * a.n + k])) gone[cols ? i : k] = 1;
+    for (uint64_t q = 0; st == FD_OK && q < nobs; q++)
+        if (!gone[q]) keep[kept++] = q;
+    if (st == FD_OK && kept < 3)
+        st = fd_fail(FD_ERR_INPUT, "%s: %llu of %llu observations have no missing value; --missing drop needs 3", spec,
+                     (unsigned long long)kept, (unsigned long long)nobs);
+    if (st == FD_OK && kept > UINT32_MAX)
+        st = fd_fail(FD_ERR_INPUT, "%s: %llu observations are too many", spec, (unsigned long long)kept);
+    if (st == FD_OK) st = rank_begin(m, (uint32_t)kept, nvar);
+    for (uint64_t v = 0; st == FD_OK && v < nvar; v++) {
+        for (uint64_t q = 0; q < kept; q++) x[q] = cols ? a.all[keep[q] * a.n + v] : a.all[v * a.n + keep[q]];
+        spearman_rank(x, (uint32_t)kept, ranked);
+        st = smat_push_ranked(*m, ranked, v);
+    }
+    if (st == FD_OK) {
+        (*m)->dropped_obs = nobs - kept;
+        sha256_future fut = {NULL, FD_OK, ""};
+        memcpy(fut.hex, a.sha256, sizeof fut.hex);
+        st = rank_finish(m, &fut);
+    }
+    /* The variables' names: the header's with --by columns, the rows'
+     * otherwise. */
+    char ***names = cols ? &a.col_names : &a.row_names;
+    if (st == FD_OK && *names) {
+        (*m)->names = *names;
+        (*m)->n_names = cols ? a.n : a.n_row_names;
+        *names = NULL;
+    }
+    free(gone);
+    free(keep);
+    free(x);
+    free(ranked);
+    fd_matrix_all_free(&a);
+    return st;
+}
+
 /* Columns as variables (--by columns, as pandas' DataFrame.corr): the
  * whole matrix is read, then each column ranked as a row.  Its header,
  * when it names every column, names the variables. */
 static fd_status read_columns(spearman_mat **m, const char *spec, const spearman_read_opts *o)
 {
     fd_matrix_all a;
-    FD_TRY(fd_matrix_collect(spec, o->header, o->row_names, o->threads, &a));
+    FD_TRY(fd_matrix_collect(spec, o->header, o->row_names, o->threads, 0, &a));
     fd_status st = FD_OK;
     double *col = malloc(a.rows * sizeof *col);
     int32_t *ranked = malloc(a.rows * sizeof *ranked);
@@ -128,7 +184,9 @@ static fd_status read_columns(spearman_mat **m, const char *spec, const spearman
 fd_status spearman_read(spearman_mat **out, const char *spec, const spearman_read_opts *o)
 {
     spearman_mat *m = NULL;
-    fd_status st = o->by_columns ? read_columns(&m, spec, o) : read_rows(&m, spec, o);
+    fd_status st = o->missing_drop ? read_dropping(&m, spec, o)
+                   : o->by_columns ? read_columns(&m, spec, o)
+                                   : read_rows(&m, spec, o);
     if (st == FD_OK) st = smat_finish(m, fd_matrix_threads(o->threads));
     if (st == FD_OK && !(m->source = strdup(spec))) st = fd_fail(FD_ERR_NOMEM, "out of memory");
     if (st != FD_OK) smat_destroy(&m);

@@ -14,6 +14,7 @@ typedef struct spearman_read_opts {
     int threads;     /* to rank rows on while reading (the sink's threads, fd_matrix_sink) */
     int by_columns;  /* the columns are the variables (--by columns) */
     int row_names;   /* text and CSV: the first field of each line is the row's name */
+    int missing_drop; /* --missing drop: NaN is missing; observations missing in any variable are dropped */
 } spearman_read_opts;
 
 fd_status spearman_read(spearman_mat **out, const char *spec, const spearman_read_opts *o);

@@ -98,7 +98,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     static const char *ext[] = {".txt", ".csv", ".npy"};
     if (size < 1) return 0;
     const int k = data[0] % 3, drop_nan = (data[0] / 3) & 1, by_place = (data[0] / 6) & 1;
-    const int names = (data[0] / 12) & 1;
+    const int names = (data[0] / 12) & 1, keep_nan = (data[0] / 24) & 1;
     const char *path = fuzz_file(data + 1, size - 1, ext[k]);
     named = 0;
     const fd_matrix_sink sink = {.row_bytes = row_bytes,
@@ -112,7 +112,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                                  .name_column = names,
                                  .row_name = row_name,
                                  .column_names = column_names};
-    const fd_status st = fd_matrix_read(path, drop_nan, &sink);
+    const fd_status st = fd_matrix_read(path, keep_nan ? FD_NAN_KEEP : drop_nan, &sink);
     for (uint64_t r = 0; st == FD_OK && placed && r < placed_rows; r++)
         if (!placed[r]) abort(); /* a read that succeeds placed every row */
     fd_errclear();
