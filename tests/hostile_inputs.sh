@@ -114,4 +114,18 @@ check '[ "$("$BIN" info --text "$W/edge1/dpc.h5" | awk "NR>1 {s += \$3} END {pri
 r2=$("$BIN" info --text "$W/edge2/dpc.h5" | awk 'NR>1 && $1 == 3 {print $3}')
 r3=$("$BIN" info --text "$W/edge3/dpc.h5" | awk 'NR>1 && $1 == 3 {print $3}')
 check '[ "$r2" = 2 ] && [ "$r3" = 3 ]' "rho of (0,3) at d_c = 4 and just above: $r2 and $r3, expected 2 and 3"
+# Result files whose optional groups disagree with their counts: dpc's
+# /predict (a parent that is no fitted point) and bcp's /starts (a best
+# start past the starts) are refused by info, naming the dataset.
+if python3 -c "import h5py" 2> /dev/null; then
+  "$BIN" gen blobs --n 300 --dims 2 --clusters 3 --seed 1 -o "$W/pfit.txt" > /dev/null
+  "$BIN" gen blobs --n 40 --dims 2 --clusters 3 --seed 2 -o "$W/pnew.txt" > /dev/null
+  "$BIN" dpc "$W/pfit.txt" --centers 3 --predict "$W/pnew.txt" -o "$W/pd" --force -q
+  python3 -c "import h5py, sys; f = h5py.File(sys.argv[1], 'r+'); f['predict/parent'][3] = 10**6" "$W/pd/dpc.h5"
+  refused "dpc.h5 with a /predict/parent past the points" "/predict/parent\[3\]" "$BIN" info "$W/pd/dpc.h5"
+  "$BIN" gen tensor --shape 8x7x6 --rank 2 --seed 1 -o "$W/st.h5" > /dev/null
+  "$BIN" bcp "$W/st.h5:/tensor" --starts 3 -o "$W/bs" --force -q
+  python3 -c "import h5py, sys; f = h5py.File(sys.argv[1], 'r+'); f.attrs['best_start'] = 7" "$W/bs/bcp.h5"
+  refused "bcp.h5 with best_start past its starts" "best_start 7 of 3" "$BIN" info "$W/bs/bcp.h5"
+fi
 finish

@@ -127,6 +127,17 @@ static fd_status check_file(hid_t f, const char *path, uint64_t *order, uint64_t
     FD_TRY(h5u_expect_len(f, path, "lambda", *R, "rank"));
     static const char *const trace[] = {"trace/lower_bound", "trace/fit", "trace/rank", "trace/seconds"};
     for (int k = 0; k < 4; k++) FD_TRY(h5u_expect_len(f, path, trace[k], iters, "iterations"));
+    /* --starts S: one value per start, the best one of them. */
+    if (H5Lexists(f, "starts", H5P_DEFAULT) > 0) {
+        uint64_t S = 0, best = 0;
+        FD_TRY(h5u_read_u64_attr(f, path, "starts", &S));
+        FD_TRY(h5u_read_u64_attr(f, path, "best_start", &best));
+        if (S < 2 || best >= S)
+            return fd_fail(FD_ERR_INPUT, "%s: best_start %llu of %llu starts cannot be", path, (unsigned long long)best,
+                           (unsigned long long)S);
+        static const char *const per_start[] = {"starts/lower_bound", "starts/fit", "starts/rank", "starts/sweeps"};
+        for (int k = 0; k < 4; k++) FD_TRY(h5u_expect_len(f, path, per_start[k], S, "starts"));
+    }
     for (uint64_t n = 0; n < *order; n++) {
         char name[32];
         const uint64_t want[2][2] = {{dims[n], *R}, {*R, *R}};

@@ -2,6 +2,7 @@
 /* `fcbo-dist rules DIR`: the stem base and the Luxenburger basis of a
  * lattice result (src/lattice/rules.h). */
 #include "../common/clock.h"
+#include "../common/progress.h"
 #include "../lattice/rules.h"
 #include "../lattice/rules_io.h"
 #include "../mpi/placement.h"
@@ -48,6 +49,13 @@ static const char *help =
     "grows with the intents times the implications (docs/algorithms.md, \"Rules\").\n";
 
 enum { OPT_BASIS = 0x200, OPT_MINCONF, OPT_CONTEXT, OPT_NAMES, OPT_TEXT };
+
+/* The stem base reports every 65,536 closed sets it passes. */
+static void sets_passed(void *arg, uint64_t sets)
+{
+    (void)sets;
+    fd_progress_add(arg, 1u << 16);
+}
 
 fd_status cmd_rules(int argc, char **argv)
 {
@@ -113,7 +121,11 @@ fd_status cmd_rules(int argc, char **argv)
     t_read = fd_now() - t0;
     if (stem) {
         double t = fd_now();
-        FD_TRY_GOTO(rules_stem_base(ctx, &so, NULL, NULL), st, done);
+        fd_progress prog;
+        fd_progress_start(&prog, "closed sets (stem base)", 0, quiet);
+        st = rules_stem_base(ctx, &so, sets_passed, &prog);
+        fd_progress_stop(&prog);
+        FD_TRY_GOTO(st, st, done);
         t_stem = fd_now() - t;
     }
     if (lux) {
@@ -126,13 +138,14 @@ fd_status cmd_rules(int argc, char **argv)
         FD_TRY_GOTO(rules_write_h5(out, ctx, &m, &so, &lo), st, done);
     }
     if (text) FD_TRY_GOTO(rules_write_text(stdout, ctx, names, stem ? &so : NULL, lux ? &lo : NULL), st, done);
-    if (!quiet)
-        fprintf(stderr,
-                "%s%llu implications in the stem base (%.3f s), %llu rules of confidence >= %g in the Luxenburger "
-                "basis of %llu concepts (%.3f s; covers %s); reading %.3f s%s%s\n",
-                "", (unsigned long long)(stem ? so.n : 0), t_stem, (unsigned long long)(lux ? lo.n : 0), min_conf,
-                (unsigned long long)l.n, t_lux, l.had_edges ? "from /edges" : "computed", t_read,
-                out ? "; wrote " : "", out ? out : "");
+    if (!quiet) {
+        if (stem) fprintf(stderr, "%llu implications in the stem base (%.3f s)", (unsigned long long)so.n, t_stem);
+        if (lux)
+            fprintf(stderr, "%s%llu rules of confidence >= %g in the Luxenburger basis of %llu concepts (%.3f s; covers %s)",
+                    stem ? ", " : "", (unsigned long long)lo.n, min_conf, (unsigned long long)l.n, t_lux,
+                    l.had_edges ? "from /edges" : "computed");
+        fprintf(stderr, "; reading %.3f s%s%s\n", t_read, out ? "; wrote " : "", out ? out : "");
+    }
 done:
     rules_out_free(&so);
     rules_out_free(&lo);

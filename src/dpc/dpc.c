@@ -66,12 +66,7 @@ static double select_rth(double *v, uint64_t n, uint64_t r)
 
 static double pair_d2(const dpc_points *p, uint64_t i, uint64_t j)
 {
-    double s = 0;
-    for (uint32_t k = 0; k < p->d; k++) {
-        const double t = p->x[i * p->d + k] - p->x[j * p->d + k];
-        s += t * t;
-    }
-    return s;
+    return dpc_d2(p->x + i * p->d, p->x + j * p->d, p->d);
 }
 
 fd_status dpc_dc_percent(const dpc_points *p, double percent, uint64_t seed, double *dc)

@@ -103,6 +103,28 @@ static fd_status check_file(hid_t f, const char *path, uint64_t *n, uint64_t *k)
         FD_TRY(h5u_expect_len(f, path, per_point[c], *n, "n_points"));
     FD_TRY(h5u_expect_len(f, path, "centers", *k, "n_clusters"));
     if (halo) FD_TRY(h5u_expect_len(f, path, "core_labels", *n, "n_points"));
+    /* --predict's group: its arrays as long as its own n_points, each new
+     * point's parent a fitted point. */
+    if (H5Lexists(f, "predict", H5P_DEFAULT) > 0) {
+        static const char *const per_new[] = {"predict/labels", "predict/rho", "predict/parent", "predict/delta"};
+        uint64_t m = 0;
+        hid_t g = H5Gopen2(f, "predict", H5P_DEFAULT);
+        if (g < 0) return fd_fail(FD_ERR_INPUT, "%s: /predict is not a group", path);
+        fd_status st = h5u_read_u64_attr(g, path, "n_points", &m);
+        H5Gclose(g);
+        FD_TRY(st);
+        for (size_t c = 0; c < sizeof per_new / sizeof *per_new; c++)
+            FD_TRY(h5u_expect_len(f, path, per_new[c], m, "/predict's n_points"));
+        int64_t par[4096];
+        for (uint64_t q = 0; q < m; q += 4096) {
+            const uint64_t len = m - q < 4096 ? m - q : 4096;
+            FD_TRY(h5u_read_range(f, "predict/parent", H5T_NATIVE_INT64, q, len, par));
+            for (uint64_t r = 0; r < len; r++)
+                if (par[r] < 0 || (uint64_t)par[r] >= *n)
+                    return fd_fail(FD_ERR_INPUT, "%s: /predict/parent[%llu] = %lld is not one of the %llu points", path,
+                                   (unsigned long long)(q + r), (long long)par[r], (unsigned long long)*n);
+        }
+    }
     return FD_OK;
 }
 

@@ -18,19 +18,13 @@ typedef struct {
     dpc_prediction *out;
 } predict_ctx;
 
-/* The squared distance of new point i to fitted point j, summed in the
- * order of the fit's own (pair_d2 in dpc.c), so that a new point equal to
- * a fitted one meets the cutoff exactly as a fitted point would. */
+/* The squared distance of new point i to fitted point j as the fit's own
+ * (dpc_d2), so that a new point equal to a fitted one meets the cutoff
+ * exactly as a fitted point would. */
 static inline double d2_of(const predict_ctx *c, uint64_t i, uint64_t j)
 {
     const uint32_t d = c->fit->d;
-    const double *x = c->q->x + i * d, *y = c->fit->x + j * d;
-    double s = 0;
-    for (uint32_t k = 0; k < d; k++) {
-        const double t = x[k] - y[k];
-        s += t * t;
-    }
-    return s;
+    return dpc_d2(c->q->x + i * d, c->fit->x + j * d, d);
 }
 
 /* Two passes over the fitted points per new point: its density, then the

@@ -20,6 +20,21 @@ typedef struct dpc_points {
     char *source;
 } dpc_points;
 
+/* The squared distance of two points of d coordinates, (a_k - b_k)^2
+ * summed over k in order, each operation rounded on its own: the files
+ * that call it are compiled without fused multiply-adds
+ * (-ffp-contract=off, CMakeLists.txt), so that the fit, --predict and
+ * the GPU's kernels (D2_STEP) get the same bits. */
+static inline double dpc_d2(const double *a, const double *b, uint32_t d)
+{
+    double s = 0;
+    for (uint32_t k = 0; k < d; k++) {
+        const double t = a[k] - b[k];
+        s += t * t;
+    }
+    return s;
+}
+
 typedef struct dpc_columns {
     const char *coords;   /* "1,2" or "1-3,5" (1-based), or NULL: every column but the label */
     uint32_t label;       /* 1-based label column, 0: none */
