@@ -28,11 +28,12 @@
 #define TJ 256
 
 /* Points per shared-memory tile for coordinates up to maxd: 256 up to 16
- * coordinates, fewer beyond, so that a tile stays at 32 KiB (128
- * coordinates: 32 points).  Beyond 16 the thread's own point no longer
- * fits in registers and lives in local memory (cached): slower per
- * distance, still every pair on the device. */
-__host__ __device__ constexpr int tile_w(int maxd) { return maxd <= 16 ? 256 : 4096 / maxd; }
+ * coordinates, whose thread's own point sits in registers; beyond, 32
+ * points (32 KiB at 128 coordinates), whose distances a thread sums in
+ * registers chunk of 16 coordinates by chunk (over_points). */
+__host__ __device__ constexpr int tile_w(int maxd) { return maxd <= 16 ? 256 : 32; }
+/* Coordinates a chunk of the thread's own point holds (beyond 16). */
+#define DCHUNK 16
 
 typedef struct {
     void *p;
@@ -112,18 +113,54 @@ __device__ __forceinline__ void load_tile(double *tile, double *trho, const doub
 }
 
 /* Points [ja, jb) tile by tile through shared memory (with their rho
- * when trho is given), f(jj, j) for each, j ascending: the loop every
- * brute-force kernel runs. */
-template <int TW, class F>
+ * when trho is given), f(jj, j, s) for each, j ascending, s the squared
+ * distance from the thread's point i: the loop every brute-force kernel
+ * runs.  Up to 16 coordinates the thread's point stays in registers and
+ * each distance is summed at once; beyond, a tile's 32 distances are
+ * summed together, 16 coordinates of the thread's point (from global
+ * memory, coalesced) at a time, the running sums in registers.  Either
+ * way each sum runs over k in order, as the CPU's (dpc_d2). */
+template <int MAXD, class F>
 __device__ __forceinline__ void over_points(double *tile, double *trho, const double *x, const double *rho, uint64_t n,
-                                            uint32_t d, uint64_t ja, uint64_t jb, F f)
+                                            uint32_t d, uint64_t i, bool live, uint64_t ja, uint64_t jb, F f)
 {
-    for (uint64_t j0 = ja; j0 < jb; j0 += TW) {
-        __syncthreads();
-        load_tile<TW>(tile, trho, x, rho, n, d, j0, jb);
-        __syncthreads();
-        const uint32_t m = jb - j0 < TW ? (uint32_t)(jb - j0) : TW;
-        for (uint32_t jj = 0; jj < m; jj++) f(jj, j0 + jj);
+    constexpr int TW = tile_w(MAXD);
+    if constexpr (MAXD <= DCHUNK) {
+        double xi[MAXD];
+        load_point<MAXD>(xi, x, n, d, i, live);
+        for (uint64_t j0 = ja; j0 < jb; j0 += TW) {
+            __syncthreads();
+            load_tile<TW>(tile, trho, x, rho, n, d, j0, jb);
+            __syncthreads();
+            const uint32_t m = jb - j0 < TW ? (uint32_t)(jb - j0) : TW;
+            for (uint32_t jj = 0; jj < m; jj++) f(jj, j0 + jj, tile_d2<MAXD>(xi, tile, d, jj));
+        }
+    } else {
+        for (uint64_t j0 = ja; j0 < jb; j0 += TW) {
+            __syncthreads();
+            load_tile<TW>(tile, trho, x, rho, n, d, j0, jb);
+            __syncthreads();
+            double acc[TW];
+#pragma unroll
+            for (int jj = 0; jj < TW; jj++) acc[jj] = 0;
+            for (uint32_t c = 0; c < d; c += DCHUNK) {
+                double xc[DCHUNK];
+#pragma unroll
+                for (int k = 0; k < DCHUNK; k++) xc[k] = live && c + k < d ? x[(uint64_t)(c + k) * n + i] : 0;
+#pragma unroll
+                for (int jj = 0; jj < TW; jj++) {
+                    double a = acc[jj];
+#pragma unroll
+                    for (int k = 0; k < DCHUNK; k++)
+                        if (c + k < d) D2_STEP(a, xc[k], tile[(c + k) * TW + jj]);
+                    acc[jj] = a;
+                }
+            }
+            const uint32_t m = jb - j0 < TW ? (uint32_t)(jb - j0) : TW;
+#pragma unroll
+            for (int jj = 0; jj < TW; jj++)
+                if ((uint32_t)jj < m) f((uint32_t)jj, j0 + jj, acc[jj]);
+        }
     }
 }
 
@@ -136,12 +173,10 @@ __global__ void __launch_bounds__(THREADS) k_rho(const double *x, uint64_t n, ui
     extern __shared__ double tile[];
     const uint64_t i = i0 + (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const bool live = i < i1;
-    double xi[MAXD];
-    load_point<MAXD>(xi, x, n, d, i, live);
     uint64_t cnt = 0;
     double sum = 0;
-    over_points<tile_w(MAXD)>(tile, NULL, x, NULL, n, d, 0, n, [&](uint32_t jj, uint64_t j) {
-        const double s = tile_d2<MAXD>(xi, tile, d, jj);
+    over_points<MAXD>(tile, NULL, x, NULL, n, d, i, live, 0, n, [&](uint32_t jj, uint64_t j, double s) {
+        (void)jj;
         const bool other = j != i;
         if (KERNEL == 0) cnt += other && s < dc2;
         else if (other) sum = __dadd_rn(sum, dpc_exp_neg(-__ddiv_rn(s, dc2)));
@@ -163,14 +198,12 @@ __global__ void __launch_bounds__(THREADS) k_delta_part(const double *x, const d
     const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const bool live = t < nrows;
     const uint64_t i = live ? (list ? list[t] : i0 + t) : 0;
-    double xi[MAXD];
-    load_point<MAXD>(xi, x, n, d, i, live);
     const double ri = live ? rho[i] : 0;
     double best = INFINITY, far = 0;
     int64_t bj = -1;
     const uint64_t ja = (uint64_t)blockIdx.y * jspan, jb = ja + jspan < n ? ja + jspan : n;
-    over_points<tile_w(MAXD)>(tile, trho, x, rho, n, d, ja, jb, [&](uint32_t jj, uint64_t j) {
-        const double s = tile_d2<MAXD>(xi, tile, d, jj), rj = trho[jj];
+    over_points<MAXD>(tile, trho, x, rho, n, d, i, live, ja, jb, [&](uint32_t jj, uint64_t j, double s) {
+        const double rj = trho[jj];
         far = s > far ? s : far;
         if ((rj > ri || (rj == ri && j < i)) && s < best) {
             best = s;
@@ -223,13 +256,12 @@ __global__ void __launch_bounds__(THREADS) k_nb_hist(const double *x, uint64_t n
     const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
     const bool live = t < s;
     const uint64_t i = live ? rows[t] : 0;
-    double xi[MAXD];
-    load_point<MAXD>(xi, x, n, d, i, live);
     const int shift = 64 - pbits - w;
     const unsigned long long mask = (1ull << w) - 1;
     const uint64_t ja = (uint64_t)blockIdx.y * jspan, jb = ja + jspan < n ? ja + jspan : n;
-    over_points<tile_w(MAXD)>(tile, NULL, x, NULL, n, d, ja, jb, [&](uint32_t jj, uint64_t j) {
-        const unsigned long long bits = (unsigned long long)__double_as_longlong(tile_d2<MAXD>(xi, tile, d, jj));
+    over_points<MAXD>(tile, NULL, x, NULL, n, d, i, live, ja, jb, [&](uint32_t jj, uint64_t j, double s) {
+        (void)jj;
+        const unsigned long long bits = (unsigned long long)__double_as_longlong(s);
         const bool match = live && j != i && (pbits == 0 || (bits >> (64 - pbits)) == prefix);
         if (match) atomicAdd(&h[(bits >> shift) & mask], 1u);
     });

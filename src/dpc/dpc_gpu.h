@@ -26,8 +26,8 @@
 extern "C" {
 #endif
 
-/* Coordinates a point may have on the GPU (shared-memory tiles of 32 KiB:
- * 256 points up to 16 coordinates, 32 points at 128; dpc_gpu.cu). */
+/* Coordinates a point may have on the GPU (shared-memory tiles of 256
+ * points up to 16 coordinates, 32 points beyond; dpc_gpu.cu). */
 #define DPC_GPU_MAX_D 128
 /* Coordinates a grid may have. */
 #define DPC_GPU_GRID_D 3
