@@ -8,7 +8,9 @@ counts and the same rho histogram, on one rank and, where the machine has
 two GPUs, on two.  --top-k runs on the GPU too (per-row screens feeding the
 host's heaps): the same partners, ties included, with k = 1, 3 and 40, k
 beyond the partners a row has, and two inputs.  n > 128 falls back to the
-CPU backend, which the backend attribute must say.
+CPU backend, which the backend attribute must say.  --method kendall
+(sign vectors of n(n-1)/2 values) at 8, 12 and 16 observations, and 17,
+which falls back.
 usage: gpu_spearman.py FCBO_DIST WORKDIR GPU_BACKEND GPUS"""
 import os
 import re
@@ -85,6 +87,15 @@ for n, rows in [(7, 600), (30, 5000), (64, 1500), (90, 1100), (128, 900), (200, 
     if GPUS >= 2 and n in (7, 30):
         for sel in (["--pvalue", "0.01"], ["--fdr", "0.05"], ["--count-only"], ["--top-k", "3"]):
             same("n=%d rows=%d %s" % (n, rows, " ".join(sel)), [src] + sel, be, np_gpu=2)
+
+# --method kendall: rows of 8, 12 and 16 observations are sign vectors of
+# 28, 66 and 120 values, on the GPU; 17 observations (136) fall back.
+for n, rows in [(8, 700), (12, 2100), (16, 500), (17, 300)]:
+    src = os.path.join(WORK, "k%d.txt" % n)
+    write(matrix(rows, n, n, far_equal=True), src)
+    be = "cuda" if n <= 16 else "cpu"
+    for sel in (["--rho", "0.4123"], ["--count-only", "--rho", "0.6"], ["--top-k", "3"]):
+        same("kendall n=%d rows=%d %s" % (n, rows, " ".join(sel)), [src, "--method", "kendall"] + sel, be)
 
 # The tuning knobs give the same results: a strip of one column tile, and
 # strips that end inside a row; each screen of the common path alone (the

@@ -12,7 +12,7 @@
 #include <stdlib.h>
 #include <string.h>
 
-enum { OPT_MISSING = 0x300 };
+enum { OPT_MISSING = 0x300, OPT_METHOD };
 
 static const char *help =
     "usage: fcbo-dist spearman MATRIX [-o DIR] [OPTIONS]   (correlates ROWS; --by columns\n"
@@ -38,6 +38,11 @@ static const char *help =
     "                        go to the output (/names) and info --text\n"
     "  --y FILE2             pairs of rows of MATRIX with rows of FILE2 (all of them)\n"
     "  --drop-nan-rows       skip rows with NaN or infinite values (default: refuse)\n"
+    "  --method M            spearman (default) or kendall: Kendall's tau-b with\n"
+    "                        ties, p as scipy.stats.kendalltau (exact for small\n"
+    "                        untied rows); rows of up to 256 observations; selects\n"
+    "                        by --rho (|tau_b|) or --top-k; the GPU takes rows of\n"
+    "                        up to 16 observations\n"
     "  --missing drop        NaN is a missing value: drop every observation that\n"
     "                        is missing in any variable (complete cases, as\n"
     "                        pandas' dropna().corr()); the whole matrix is read\n"
@@ -92,7 +97,7 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
         {"rho", required_argument, 0, 'r'},        {"count-only", no_argument, 0, 'c'},
         {"fdr", required_argument, 0, 'f'},        {"top-k", required_argument, 0, 'k'},
         {"y", required_argument, 0, 'y'},          {"drop-nan-rows", no_argument, 0, 'n'},
-        {"missing", required_argument, 0, OPT_MISSING},
+        {"missing", required_argument, 0, OPT_MISSING}, {"method", required_argument, 0, OPT_METHOD},
         {"force", no_argument, 0, 'F'}, {"compress", no_argument, 0, OPT_COMPRESS},            {"max-output", required_argument, 0, 'M'},
         {"threads", required_argument, 0, 't'},    {"backend", required_argument, 0, 'b'},
         {"stats", no_argument, 0, 'S'},            {"quiet", no_argument, 0, 'q'},
@@ -125,6 +130,11 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
         case 'H': a->no_hist = 1; break;
         case 'y': a->y_input = optarg; break;
         case 'n': a->drop_nan = 1; break;
+        case OPT_METHOD:
+            if (!strcmp(optarg, "kendall")) a->kendall = 1;
+            else if (!strcmp(optarg, "spearman")) a->kendall = 0;
+            else return fd_fail(FD_ERR_USAGE, "--method: '%s' is not spearman or kendall", optarg);
+            break;
         case OPT_MISSING:
             if (!strcmp(optarg, "drop")) a->missing_drop = 1;
             else if (!strcmp(optarg, "refuse")) a->missing_drop = 0;
@@ -153,6 +163,9 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
         }
     }
     if (chosen > 1) return fd_fail(FD_ERR_USAGE, "--pvalue, --rho, --fdr and --top-k exclude each other");
+    if (a->kendall && !a->check_input && (!chosen || a->mode == 'p' || a->mode == 'f'))
+        return fd_fail(FD_ERR_USAGE, "--method kendall selects by --rho R (|tau_b| >= R) or --top-k K; --pvalue and "
+                                     "--fdr are not implemented for it yet (each pair's p is written)");
     if (a->missing_drop && a->drop_nan)
         return fd_fail(FD_ERR_USAGE, "--missing drop drops observations, --drop-nan-rows variables: choose one");
     if (a->missing_drop && a->y_input)

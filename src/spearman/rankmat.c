@@ -16,8 +16,36 @@ fd_status smat_create(spearman_mat **out, uint32_t n)
     spearman_mat *m = calloc(1, sizeof *m);
     if (!m) return fd_fail(FD_ERR_NOMEM, "out of memory");
     m->n = n;
+    m->n_obs = n;
     m->kp = (n + 1) / 2;
     *out = m;
+    return FD_OK;
+}
+
+fd_status smat_kendall(spearman_mat *m, uint32_t n_obs)
+{
+    m->n_obs = n_obs;
+    m->ties_cap = 1024;
+    if (!(m->ties = calloc(m->ties_cap, sizeof *m->ties))) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    return FD_OK;
+}
+
+static fd_status ties_room(spearman_mat *m, uint64_t rows)
+{
+    if (rows <= m->ties_cap) return FD_OK;
+    uint64_t cap = m->ties_cap;
+    while (cap < rows) cap *= 2;
+    kendall_ties *t = realloc(m->ties, cap * sizeof *t);
+    if (!t) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    m->ties = t;
+    m->ties_cap = cap;
+    return FD_OK;
+}
+
+fd_status smat_set_ties(spearman_mat *m, uint64_t r, const kendall_ties *t)
+{
+    FD_TRY(ties_room(m, r + 1));
+    m->ties[r] = *t;
     return FD_OK;
 }
 
@@ -31,6 +59,7 @@ void smat_destroy(spearman_mat **pm)
     fd_big_free(m->inv_root, m->root_bytes);
     sha256_future_drop(&m->sha);
     free(m->row_id);
+    free(m->ties);
     free(m->source);
     for (uint64_t k = 0; m->names && k < m->n_names; k++) free(m->names[k]);
     free(m->names);
@@ -217,6 +246,7 @@ fd_status smat_place_begin(spearman_mat *m, uint64_t rows)
 {
     if (m->rows || m->row_id) return fd_fail(FD_ERR_INTERNAL, "smat_place_begin after rows were pushed");
     FD_TRY(smat_reserve(m, rows));
+    if (m->ties) FD_TRY(ties_room(m, rows));
     m->rows = rows;
     return FD_OK;
 }

@@ -17,6 +17,7 @@
 
 #include "../common/sha256.h"
 #include "../common/status.h"
+#include "kendall.h"
 
 #include <stdint.h>
 
@@ -28,7 +29,10 @@
 
 typedef struct spearman_mat {
     uint64_t rows;        /* data rows kept */
-    uint32_t n;           /* observations (columns) */
+    uint32_t n;           /* observations (columns); Kendall: the sign vector's width n_obs (n_obs - 1) / 2 */
+    uint32_t n_obs;       /* observations per row as read (after --missing drop) */
+    kendall_ties *ties;   /* --method kendall: each row's ties (kendall.h), else NULL */
+    uint64_t ties_cap;
     uint32_t kp;          /* column pairs: (n + 1) / 2 */
     uint32_t *packed;     /* groups x kp x 8 words */
     uint64_t cap_groups;
@@ -82,6 +86,13 @@ fd_status smat_sha256(spearman_mat *m);
  * numbers, on `threads` threads (sha256_spans_hex): equal digests, equal
  * results, whatever file or format the values came from. */
 fd_status smat_digest(spearman_mat *m, int threads);
+
+/* --method kendall: rows of n_obs observations as their sign vectors
+ * (kendall.h): smat_create with the width, then this; each row's ties go
+ * in with smat_set_ties before or after its push (any thread for distinct
+ * rows once smat_place_begin or smat_reserve made room). */
+fd_status smat_kendall(spearman_mat *m, uint32_t n_obs);
+fd_status smat_set_ties(spearman_mat *m, uint64_t r, const kendall_ties *t);
 
 /* a_k of row r, column k. */
 static inline int32_t smat_a(const spearman_mat *m, uint64_t r, uint32_t k)

@@ -74,6 +74,7 @@ fd_status spearman_ckpt_open(spearman_run *jb)
              "histogram=%d\nhistogram_bins=%d\nrows=%llu\nobservations=%u\nrecord_layout=1 block=%d\n",
              jb->x->digest, jb->y != jb->x ? jb->y->digest : "-", o->mode, o->value, o->count_only, o->drop_nan,
              !o->no_hist, SPEARMAN_HIST_DEFINITION, (unsigned long long)jb->x->rows, jb->x->n, BLOCK);
+    if (o->kendall) strncat(params, "method=kendall\n", sizeof params - strlen(params) - 1);
     ckpt_opts co = {o->outdir, jb->out->checkpoint, "spearman", params, o->checkpoint_seconds, o->resume, jb->mpi.rank,
                     jb->mpi.size};
     fd_status st = FD_OK;

@@ -98,6 +98,7 @@ static fd_status put_meta(hid_t f, const spearman_meta *m)
     FD_TRY(h5u_attr_u64(f, "constant_rows", m->constant_rows));
     FD_TRY(h5u_attr_u64(f, "dropped_rows", m->dropped_rows));
     FD_TRY(h5u_attr_str(f, "missing", m->missing ? m->missing : "refuse"));
+    FD_TRY(h5u_attr_str(f, "method", m->method ? m->method : "spearman"));
     FD_TRY(h5u_attr_u64(f, "dropped_observations", m->dropped_observations));
     FD_TRY(h5u_attr_u64(f, "pairs_tested", m->pairs_tested));
     FD_TRY(h5u_attr_u64(f, "n_pairs", m->pairs_selected));

@@ -22,6 +22,7 @@ typedef struct spearman_meta {
     const char *input, *input_sha256, *y_input, *y_sha256;
     uint64_t rows, y_rows, constant_rows, y_constant_rows, dropped_rows;
     const char *missing;            /* --missing: "refuse" or "drop" */
+    const char *method;             /* "spearman" or "kendall" */
     uint64_t dropped_observations;  /* --missing drop: observations left out */
     uint32_t n;                     /* observations per row */
     double threshold;               /* alpha, R, Q, or K */

@@ -63,7 +63,7 @@ static fd_status read_inputs(fd_job *j)
     const spearman_opts *o = jb->o;
     const spearman_read_opts ro = {.drop_nan = o->drop_nan, .header = o->header, .threads = j->threads,
                                    .by_columns = o->by_columns, .row_names = o->row_names,
-                                   .missing_drop = o->missing_drop};
+                                   .missing_drop = o->missing_drop, .kendall = o->kendall};
     FD_TRY(spearman_read(&jb->x, o->input, &ro));
     if (o->y_input) FD_TRY(spearman_read(&jb->y, o->y_input, &ro));
     const int digest = j->mpi.size > 1 || checkpointed(o);
@@ -83,8 +83,8 @@ static fd_status same_inputs(fd_job *j)
     }
     FD_TRY(fd_mpi_same_digest(jb->y->digest, o->y_input));
     if (jb->y->n != jb->x->n)
-        return fd_fail(FD_ERR_INPUT, "%s has %u observations per row but %s has %u", o->input, jb->x->n, o->y_input,
-                       jb->y->n);
+        return fd_fail(FD_ERR_INPUT, "%s has %u observations per row but %s has %u", o->input, jb->x->n_obs, o->y_input,
+                       jb->y->n_obs);
     return FD_OK;
 }
 
@@ -94,7 +94,10 @@ static const fd_device_ops *backend_for(fd_job *j)
 {
     spearman_run *jb = j->w;
     if (!jb->ops->supports || jb->ops->supports(jb->o->mode, jb->x->n)) return j->dev;
-    if (fd_job_speaks(j))
+    if (fd_job_speaks(j) && jb->x->ties)
+        fprintf(stderr, "fcbo-dist spearman: Kendall's rows of %u observations (%u signs each) run on the CPU backend "
+                "(%s takes up to 128 signs: 16 observations)\n", jb->x->n_obs, jb->x->n, jb->ops->dev.name);
+    else if (fd_job_speaks(j))
         fprintf(stderr, "fcbo-dist spearman: rows of %u values run on the CPU backend (%s takes up to 128)\n",
                 jb->x->n, jb->ops->dev.name);
     jb->ops = &spearman_cpu_ops;
@@ -208,7 +211,8 @@ static void fill_meta(const spearman_run *jb, spearman_meta *m)
     m->dropped_rows = jb->x->dropped + (jb->y != jb->x ? jb->y->dropped : 0);
     m->missing = o->missing_drop ? "drop" : "refuse";
     m->dropped_observations = jb->x->dropped_obs;
-    m->n = jb->x->n;
+    m->n = jb->x->n_obs;
+    m->method = o->kendall ? "kendall" : "spearman";
     m->threshold = o->value;
     m->rho_cut = sqrt(jb->sel.q);
     m->count_only = o->count_only;
@@ -375,7 +379,7 @@ static fd_status report_input(spearman_run *jb)
     spearman_mat *ms[2] = {jb->x, jb->y != jb->x ? jb->y : NULL};
     for (int k = 0; k < 2 && ms[k]; k++)
         printf("%s: %llu rows x %u observations, %llu constant, %llu dropped, SHA-256 %s\n", ms[k]->source,
-               (unsigned long long)ms[k]->rows, ms[k]->n, (unsigned long long)ms[k]->constant,
+               (unsigned long long)ms[k]->rows, ms[k]->n_obs, (unsigned long long)ms[k]->constant,
                (unsigned long long)ms[k]->dropped, ms[k]->sha.hex);
     printf("read and ranked in %.3f s\n", secs);
     return FD_OK;
@@ -398,7 +402,7 @@ static void report(fd_job *j)
     fprintf(stderr, "%s%s\n", wrote ? "; wrote " : "", wrote ? jb->out->result : "");
     if (o->missing_drop)
         fprintf(stderr, "--missing drop: %llu of %llu observations had a missing value and were left out\n",
-                (unsigned long long)jb->x->dropped_obs, (unsigned long long)(jb->x->dropped_obs + jb->x->n));
+                (unsigned long long)jb->x->dropped_obs, (unsigned long long)(jb->x->dropped_obs + jb->x->n_obs));
     const uint64_t constant = jb->x->constant + (jb->y != jb->x ? jb->y->constant : 0);
     if (constant)
         fprintf(stderr, "%llu constant row%s (rho undefined, never selected)\n", (unsigned long long)constant,

@@ -125,7 +125,8 @@ static fd_status values_rows(void *ctx, uint64_t k0, uint64_t k1, int thread)
         v->ii[k] = smat_id(jb->x, q->i);
         v->jj[k] = smat_id(jb->y, q->j);
         v->rho[k] = (float)spearman_rho(q->s, sii, sjj);
-        v->p[k] = spearman_p_of_x(pair_x(q->s, sii, sjj), jb->sel.dof);
+        v->p[k] = jb->x->ties ? kendall_p(jb->x->n_obs, q->s, &jb->x->ties[q->i], &jb->y->ties[q->j])
+                              : spearman_p_of_x(pair_x(q->s, sii, sjj), jb->sel.dof);
     }
     return FD_OK;
 }

@@ -12,6 +12,20 @@
 
 static size_t rank_row_bytes(uint32_t n) { return (size_t)n * sizeof(int32_t); }
 
+/* --method kendall: a row is its sign vector, then its ties. */
+static size_t kendall_ties_at(uint32_t n) { return ((size_t)kendall_width(n) * sizeof(int32_t) + 7) / 8 * 8; }
+static size_t kendall_row_bytes(uint32_t n) { return kendall_ties_at(n) + sizeof(kendall_ties); }
+
+static void kendall_row(const double *x, const uint64_t *ints, uint32_t n, void *out, double *scratch)
+{
+    double xs[KENDALL_MAX_N], sorted[KENDALL_MAX_N];
+    (void)scratch;
+    if (n > KENDALL_MAX_N) return; /* refused by the sink's begin */
+    if (ints)
+        for (uint32_t k = 0; k < n; k++) xs[k] = (double)ints[k];
+    kendall_embed(ints ? xs : x, n, out, (kendall_ties *)((char *)out + kendall_ties_at(n)), sorted);
+}
+
 static void rank_row(const double *x, const uint64_t *ints, uint32_t n, void *out, double *scratch)
 {
     if (ints) spearman_rank_uint(ints, n, out, scratch);
@@ -23,6 +37,61 @@ static fd_status rank_begin(void *ctx, uint32_t n, uint64_t rows_hint)
     spearman_mat **m = ctx;
     FD_TRY(smat_create(m, n));
     return rows_hint ? smat_reserve(*m, rows_hint) : FD_OK;
+}
+
+static fd_status kendall_begin(void *ctx, uint32_t n, uint64_t rows_hint)
+{
+    spearman_mat **m = ctx;
+    if (n < 3 || n > KENDALL_MAX_N)
+        return fd_fail(FD_ERR_INPUT, "--method kendall takes rows of 3 to %d observations, not %u (a row becomes its "
+                                     "n(n-1)/2 pairs of observations)", KENDALL_MAX_N, n);
+    FD_TRY(smat_create(m, kendall_width(n)));
+    FD_TRY(smat_kendall(*m, n));
+    return rows_hint ? smat_reserve(*m, rows_hint) : FD_OK;
+}
+
+static fd_status kendall_push(void *ctx, const void *row, uint64_t input_row)
+{
+    spearman_mat *m = *(spearman_mat **)ctx;
+    FD_TRY(smat_push_ranked(m, row, input_row));
+    return smat_set_ties(m, m->rows - 1, (const kendall_ties *)((const char *)row + kendall_ties_at(m->n_obs)));
+}
+
+static void kendall_place(void *ctx, const void *row, uint64_t slot)
+{
+    spearman_mat *m = *(spearman_mat **)ctx;
+    smat_place_ranked(m, row, slot);
+    m->ties[slot] = *(const kendall_ties *)((const char *)row + kendall_ties_at(m->n_obs));
+}
+
+/* One variable of nobs values, ranked (or as its sign vector), onto m;
+ * buf: room for the row (kendall_width(nobs) values for Kendall). */
+static fd_status push_variable(spearman_mat *m, const double *x, uint32_t nobs, uint64_t input_row, int32_t *buf,
+                               double *scratch)
+{
+    if (!m->ties) {
+        spearman_rank(x, nobs, buf);
+        return smat_push_ranked(m, buf, input_row);
+    }
+    kendall_ties t;
+    kendall_embed(x, nobs, buf, &t, scratch);
+    FD_TRY(smat_push_ranked(m, buf, input_row));
+    return smat_set_ties(m, m->rows - 1, &t);
+}
+
+/* Values a variable of up to nobs observations needs (Kendall: its sign
+ * vector, of at most KENDALL_MAX_N observations: kendall_begin refuses
+ * more). */
+static uint64_t row_room(const spearman_read_opts *o, uint64_t nobs)
+{
+    if (!o->kendall) return nobs;
+    const uint64_t w = kendall_width((uint32_t)(nobs < KENDALL_MAX_N ? nobs : KENDALL_MAX_N));
+    return w > nobs ? w : nobs;
+}
+
+static fd_status begin_for(const spearman_read_opts *o, spearman_mat **m, uint32_t n, uint64_t rows_hint)
+{
+    return o->kendall ? kendall_begin(m, n, rows_hint) : rank_begin(m, n, rows_hint);
 }
 
 static fd_status rank_push(void *ctx, const void *row, uint64_t input_row)
@@ -68,16 +137,16 @@ static fd_status rank_row_name(void *ctx, uint64_t input_row, const char *name, 
 static fd_status read_rows(spearman_mat **m, const char *spec, const spearman_read_opts *o)
 {
     const fd_matrix_sink sink = {.ctx = m,
-                                 .row_bytes = rank_row_bytes,
-                                 .transform = rank_row,
-                                 .begin = rank_begin,
-                                 .push = rank_push,
+                                 .row_bytes = o->kendall ? kendall_row_bytes : rank_row_bytes,
+                                 .transform = o->kendall ? kendall_row : rank_row,
+                                 .begin = o->kendall ? kendall_begin : rank_begin,
+                                 .push = o->kendall ? kendall_push : rank_push,
                                  .drop = rank_drop,
                                  .finish = rank_finish,
                                  .nan_hint = " (--drop-nan-rows skips such rows)",
                                  .threads = o->threads,
                                  .place_begin = o->row_names ? NULL : rank_place_begin,
-                                 .place = o->row_names ? NULL : rank_place,
+                                 .place = o->row_names ? NULL : o->kendall ? kendall_place : rank_place,
                                  .header = o->header,
                                  .name_column = o->row_names,
                                  .row_name = rank_row_name};
@@ -105,8 +174,8 @@ static fd_status read_dropping(spearman_mat **m, const char *spec, const spearma
     const uint64_t nvar = cols ? a.n : a.rows, nobs = cols ? a.rows : a.n;
     uint8_t *gone = calloc(nobs + 1, 1);
     uint64_t *keep = malloc((nobs + 1) * sizeof *keep);
-    double *x = malloc((nobs + 1) * sizeof *x);
-    int32_t *ranked = malloc((nobs + 1) * sizeof *ranked);
+    double *x = malloc((2 * nobs + 1) * sizeof *x);
+    int32_t *ranked = malloc((row_room(o, nobs) + 1) * sizeof *ranked);
     if (!gone || !keep || !x || !ranked) st = fd_fail(FD_ERR_NOMEM, "out of memory");
     uint64_t kept = 0;
     for (uint64_t i = 0; st == FD_OK && i < a.rows; i++)
@@ -119,11 +188,10 @@ static fd_status read_dropping(spearman_mat **m, const char *spec, const spearma
                      (unsigned long long)kept, (unsigned long long)nobs);
     if (st == FD_OK && kept > UINT32_MAX)
         st = fd_fail(FD_ERR_INPUT, "%s: %llu observations are too many", spec, (unsigned long long)kept);
-    if (st == FD_OK) st = rank_begin(m, (uint32_t)kept, nvar);
+    if (st == FD_OK) st = begin_for(o, m, (uint32_t)kept, nvar);
     for (uint64_t v = 0; st == FD_OK && v < nvar; v++) {
         for (uint64_t q = 0; q < kept; q++) x[q] = cols ? a.all[keep[q] * a.n + v] : a.all[v * a.n + keep[q]];
-        spearman_rank(x, (uint32_t)kept, ranked);
-        st = smat_push_ranked(*m, ranked, v);
+        st = push_variable(*m, x, (uint32_t)kept, v, ranked, x + nobs);
     }
     if (st == FD_OK) {
         (*m)->dropped_obs = nobs - kept;
@@ -155,15 +223,14 @@ static fd_status read_columns(spearman_mat **m, const char *spec, const spearman
     fd_matrix_all a;
     FD_TRY(fd_matrix_collect(spec, o->header, o->row_names, o->threads, 0, &a));
     fd_status st = FD_OK;
-    double *col = malloc(a.rows * sizeof *col);
-    int32_t *ranked = malloc(a.rows * sizeof *ranked);
+    double *col = malloc((2 * a.rows + 1) * sizeof *col);
+    int32_t *ranked = malloc((row_room(o, a.rows) + 1) * sizeof *ranked);
     if (!col || !ranked) st = fd_fail(FD_ERR_NOMEM, "out of memory");
-    if (st == FD_OK) st = rank_begin(m, (uint32_t)a.rows, a.n);
     if (st == FD_OK && a.rows > UINT32_MAX) st = fd_fail(FD_ERR_INPUT, "%s: %llu rows are too many observations", spec, (unsigned long long)a.rows);
+    if (st == FD_OK) st = begin_for(o, m, (uint32_t)a.rows, a.n);
     for (uint32_t k = 0; st == FD_OK && k < a.n; k++) {
         for (uint64_t i = 0; i < a.rows; i++) col[i] = a.all[i * a.n + k];
-        spearman_rank(col, (uint32_t)a.rows, ranked);
-        st = smat_push_ranked(*m, ranked, k);
+        st = push_variable(*m, col, (uint32_t)a.rows, k, ranked, col + a.rows);
     }
     if (st == FD_OK) {
         sha256_future fut = {NULL, FD_OK, ""};

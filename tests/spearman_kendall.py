@@ -1,0 +1,141 @@
+"""spearman --method kendall against scipy.stats.kendalltau (tau-b,
+method "auto": exact p for untied rows of up to 33 observations, else the
+normal approximation with the tie-corrected variance): matrices full of
+ties (small integers), untied ones (normal values) with n = 10 and 40,
+constant and equal rows, by rows and by columns, text, CSV and .npy, one
+rank and two, with --missing drop; every pair's tau (float32 in the file)
+and p; --rho R selects exactly the pairs with |tau| >= R (scipy's tau, away
+from R by rounding); --top-k K gives each row's K partners of largest
+|tau| (then smaller j); and the refusals: --pvalue and --fdr (not yet),
+rows of 2 or of more than 256 observations.
+usage: spearman_kendall.py FCBO_DIST WORKDIR"""
+import os
+import subprocess
+import sys
+
+import h5py
+import numpy as np
+import scipy.stats
+
+BIN, WORK = sys.argv[1], sys.argv[2]
+ENV = dict(os.environ, FD_BACKEND="cpu", OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
+           OMPI_MCA_rmaps_base_oversubscribe="1")
+os.makedirs(WORK, exist_ok=True)
+fails = passes = 0
+
+
+def check(ok, what):
+    global fails, passes
+    if ok:
+        passes += 1
+    else:
+        fails += 1
+        print("FAIL:", what)
+
+
+def run(*args, ranks=1):
+    cmd = ([BIN] if ranks == 1 else ["mpirun", "-np", str(ranks), BIN]) + [str(a) for a in args]
+    return subprocess.run(cmd, env=ENV, capture_output=True, text=True)
+
+
+def write(X, path):
+    if path.endswith(".npy"):
+        np.save(path, X)
+    else:
+        np.savetxt(path, X, fmt="%.12g", delimiter="," if path.endswith(".csv") else " ")
+
+
+def pairs(out):
+    with h5py.File(os.path.join(out, "spearman.h5")) as f:
+        check(f.attrs["method"] == b"kendall", "%s: method attribute %s" % (out, f.attrs["method"]))
+        return {(int(a), int(b)): (float(t), float(p)) for a, b, t, p in
+                zip(*(f["pairs/" + k][:] for k in ("i", "j", "rho", "p")))}
+
+
+def oracle(V):
+    want = {}
+    for a in range(len(V)):
+        for b in range(a + 1, len(V)):
+            if np.ptp(V[a]) == 0 or np.ptp(V[b]) == 0:
+                continue
+            r = scipy.stats.kendalltau(V[a], V[b])
+            want[(a, b)] = (r.statistic, r.pvalue)
+    return want
+
+
+def p_ok(g, w):
+    # rows equal up to order: tau exactly +-1; scipy's float sum may stop a hair short
+    if abs(w[0]) > 1 - 1e-12:
+        return abs(g[1] - w[1]) <= 1e-9 * max(w[1], 1e-300) or g[1] <= 1e-30
+    return abs(g[1] - w[1]) <= 1e-9 * max(w[1], 1e-300)
+
+
+rng = np.random.default_rng(23)
+cases = [((30, 12), "int", ".txt", "rows", 1, 0), ((25, 10), "normal", ".txt", "rows", 2, 0),
+         ((20, 40), "normal", ".npy", "rows", 1, 0), ((40, 45), "int", ".npy", "rows", 2, 0),
+         ((14, 33), "int", ".csv", "columns", 1, 0), ((30, 20), "int", ".txt", "rows", 1, 0.03)]
+for shape, kind, ext, by, ranks, nan in cases:
+    X = rng.integers(0, 5, size=shape).astype(float) if kind == "int" else rng.normal(size=shape)
+    if by == "rows":
+        X[1] = X[0]
+        X[2] = 3.0
+    if nan:
+        X[rng.random(shape) < nan] = np.nan
+    path = os.path.join(WORK, "k%dx%d%s" % (shape + (ext,)))
+    write(X, path)
+    out = os.path.join(WORK, "o" + os.path.basename(path))
+    what = "%s %s --by %s, %d rank(s)%s" % (os.path.basename(path), kind, by, ranks, ", --missing drop" if nan else "")
+    extra = ["--missing", "drop"] if nan else []
+    r = run("spearman", path, "--method", "kendall", "--by", by, "--rho", 0, "-o", out, "--force", "-q", *extra,
+            ranks=ranks)
+    check(r.returncode == 0, "%s: exit %d: %s" % (what, r.returncode, r.stderr))
+    if r.returncode:
+        continue
+    V = X if by == "rows" else X.T
+    if nan:
+        V = V[:, ~np.isnan(V).any(axis=0)]
+    want, got = oracle(V), pairs(out)
+    check(set(got) == set(want), "%s: %d pairs, scipy %d" % (what, len(got), len(want)))
+    bad = [k for k in want if k in got and (abs(got[k][0] - want[k][0]) > 1e-6 or not p_ok(got[k], want[k]))]
+    check(not bad, "%s: %d pairs differ from scipy, e.g. %s" % (what, len(bad), [(k, got[k], want[k]) for k in bad[:2]]))
+
+    # --rho R: exactly the pairs with |tau| >= R, those within rounding of R aside
+    R = 0.31
+    out2 = out + "-r"
+    r = run("spearman", path, "--method", "kendall", "--by", by, "--rho", R, "-o", out2, "--force", "-q", *extra)
+    sel = set(pairs(out2)) if r.returncode == 0 else set()
+    near = {k for k, v in want.items() if abs(abs(v[0]) - R) < 1e-9}
+    check(r.returncode == 0 and sel - near == {k for k, v in want.items() if abs(v[0]) >= R} - near,
+          "%s: --rho %g selects %d pairs" % (what, R, len(sel)))
+
+    # --top-k 3 against the oracle's |tau| order (ties: smaller j)
+    out3 = out + "-k"
+    r = run("spearman", path, "--method", "kendall", "--by", by, "--top-k", 3, "-o", out3, "--force", "-q", *extra)
+    if r.returncode == 0:
+        with h5py.File(os.path.join(out3, "spearman.h5")) as f:
+            gi, gj = f["pairs/i"][:], f["pairs/j"][:]
+        tau = {}
+        for (a, b), (t, _) in want.items():
+            tau[(a, b)] = tau[(b, a)] = t
+        ok = True
+        for a in range(len(V)):
+            cand = sorted((j for j in range(len(V)) if (a, j) in tau), key=lambda j: (-round(abs(tau[(a, j)]), 12), j))
+            ok &= sorted(gj[gi == a].tolist()) == sorted(cand[:3])
+        check(ok, "%s: --top-k 3 partners differ from scipy's order" % what)
+    else:
+        check(False, "%s: --top-k: exit %d: %s" % (what, r.returncode, r.stderr))
+
+# ---------------- refusals ----------------
+small = os.path.join(WORK, "k30x12.txt")
+for bad in (["--pvalue", 0.05], ["--fdr", 0.1], [], ["--method", "pearson"]):
+    r = run("spearman", small, "--method", "kendall", *bad)
+    check(r.returncode == 2 and ("--method" in r.stderr or "kendall" in r.stderr),
+          "kendall %s: exit %d: %s" % (" ".join(map(str, bad)), r.returncode, r.stderr))
+for cols in (2, 257):
+    path = os.path.join(WORK, "w%d.txt" % cols)
+    write(rng.normal(size=(5, cols)), path)
+    r = run("spearman", path, "--method", "kendall", "--rho", 0.5)
+    check(r.returncode == 2 and "observations" in r.stderr, "kendall on %d columns: exit %d: %s" % (cols, r.returncode, r.stderr))
+
+print("%d passed, %d failed" % (passes, fails))
+sys.exit(1 if fails else 0)
