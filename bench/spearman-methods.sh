@@ -1,0 +1,44 @@
+#!/usr/bin/env bash
+# Throughput of spearman's methods side by side: Spearman (complete),
+# Spearman with --missing drop (NaN in the first observation of 10 rows:
+# that observation goes, the whole matrix is read first), and Kendall's
+# tau-b (--method kendall), on `gen counts` matrices of --rows rows and each
+# of --cols observations, --count-only --rho 0.9, on each of --backends;
+# pairs/s from the summary line.  Appends to bench/results/spearman-methods.csv.
+#
+#   bench/spearman-methods.sh [--rows 100000] [--cols "16 30"] [--backends "cpu cuda"] [--bin PATH] [--csv FILE]
+set -uo pipefail
+here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
+BIN=$here/../build/fcbo-dist; ROWS=100000; COLS="16 30"; BACKENDS="cpu cuda"
+CSV=$here/results/spearman-methods.csv
+while [ $# -gt 0 ]; do
+  case $1 in
+    --rows) ROWS=$2; shift 2;; --cols) COLS=$2; shift 2;; --backends) BACKENDS=$2; shift 2;;
+    --bin) BIN=$2; shift 2;; --csv) CSV=$2; shift 2;;
+    -h|--help) sed -n '2,9p' "$0"; exit 0;;
+    *) echo "bench/spearman-methods.sh: unknown option $1" >&2; exit 2;;
+  esac
+done
+gpu_machine
+tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+version=$("$BIN" version | head -1 | cut -d' ' -f2)
+[ -f "$CSV" ] || echo "rows,cols,method,backend,pairs,seconds,pairs_per_s,machine,date,version" > "$CSV"
+for c in $COLS; do
+  "$BIN" gen counts --rows "$ROWS" --cols "$c" --groups 50 --seed 3 -o "$tmp/m.npy" > /dev/null || exit 1
+  python3 -c "import numpy as np, sys; x = np.load(sys.argv[1]).astype(float); r = np.random.default_rng(1)
+x[r.integers(0, len(x), 10), 0] = np.nan; np.save(sys.argv[2], x)" "$tmp/m.npy" "$tmp/nan.npy" || exit 1
+  for method in spearman missing-drop kendall; do
+    args=("$tmp/m.npy"); case $method in
+      missing-drop) args=("$tmp/nan.npy" --missing drop);;
+      kendall) args=("$tmp/m.npy" --method kendall);;
+    esac
+    for be in $BACKENDS; do
+      line=$("$BIN" spearman "${args[@]}" --count-only --rho 0.9 --backend "$be" 2>&1 | grep "pairs selected")
+      [ -n "$line" ] || { echo "bench/spearman-methods.sh: $method on $be failed" >&2; continue; }
+      pairs=$(echo "$line" | awk '{print $3}'); secs=$(echo "$line" | sed -n 's/.* in \([0-9.]*\) s .*/\1/p')
+      rate=$(awk -v p="$pairs" -v s="$secs" 'BEGIN { printf "%.3g", p / s }')
+      echo "$ROWS,$c,$method,$be,$pairs,$secs,$rate,\"$MACHINE\",$(date -u +%F),$version" | tee -a "$CSV"
+    done
+  done
+done
