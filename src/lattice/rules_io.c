@@ -93,7 +93,7 @@ fd_status rules_lattice_read(const char *path, const char *ctx_path, int threads
     hid_t f = -1;
     char input[4096] = "", sha[80] = "", fmt[32] = "";
     uint64_t nattr = 0, nobj = 0, nids = 0;
-    uint32_t *supp32 = NULL, *user_ids = NULL;
+    uint32_t *supp32 = NULL;
     memset(l, 0, sizeof *l);
     *ctx = NULL;
     FD_TRY(lattice_read_open(path, &f));
@@ -131,7 +131,6 @@ fd_status rules_lattice_read(const char *path, const char *ctx_path, int threads
     if (h5u_len(f, "intents/ids", &nids) != FD_OK) goto bad;
     FD_ALLOC_GOTO(l->off, n + 1, st, done);
     FD_ALLOC_GOTO(l->ids, nids + 1, st, done);
-    FD_ALLOC_GOTO(user_ids, 1, st, done);
     FD_ALLOC_GOTO(supp32, n + 1, st, done);
     FD_ALLOC_GOTO(l->supp, n + 1, st, done);
     if (h5u_read_range(f, "intents/offsets", H5T_NATIVE_UINT64, 0, n + 1, l->off) != FD_OK ||
@@ -171,7 +170,6 @@ bad:
     st = fd_fail(FD_ERR_INPUT, "%s: its concepts cannot be read (damaged?)", path);
 done:
     free(supp32);
-    free(user_ids);
     if (f >= 0) H5Fclose(f);
     if (st != FD_OK) {
         rules_lattice_free(l);
