@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # fcbo-dist lattice side by side with the closed-itemset miners that are
-# installed, on the same inputs and supports, one thread: LCM (Uno's
+# installed, on the same inputs and supports, one thread (fcbo-dist with
+# --backend cpu: auto would take a GPU for these inputs): LCM (Uno's
 # `lcm`, closed mode `C`), Borgelt's `fpgrowth` and `eclat` (target
 # closed, `-tc`), each found on the PATH or named by --lcm/--fpgrowth/
 # --eclat PATH; a peer that is absent is reported as such, never guessed.
@@ -52,7 +53,7 @@ row() { echo "\"$1\",$2,$3,$4,$5,$6,$7,\"$MACHINE\",$(date +%F),\"$version\"" | 
 for c in "${cases[@]}"; do
   IFS='|' read -r file sups name <<< "$c"
   for s in $sups; do
-    time_cmd "$tmp/fd.txt" "$BIN" lattice "$file" --min-support "$s" -t 1 --text || { echo "fcbo-dist failed: $(cat "$tmp/err")"; continue; }
+    time_cmd "$tmp/fd.txt" "$BIN" lattice "$file" --min-support "$s" -t 1 --backend cpu --text || { echo "fcbo-dist failed: $(cat "$tmp/err")"; continue; }
     fd=$WALL; row "$name" "$s" fcbo-dist "$(wc -l < "$tmp/fd.txt")" "$fd" "$RSS" 1
     if [ -n "$LCM" ]; then
       time_cmd "$tmp/lcm.txt" "$LCM" C "$file" "$s" "$tmp/lcm.out" &&
