@@ -213,6 +213,17 @@ with h5py.File(edited, "r+") as f:
     f.attrs["n_rules"] = np.uint64(f.attrs["n_rules"] + 5)
 r = run("info", edited)
 check(r.returncode == 2 and "rules/premise/offsets" in r.stderr, f"info of a rules file with a wrong n_rules: exit {r.returncode}: {r.stderr}")
+# a hostile /intents/offsets in a lattice without /edges (whose covers
+# rules computes from the intents): an offset far past the ids
+bad2 = os.path.join(WORK, "bad2")
+shutil.rmtree(bad2, ignore_errors=True)
+shutil.copytree(os.path.join(WORK, "l3-0-1"), bad2)
+os.remove(os.path.join(bad2, "rules.h5"))
+with h5py.File(os.path.join(bad2, "lattice.h5"), "r+") as f:
+    f["intents/offsets"][2] = 10 ** 12
+r = run("rules", bad2)
+check(r.returncode == 2 and "intents/offsets" in r.stderr and not os.path.exists(os.path.join(bad2, "rules.h5")),
+      f"a hostile /intents/offsets: exit {r.returncode}: {r.stderr}")
 r = run("rules", os.path.join(WORK, "nothing-here"))
 check(r.returncode == 2, f"no lattice: exit {r.returncode}")
 

@@ -93,7 +93,7 @@ fd_status rules_lattice_read(const char *path, const char *ctx_path, int threads
     hid_t f = -1;
     char input[4096] = "", sha[80] = "", fmt[32] = "";
     uint64_t nattr = 0, nobj = 0, nids = 0;
-    uint32_t *supp32 = NULL;
+    uint32_t *supp32 = NULL, *user_ids = NULL;
     memset(l, 0, sizeof *l);
     *ctx = NULL;
     FD_TRY(lattice_read_open(path, &f));
@@ -159,17 +159,24 @@ fd_status rules_lattice_read(const char *path, const char *ctx_path, int threads
             (ne && h5u_read_range(f, "edges/ids", H5T_NATIVE_UINT64, 0, ne, l->cov_ids) != FD_OK))
             goto bad;
         FD_TRY_GOTO(check_covers(path, l, ne), st, done);
-    } else {
-        /* lattice_covers wants the file's own ids: compute before mapping. */
-        FD_TRY_GOTO(lattice_covers(*ctx, n, l->off, l->ids, threads, &l->cov_off, &l->cov_ids), st, done);
+    }
+    if (!l->had_edges) {
+        /* lattice_covers wants the file's own ids, and trusts them: a copy
+         * of them for it, the originals checked (offsets in order, every
+         * id an attribute) and mapped first. */
+        FD_ALLOC_GOTO(user_ids, nids + 1, st, done);
+        memcpy(user_ids, l->ids, nids * sizeof *user_ids);
     }
     FD_TRY_GOTO(ids_to_indices(path, *ctx, l), st, done);
+    if (!l->had_edges)
+        FD_TRY_GOTO(lattice_covers(*ctx, n, l->off, user_ids, threads, &l->cov_off, &l->cov_ids), st, done);
     goto done;
 bad:
     fd_errclear();
     st = fd_fail(FD_ERR_INPUT, "%s: its concepts cannot be read (damaged?)", path);
 done:
     free(supp32);
+    free(user_ids);
     if (f >= 0) H5Fclose(f);
     if (st != FD_OK) {
         rules_lattice_free(l);
