@@ -11,31 +11,22 @@
  - bad combinations are refused with exit status 2.
 usage: dpc_centers.py FCBO_DIST WORKDIR"""
 import os
-import subprocess
 import sys
 
 import h5py
 import numpy as np
 import scipy.stats
 
+from testlib import check, fcbo, finish
+
 BIN, WORK = sys.argv[1], sys.argv[2]
-ENV = dict(os.environ, FD_BACKEND="cpu")
 os.makedirs(WORK, exist_ok=True)
-fails = passes = 0
 SAMPLE = 1 << 18
 
 
-def check(ok, what):
-    global fails, passes
-    if ok:
-        passes += 1
-    else:
-        fails += 1
-        print("FAIL:", what)
-
 
 def run(*args):
-    return subprocess.run([BIN] + [str(a) for a in args], env=ENV, capture_output=True, text=True)
+    return fcbo(BIN, *args)
 
 
 def ari(a, b):
@@ -113,5 +104,4 @@ for bad in (["--auto-centers", "median"], ["--centers", 3, "--auto-centers", "ou
     check(r.returncode == 2 and not os.path.exists(os.path.join(WORK, "bad", "dpc.h5")),
           f"dpc {' '.join(map(str, bad))}: exit {r.returncode}: {r.stderr}")
 
-print(f"{passes} passed, {fails} failed")
-sys.exit(1 if fails else 0)
+finish("%d checks, %d failed")

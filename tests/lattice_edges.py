@@ -11,20 +11,11 @@ import sys
 import h5py
 import numpy as np
 
+from testlib import CPU_ENV as ENV, check, finish
+
 BIN, WORK = sys.argv[1], sys.argv[2]
-ENV = dict(os.environ, FD_BACKEND="cpu", OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
 os.makedirs(WORK, exist_ok=True)
-fails = passes = 0
 
-
-def check(ok, what):
-    global fails, passes
-    if ok:
-        passes += 1
-    else:
-        fails += 1
-        print("FAIL:", what)
 
 
 def brute_covers(intents):
@@ -75,5 +66,4 @@ with h5py.File(bad, "r+") as f:
     f["edges/offsets"][-1] = f["edges/offsets"][-1] + 3
 r = subprocess.run([BIN, "info", bad], env=ENV, capture_output=True, text=True)
 check(r.returncode == 2 and "edges" in r.stderr, "damaged /edges: %d %s" % (r.returncode, r.stderr.strip()))
-print("%d passed, %d failed" % (passes, fails))
-sys.exit(1 if fails else 0)
+finish("%d checks, %d failed")

@@ -15,26 +15,16 @@ usage: lattice_rules.py FCBO_DIST WORKDIR"""
 import itertools
 import os
 import shutil
-import subprocess
 import sys
 
 import h5py
 import numpy as np
 
+from testlib import check, fcbo, finish
+
 BIN, WORK = sys.argv[1], sys.argv[2]
-ENV = dict(os.environ, OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
 os.makedirs(WORK, exist_ok=True)
-fails = passes = 0
 
-
-def check(ok, what):
-    global fails, passes
-    if ok:
-        passes += 1
-    else:
-        fails += 1
-        print("FAIL:", what)
 
 
 def read_cxt(path):
@@ -102,23 +92,25 @@ def sets(g, name):
     return [frozenset(int(a) for a in ids[off[k]:off[k + 1]]) for k in range(len(off) - 1)]
 
 
-def run(*args, ranks=1, **kw):
-    cmd = ([BIN] if ranks == 1 else ["mpirun", "-np", str(ranks), BIN]) + [str(a) for a in args]
-    return subprocess.run(cmd, env=ENV, capture_output=True, text=True, **kw)
+def run(*args, ranks=1, must=False):
+    r = fcbo(BIN, *args, ranks=ranks)
+    if must and r.returncode:
+        raise SystemExit("fcbo-dist %s: exit %d: %s" % (" ".join(map(str, args)), r.returncode, r.stderr))
+    return r
 
 
 cases = [(10, 5, 0.4, 1), (14, 7, 0.35, 2), (12, 8, 0.5, 3), (16, 6, 0.25, 4), (9, 9, 0.45, 5), (20, 8, 0.3, 6)]
 for n_obj, n_attr, dens, seed in cases:
     cxt = os.path.join(WORK, f"c{seed}.cxt")
     run("gen", "context", "--objects", n_obj, "--attributes", n_attr, "--density", dens, "--seed", seed, "-o", cxt,
-        check=True)
+        must=True)
     orc = Oracle(read_cxt(cxt))
     stem = orc.stem_base()
     for min_support, min_conf, ranks, edges in [(0, 0.5, 1, False), (2, 0.3, 3, False), (0, 0.0, 1, True)]:
         d = os.path.join(WORK, f"l{seed}-{min_support}-{ranks}{'e' if edges else ''}")
         shutil.rmtree(d, ignore_errors=True)
         run("lattice", cxt, "-o", d, "--min-support", min_support, "-q", *(["--edges"] if edges else []),
-            ranks=ranks, check=True)
+            ranks=ranks, must=True)
         lat = os.path.join(d, "lattice.h5")
         r = run("rules", d, "--min-confidence", min_conf, "-q")
         what = f"seed {seed} min_support {min_support} min_conf {min_conf} ranks {ranks} edges {edges}"
@@ -227,5 +219,4 @@ check(r.returncode == 2 and "intents/offsets" in r.stderr and not os.path.exists
 r = run("rules", os.path.join(WORK, "nothing-here"))
 check(r.returncode == 2, f"no lattice: exit {r.returncode}")
 
-print(f"{passes} passed, {fails} failed")
-sys.exit(1 if fails else 0)
+finish("%d checks, %d failed")

@@ -10,32 +10,21 @@ from R by rounding); --top-k K gives each row's K partners of largest
 rows of 2 or of more than 256 observations.
 usage: spearman_kendall.py FCBO_DIST WORKDIR"""
 import os
-import subprocess
 import sys
 
 import h5py
 import numpy as np
 import scipy.stats
 
+from testlib import check, fcbo, finish
+
 BIN, WORK = sys.argv[1], sys.argv[2]
-ENV = dict(os.environ, FD_BACKEND="cpu", OMPI_ALLOW_RUN_AS_ROOT="1", OMPI_ALLOW_RUN_AS_ROOT_CONFIRM="1",
-           OMPI_MCA_rmaps_base_oversubscribe="1")
 os.makedirs(WORK, exist_ok=True)
-fails = passes = 0
 
-
-def check(ok, what):
-    global fails, passes
-    if ok:
-        passes += 1
-    else:
-        fails += 1
-        print("FAIL:", what)
 
 
 def run(*args, ranks=1):
-    cmd = ([BIN] if ranks == 1 else ["mpirun", "-np", str(ranks), BIN]) + [str(a) for a in args]
-    return subprocess.run(cmd, env=ENV, capture_output=True, text=True)
+    return fcbo(BIN, *args, ranks=ranks)
 
 
 def write(X, path):
@@ -137,5 +126,4 @@ for cols in (2, 257):
     r = run("spearman", path, "--method", "kendall", "--rho", 0.5)
     check(r.returncode == 2 and "observations" in r.stderr, "kendall on %d columns: exit %d: %s" % (cols, r.returncode, r.stderr))
 
-print("%d passed, %d failed" % (passes, fails))
-sys.exit(1 if fails else 0)
+finish("%d checks, %d failed")
