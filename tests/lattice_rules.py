@@ -216,6 +216,15 @@ with h5py.File(os.path.join(bad2, "lattice.h5"), "r+") as f:
 r = run("rules", bad2)
 check(r.returncode == 2 and "intents/offsets" in r.stderr and not os.path.exists(os.path.join(bad2, "rules.h5")),
       f"a hostile /intents/offsets: exit {r.returncode}: {r.stderr}")
+# an existing rules file is kept without --force, replaced with it
+before = open(good, "rb").read()
+r = run("rules", os.path.join(WORK, "l3-0-1"), "--basis", "stem", "-q")
+check(r.returncode == 2 and "--force" in r.stderr and open(good, "rb").read() == before,
+      f"rules over an existing rules.h5 without --force: exit {r.returncode}: {r.stderr}")
+r = run("rules", os.path.join(WORK, "l3-0-1"), "--basis", "stem", "--force", "-q")
+with h5py.File(good) as f:
+    check(r.returncode == 0 and f.attrs["n_rules"] == 0 and f.attrs["n_implications"] > 0,
+          f"rules --force: exit {r.returncode}: {r.stderr}")
 r = run("rules", os.path.join(WORK, "nothing-here"))
 check(r.returncode == 2, f"no lattice: exit {r.returncode}")
 

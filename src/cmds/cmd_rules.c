@@ -19,7 +19,7 @@ extern char *fd_command_line;
 static const char *help =
     "usage: fcbo-dist rules DIR|FILE.h5 [--basis stem|luxenburger|both]\n"
     "                       [--min-confidence C] [--context FILE] [-o FILE.h5]\n"
-    "                       [--text [--names]] [-t T] [-q]\n\n"
+    "                       [--text [--names]] [--force] [-t T] [-q]\n\n"
     "The implications and association rules of a lattice result (DIR/lattice.h5\n"
     "of `fcbo-dist lattice -o DIR`, any number of ranks, with or without\n"
     "--edges):\n"
@@ -33,7 +33,8 @@ static const char *help =
     "    intents follows from these.\n"
     "The context is re-read from the input the lattice file names, and must\n"
     "still be the same file (SHA-256).  Writes DIR/rules.h5 (or beside\n"
-    "FILE.h5), replaced whole when complete.\n\n"
+    "FILE.h5); an existing one is replaced only with --force, and only once\n"
+    "the new one is complete.\n\n"
     "  --basis B             stem, luxenburger or both (default both)\n"
     "  --min-confidence C    keep rules of confidence >= C, 0..1 (default 0.5)\n"
     "  --context FILE        the context, when it has moved since the lattice run\n"
@@ -41,6 +42,7 @@ static const char *help =
     "  --text                print the rules (ids; see docs/formats.md) instead of\n"
     "                        writing a file, unless -o is given too\n"
     "  --names               with --text, attribute names (tab-separated)\n"
+    "  --force               replace an existing rules file\n"
     "  -t, --threads T       threads for the covers when the file has no /edges\n"
     "                        (default: the cores)\n"
     "  -q, --quiet           no summary\n"
@@ -65,12 +67,13 @@ fd_status cmd_rules(int argc, char **argv)
                                          {"output", required_argument, 0, 'o'},
                                          {"text", no_argument, 0, OPT_TEXT},
                                          {"names", no_argument, 0, OPT_NAMES},
+                                         {"force", no_argument, 0, 'F'},
                                          {"threads", required_argument, 0, 't'},
                                          {"quiet", no_argument, 0, 'q'},
                                          {"help", no_argument, 0, 'h'},
                                          {0, 0, 0, 0}};
     const char *out = NULL, *ctx_path = NULL;
-    int text = 0, names = 0, quiet = 0, stem = 1, lux = 1, c;
+    int text = 0, names = 0, quiet = 0, force = 0, stem = 1, lux = 1, c;
     uint32_t threads = 0;
     double min_conf = 0.5;
     optind = 1;
@@ -87,6 +90,7 @@ fd_status cmd_rules(int argc, char **argv)
         case 'o': out = optarg; break;
         case OPT_TEXT: text = 1; break;
         case OPT_NAMES: names = 1; break;
+        case 'F': force = 1; break;
         case 't': FD_TRY(opt_u32("--threads", optarg, 1, 4096, &threads)); break;
         case 'q': quiet = 1; break;
         case 'h': fputs(help, stdout); return FD_OK;
@@ -107,6 +111,10 @@ fd_status cmd_rules(int argc, char **argv)
         snprintf(dflt, sizeof dflt, "%.*srules.h5", slash ? (int)(slash - arg + 1) : 0, arg);
     }
     if (!out && !text) out = dflt;
+    /* Checked before the (possibly long) stem base, not at the rename. */
+    if (out && !force && stat(out, &sb) == 0)
+        return fd_fail(FD_ERR_USAGE, "%s exists; use --force to replace it (the old file stays until the new one is complete)",
+                       out);
     if (!threads) {
         fd_mpi one = {0, 1, 0, 1};
         threads = (uint32_t)fd_place_threads(&one);
