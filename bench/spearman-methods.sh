@@ -1,7 +1,11 @@
 #!/usr/bin/env bash
 # Throughput of spearman's methods side by side: Spearman (complete),
 # Spearman with --missing drop (NaN in the first observation of 10 rows:
-# that observation goes, the whole matrix is read first), and Kendall's
+# that observation goes, the whole matrix is read first), --missing
+# pairwise on the same matrix (missing-pairwise: 10 incomplete rows) and
+# with a NaN in 1% of the rows (missing-pairwise-1pct) and in every row
+# (missing-pairwise-all: the re-ranking's own rate; each pair with an
+# incomplete row is re-ranked on the CPU), and Kendall's
 # tau-b (--method kendall), on `gen counts` matrices of --rows rows and each
 # of --cols observations, --count-only --rho 0.9, on each of --backends;
 # pairs/s from the summary line.  Appends to bench/results/spearman-methods.csv.
@@ -27,10 +31,16 @@ version=$("$BIN" version | head -1 | cut -d' ' -f2)
 for c in $COLS; do
   "$BIN" gen counts --rows "$ROWS" --cols "$c" --groups 50 --seed 3 -o "$tmp/m.npy" > /dev/null || exit 1
   python3 -c "import numpy as np, sys; x = np.load(sys.argv[1]).astype(float); r = np.random.default_rng(1)
-x[r.integers(0, len(x), 10), 0] = np.nan; np.save(sys.argv[2], x)" "$tmp/m.npy" "$tmp/nan.npy" || exit 1
-  for method in spearman missing-drop kendall; do
+x[r.integers(0, len(x), 10), 0] = np.nan; np.save(sys.argv[2], x)
+x[r.random(len(x)) < 0.01, 1] = np.nan; np.save(sys.argv[3], x)
+x[np.arange(len(x)), r.integers(0, x.shape[1], len(x))] = np.nan; np.save(sys.argv[4], x)" \
+    "$tmp/m.npy" "$tmp/nan.npy" "$tmp/nan1.npy" "$tmp/nanall.npy" || exit 1
+  for method in spearman missing-drop missing-pairwise missing-pairwise-1pct missing-pairwise-all kendall; do
     args=("$tmp/m.npy"); case $method in
       missing-drop) args=("$tmp/nan.npy" --missing drop);;
+      missing-pairwise) args=("$tmp/nan.npy" --missing pairwise);;
+      missing-pairwise-1pct) args=("$tmp/nan1.npy" --missing pairwise);;
+      missing-pairwise-all) args=("$tmp/nanall.npy" --missing pairwise);;
       kendall) args=("$tmp/m.npy" --method kendall);;
     esac
     for be in $BACKENDS; do

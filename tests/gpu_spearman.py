@@ -10,7 +10,8 @@ host's heaps): the same partners, ties included, with k = 1, 3 and 40, k
 beyond the partners a row has, and two inputs.  n > 128 falls back to the
 CPU backend, which the backend attribute must say.  --method kendall
 (sign vectors of n(n-1)/2 values) at 8, 12 and 16 observations, and 17,
-which falls back.
+which falls back.  --missing pairwise: on the GPU without a NaN, on the
+CPU with one.
 usage: gpu_spearman.py FCBO_DIST WORKDIR GPU_BACKEND GPUS"""
 import os
 import re
@@ -96,6 +97,16 @@ for n, rows in [(8, 700), (12, 2100), (16, 500), (17, 300)]:
     be = "cuda" if n <= 16 else "cpu"
     for sel in (["--rho", "0.4123"], ["--count-only", "--rho", "0.6"], ["--top-k", "3"]):
         same("kendall n=%d rows=%d %s" % (n, rows, " ".join(sel)), [src, "--method", "kendall"] + sel, be)
+
+# --missing pairwise: rows with a missing value run on the CPU backend
+# (the summary says so); without one the GPU keeps the run.
+x = matrix(800, 20, 20, far_equal=True).astype(float)
+src = os.path.join(WORK, "pw.txt")
+np.savetxt(src, x, fmt="%g")
+same("pairwise, no NaN", [src, "--missing", "pairwise", "--pvalue", "0.01"], "cuda")
+x[np.random.default_rng(5).random(x.shape) < 0.01] = np.nan
+np.savetxt(src, x, fmt="%g")
+same("pairwise, 1% NaN", [src, "--missing", "pairwise", "--pvalue", "0.01"], "cpu")
 
 # The tuning knobs give the same results: a strip of one column tile, and
 # strips that end inside a row; each screen of the common path alone (the

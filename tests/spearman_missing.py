@@ -4,7 +4,12 @@ installed): matrices with ties and NaN scattered over them, variables as
 rows and as columns (--by columns), text, CSV and .npy, one rank and two;
 every pair's rho (float32 in the file) and p, the dropped count; and the
 refusals: NaN without --missing, an infinity, too few complete
-observations, --missing pairwise (not yet), with --drop-nan-rows, with --y.
+observations, with --drop-nan-rows, with --y.
+--missing pairwise against scipy.stats.spearmanr on each pair's common
+observations (pandas' DataFrame.corr(method="spearman") where installed):
+every pair's rho and p, by rows and columns, 1 and 2 ranks, --rho and
+--pvalue (each pair's p with its own n), --y, rows with two or no values,
+and tiles of several blocks; its refusals (--fdr, --top-k, kendall).
 usage: spearman_missing.py FCBO_DIST WORKDIR"""
 import os
 import sys
@@ -13,7 +18,7 @@ import h5py
 import numpy as np
 import scipy.stats
 
-from testlib import check, fcbo, finish
+from testlib import CPU_ENV, check, fcbo, finish
 
 BIN, WORK = sys.argv[1], sys.argv[2]
 os.makedirs(WORK, exist_ok=True)
@@ -80,6 +85,152 @@ for shape, frac, ext, by, ranks in [((40, 14), 0.03, ".txt", "rows", 1), ((60, 2
         badp = [k for k in got if abs(corr[k] - got[k][0]) > 1e-6]
         check(not badp, "%s: %d pairs differ from pandas" % (what, len(badp)))
 
+# ---------------- --missing pairwise ----------------
+def pair_oracle(V, W=None):
+    """{(a, b): (rho, p)} over each pair's common observations, as pandas
+    (and --missing pairwise) define it: pairs of fewer than 3 common
+    observations, or constant over them, have no rho.  W None: the pairs
+    a < b of V's rows; else every row of V with every row of W."""
+    out = {}
+    for a in range(len(V)):
+        for b in range(a + 1, len(V)) if W is None else range(len(W)):
+            u, v = V[a], (V if W is None else W)[b]
+            m = ~np.isnan(u) & ~np.isnan(v)
+            if m.sum() < 3 or np.ptp(u[m]) == 0 or np.ptp(v[m]) == 0:
+                continue
+            r = scipy.stats.spearmanr(u[m], v[m])
+            out[(a, b)] = (r.statistic, r.pvalue)
+    return out
+
+
+def p_close(g, w):
+    """g, w: (rho, p); at |rho| = 1 ours is exact (p 0), scipy's 1 - 1e-16
+    (p some 1e-50)."""
+    return g[1] == 0 if abs(w[0]) > 1 - 1e-12 else abs(g[1] - w[1]) <= 1e-9 * max(w[1], 1e-300)
+
+
+def compare(what, got, want, sel=None):
+    """got: {(i, j): (rho, p)} from the file; want: the oracle's, of which
+    sel(rho, p) are the selected (pairs within 1e-9 of the threshold may
+    go either way)."""
+    if sel is not None:
+        must = {k for k, (r, pv) in want.items() if sel(r, pv, 1e-9)}
+        may = {k for k, (r, pv) in want.items() if sel(r, pv, -1e-9)}
+        check(must <= set(got) <= may, "%s: %d pairs selected, scipy %d..%d; extra %s, missing %s"
+              % (what, len(got), len(must), len(may), sorted(set(got) - may)[:3], sorted(must - set(got))[:3]))
+    else:
+        check(set(got) == set(want), "%s: %d pairs, scipy %d; extra %s, missing %s" % (
+            what, len(got), len(want), sorted(set(got) - set(want))[:3], sorted(set(want) - set(got))[:3]))
+    bad = [k for k in got if k in want and (abs(got[k][0] - want[k][0]) > 1e-6 or not p_close(got[k], want[k]))]
+    check(not bad, "%s: %d pairs differ from scipy, e.g. %s" % (what, len(bad), [(k, got[k], want[k]) for k in bad[:2]]))
+
+
+def read_pairs(out):
+    with h5py.File(os.path.join(out, "spearman.h5")) as f:
+        i, j, rho, p = (f["pairs/" + k][:] for k in ("i", "j", "rho", "p"))
+        attrs = dict(f.attrs)
+    return {(int(a), int(b)): (float(x), float(y)) for a, b, x, y in zip(i, j, rho, p)}, attrs
+
+
+for shape, frac, ext, by, ranks, sel in [((40, 14), 0.15, ".txt", "rows", 1, ("--rho", 0)),
+                                         ((50, 20), 0.1, ".csv", "rows", 2, ("--rho", 0)),
+                                         ((16, 30), 0.2, ".npy", "columns", 1, ("--rho", 0)),
+                                         ((60, 12), 0.1, ".npy", "rows", 2, ("--pvalue", 0.2)),
+                                         ((45, 11), 0.1, ".txt", "rows", 1, ("--rho", 0.4))]:
+    X = rng.integers(0, 6, size=shape).astype(float)  # ties
+    X[rng.random(shape) < frac] = np.nan
+    V = X if by == "rows" else X.T
+    V[1] = np.nan            # a variable with no value
+    V[2, 2:] = np.nan        # ... with two
+    V[4] = V[6]              # equal variables, NaN and all
+    V[7] = 3.0               # a constant one
+    V[8, :] = np.arange(V.shape[1])  # complete, no ties
+    path = os.path.join(WORK, "pw%dx%d%s" % (shape + (ext,)))
+    write(X, path)
+    out = os.path.join(WORK, "opw" + os.path.basename(path))
+    what = "pairwise %s --by %s %s %s, %d rank(s)" % (os.path.basename(path), by, *sel, ranks)
+    r = run("spearman", path, "--missing", "pairwise", "--by", by, *map(str, sel), "-o", out, "--force", ranks=ranks)
+    check(r.returncode == 0, "%s: exit %d: %s" % (what, r.returncode, r.stderr))
+    if r.returncode:
+        continue
+    got, attrs = read_pairs(out)
+    incomplete = int(np.isnan(V).any(axis=1).sum())
+    check(attrs["missing"] == b"pairwise" and attrs["incomplete_rows"] == incomplete and attrs["dropped_observations"] == 0
+          and attrs["observations"] == V.shape[1], "%s: attributes %s %s" % (what, attrs["missing"], attrs.get("incomplete_rows")))
+    check("--missing pairwise: %d rows miss" % incomplete in r.stderr, "%s: the summary: %s" % (what, r.stderr))
+    want = pair_oracle(V)
+    check(attrs["pairs_tested"] == len(want), "%s: %d pairs tested, scipy %d" % (what, attrs["pairs_tested"], len(want)))
+    if sel[0] == "--rho":
+        t = sel[1]
+        compare(what, got, want, None if t == 0 else lambda rr, pv, e: abs(rr) >= t + e)
+    else:
+        a = sel[1]
+        compare(what, got, want, lambda rr, pv, e: pv <= a * (1 - e))
+    if pd is not None:
+        corr = pd.DataFrame(V.T).corr(method="spearman", min_periods=3).to_numpy()
+        badp = [k for k in got if abs(corr[k] - got[k][0]) > 1e-6]
+        check(not badp, "%s: %d pairs differ from pandas" % (what, len(badp)))
+
+# --y: pairs of rows of two matrices, both with missing values
+X = rng.normal(size=(20, 15)).round(1)
+Y = rng.normal(size=(12, 15)).round(1)
+X[rng.random(X.shape) < 0.15] = np.nan
+Y[rng.random(Y.shape) < 0.15] = np.nan
+Y[3] = np.where(np.isnan(Y[3]), np.nan, 1.0)  # constant where it has values
+xf, yf = os.path.join(WORK, "pwx.txt"), os.path.join(WORK, "pwy.npy")
+write(X, xf)
+write(Y, yf)
+out = os.path.join(WORK, "opwy")
+r = run("spearman", xf, "--y", yf, "--missing", "pairwise", "--rho", 0, "-o", out, "--force", "-q", ranks=2)
+check(r.returncode == 0, "pairwise --y: exit %d: %s" % (r.returncode, r.stderr))
+if r.returncode == 0:
+    got, attrs = read_pairs(out)
+    compare("pairwise --y", got, pair_oracle(X, Y))
+
+# Several tiles a side (256 rows each), a few incomplete rows among
+# complete ones: the kernels' pairs and the pairwise ones meet in a tile.
+X = rng.normal(size=(700, 10)).round(2)
+inc = rng.choice(700, size=25, replace=False)
+for a in inc:
+    X[a, rng.choice(10, size=rng.integers(1, 5), replace=False)] = np.nan
+path = os.path.join(WORK, "pwbig.npy")
+write(X, path)
+out = os.path.join(WORK, "opwbig")
+r = run("spearman", path, "--missing", "pairwise", "--rho", 0.5, "-o", out, "--force", "-q", "-t", 2, ranks=2)
+check(r.returncode == 0, "pairwise, 700 rows: exit %d: %s" % (r.returncode, r.stderr))
+if r.returncode == 0:
+    got, attrs = read_pairs(out)
+    # complete pairs by the rank matrix, pairs with an incomplete row by scipy
+    comp = np.setdiff1d(np.arange(700), inc)
+    R = scipy.stats.rankdata(X[comp], axis=1)
+    C = np.corrcoef(R)
+    want = {}
+    for u in range(len(comp)):
+        for v in range(u + 1, len(comp)):
+            if abs(C[u, v]) >= 0.5 - 1e-9:
+                want[(int(comp[u]), int(comp[v]))] = (C[u, v], None)
+    for a in inc:
+        for b in range(700):
+            if b == a or (b in inc and b < a):
+                continue
+            m = ~np.isnan(X[a]) & ~np.isnan(X[b])
+            if m.sum() >= 3:
+                rr = scipy.stats.spearmanr(X[a][m], X[b][m]).statistic
+                if abs(rr) >= 0.5 - 1e-9:
+                    want[(min(a, b), max(a, b))] = (rr, None)
+    check(set(got) == set(want), "pairwise, 700 rows: %d pairs, oracle %d; extra %s, missing %s"
+          % (len(got), len(want), sorted(set(got) - set(want))[:3], sorted(set(want) - set(got))[:3]))
+    bad = [k for k in got if k in want and abs(got[k][0] - want[k][0]) > 1e-6]
+    check(not bad, "pairwise, 700 rows: %d rho differ" % len(bad))
+    # the scalar kernel (one rank): the same pairs
+    r2 = fcbo(BIN, "spearman", path, "--missing", "pairwise", "--rho", 0.5, "-o", out + "s", "--force", "-q",
+              env=dict(CPU_ENV, FD_SPEARMAN_SCALAR="1"))
+    if r2.returncode == 0:
+        got2, _ = read_pairs(out + "s")
+        check(got2 == got, "pairwise, 700 rows: the scalar kernel's pairs differ")
+    else:
+        check(False, "pairwise scalar: exit %d: %s" % (r2.returncode, r2.stderr))
+
 # ---------------- refusals ----------------
 X = rng.normal(size=(10, 8))
 X[2, 3] = np.nan
@@ -99,9 +250,13 @@ write(X, few)
 r = run("spearman", few, "--missing", "drop", "--rho", 0.5, "-o", os.path.join(WORK, "few"))
 check(r.returncode == 2 and "needs 3" in r.stderr and not os.path.exists(os.path.join(WORK, "few", "spearman.h5")),
       "too few complete observations: exit %d: %s" % (r.returncode, r.stderr))
-for bad in (["--missing", "pairwise"], ["--missing", "maybe"], ["--missing", "drop", "--drop-nan-rows"],
-            ["--missing", "drop", "--y", nanf]):
+for bad in (["--missing", "maybe"], ["--missing", "drop", "--drop-nan-rows"], ["--missing", "drop", "--y", nanf],
+            ["--missing", "pairwise", "--drop-nan-rows"], ["--missing", "pairwise", "--method", "kendall"]):
     r = run("spearman", nanf, "--rho", 0.5, *bad)
     check(r.returncode == 2 and "--missing" in r.stderr, "%s: exit %d: %s" % (" ".join(bad), r.returncode, r.stderr))
+for bad in (["--fdr", "0.1"], ["--top-k", "3"]):
+    r = run("spearman", nanf, "--missing", "pairwise", "-o", os.path.join(WORK, "refused"), *bad)
+    check(r.returncode == 2 and bad[0] in r.stderr and not os.path.exists(os.path.join(WORK, "refused", "spearman.h5")),
+          "--missing pairwise %s: exit %d: %s" % (" ".join(bad), r.returncode, r.stderr))
 
 finish("%d checks, %d failed")

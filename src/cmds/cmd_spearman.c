@@ -47,6 +47,12 @@ static const char *help =
     "                        is missing in any variable (complete cases, as\n"
     "                        pandas' dropna().corr()); the whole matrix is read\n"
     "                        first, 8 bytes a value (default: refuse NaN)\n"
+    "  --missing pairwise    NaN is a missing value: each pair uses the observations\n"
+    "                        both variables have, ranked over those (as pandas'\n"
+    "                        DataFrame.corr(method=\"spearman\")), p from the pair's\n"
+    "                        own n; pairs of fewer than 3 are not counted.  Pairs\n"
+    "                        with a missing value cost O(n) each on the CPU\n"
+    "                        backend; --pvalue or --rho only\n"
     "  --check-input         read and rank the input, print its shape and stop\n"
     "selection (one; -o needs one, there is no default):\n"
     "  --pvalue A            pairs with p <= A (without -o: counts of p <= 0.05)\n"
@@ -136,12 +142,10 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
             else return fd_fail(FD_ERR_USAGE, "--method: '%s' is not spearman or kendall", optarg);
             break;
         case OPT_MISSING:
-            if (!strcmp(optarg, "drop")) a->missing_drop = 1;
-            else if (!strcmp(optarg, "refuse")) a->missing_drop = 0;
-            else if (!strcmp(optarg, "pairwise"))
-                return fd_fail(FD_ERR_USAGE, "--missing pairwise is not implemented yet; --missing drop uses the "
-                                             "observations every variable has");
-            else return fd_fail(FD_ERR_USAGE, "--missing: '%s' is not drop or refuse", optarg);
+            a->missing_drop = !strcmp(optarg, "drop");
+            a->missing_pairwise = !strcmp(optarg, "pairwise");
+            if (!a->missing_drop && !a->missing_pairwise && strcmp(optarg, "refuse"))
+                return fd_fail(FD_ERR_USAGE, "--missing: '%s' is not pairwise, drop or refuse", optarg);
             break;
         case 'E': FD_TRY(opt_header(optarg, &a->header)); break;
         case 'N': a->row_names = 1; break;
@@ -166,8 +170,15 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
     if (a->kendall && !a->check_input && (!chosen || a->mode == 'p' || a->mode == 'f'))
         return fd_fail(FD_ERR_USAGE, "--method kendall selects by --rho R (|tau_b| >= R) or --top-k K; --pvalue and "
                                      "--fdr are not implemented for it yet (each pair's p is written)");
-    if (a->missing_drop && a->drop_nan)
-        return fd_fail(FD_ERR_USAGE, "--missing drop drops observations, --drop-nan-rows variables: choose one");
+    if ((a->missing_drop || a->missing_pairwise) && a->drop_nan)
+        return fd_fail(FD_ERR_USAGE, "--missing %s keeps the variables that miss values, --drop-nan-rows drops them: "
+                                     "choose one", a->missing_drop ? "drop" : "pairwise");
+    if (a->missing_pairwise && a->kendall)
+        return fd_fail(FD_ERR_USAGE, "--missing pairwise with --method kendall: not yet (--missing drop works)");
+    if (a->missing_pairwise && (a->mode == 'f' || a->mode == 'k'))
+        return fd_fail(FD_ERR_USAGE, "--missing pairwise selects by --pvalue or --rho: %s is not implemented for it "
+                                     "yet (pairs of different n have p-values that rho alone does not order)",
+                       a->mode == 'f' ? "--fdr" : "--top-k");
     if (a->missing_drop && a->y_input)
         return fd_fail(FD_ERR_USAGE, "--missing drop with --y: not yet (the two inputs would have to drop the same "
                                      "observations)");

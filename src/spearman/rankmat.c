@@ -59,6 +59,7 @@ void smat_destroy(spearman_mat **pm)
     fd_big_free(m->inv_root, m->root_bytes);
     sha256_future_drop(&m->sha);
     free(m->row_id);
+    free(m->incomplete);
     free(m->ties);
     free(m->source);
     for (uint64_t k = 0; m->names && k < m->n_names; k++) free(m->names[k]);
@@ -263,6 +264,99 @@ fd_status smat_push(spearman_mat *m, const double *x, uint64_t input_row)
     return st;
 }
 
+/* Room for row r's flag in m->incomplete (zeroed as it grows). */
+static fd_status incomplete_room(spearman_mat *m, uint64_t r)
+{
+    if (r < m->incomplete_cap) return FD_OK;
+    uint64_t cap = m->incomplete_cap ? m->incomplete_cap : 1024;
+    while (cap <= r) cap *= 2;
+    uint8_t *p = realloc(m->incomplete, cap);
+    if (!p) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    memset(p + m->incomplete_cap, 0, cap - m->incomplete_cap);
+    m->incomplete = p;
+    m->incomplete_cap = cap;
+    return FD_OK;
+}
+
+fd_status smat_push_missing(spearman_mat *m, const double *x, uint64_t input_row)
+{
+    uint32_t have = 0;
+    for (uint32_t k = 0; k < m->n; k++) have += !isnan(x[k]);
+    if (have == m->n) return smat_push(m, x, input_row);
+    fd_status st = FD_OK;
+    double *v = malloc((have + 1) * sizeof *v);
+    int32_t *r = malloc((have + 1) * sizeof *r), *a = malloc(m->n * sizeof *a);
+    if (!v || !r || !a) st = fd_fail(FD_ERR_NOMEM, "out of memory");
+    if (st == FD_OK) {
+        uint32_t q = 0;
+        for (uint32_t k = 0; k < m->n; k++)
+            if (!isnan(x[k])) v[q++] = x[k];
+        if (have) spearman_rank(v, have, r);
+        q = 0;
+        for (uint32_t k = 0; k < m->n; k++) a[k] = isnan(x[k]) ? SMAT_MISSING : r[q++];
+        const uint64_t row = m->rows;
+        st = incomplete_room(m, row);
+        if (st == FD_OK) st = smat_push_ranked(m, a, input_row);
+        if (st == FD_OK) {
+            m->sii[row] = 0; /* the kernels' sign to pass over the row */
+            m->incomplete[row] = 1;
+            m->n_incomplete++;
+        }
+    }
+    free(v);
+    free(r);
+    free(a);
+    return st;
+}
+
+/* Re-ranks v[0 .. m), values in [-(n-1), n-1] (a row's a_k), among
+ * themselves, as ranks_by_counting does; cnt: 2n zeroed counters. */
+static void rerank(int32_t *v, uint32_t m, uint32_t n, uint32_t *cnt)
+{
+    const int32_t off = (int32_t)n - 1;
+    for (uint32_t k = 0; k < m; k++) cnt[v[k] + off + 1]++;
+    for (uint32_t b = 1; b < 2 * n; b++) cnt[b] += cnt[b - 1];
+    for (uint32_t k = 0; k < m; k++) v[k] = (int32_t)(cnt[v[k] + off] + cnt[v[k] + off + 1]) - (int32_t)m;
+}
+
+/* Columns up to which smat_pair_sums works on the stack. */
+#define PAIR_STACK_N 512
+
+uint32_t smat_pair_sums(const spearman_mat *x, const spearman_mat *y, uint64_t i, uint64_t j, int64_t *s, int64_t *sii,
+                        int64_t *sjj)
+{
+    const uint32_t n = x->n;
+    int32_t stack[4 * PAIR_STACK_N], *buf = stack;
+    /* beyond it a few hundred KB at most (n <= 32767); no way to report
+     * a failure from inside a tile, as in spearman_rank */
+    if (n > PAIR_STACK_N && !(buf = malloc(4 * (size_t)n * sizeof *buf))) abort();
+    int32_t *ai = buf, *aj = buf + n;
+    uint32_t *cnt = (uint32_t *)(buf + 2 * n), m = 0;
+    for (uint32_t k = 0; k < n; k++) {
+        const int32_t a = smat_a(x, i, k), b = smat_a(y, j, k);
+        if (a == SMAT_MISSING || b == SMAT_MISSING) continue;
+        ai[m] = a;
+        aj[m++] = b;
+    }
+    int64_t sum = 0, qi = 0, qj = 0;
+    if (m > 0) {
+        memset(cnt, 0, 2 * (size_t)n * sizeof *cnt);
+        rerank(ai, m, n, cnt);
+        memset(cnt, 0, 2 * (size_t)n * sizeof *cnt);
+        rerank(aj, m, n, cnt);
+        for (uint32_t k = 0; k < m; k++) {
+            sum += (int64_t)ai[k] * aj[k];
+            qi += (int64_t)ai[k] * ai[k];
+            qj += (int64_t)aj[k] * aj[k];
+        }
+    }
+    if (buf != stack) free(buf);
+    *s = sum;
+    *sii = qi;
+    *sjj = qj;
+    return m;
+}
+
 /* The roots of rows [r0, r1) (past m->rows: padding, 0), and the
  * constant rows among them counted into the shared total. */
 typedef struct {
@@ -278,7 +372,7 @@ static fd_status roots_rows(void *ctx, uint64_t r0, uint64_t r1, int thread)
     uint64_t constant = 0;
     for (uint64_t r = r0; r < r1; r++) {
         double s = r < m->rows ? (double)m->sii[r] : 0;
-        constant += r < m->rows && s == 0;
+        constant += r < m->rows && s == 0 && !smat_incomplete(m, r);
         m->root[r] = (float)sqrt(s);
         m->inv_root[r] = s > 0 ? (float)(1 / sqrt(s)) : 0.0f;
     }

@@ -44,6 +44,13 @@ typedef struct spearman_mat {
     uint64_t constant;    /* rows with S_ii = 0 */
     uint64_t dropped;     /* rows dropped for NaN/inf (--drop-nan-rows) */
     uint64_t dropped_obs; /* observations dropped for a missing value (--missing drop) */
+    /* --missing pairwise: rows with a missing value hold the ranks of the
+     * values they have among themselves and SMAT_MISSING elsewhere, and
+     * S_ii = 0, so that the tile kernels pass over them as over constant
+     * rows; their pairs are computed one by one (smat_pair_sums).  NULL
+     * when no row misses a value. */
+    uint8_t *incomplete;
+    uint64_t incomplete_cap, n_incomplete;
     /* The input file's SHA-256, for the output's metadata: it may still be
      * computing when the read ends (smat_sha256 joins it). */
     sha256_future sha;
@@ -93,6 +100,23 @@ fd_status smat_digest(spearman_mat *m, int threads);
  * rows once smat_place_begin or smat_reserve made room). */
 fd_status smat_kendall(spearman_mat *m, uint32_t n_obs);
 fd_status smat_set_ties(spearman_mat *m, uint64_t r, const kendall_ties *t);
+
+/* --missing pairwise: a row of n values, NaN missing (ranked over the
+ * values it has; a row with none missing is pushed as smat_push would). */
+fd_status smat_push_missing(spearman_mat *m, const double *x, uint64_t input_row);
+
+/* The value that marks a missing observation in a row (never a rank:
+ * |a| <= n - 1 <= 32766). */
+#define SMAT_MISSING (-32768)
+
+static inline int smat_incomplete(const spearman_mat *m, uint64_t r) { return m->incomplete && m->incomplete[r]; }
+
+/* Pairwise complete observations (pandas' DataFrame.corr): S, S_ii and
+ * S_jj of row i of x and row j of y over the columns both have, each row
+ * re-ranked over those columns (exact: a row's ranks order its values as
+ * the values do, ties included).  Returns how many columns that is. */
+uint32_t smat_pair_sums(const spearman_mat *x, const spearman_mat *y, uint64_t i, uint64_t j, int64_t *s, int64_t *sii,
+                        int64_t *sjj);
 
 /* a_k of row r, column k. */
 static inline int32_t smat_a(const spearman_mat *m, uint64_t r, uint32_t k)

@@ -100,6 +100,10 @@ static fd_status put_meta(hid_t f, const spearman_meta *m)
     FD_TRY(h5u_attr_str(f, "missing", m->missing ? m->missing : "refuse"));
     FD_TRY(h5u_attr_str(f, "method", m->method ? m->method : "spearman"));
     FD_TRY(h5u_attr_u64(f, "dropped_observations", m->dropped_observations));
+    if (m->missing && !strcmp(m->missing, "pairwise")) {
+        FD_TRY(h5u_attr_u64(f, "incomplete_rows", m->incomplete_rows));
+        if (m->y_input) FD_TRY(h5u_attr_u64(f, "y_incomplete_rows", m->y_incomplete_rows));
+    }
     FD_TRY(h5u_attr_u64(f, "pairs_tested", m->pairs_tested));
     FD_TRY(h5u_attr_u64(f, "n_pairs", m->pairs_selected));
     FD_TRY(h5u_attr_u64(f, "ranks", (uint64_t)m->ranks));

@@ -21,9 +21,10 @@ typedef struct spearman_meta {
     const char *backend;
     const char *input, *input_sha256, *y_input, *y_sha256;
     uint64_t rows, y_rows, constant_rows, y_constant_rows, dropped_rows;
-    const char *missing;            /* --missing: "refuse" or "drop" */
+    const char *missing;            /* --missing: "refuse", "drop" or "pairwise" */
     const char *method;             /* "spearman" or "kendall" */
     uint64_t dropped_observations;  /* --missing drop: observations left out */
+    uint64_t incomplete_rows, y_incomplete_rows; /* --missing pairwise: rows that miss a value */
     uint32_t n;                     /* observations per row */
     double threshold;               /* alpha, R, Q, or K */
     double rho_cut;                 /* the |rho| a pair needs (sqrt(q)) */

@@ -63,7 +63,8 @@ static fd_status read_inputs(fd_job *j)
     const spearman_opts *o = jb->o;
     const spearman_read_opts ro = {.drop_nan = o->drop_nan, .header = o->header, .threads = j->threads,
                                    .by_columns = o->by_columns, .row_names = o->row_names,
-                                   .missing_drop = o->missing_drop, .kendall = o->kendall};
+                                   .missing_drop = o->missing_drop, .missing_pairwise = o->missing_pairwise,
+                                   .kendall = o->kendall};
     FD_TRY(spearman_read(&jb->x, o->input, &ro));
     if (o->y_input) FD_TRY(spearman_read(&jb->y, o->y_input, &ro));
     const int digest = j->mpi.size > 1 || checkpointed(o);
@@ -93,8 +94,14 @@ static fd_status same_inputs(fd_job *j)
 static const fd_device_ops *backend_for(fd_job *j)
 {
     spearman_run *jb = j->w;
-    if (!jb->ops->supports || jb->ops->supports(jb->o->mode, jb->x->n)) return j->dev;
-    if (fd_job_speaks(j) && jb->x->ties)
+    const spearman_mat *y = jb->y ? jb->y : jb->x;
+    const int missing = jb->x->incomplete || y->incomplete;
+    if (!missing && (!jb->ops->supports || jb->ops->supports(jb->o->mode, jb->x->n))) return j->dev;
+    if (jb->ops == &spearman_cpu_ops) return j->dev;
+    if (fd_job_speaks(j) && missing)
+        fprintf(stderr, "fcbo-dist spearman: --missing pairwise with rows that miss values runs on the CPU backend "
+                "(each such pair is re-ranked over its own columns; not on %s yet)\n", jb->ops->dev.name);
+    else if (fd_job_speaks(j) && jb->x->ties)
         fprintf(stderr, "fcbo-dist spearman: Kendall's rows of %u observations (%u signs each) run on the CPU backend "
                 "(%s takes up to 128 signs: 16 observations)\n", jb->x->n_obs, jb->x->n, jb->ops->dev.name);
     else if (fd_job_speaks(j))
@@ -122,7 +129,9 @@ static fd_status setup(fd_job *j)
     jb->load_s = fd_now() - jb->t0;
     /* --fdr Q: pass 1 selects p <= Q, where every BH cutoff lies.
      * --top-k: every pair is a candidate for the heaps. */
-    spearman_sel_init(&jb->sel, o->mode == 'f' ? 'p' : o->mode == 'k' ? 'a' : o->mode, o->value, jb->x->n);
+    const int mode = o->mode == 'f' ? 'p' : o->mode == 'k' ? 'a' : o->mode;
+    spearman_sel_init(&jb->sel, mode, o->value, jb->x->n);
+    if (jb->x->incomplete || jb->y->incomplete) FD_TRY(spearman_sel_by_n(&jb->sel, mode, o->value, jb->x->n, &jb->sel_by_n));
     size_t T = (size_t)jb->threads;
     jb->acc = calloc(T, sizeof *jb->acc);
     jb->busy = calloc(T, sizeof *jb->busy);
@@ -209,8 +218,10 @@ static void fill_meta(const spearman_run *jb, spearman_meta *m)
     m->rows = jb->x->rows;
     m->constant_rows = jb->x->constant;
     m->dropped_rows = jb->x->dropped + (jb->y != jb->x ? jb->y->dropped : 0);
-    m->missing = o->missing_drop ? "drop" : "refuse";
+    m->missing = o->missing_drop ? "drop" : o->missing_pairwise ? "pairwise" : "refuse";
     m->dropped_observations = jb->x->dropped_obs;
+    m->incomplete_rows = jb->x->n_incomplete;
+    if (jb->y != jb->x) m->y_incomplete_rows = jb->y->n_incomplete;
     m->n = jb->x->n_obs;
     m->method = o->kendall ? "kendall" : "spearman";
     m->threshold = o->value;
@@ -403,6 +414,12 @@ static void report(fd_job *j)
     if (o->missing_drop)
         fprintf(stderr, "--missing drop: %llu of %llu observations had a missing value and were left out\n",
                 (unsigned long long)jb->x->dropped_obs, (unsigned long long)(jb->x->dropped_obs + jb->x->n_obs));
+    if (o->missing_pairwise) {
+        const uint64_t inc = jb->x->n_incomplete + (jb->y != jb->x ? jb->y->n_incomplete : 0);
+        fprintf(stderr, "--missing pairwise: %llu row%s miss%s values; their pairs use the observations both rows have "
+                "(p with the pair's own n; pairs of fewer than 3 are not counted)\n", (unsigned long long)inc,
+                inc == 1 ? "" : "s", inc == 1 ? "es" : "");
+    }
     const uint64_t constant = jb->x->constant + (jb->y != jb->x ? jb->y->constant : 0);
     if (constant)
         fprintf(stderr, "%llu constant row%s (rho undefined, never selected)\n", (unsigned long long)constant,
@@ -445,6 +462,7 @@ static void close_run(fd_job *j, fd_status st)
     free(jb->busy);
     free(jb->records);
     free(jb->reps);
+    free(jb->sel_by_n);
 }
 
 static const fd_job_ops spearman_job_ops = {

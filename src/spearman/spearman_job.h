@@ -20,6 +20,7 @@ typedef struct spearman_opts {
     int by_columns;          /* --by columns: the columns are the variables */
     int row_names;           /* --row-names: the first field of each text line names the row */
     int missing_drop;        /* --missing drop: observations with a NaN in any variable are dropped */
+    int missing_pairwise;    /* --missing pairwise: each pair uses the observations both variables have */
     int kendall;             /* --method kendall: Kendall's tau-b instead of Spearman's rho */
     int no_hist;             /* --no-histogram: pass 1 bins nothing, the file has no /histogram */
     int check_input;         /* read and rank only, then report */

@@ -121,12 +121,16 @@ static fd_status values_rows(void *ctx, uint64_t k0, uint64_t k1, int thread)
     (void)thread;
     for (uint64_t k = k0; k < k1; k++) {
         const spair *q = &v->q[k];
-        int64_t sii = jb->x->sii[q->i], sjj = jb->y->sii[q->j];
+        int64_t s = q->s, sii = jb->x->sii[q->i], sjj = jb->y->sii[q->j];
+        int dof = jb->sel.dof;
+        /* --missing pairwise: the pair's own columns, sums and dof */
+        if (smat_incomplete(jb->x, q->i) || smat_incomplete(jb->y, q->j))
+            dof = (int)smat_pair_sums(jb->x, jb->y, q->i, q->j, &s, &sii, &sjj) - 2;
         v->ii[k] = smat_id(jb->x, q->i);
         v->jj[k] = smat_id(jb->y, q->j);
-        v->rho[k] = (float)spearman_rho(q->s, sii, sjj);
-        v->p[k] = jb->x->ties ? kendall_p(jb->x->n_obs, q->s, &jb->x->ties[q->i], &jb->y->ties[q->j])
-                              : spearman_p_of_x(pair_x(q->s, sii, sjj), jb->sel.dof);
+        v->rho[k] = (float)spearman_rho(s, sii, sjj);
+        v->p[k] = jb->x->ties ? kendall_p(jb->x->n_obs, s, &jb->x->ties[q->i], &jb->y->ties[q->j])
+                              : spearman_p_of_x(pair_x(s, sii, sjj), dof);
     }
     return FD_OK;
 }

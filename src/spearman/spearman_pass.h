@@ -64,6 +64,7 @@ struct spearman_run {
     fd_mpi mpi;                   /* the job's (job/job.h) */
     spearman_mat *x, *y;          /* y == x for the triangle */
     spearman_sel sel;
+    spearman_sel *sel_by_n;       /* --missing pairwise: sel.by_n's table, or NULL */
     int threads;
     int host_threads;             /* threads a worker may spread its host-side work over (rho and p of the
                                      pairs it writes, --top-k heaps): 1, or the rank's cores for a GPU rank,

@@ -161,11 +161,14 @@ static fd_status read_rows(spearman_mat **m, const char *spec, const spearman_re
     return FD_OK;
 }
 
-/* --missing drop: the whole matrix with NaN kept, then the observations
- * with a NaN in any variable dropped (pandas' dropna() before corr(), or
- * scipy's nan_policy="omit" on complete cases), and each variable ranked
- * over the rest.  Variables are rows, or with --by columns the columns. */
-static fd_status read_dropping(spearman_mat **m, const char *spec, const spearman_read_opts *o)
+/* --missing drop or pairwise: the whole matrix with NaN kept.  drop: the
+ * observations with a NaN in any variable dropped (pandas' dropna()
+ * before corr(), or scipy's nan_policy="omit" on complete cases), and
+ * each variable ranked over the rest.  pairwise: every observation kept,
+ * each variable ranked over the values it has (smat_push_missing), each
+ * pair's columns chosen when it is computed.  Variables are rows, or with
+ * --by columns the columns. */
+static fd_status read_missing(spearman_mat **m, const char *spec, const spearman_read_opts *o)
 {
     fd_matrix_all a;
     FD_TRY(fd_matrix_collect(spec, o->header, o->row_names, o->threads, 1, &a));
@@ -178,20 +181,21 @@ static fd_status read_dropping(spearman_mat **m, const char *spec, const spearma
     int32_t *ranked = malloc((row_room(o, nobs) + 1) * sizeof *ranked);
     if (!gone || !keep || !x || !ranked) st = fd_fail(FD_ERR_NOMEM, "out of memory");
     uint64_t kept = 0;
-    for (uint64_t i = 0; st == FD_OK && i < a.rows; i++)
+    for (uint64_t i = 0; st == FD_OK && o->missing_drop && i < a.rows; i++)
         for (uint32_t k = 0; k < a.n; k++)
             if (isnan(a.all[i * a.n + k])) gone[cols ? i : k] = 1;
     for (uint64_t q = 0; st == FD_OK && q < nobs; q++)
         if (!gone[q]) keep[kept++] = q;
     if (st == FD_OK && kept < 3)
-        st = fd_fail(FD_ERR_INPUT, "%s: %llu of %llu observations have no missing value; --missing drop needs 3", spec,
+        st = fd_fail(FD_ERR_INPUT, o->missing_drop ? "%s: %llu of %llu observations have no missing value; --missing drop needs 3"
+                                                   : "%s: %llu observations (of %llu); Spearman needs 3", spec,
                      (unsigned long long)kept, (unsigned long long)nobs);
     if (st == FD_OK && kept > UINT32_MAX)
         st = fd_fail(FD_ERR_INPUT, "%s: %llu observations are too many", spec, (unsigned long long)kept);
     if (st == FD_OK) st = begin_for(o, m, (uint32_t)kept, nvar);
     for (uint64_t v = 0; st == FD_OK && v < nvar; v++) {
         for (uint64_t q = 0; q < kept; q++) x[q] = cols ? a.all[keep[q] * a.n + v] : a.all[v * a.n + keep[q]];
-        st = push_variable(*m, x, (uint32_t)kept, v, ranked, x + nobs);
+        st = o->missing_pairwise ? smat_push_missing(*m, x, v) : push_variable(*m, x, (uint32_t)kept, v, ranked, x + nobs);
     }
     if (st == FD_OK) {
         (*m)->dropped_obs = nobs - kept;
@@ -251,7 +255,7 @@ static fd_status read_columns(spearman_mat **m, const char *spec, const spearman
 fd_status spearman_read(spearman_mat **out, const char *spec, const spearman_read_opts *o)
 {
     spearman_mat *m = NULL;
-    fd_status st = o->missing_drop ? read_dropping(&m, spec, o)
+    fd_status st = o->missing_drop || o->missing_pairwise ? read_missing(&m, spec, o)
                    : o->by_columns ? read_columns(&m, spec, o)
                                    : read_rows(&m, spec, o);
     if (st == FD_OK) st = smat_finish(m, fd_matrix_threads(o->threads));

@@ -15,6 +15,7 @@ typedef struct spearman_read_opts {
     int by_columns;  /* the columns are the variables (--by columns) */
     int row_names;   /* text and CSV: the first field of each line is the row's name */
     int missing_drop; /* --missing drop: NaN is missing; observations missing in any variable are dropped */
+    int missing_pairwise; /* --missing pairwise: NaN is missing; each pair uses the observations both have */
     int kendall;     /* --method kendall: rows as sign vectors (kendall.h) */
 } spearman_read_opts;
 

@@ -12,6 +12,7 @@
 void spearman_sel_init(spearman_sel *s, int mode, double value, uint32_t n)
 {
     s->mode = mode;
+    s->by_n = NULL;
     s->dof = (int)n - 2;
     s->alpha = 0;
     s->x_lo = s->x_hi = 0;
@@ -35,6 +36,16 @@ void spearman_sel_x(spearman_sel *s, double x_lo, double x_hi, uint32_t n)
     s->x_hi = x_hi;
     s->q = x_hi >= 1 ? 0 : 1 - x_hi;
     s->pre = (float)(sqrt(s->q) * (1 - 1e-5));
+}
+
+fd_status spearman_sel_by_n(spearman_sel *s, int mode, double value, uint32_t n, spearman_sel **table)
+{
+    spearman_sel *t = calloc((size_t)n + 1, sizeof *t);
+    if (!t) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    for (uint32_t m = 3; m <= n; m++) spearman_sel_init(&t[m], mode, value, m);
+    s->by_n = t;
+    *table = t;
+    return FD_OK;
 }
 
 int spearman_xbin(const spearman_acc *acc, double x)
@@ -227,6 +238,48 @@ static inline void visit(const spearman_mat *x, const spearman_mat *y, uint64_t 
     spearman_acc_take(x, y, sel, acc, i, j, s, 0);
 }
 
+/* One pair with a missing value: its own sums, its own selection. */
+static void visit_missing(const spearman_mat *x, const spearman_mat *y, uint64_t i, uint64_t j,
+                          const spearman_sel *sel, spearman_acc *acc)
+{
+    int64_t s, sii, sjj;
+    const uint32_t m = smat_pair_sums(x, y, i, j, &s, &sii, &sjj);
+    if (m < 3 || sii == 0 || sjj == 0) return;
+    acc->pairs++;
+    if (acc->hist)
+        acc->hist[spearman_hist_bin((int32_t)s, spearman_hist_factor((float)(1 / sqrt((double)sii))),
+                                    (float)(1 / sqrt((double)sjj)))]++;
+    if (!spearman_keep(sel->by_n ? &sel->by_n[m] : sel, s, sii, sjj)) return;
+    acc->selected++;
+    if (acc->out) emit(acc, i, j, s);
+}
+
+void spearman_tile_missing(const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1, uint64_t j0,
+                           uint64_t j1, int upper, const spearman_sel *sel, spearman_acc *acc)
+{
+    /* A complete row meets only the tile's incomplete columns, listed
+     * once (a tile is BLOCK rows a side; longer ones in pieces).  A
+     * complete row that is constant is constant over any columns. */
+    enum { PIECE = 512 };
+    uint64_t cols[PIECE];
+    for (uint64_t p0 = j0; p0 < j1; p0 += PIECE) {
+        const uint64_t p1 = j1 - p0 > PIECE ? p0 + PIECE : j1;
+        uint32_t nc = 0;
+        for (uint64_t j = p0; j < p1; j++)
+            if (smat_incomplete(y, j)) cols[nc++] = j;
+        for (uint64_t i = i0; i < i1; i++) {
+            const uint64_t from = upper && p0 <= i ? i + 1 : p0;
+            if (smat_incomplete(x, i)) {
+                for (uint64_t j = from; j < p1; j++)
+                    if (smat_incomplete(y, j) || y->sii[j] != 0) visit_missing(x, y, i, j, sel, acc);
+            } else if (x->sii[i] != 0) {
+                for (uint32_t c = 0; c < nc; c++)
+                    if (cols[c] >= from) visit_missing(x, y, i, cols[c], sel, acc);
+            }
+        }
+    }
+}
+
 void spearman_tile_scalar(const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1, uint64_t j0,
                           uint64_t j1, int upper, const spearman_sel *sel, spearman_acc *acc)
 {
@@ -359,4 +412,5 @@ void spearman_tile(const spearman_mat *x, const spearman_mat *y, uint64_t i0, ui
         tile_avx2(x, y, i0, i1, j0, j1, upper, sel, acc);
     else
         spearman_tile_scalar(x, y, i0, i1, j0, j1, upper, sel, acc);
+    if (x->incomplete || y->incomplete) spearman_tile_missing(x, y, i0, i1, j0, j1, upper, sel, acc);
 }

@@ -29,11 +29,18 @@ typedef struct spearman_sel {
     double alpha;
     int dof;
     float pre;            /* prefilter: |S| >= pre sqrt(S_ii) sqrt(S_jj) */
+    /* --missing pairwise: the selection for a pair of m common
+     * observations is by_n[m] (its p has m - 2 degrees of freedom);
+     * NULL when no row misses a value. */
+    const struct spearman_sel *by_n;
 } spearman_sel;
 
 /* Sets up a selection: mode 'p' (p <= value), 'r' (|rho| >= value), or
  * 'a' (all pairs). */
 void spearman_sel_init(spearman_sel *s, int mode, double value, uint32_t n);
+/* --missing pairwise: s->by_n for pairs of 3 .. n common observations
+ * (*table, n + 1 entries, the caller's to free). */
+fd_status spearman_sel_by_n(spearman_sel *s, int mode, double value, uint32_t n, spearman_sel **table);
 /* A selection by x = 1 - rho^2 in [x_lo, x_hi] (Benjamini-Hochberg). */
 void spearman_sel_x(spearman_sel *s, double x_lo, double x_hi, uint32_t n);
 
@@ -117,6 +124,14 @@ int spearman_xbin(const spearman_acc *acc, double x);
 
 /* The exact test alone (for the tests and the scalar path). */
 int spearman_keep(const spearman_sel *sel, int64_t s, int64_t sii, int64_t sjj);
+
+/* --missing pairwise: the pairs of the tile with a row that misses a
+ * value (which the kernels pass over), each over the observations both
+ * rows have (smat_pair_sums); pairs of fewer than 3 are not counted.
+ * spearman_tile calls it; a backend that hands such tiles to the CPU
+ * would too. */
+void spearman_tile_missing(const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1, uint64_t j0,
+                           uint64_t j1, int upper, const spearman_sel *sel, spearman_acc *acc);
 
 /* The scalar kernel, always available (tests compare the two). */
 void spearman_tile_scalar(const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1, uint64_t j0,
