@@ -2,7 +2,7 @@
 # Packs this machine's build dependencies that the GPU machine may lack
 # (it has no package registry) into .carry/deps, a prefix that
 # tools/device-check.sh uses only for what the GPU machine does not have:
-# Boost.Math's headers (only those ibeta_boost.cpp includes), OpenSSL's
+# Boost.Math's headers (only those special_boost.cpp includes), OpenSSL's
 # headers and libcrypto, LAPACKE and OpenBLAS (which holds LAPACK).  The
 # development names (libX.so) are linker scripts pointing at the runtime
 # names, so no library travels twice (the carry limit is 64 MiB).
@@ -12,7 +12,7 @@ out=.carry/deps
 rm -rf "$out"; mkdir -p "$out/include" "$out/lib"
 lib=/usr/lib/x86_64-linux-gnu
 # Boost: the headers the one translation unit that uses it pulls in.
-g++ -std=c++14 -M -I src src/spearman/ibeta_boost.cpp | tr ' \\' '\n\n' | grep '/boost/' | sort -u |
+g++ -std=c++14 -M -I src src/common/special_boost.cpp | tr ' \\' '\n\n' | grep '/boost/' | sort -u |
   while read -r h; do d="$out/include/${h#/usr/include/}"; mkdir -p "$(dirname "$d")"; cp "$h" "$d"; done
 cp -r /usr/include/openssl "$out/include/"
 cp /usr/include/x86_64-linux-gnu/openssl/*.h "$out/include/openssl/"

@@ -8,6 +8,7 @@
 #include "../common/clock.h"
 #include "../common/dispatch.h"
 #include "../common/par_rows.h"
+#include "../common/special.h"
 #include "dpc_exp.h"
 #include "grid.h"
 
@@ -611,26 +612,12 @@ static double median_sorted(double *v, uint64_t m)
     return m & 1 ? v[m / 2] : 0.5 * (v[m / 2 - 1] + v[m / 2]);
 }
 
-/* z with P(Z > z) = p for a standard normal Z, 0 < p <= 1/2: bisection on
- * erfc (monotone), to the last bit. */
-static double normal_isf(double p)
-{
-    double lo = 0, hi = 40;
-    for (int it = 0; it < 200 && hi - lo > 0; it++) {
-        const double mid = 0.5 * (lo + hi);
-        if (mid == lo || mid == hi) break;
-        if (0.5 * erfc(mid / M_SQRT2) > p) lo = mid;
-        else hi = mid;
-    }
-    return 0.5 * (lo + hi);
-}
-
 fd_status dpc_gamma_outliers(uint64_t n, const double *gamma, uint64_t top, double alpha, dpc_auto_report *rep)
 {
     uint64_t cnt = 0;
     for (uint64_t i = 0; i < n; i++) cnt += i != top && gamma[i] > 0;
     rep->alpha = alpha;
-    rep->z = normal_isf(fmin(0.5, alpha / (double)(n ? n : 1)));
+    rep->z = fd_normal_isf(fmin(0.5, alpha / (double)(n ? n : 1)));
     rep->gamma_thr = INFINITY;
     rep->log_median = rep->log_scale = NAN;
     if (cnt < 3) return FD_OK;

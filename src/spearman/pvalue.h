@@ -8,12 +8,7 @@
 #ifndef FD_SPEARMAN_PVALUE_H
 #define FD_SPEARMAN_PVALUE_H
 
-/* I_x(a, b), the regularised incomplete beta function, 0 <= x <= 1
- * (Boost.Math's ibeta: ibeta_boost.cpp). */
-#ifdef __cplusplus
-extern "C"
-#endif
-double fd_ibeta(double a, double b, double x);
+#include "../common/special.h" /* fd_ibeta: Boost.Math's */
 
 /* The p-value for x = 1 - rho^2 with dof degrees of freedom. */
 static inline double spearman_p_of_x(double x, int dof) { return fd_ibeta(0.5 * dof, 0.5, x); }
