@@ -16,7 +16,7 @@ import h5py
 import numpy as np
 import scipy.stats
 
-from testlib import check, fcbo, finish
+from testlib import check, fcbo, finish, write_matrix
 
 BIN, WORK = sys.argv[1], sys.argv[2]
 os.makedirs(WORK, exist_ok=True)
@@ -25,13 +25,6 @@ os.makedirs(WORK, exist_ok=True)
 
 def run(*args, ranks=1):
     return fcbo(BIN, *args, ranks=ranks)
-
-
-def write(X, path):
-    if path.endswith(".npy"):
-        np.save(path, X)
-    else:
-        np.savetxt(path, X, fmt="%.12g", delimiter="," if path.endswith(".csv") else " ")
 
 
 def pairs(out):
@@ -71,7 +64,7 @@ for shape, kind, ext, by, ranks, nan in cases:
     if nan:
         X[rng.random(shape) < nan] = np.nan
     path = os.path.join(WORK, "k%dx%d%s" % (shape + (ext,)))
-    write(X, path)
+    write_matrix(X, path)
     out = os.path.join(WORK, "o" + os.path.basename(path))
     what = "%s %s --by %s, %d rank(s)%s" % (os.path.basename(path), kind, by, ranks, ", --missing drop" if nan else "")
     extra = ["--missing", "drop"] if nan else []
@@ -122,7 +115,7 @@ for bad in (["--pvalue", 0.05], ["--fdr", 0.1], [], ["--method", "pearson"]):
           "kendall %s: exit %d: %s" % (" ".join(map(str, bad)), r.returncode, r.stderr))
 for cols in (2, 257):
     path = os.path.join(WORK, "w%d.txt" % cols)
-    write(rng.normal(size=(5, cols)), path)
+    write_matrix(rng.normal(size=(5, cols)), path)
     r = run("spearman", path, "--method", "kendall", "--rho", 0.5)
     check(r.returncode == 2 and "observations" in r.stderr, "kendall on %d columns: exit %d: %s" % (cols, r.returncode, r.stderr))
 

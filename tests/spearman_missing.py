@@ -18,7 +18,7 @@ import h5py
 import numpy as np
 import scipy.stats
 
-from testlib import CPU_ENV, check, fcbo, finish
+from testlib import CPU_ENV, check, fcbo, finish, write_matrix
 
 BIN, WORK = sys.argv[1], sys.argv[2]
 os.makedirs(WORK, exist_ok=True)
@@ -33,13 +33,6 @@ def run(*args, ranks=1):
     return fcbo(BIN, *args, ranks=ranks)
 
 
-def write(X, path):
-    if path.endswith(".npy"):
-        np.save(path, X)
-    else:
-        np.savetxt(path, X, fmt="%.10g", delimiter="," if path.endswith(".csv") else " ")
-
-
 rng = np.random.default_rng(17)
 for shape, frac, ext, by, ranks in [((40, 14), 0.03, ".txt", "rows", 1), ((60, 25), 0.01, ".csv", "rows", 2),
                                     ((30, 9), 0.02, ".npy", "columns", 1), ((200, 12), 0.004, ".npy", "rows", 2)]:
@@ -48,7 +41,7 @@ for shape, frac, ext, by, ranks in [((40, 14), 0.03, ".txt", "rows", 1), ((60, 2
     X[5] = 2.0    # a constant row: never selected
     X[rng.random(shape) < frac] = np.nan
     path = os.path.join(WORK, "m%dx%d%s" % (shape + (ext,)))
-    write(X, path)
+    write_matrix(X, path)
     out = os.path.join(WORK, "o" + os.path.basename(path))
     what = "%s %s --by %s, %d rank(s)" % (os.path.basename(path), shape, by, ranks)
     r = run("spearman", path, "--missing", "drop", "--by", by, "--rho", 0, "-o", out, "--force", "-q", ranks=ranks)
@@ -146,7 +139,7 @@ for shape, frac, ext, by, ranks, sel in [((40, 14), 0.15, ".txt", "rows", 1, ("-
     V[7] = 3.0               # a constant one
     V[8, :] = np.arange(V.shape[1])  # complete, no ties
     path = os.path.join(WORK, "pw%dx%d%s" % (shape + (ext,)))
-    write(X, path)
+    write_matrix(X, path)
     out = os.path.join(WORK, "opw" + os.path.basename(path))
     what = "pairwise %s --by %s %s %s, %d rank(s)" % (os.path.basename(path), by, *sel, ranks)
     r = run("spearman", path, "--missing", "pairwise", "--by", by, *map(str, sel), "-o", out, "--force", ranks=ranks)
@@ -178,8 +171,8 @@ X[rng.random(X.shape) < 0.15] = np.nan
 Y[rng.random(Y.shape) < 0.15] = np.nan
 Y[3] = np.where(np.isnan(Y[3]), np.nan, 1.0)  # constant where it has values
 xf, yf = os.path.join(WORK, "pwx.txt"), os.path.join(WORK, "pwy.npy")
-write(X, xf)
-write(Y, yf)
+write_matrix(X, xf)
+write_matrix(Y, yf)
 out = os.path.join(WORK, "opwy")
 r = run("spearman", xf, "--y", yf, "--missing", "pairwise", "--rho", 0, "-o", out, "--force", "-q", ranks=2)
 check(r.returncode == 0, "pairwise --y: exit %d: %s" % (r.returncode, r.stderr))
@@ -194,7 +187,7 @@ inc = rng.choice(700, size=25, replace=False)
 for a in inc:
     X[a, rng.choice(10, size=rng.integers(1, 5), replace=False)] = np.nan
 path = os.path.join(WORK, "pwbig.npy")
-write(X, path)
+write_matrix(X, path)
 out = os.path.join(WORK, "opwbig")
 r = run("spearman", path, "--missing", "pairwise", "--rho", 0.5, "-o", out, "--force", "-q", "-t", 2, ranks=2)
 check(r.returncode == 0, "pairwise, 700 rows: exit %d: %s" % (r.returncode, r.stderr))
@@ -235,18 +228,18 @@ if r.returncode == 0:
 X = rng.normal(size=(10, 8))
 X[2, 3] = np.nan
 nanf = os.path.join(WORK, "nan.txt")
-write(X, nanf)
+write_matrix(X, nanf)
 r = run("spearman", nanf, "--rho", 0.5)
 check(r.returncode == 2 and "NaN" in r.stderr, "NaN without --missing: exit %d: %s" % (r.returncode, r.stderr))
 X[4, 1] = np.inf
 inff = os.path.join(WORK, "inf.npy")
-write(X, inff)
+write_matrix(X, inff)
 r = run("spearman", inff, "--missing", "drop", "--rho", 0.5)
 check(r.returncode == 2 and "infinite" in r.stderr, "an infinity with --missing drop: exit %d: %s" % (r.returncode, r.stderr))
 X = rng.normal(size=(6, 5))
 X[0, :3] = np.nan
 few = os.path.join(WORK, "few.txt")
-write(X, few)
+write_matrix(X, few)
 r = run("spearman", few, "--missing", "drop", "--rho", 0.5, "-o", os.path.join(WORK, "few"))
 check(r.returncode == 2 and "needs 3" in r.stderr and not os.path.exists(os.path.join(WORK, "few", "spearman.h5")),
       "too few complete observations: exit %d: %s" % (r.returncode, r.stderr))

@@ -36,3 +36,14 @@ def fcbo(binary, *args, ranks=1, env=None):
     in env (default CPU_ENV); the CompletedProcess, output as text."""
     cmd = ([binary] if ranks == 1 else ["mpirun", "-np", str(ranks), binary]) + [str(a) for a in args]
     return subprocess.run(cmd, env=env or CPU_ENV, capture_output=True, text=True)
+
+
+def write_matrix(X, path):
+    """X to path as the extension says: .npy, .csv, else whitespace text
+    (12 significant digits; NaN as nan)."""
+    import numpy as np
+
+    if path.endswith(".npy"):
+        np.save(path, X)
+    else:
+        np.savetxt(path, X, fmt="%.12g", delimiter="," if path.endswith(".csv") else " ")

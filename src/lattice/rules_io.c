@@ -268,29 +268,31 @@ static void put_set_text(FILE *f, const fca_context *ctx, int names, const rules
     }
 }
 
-fd_status rules_write_text(FILE *f, const fca_context *ctx, int names, const rules_out *stem, const rules_out *lux)
+/* One basis: its heading, then premise => conclusion and the support,
+ * with the Luxenburger basis's confidence and lift after it. */
+static void put_basis_text(FILE *f, const fca_context *ctx, int names, const rules_out *r, const char *heading,
+                           int measures)
 {
     const char *sep = names ? "\t=>\t" : " => ";
-    if (stem) {
-        fprintf(f, "# stem base (Duquenne-Guigues): %llu implications; premise => conclusion, support\n",
-                (unsigned long long)stem->n);
-        for (uint64_t k = 0; k < stem->n; k++) {
-            put_set_text(f, ctx, names, &stem->premise, k);
-            fputs(sep, f);
-            put_set_text(f, ctx, names, &stem->conclusion, k);
-            fprintf(f, "\t%llu\n", (unsigned long long)stem->support[k]);
-        }
+    fprintf(f, heading, (unsigned long long)r->n);
+    for (uint64_t k = 0; k < r->n; k++) {
+        put_set_text(f, ctx, names, &r->premise, k);
+        fputs(sep, f);
+        put_set_text(f, ctx, names, &r->conclusion, k);
+        fprintf(f, "\t%llu", (unsigned long long)r->support[k]);
+        if (measures) fprintf(f, "\t%.17g\t%.17g", r->confidence[k], r->lift[k]);
+        fputc('\n', f);
     }
-    if (lux) {
-        fprintf(f, "# Luxenburger basis: %llu rules; premise => conclusion, support, confidence, lift\n",
-                (unsigned long long)lux->n);
-        for (uint64_t k = 0; k < lux->n; k++) {
-            put_set_text(f, ctx, names, &lux->premise, k);
-            fputs(sep, f);
-            put_set_text(f, ctx, names, &lux->conclusion, k);
-            fprintf(f, "\t%llu\t%.17g\t%.17g\n", (unsigned long long)lux->support[k], lux->confidence[k], lux->lift[k]);
-        }
-    }
+}
+
+fd_status rules_write_text(FILE *f, const fca_context *ctx, int names, const rules_out *stem, const rules_out *lux)
+{
+    if (stem)
+        put_basis_text(f, ctx, names, stem,
+                       "# stem base (Duquenne-Guigues): %llu implications; premise => conclusion, support\n", 0);
+    if (lux)
+        put_basis_text(f, ctx, names, lux,
+                       "# Luxenburger basis: %llu rules; premise => conclusion, support, confidence, lift\n", 1);
     return FD_OK;
 }
 
