@@ -31,9 +31,7 @@
 /* The longest mode the SVD start takes (see bcp_fit). */
 #define SVD_MAX 2048
 
-/* Sweeps with the rank unchanged before the scales are balanced (see
- * rebalance). */
-#define BALANCE_AFTER 5
+#define BALANCE_AFTER BCP_BALANCE_AFTER
 
 /* The Gamma priors' shape and rate (BCPF's a0 = b0 = c0 = d0). */
 #define PRIOR 1e-6
@@ -218,6 +216,17 @@ done:
     return st;
 }
 
+uint32_t bcp_components_kept(const double *power, uint32_t R, uint64_t rows, uint32_t *keep)
+{
+    double all = 0;
+    for (uint32_t r = 0; r < R; r++) all += power[r];
+    const double norm = sqrt(all), tol = (double)rows * (nextafter(norm, INFINITY) - norm);
+    uint32_t K = 0;
+    for (uint32_t r = 0; r < R; r++)
+        if (power[r] > tol) keep[K++] = r;
+    return K;
+}
+
 /* Drops the components whose power sum_n ||a_r(n)||^2 (the diagonals
  * of the Gram matrices) is below BCPF's tolerance: sum_n I_n times the
  * spacing of doubles at the norm of all factors together.  *kept: the
@@ -226,17 +235,13 @@ static fd_status prune(work *w, uint32_t *kept)
 {
     bcp_model *m = w->m;
     const uint32_t R = m->R;
-    double power[256] = {0}, all = 0;
+    double power[256] = {0};
     uint64_t rows = 0;
     for (uint32_t n = 0; n < m->order; n++) {
         rows += m->dims[n];
         for (uint32_t r = 0; r < R; r++) power[r] += w->AA[n][r * R + r];
     }
-    for (uint32_t r = 0; r < R; r++) all += power[r];
-    const double norm = sqrt(all), tol = (double)rows * (nextafter(norm, INFINITY) - norm);
-    uint32_t keep[256], K = 0;
-    for (uint32_t r = 0; r < R; r++)
-        if (power[r] > tol) keep[K++] = r;
+    uint32_t keep[256], K = bcp_components_kept(power, R, rows, keep);
     *kept = K;
     if (K == R || K == 0) return FD_OK;
     FD_TRY(w->ops->keep(w->state, keep, K));
@@ -293,21 +298,19 @@ static fd_status trace_room(bcp_model *m)
  * bound creeps up for thousands of sweeps; with it every sweep ends
  * balanced, and the bound still never decreases (the step maximises it
  * over the scales). */
-static fd_status rebalance(work *w)
+void bcp_balance_scales(const bcp_model *m, double *const *EAA, double *sc)
 {
-    bcp_model *m = w->m;
     const uint32_t R = m->R, N = m->order;
-    double s[256][BCP_MAX_ORDER];
     for (uint32_t r = 0; r < R; r++) {
         double e[BCP_MAX_ORDER], Imin = INFINITY;
         int ok = 1;
         for (uint32_t n = 0; n < N; n++) {
-            e[n] = w->EAA[n][r * R + r];
+            e[n] = EAA[n][r * R + r];
             ok &= e[n] > 0;
             Imin = fmin(Imin, (double)m->dims[n]);
         }
         if (!ok) {
-            for (uint32_t n = 0; n < N; n++) s[r][n] = 1;
+            for (uint32_t n = 0; n < N; n++) sc[n * R + r] = 1;
             continue;
         }
         /* g(mu) = sum_n ln(I_n - mu) - sum_n ln(lambda e_n) falls from
@@ -344,22 +347,97 @@ static fd_status rebalance(work *w)
             mean += logs[n] / N;
         }
         /* The product exactly 1 despite mu's last bits. */
-        for (uint32_t n = 0; n < N; n++) s[r][n] = exp(logs[n] - mean);
+        for (uint32_t n = 0; n < N; n++) sc[n * R + r] = exp(logs[n] - mean);
     }
+}
+
+static fd_status rebalance(work *w)
+{
+    bcp_model *m = w->m;
+    const uint32_t R = m->R, N = m->order;
     double sc[BCP_MAX_ORDER * 256];
+    bcp_balance_scales(m, w->EAA, sc);
     for (uint32_t n = 0; n < N; n++) {
-        for (uint32_t r = 0; r < R; r++) sc[n * R + r] = s[r][n];
+        const double *s = sc + n * R;
         for (uint32_t a = 0; a < R; a++)
             for (uint32_t b = 0; b < R; b++) {
-                m->Sigma[n][a * R + b] *= s[a][n] * s[b][n];
-                w->AA[n][a * R + b] *= s[a][n] * s[b][n];
+                m->Sigma[n][a * R + b] *= s[a] * s[b];
+                w->AA[n][a * R + b] *= s[a] * s[b];
             }
         expect(w, n);
         double ld = 0;
-        for (uint32_t r = 0; r < R; r++) ld += 2 * log(s[r][n]);
+        for (uint32_t r = 0; r < R; r++) ld += 2 * log(s[r]);
         w->logdet[n] += ld;
     }
     return w->ops->scale(w->state, sc);
+}
+
+double bcp_update_precisions(bcp_model *m, double *const *EAA, const double *logdet, double M, double ee)
+{
+    const uint32_t R = m->R, N = m->order;
+    /* lambda: Gamma(a, b_r). */
+    double a = PRIOR, b[256];
+    for (uint32_t n = 0; n < N; n++) a += 0.5 * (double)m->dims[n];
+    for (uint32_t r = 0; r < R; r++) {
+        double s = 0;
+        for (uint32_t n = 0; n < N; n++) s += EAA[n][r * R + r];
+        b[r] = PRIOR + 0.5 * s;
+        m->lambda[r] = a / b[r];
+    }
+    /* tau: Gamma(c, d) over the M entries fitted. */
+    const double c = PRIOR + 0.5 * M, d = PRIOR + 0.5 * ee;
+    m->tau = c / d;
+    /* The bound: E[ln p(Y, A, lambda, tau)] + the entropy of q.  lgamma_r:
+     * lgamma writes the global signgam, a race wherever two fits run at
+     * once. */
+    int sg;
+    const double ln2pi = log(2 * M_PI), eltau = digamma(c) - log(d);
+    double L = -0.5 * M * ln2pi + 0.5 * M * eltau - 0.5 * m->tau * ee;
+    L += PRIOR * log(PRIOR) - lgamma_r(PRIOR, &sg) + (PRIOR - 1) * eltau - PRIOR * m->tau;
+    L += lgamma_r(c, &sg) - (c - 1) * digamma(c) - log(d) + c;
+    for (uint32_t r = 0; r < R; r++) {
+        const double ellam = digamma(a) - log(b[r]);
+        for (uint32_t n = 0; n < N; n++)
+            L += 0.5 * (double)m->dims[n] * ellam - 0.5 * m->lambda[r] * EAA[n][r * R + r];
+        L += PRIOR * log(PRIOR) - lgamma_r(PRIOR, &sg) + (PRIOR - 1) * ellam - PRIOR * m->lambda[r];
+        L += lgamma_r(a, &sg) - (a - 1) * digamma(a) - log(b[r]) + a;
+    }
+    for (uint32_t n = 0; n < N; n++) /* -(I_n R / 2) ln 2 pi of the prior and (I_n R / 2)(1 + ln 2 pi) of q */
+        L += 0.5 * (double)m->dims[n] * (logdet[n] + (double)R);
+    return L;
+}
+
+fd_status bcp_trace_push(bcp_model *m, double lb, double fit, double seconds)
+{
+    FD_TRY(trace_room(m));
+    m->seconds[m->iters] = seconds;
+    m->lb[m->iters] = lb;
+    m->fit[m->iters] = fit;
+    m->ranks[m->iters] = m->R;
+    m->iters++;
+    return FD_OK;
+}
+
+fd_status bcp_svd_factor(const bcp_tensor *t, uint32_t n, uint32_t R, double sd, int threads, fd_rng *rng, double *A)
+{
+    const uint64_t I = t->full[n];
+    if (I > SVD_MAX) {
+        for (uint64_t i = 0; i < I * R; i++) A[i] = sd * fd_rng_normal(rng);
+        return FD_OK;
+    }
+    bcp_model m;
+    work w;
+    memset(&m, 0, sizeof m);
+    memset(&w, 0, sizeof w);
+    w.t = t;
+    w.m = &m;
+    w.threads = threads > 0 ? threads : 1;
+    double *G = malloc(I * I * sizeof *G);
+    if (!G) return fd_fail(FD_ERR_NOMEM, "out of memory for the SVD of mode %u", n + 1);
+    fd_status st = mode_gram(&w, n, G);
+    if (st == FD_OK) st = leading_eigen(G, I, R, t->order, sd, A, rng);
+    free(G);
+    return st;
 }
 
 /* A signal to stop (common/interrupt.h), agreed between the ranks
@@ -420,39 +498,11 @@ static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, doub
         if (n == N - 1 && !whole) FD_TRY(reduce(w, &yx, 1));
     }
     if (balance) FD_TRY(rebalance(w));
-    /* lambda: Gamma(a, b_r). */
-    double a = PRIOR, b[256];
-    for (uint32_t n = 0; n < N; n++) a += 0.5 * (double)m->dims[n];
-    for (uint32_t r = 0; r < R; r++) {
-        double s = 0;
-        for (uint32_t n = 0; n < N; n++) s += w->EAA[n][r * R + r];
-        b[r] = PRIOR + 0.5 * s;
-        m->lambda[r] = a / b[r];
-    }
-    /* tau: Gamma(c, d) with E||Y - X||^2 = ||Y||^2 - 2 <Y, [[A]]> + E||[[A]]||^2. */
+    /* tau: E||Y - X||^2 = ||Y||^2 - 2 <Y, [[A]]> + E||[[A]]||^2. */
     double *gram[BCP_MAX_ORDER];
     for (uint32_t n = 0; n < N; n++) gram[n] = w->EAA[n];
     const double M = (double)t->full_size, ee = fmax(0, w->yy - 2 * yx + hadamard_sum(gram, N, R));
-    const double c = PRIOR + 0.5 * M, d = PRIOR + 0.5 * ee;
-    m->tau = c / d;
-    /* The bound: E[ln p(Y, A, lambda, tau)] + the entropy of q.  lgamma_r:
-     * lgamma writes the global signgam, a race wherever two fits run at
-     * once. */
-    int sg;
-    const double ln2pi = log(2 * M_PI), eltau = digamma(c) - log(d);
-    double L = -0.5 * M * ln2pi + 0.5 * M * eltau - 0.5 * m->tau * ee;
-    L += PRIOR * log(PRIOR) - lgamma_r(PRIOR, &sg) + (PRIOR - 1) * eltau - PRIOR * m->tau;
-    L += lgamma_r(c, &sg) - (c - 1) * digamma(c) - log(d) + c;
-    for (uint32_t r = 0; r < R; r++) {
-        const double ellam = digamma(a) - log(b[r]);
-        for (uint32_t n = 0; n < N; n++)
-            L += 0.5 * (double)m->dims[n] * ellam - 0.5 * m->lambda[r] * w->EAA[n][r * R + r];
-        L += PRIOR * log(PRIOR) - lgamma_r(PRIOR, &sg) + (PRIOR - 1) * ellam - PRIOR * m->lambda[r];
-        L += lgamma_r(a, &sg) - (a - 1) * digamma(a) - log(b[r]) + a;
-    }
-    for (uint32_t n = 0; n < N; n++) /* -(I_n R / 2) ln 2 pi of the prior and (I_n R / 2)(1 + ln 2 pi) of q */
-        L += 0.5 * (double)m->dims[n] * (w->logdet[n] + (double)R);
-    *lb = L;
+    *lb = bcp_update_precisions(m, w->EAA, w->logdet, M, ee);
     /* The fit of the means: ||Y - [[A]]||^2 with A^T A instead of E[A^T A]. */
     const double res = fmax(0, w->yy - 2 * yx + hadamard_sum(w->AA, N, R));
     *fit = w->yy > 0 ? 1 - sqrt(res / w->yy) : 1;
@@ -572,12 +622,7 @@ static fd_status fit_sweeps(work *w, const bcp_opts *o, fd_progress *prog)
         const double dt = fd_now() - t0;
         m->sweep_seconds += dt;
         stable++;
-        FD_TRY(trace_room(m));
-        m->seconds[m->iters] = dt;
-        m->lb[m->iters] = lb;
-        m->fit[m->iters] = fit;
-        m->ranks[m->iters] = m->R;
-        m->iters++;
+        FD_TRY(bcp_trace_push(m, lb, fit, dt));
         if (prog) fd_progress_add(prog, 1);
         FD_TRY(stop_requested(w->comm));
         /* Converged only once the scales are balanced, so that the result

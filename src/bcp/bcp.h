@@ -9,6 +9,7 @@
 #ifndef FD_BCP_H
 #define FD_BCP_H
 
+#include "../common/clock.h" /* fd_rng */
 #include "../common/progress.h"
 #include "tensor.h"
 
@@ -72,5 +73,29 @@ struct bcp_ops;
 fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, const struct bcp_ops *ops, void *state,
                   bcp_model *m, fd_progress *prog);
 void bcp_model_free(bcp_model *m);
+
+/* What the dense fit and the fit with missing entries (bcp_masked.h)
+ * share. */
+/* Sweeps with the rank unchanged before the scales are balanced (bcp.c,
+ * rebalance). */
+#define BCP_BALANCE_AFTER 5
+/* The components whose power (sum over the modes of ||a_r(n)||^2) is
+ * above BCPF's tolerance for `rows` rows in all: their indices into keep,
+ * increasing; returns how many. */
+uint32_t bcp_components_kept(const double *power, uint32_t R, uint64_t rows, uint32_t *keep);
+/* lambda and tau from E[A(n)^T A(n)] (EAA[n], R x R) and E||Y - X||^2 =
+ * ee over M fitted entries; returns the lower bound, logdet[n] being the
+ * mean over mode n's rows of ln det of their covariance. */
+double bcp_update_precisions(bcp_model *m, double *const *EAA, const double *logdet, double M, double ee);
+/* The scales s_nr (sc[n R + r]) that balance each component across the
+ * modes with their product 1, maximising the bound (bcp.c, rebalance),
+ * from E[A(n)^T A(n)] and lambda. */
+void bcp_balance_scales(const bcp_model *m, double *const *EAA, double *sc);
+/* One sweep's bound, fit, rank (m->R) and seconds onto the traces. */
+fd_status bcp_trace_push(bcp_model *m, double lb, double fit, double seconds);
+/* The SVD start of mode n (t on one rank): the leading R eigenvectors of
+ * the unfolding's Gram matrix scaled to the data, Gaussian of scale sd
+ * past its rows or for modes of over 2,048 rows (as bcp_fit starts). */
+fd_status bcp_svd_factor(const bcp_tensor *t, uint32_t n, uint32_t R, double sd, int threads, fd_rng *rng, double *A);
 
 #endif

@@ -2,6 +2,8 @@
 /* The bcp result file (see bcp_h5.h). */
 #include "bcp_h5.h"
 
+#include "bcp_masked.h" /* bcp_model_at */
+
 #include "../job/h5part.h"
 #include "../io/h5util.h"
 #include "version.h"
@@ -26,6 +28,42 @@ done:
     if (dcpl >= 0) H5Pclose(dcpl);
     if (ds >= 0) H5Dclose(ds);
     if (sp >= 0) H5Sclose(sp);
+    return st;
+}
+
+/* --completed: the model's tensor, sum_r prod_n A(n)[i_n, r] at every
+ * entry, as an N-way dataset of the model's dims (written a slab of the
+ * first mode at a time). */
+static fd_status write_completed(hid_t f, const bcp_model *m)
+{
+    fd_status st = FD_OK;
+    hsize_t dims[BCP_MAX_ORDER], chunk[BCP_MAX_ORDER], start[BCP_MAX_ORDER] = {0}, cnt[BCP_MAX_ORDER];
+    uint64_t slab = 1;
+    for (uint32_t n = 0; n < m->order; n++) {
+        dims[n] = cnt[n] = m->dims[n];
+        chunk[n] = n == 0 ? 1 : m->dims[n];
+        if (n > 0) slab *= m->dims[n];
+    }
+    cnt[0] = 1;
+    hid_t sp = -1, ds = -1, dcpl = -1, ms = -1;
+    double *v = malloc(slab * sizeof *v);
+    if (!v) return fd_fail(FD_ERR_NOMEM, "out of memory for /completed");
+    H5_CHECK_GOTO(sp = H5Screate_simple((int)m->order, dims, NULL), st, done);
+    FD_TRY_GOTO(h5u_chunked_dcpl(&dcpl, (int)m->order, chunk), st, done);
+    H5_CHECK_GOTO(ds = H5Dcreate2(f, "completed", H5T_IEEE_F64LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT), st, done);
+    H5_CHECK_GOTO(ms = H5Screate_simple((int)m->order, cnt, NULL), st, done);
+    for (uint64_t i = 0; i < m->dims[0]; i++) {
+        for (uint64_t e = 0; e < slab; e++) v[e] = bcp_model_at(m, i * slab + e);
+        start[0] = i;
+        H5_CHECK_GOTO(H5Sselect_hyperslab(sp, H5S_SELECT_SET, start, NULL, cnt, NULL), st, done);
+        H5_CHECK_GOTO(H5Dwrite(ds, H5T_NATIVE_DOUBLE, ms, sp, H5P_DEFAULT, v), st, done);
+    }
+done:
+    if (ms >= 0) H5Sclose(ms);
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (ds >= 0) H5Dclose(ds);
+    if (sp >= 0) H5Sclose(sp);
+    free(v);
     return st;
 }
 
@@ -58,6 +96,12 @@ fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor
     FD_TRY_GOTO(h5u_attr_f64(f, "fit", m->fit[last]), st, done);
     FD_TRY_GOTO(h5u_attr_f64(f, "lower_bound", m->lb[last]), st, done);
     FD_TRY_GOTO(h5u_attr_u64(f, "ranks", (uint64_t)ranks), st, done);
+    /* Missing entries: how many, and what said so; the fit is over the
+     * observed ones. */
+    const uint64_t observed = t->observed ? t->n_observed : t->size;
+    FD_TRY_GOTO(h5u_attr_u64(f, "observed_entries", o->fuse_n ? 0 : observed), st, done);
+    FD_TRY_GOTO(h5u_attr_u64(f, "missing_entries", o->fuse_n ? 0 : t->size - observed), st, done);
+    FD_TRY_GOTO(h5u_attr_str(f, "missing", !o->missing ? "refuse" : o->mask ? o->mask : "nan"), st, done);
     if (o->fuse_n) {
         char grid[160];
         size_t len = 0;
@@ -102,6 +146,7 @@ fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor
         H5Gclose(g);
         g = -1;
     }
+    if (o->completed) FD_TRY_GOTO(write_completed(f, m), st, done);
     st = h5u_out_commit(&out); /* sets complete */
 done:
     if (g >= 0) H5Gclose(g);
@@ -149,6 +194,14 @@ static fd_status check_file(hid_t f, const char *path, uint64_t *order, uint64_t
                                (unsigned long long)want[w][0], (unsigned long long)want[w][1]);
         }
     }
+    /* --completed: the model's tensor, of the dims. */
+    if (H5Lexists(f, "completed", H5P_DEFAULT) > 0) {
+        uint64_t cs[BCP_MAX_ORDER];
+        FD_TRY(h5u_shape(f, "completed", BCP_MAX_ORDER, &nd, cs));
+        int ok = (uint64_t)nd == *order;
+        for (uint64_t n = 0; ok && n < *order; n++) ok = cs[n] == dims[n];
+        if (!ok) return fd_fail(FD_ERR_INPUT, "%s: /completed is not of the shape /dims gives", path);
+    }
     return FD_OK;
 }
 
@@ -177,6 +230,14 @@ fd_status bcp_h5_info(hid_t f, const char *path, FILE *out)
     fprintf(out, "tensor:     ");
     for (uint64_t n = 0; n < order; n++) fprintf(out, "%s%llu", n ? " x " : " ", (unsigned long long)dims[n]);
     fprintf(out, "\nrank:        %llu (from %llu, %s start)\n", (unsigned long long)R, (unsigned long long)r0, init);
+    uint64_t miss = 0, seen = 0;
+    if (H5Aexists(f, "missing_entries") > 0 && H5Aexists(f, "observed_entries") > 0) {
+        FD_TRY(h5u_read_attr_u64(f, "missing_entries", &miss));
+        FD_TRY(h5u_read_attr_u64(f, "observed_entries", &seen));
+    }
+    if (miss)
+        fprintf(out, "missing:     %llu of %llu entries (the fit is over the observed)\n", (unsigned long long)miss,
+                (unsigned long long)(miss + seen));
     fprintf(out, "fit:         %.6f (1 - ||Y - [[A]]|| / ||Y||)\n", fit);
     fprintf(out, "noise:       tau = %.6g (sd %.6g)\n", tau, tau > 0 ? 1 / sqrt(tau) : NAN);
     char fuse[160] = "";

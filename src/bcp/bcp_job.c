@@ -16,6 +16,7 @@
 #include "bcp_backend.h"
 #include "bcp_fuse.h"
 #include "bcp_h5.h"
+#include "bcp_masked.h"
 
 #include <limits.h>
 #include <math.h>
@@ -245,7 +246,8 @@ static fd_status fit_best(const bcp_tensor *t, const bcp_opts *o, uint32_t start
             os.init = BCP_INIT_RANDOM;
             os.seed = o->seed + s;
         }
-        FD_TRY(bcp_fit(t, &os, comm, ops, state, &m, prog));
+        /* Missing entries: their own fit, on the CPU (bcp_masked.h). */
+        FD_TRY(t->observed ? bcp_fit_masked(t, &os, &m, prog) : bcp_fit(t, &os, comm, ops, state, &m, prog));
         const double a = m.lb[m.iters - 1], b = s == 0 ? -INFINITY : best->lb[best->iters - 1];
         if (diag && diag->n) {
             diag->lb[s] = a;
@@ -491,11 +493,30 @@ static fd_status read_tensor(fd_job *j)
     r->distributed = j->mpi.size > 1 && fd_mpi_active();
     r->rank = j->mpi.rank;
     FD_TRY(bcp_tensor_shape(r->o->input, &r->order, r->dims));
+    if (r->o->missing) {
+        if (j->mpi.size > 1)
+            return fd_fail(FD_ERR_USAGE, "bcp with missing entries (--missing, --mask) runs on one rank for now, not %d",
+                           j->mpi.size);
+        for (uint32_t n = 0; n < r->order; n++) r->grid[n] = 1;
+        return bcp_tensor_read_missing(&r->t, r->o->input, r->o->mask);
+    }
     if (r->o->fuse_n) return FD_OK;
     uint64_t lo[BCP_MAX_ORDER], cnt[BCP_MAX_ORDER];
     FD_TRY(process_grid(r->distributed ? j->mpi.size : 1, r->order, r->dims, r->grid));
     bcp_grid_block((uint64_t)(r->distributed ? j->mpi.rank : 0), r->order, r->dims, r->grid, lo, cnt);
     return bcp_tensor_read(&r->t, r->o->input, lo, cnt, 1);
+}
+
+/* Missing entries are fitted on the CPU (bcp_masked.h). */
+static const fd_device_ops *backend_for(fd_job *j)
+{
+    bcp_run *r = j->w;
+    if (!r->t || !r->t->observed || r->ops == &bcp_cpu_ops) return j->dev;
+    if (fd_job_speaks(j))
+        fprintf(stderr, "fcbo-dist bcp: a tensor with missing entries is fitted on the CPU backend (not on %s yet)\n",
+                r->ops->dev.name);
+    r->ops = &bcp_cpu_ops;
+    return &bcp_cpu_ops.dev;
 }
 
 static fd_status same_tensor(fd_job *j)
@@ -510,7 +531,7 @@ static fd_status same_tensor(fd_job *j)
 static fd_status setup(fd_job *j)
 {
     bcp_run *r = j->w;
-    if (r->o->fuse_n) return FD_OK;
+    if (r->o->fuse_n || (r->t && r->t->observed)) return FD_OK; /* no backend state for either */
     FD_TRY(fd_mpi_agree(r->ops->open(&r->state, r->t, r->o->fit.rank, j->device), NULL));
     if (!r->distributed) return FD_OK;
     uint64_t lo[BCP_MAX_ORDER], cnt[BCP_MAX_ORDER];
@@ -606,6 +627,11 @@ static void report(fd_job *j)
     }
     if (j->out.result) fprintf(stderr, "; wrote %s", j->out.result);
     fputc('\n', stderr);
+    if (r->t && r->t->observed)
+        fprintf(stderr, "missing entries: %llu of %llu (%.1f%%); the fit is over the %llu observed\n",
+                (unsigned long long)(r->t->size - r->t->n_observed), (unsigned long long)r->t->size,
+                100.0 * (double)(r->t->size - r->t->n_observed) / (double)r->t->size,
+                (unsigned long long)r->t->n_observed);
     print_starts(&r->starts);
     if (o->stats && !o->fuse_n) print_stats(m, j->setup_s, r->t_fit);
 }
@@ -627,6 +653,7 @@ static void close_run(fd_job *j, fd_status st)
 static const fd_job_ops bcp_job_ops = {
     .read = read_tensor,
     .check_input = same_tensor,
+    .backend_for = backend_for,
     .setup = setup,
     .run = run,
     .commit = commit,

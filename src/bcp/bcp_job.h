@@ -13,6 +13,9 @@ typedef struct bcp_job_opts {
     uint64_t fuse[BCP_MAX_ORDER]; /* --fuse: sub-tensors per mode */
     uint32_t fuse_n;              /* modes given; 0: no --fuse */
     uint32_t starts;              /* --starts (0: 1, or 4 for --fuse's sub-tensors) */
+    int missing;                  /* --missing: NaN is a missing entry */
+    const char *mask;             /* --mask SPEC: 0 there is a missing entry (implies missing) */
+    int completed;                /* --completed: the model's tensor into the file (/completed) */
     int force, stats, quiet;
 } bcp_job_opts;
 

@@ -76,6 +76,7 @@ void bcp_tensor_destroy(bcp_tensor **pt)
     bcp_tensor *t = *pt;
     if (!t) return;
     free(t->x);
+    free(t->observed);
     free(t->source);
     free(t);
     *pt = NULL;
@@ -118,14 +119,19 @@ static fd_status check_finite(const char *what, const bcp_tensor *t)
 
 /* A .npy's header: its shape and element type, checked against what bcp
  * reads and against the file's size; f left at the data. */
-static fd_status npy_header_check(FILE *f, const char *path, uint32_t *order, uint64_t *dims, int *dbl)
+/* The element types read: the tensor's, and a mask's besides. */
+enum { ELEM_F8 = 8, ELEM_F4 = 4, ELEM_U1 = 1 };
+
+static fd_status npy_header_check(FILE *f, const char *path, int mask, uint32_t *order, uint64_t *dims, int *elem)
 {
     npy_header h;
     FD_TRY(npy_read_header(f, path, &h));
     if (h.fortran) return fd_fail(FD_ERR_INPUT, "%s: Fortran-ordered array; save it with np.ascontiguousarray", path);
-    *dbl = !strcmp(h.descr, "<f8");
-    if (!*dbl && strcmp(h.descr, "<f4") != 0)
-        return fd_fail(FD_ERR_INPUT, "%s: dtype '%s'; bcp reads float32 or float64 (little-endian)", path, h.descr);
+    *elem = !strcmp(h.descr, "<f8") ? ELEM_F8 : !strcmp(h.descr, "<f4") ? ELEM_F4
+          : mask && (!strcmp(h.descr, "|u1") || !strcmp(h.descr, "|b1")) ? ELEM_U1 : 0;
+    if (!*elem)
+        return fd_fail(FD_ERR_INPUT, "%s: dtype '%s'; bcp reads float32 or float64 (little-endian)%s", path, h.descr,
+                       mask ? ", and a mask also as uint8 or bool" : "");
     if (h.ndim > BCP_MAX_ORDER) return fd_fail(FD_ERR_INPUT, "%s: more than %d modes", path, BCP_MAX_ORDER);
     *order = h.ndim;
     for (uint32_t n = 0; n < h.ndim; n++) dims[n] = h.shape[n];
@@ -142,20 +148,21 @@ static fd_status npy_header_check(FILE *f, const char *path, uint32_t *order, ui
 }
 
 /* The block, as runs along the last mode (one seek and read each). */
-static fd_status read_npy(bcp_tensor *t, const char *path)
+static fd_status read_npy(bcp_tensor *t, const char *path, int mask)
 {
     fd_status st = FD_OK;
     uint32_t order;
     uint64_t dims[BCP_MAX_ORDER];
-    int dbl;
-    float *f32 = NULL;
+    int elem;
+    void *narrow = NULL;
     FILE *f = fopen(path, "rb");
     if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
-    FD_TRY_GOTO(npy_header_check(f, path, &order, dims, &dbl), st, done);
+    FD_TRY_GOTO(npy_header_check(f, path, mask, &order, dims, &elem), st, done);
+    const int dbl = elem == ELEM_F8;
     const long data = ftell(f);
     long at = data; /* where the file is */
-    const size_t es = dbl ? 8 : 4, run = t->dims[order - 1];
-    if (!dbl) FD_ALLOC_GOTO(f32, run, st, done);
+    const size_t es = (size_t)elem, run = t->dims[order - 1];
+    if (!dbl && !(narrow = malloc(run * es + 1))) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
     const uint64_t runs = t->size / run;
     for (uint64_t q = 0; q < runs; q++) {
         /* Run q of the block: its index in modes 0..N-2 (C order), then
@@ -172,22 +179,24 @@ static fd_status read_npy(bcp_tensor *t, const char *path)
          * tensor, or a block split along the first mode only, is then one
          * sequential read through stdio's buffer. */
         const long want = data + (long)(e * es);
-        if ((want != at && fseek(f, want, SEEK_SET) != 0) || fread(dbl ? (void *)out : (void *)f32, es, run, f) != run) {
+        if ((want != at && fseek(f, want, SEEK_SET) != 0) || fread(dbl ? (void *)out : narrow, es, run, f) != run) {
             st = fd_fail(FD_ERR_INPUT, "%s: truncated: fewer than %llu values", path, (unsigned long long)t->full_size);
             goto done;
         }
         at = want + (long)(run * es);
-        if (!dbl)
-            for (size_t k = 0; k < run; k++) out[k] = f32[k];
+        if (elem == ELEM_F4)
+            for (size_t k = 0; k < run; k++) out[k] = ((const float *)narrow)[k];
+        else if (elem == ELEM_U1)
+            for (size_t k = 0; k < run; k++) out[k] = ((const uint8_t *)narrow)[k];
     }
 done:
     fclose(f);
-    free(f32);
+    free(narrow);
     return st;
 }
 
 /* FILE.h5:/dataset opened: file, dataset, its shape. */
-static fd_status h5_open(const char *spec, hid_t *f, hid_t *ds, uint32_t *order, uint64_t *dims)
+static fd_status h5_open(const char *spec, int mask, hid_t *f, hid_t *ds, uint32_t *order, uint64_t *dims)
 {
     fd_status st = FD_OK;
     hid_t fs = -1, ty = -1;
@@ -208,8 +217,11 @@ static fd_status h5_open(const char *spec, hid_t *f, hid_t *ds, uint32_t *order,
         goto done;
     }
     H5_CHECK_GOTO(ty = H5Dget_type(*ds), st, done);
-    if (H5Tget_class(ty) != H5T_FLOAT) {
-        st = fd_fail(FD_ERR_INPUT, "%s: dataset '%s' is not floating point (bcp reads float32 or float64)", path, dset);
+    const H5T_class_t cls = H5Tget_class(ty);
+    if (cls != H5T_FLOAT && !(mask && cls == H5T_INTEGER)) {
+        st = fd_fail(FD_ERR_INPUT, "%s: dataset '%s' is not %s", path, dset,
+                     mask ? "numeric (a mask: integers or floats, 0 where missing)"
+                          : "floating point (bcp reads float32 or float64)");
         goto done;
     }
     H5_CHECK_GOTO(fs = H5Dget_space(*ds), st, done);
@@ -227,13 +239,13 @@ done:
     return st;
 }
 
-static fd_status read_h5(bcp_tensor *t, const char *spec)
+static fd_status read_h5(bcp_tensor *t, const char *spec, int mask)
 {
     fd_status st = FD_OK;
     hid_t f = -1, ds = -1, fs = -1, ms = -1;
     uint32_t order;
     uint64_t dims[BCP_MAX_ORDER];
-    FD_TRY_GOTO(h5_open(spec, &f, &ds, &order, dims), st, done);
+    FD_TRY_GOTO(h5_open(spec, mask, &f, &ds, &order, dims), st, done);
     hsize_t start[BCP_MAX_ORDER], cnt[BCP_MAX_ORDER];
     for (uint32_t n = 0; n < order; n++) {
         start[n] = t->lo[n];
@@ -251,29 +263,52 @@ done:
     return st;
 }
 
-fd_status bcp_tensor_shape(const char *spec, uint32_t *order, uint64_t *dims)
+/* What a read takes: a tensor's values, NaN as missing too, or a mask's
+ * (integer types too). */
+enum { READ_VALUES = 0, READ_NAN = 1, READ_MASK = 2 };
+
+static fd_status tensor_shape(const char *spec, int mask, uint32_t *order, uint64_t *dims)
 {
     const size_t len = strlen(spec);
     if (strstr(spec, ".h5:")) {
         hid_t f, ds;
-        const fd_status st = h5_open(spec, &f, &ds, order, dims);
+        const fd_status st = h5_open(spec, mask, &f, &ds, order, dims);
         if (ds >= 0) H5Dclose(ds);
         if (f >= 0) H5Fclose(f);
         return st;
     }
     if (len > 4 && !strcmp(spec + len - 4, ".npy")) {
-        int dbl;
+        int elem;
         FD_TRY(fd_input_check(spec));
         FILE *f = fopen(spec, "rb");
         if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", spec, strerror(errno));
-        const fd_status st = npy_header_check(f, spec, order, dims, &dbl);
+        const fd_status st = npy_header_check(f, spec, mask, order, dims, &elem);
         fclose(f);
         return st;
     }
     return fd_fail(FD_ERR_USAGE, "%s: bcp reads a .npy file or an HDF5 dataset named FILE.h5:/dataset", spec);
 }
 
-fd_status bcp_tensor_read(bcp_tensor **out, const char *spec, const uint64_t *lo, const uint64_t *cnt, int hash)
+fd_status bcp_tensor_shape(const char *spec, uint32_t *order, uint64_t *dims)
+{
+    return tensor_shape(spec, 0, order, dims);
+}
+
+/* Every value finite (READ_VALUES), or not infinite (READ_NAN: NaN is a
+ * missing entry); a mask's values are not checked. */
+static fd_status check_values(const char *what, const bcp_tensor *t, int how)
+{
+    if (how == READ_VALUES) return check_finite(what, t);
+    if (how == READ_MASK) return FD_OK;
+    for (uint64_t i = 0; i < t->size; i++)
+        if (isinf(t->x[i]))
+            return fd_fail(FD_ERR_INPUT, "%s: element %llu (in C order) is %g; a missing entry is NaN", what,
+                           (unsigned long long)i, t->x[i]);
+    return FD_OK;
+}
+
+static fd_status tensor_read(bcp_tensor **out, const char *spec, const uint64_t *lo, const uint64_t *cnt, int hash,
+                             int how)
 {
     fd_status st = FD_OK;
     bcp_tensor *t = NULL;
@@ -281,8 +316,9 @@ fd_status bcp_tensor_read(bcp_tensor **out, const char *spec, const uint64_t *lo
     uint64_t full[BCP_MAX_ORDER], dims[BCP_MAX_ORDER];
     char *file = NULL;
     sha256_job *hashing = NULL;
+    const int mask = how == READ_MASK;
     *out = NULL;
-    FD_TRY(bcp_tensor_shape(spec, &order, full));
+    FD_TRY(tensor_shape(spec, mask, &order, full));
     for (uint32_t n = 0; n < order; n++) {
         dims[n] = cnt ? cnt[n] : full[n];
         if ((lo ? lo[n] : 0) + dims[n] > full[n] || dims[n] == 0)
@@ -299,14 +335,55 @@ fd_status bcp_tensor_read(bcp_tensor **out, const char *spec, const uint64_t *lo
     file = h5 ? strndup(spec, (size_t)(strstr(spec, ".h5:") - spec) + 3) : strdup(spec);
     if (!file || !(t->source = strdup(spec))) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
     if (hash) FD_TRY_GOTO(sha256_file_start(&hashing, file), st, done); /* beside the read, as the matrix readers */
-    FD_TRY_GOTO(h5 ? read_h5(t, spec) : read_npy(t, spec), st, done);
-    FD_TRY_GOTO(check_finite(spec, t), st, done);
+    FD_TRY_GOTO(h5 ? read_h5(t, spec, mask) : read_npy(t, spec, mask), st, done);
+    FD_TRY_GOTO(check_values(spec, t, how), st, done);
     if (hash) FD_TRY_GOTO(sha256_file_wait(&hashing, t->sha256), st, done);
     *out = t;
     t = NULL;
 done:
     sha256_file_wait(&hashing, NULL);
     free(file);
+    bcp_tensor_destroy(&t);
+    return st;
+}
+
+fd_status bcp_tensor_read(bcp_tensor **out, const char *spec, const uint64_t *lo, const uint64_t *cnt, int hash)
+{
+    return tensor_read(out, spec, lo, cnt, hash, READ_VALUES);
+}
+
+fd_status bcp_tensor_read_missing(bcp_tensor **out, const char *spec, const char *mask_spec)
+{
+    bcp_tensor *t = NULL, *mk = NULL;
+    FD_TRY(tensor_read(&t, spec, NULL, NULL, 1, READ_NAN));
+    fd_status st = FD_OK;
+    if (mask_spec) {
+        FD_TRY_GOTO(tensor_read(&mk, mask_spec, NULL, NULL, 0, READ_MASK), st, done);
+        int same = mk->order == t->order;
+        for (uint32_t n = 0; same && n < t->order; n++) same = mk->dims[n] == t->dims[n];
+        if (!same) {
+            st = fd_fail(FD_ERR_INPUT, "%s: the mask's shape is not the tensor's (%s)", mask_spec, spec);
+            goto done;
+        }
+    }
+    uint64_t seen = 0;
+    for (uint64_t i = 0; i < t->size; i++) seen += !isnan(t->x[i]) && !(mk && mk->x[i] == 0);
+    if (seen == 0) {
+        st = fd_fail(FD_ERR_INPUT, "%s: every entry is missing", spec);
+        goto done;
+    }
+    if (seen < t->size) {
+        FD_ALLOC_GOTO(t->observed, t->size, st, done);
+        for (uint64_t i = 0; i < t->size; i++) {
+            t->observed[i] = !isnan(t->x[i]) && !(mk && mk->x[i] == 0);
+            if (!t->observed[i]) t->x[i] = 0;
+        }
+    }
+    t->n_observed = seen;
+    *out = t;
+    t = NULL;
+done:
+    bcp_tensor_destroy(&mk);
     bcp_tensor_destroy(&t);
     return st;
 }

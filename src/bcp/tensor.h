@@ -22,6 +22,10 @@ typedef struct bcp_tensor {
     uint64_t lo[BCP_MAX_ORDER], full[BCP_MAX_ORDER];
     uint64_t full_size;
     double *x;
+    /* Missing entries (--missing, --mask): observed[i] is 0 where x[i]
+     * is not observed (x[i] is then 0); NULL when every entry is. */
+    uint8_t *observed;
+    uint64_t n_observed;
     char sha256[65];          /* of the file read */
     char *source;             /* the spec it was read from */
 } bcp_tensor;
@@ -45,6 +49,12 @@ fd_status bcp_tensor_shape(const char *spec, uint32_t *order, uint64_t *dims);
  * tensor); hash: the file's SHA-256 into sha256 (it reads the whole file,
  * which --fuse's sub-tensors must not do each time; "" without). */
 fd_status bcp_tensor_read(bcp_tensor **out, const char *spec, const uint64_t *lo, const uint64_t *cnt, int hash);
+/* The whole tensor with missing entries: NaN in it is missing (an
+ * infinity is still refused), and with mask_spec (NULL: none) so is every
+ * entry where that array, of the same shape (a .npy of float32/64, uint8
+ * or bool, or an HDF5 dataset of any numeric type), is 0.  t->observed
+ * stays NULL when nothing is missing; everything missing is an error. */
+fd_status bcp_tensor_read_missing(bcp_tensor **out, const char *spec, const char *mask_spec);
 /* An empty tensor of these dims (x zeroed), for tests and gen. */
 fd_status bcp_tensor_create(bcp_tensor **out, uint32_t order, const uint64_t *dims);
 void bcp_tensor_destroy(bcp_tensor **t);

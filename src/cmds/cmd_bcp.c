@@ -43,6 +43,15 @@ static const char *help =
     "                        components of each fused into full factors of rank\n"
     "                        R = --rank; for tensors larger than memory\n"
     "                        (sub-tensors spread over the ranks)\n"
+    "  --missing             NaN entries are missing (unobserved): the fit uses the\n"
+    "                        observed ones only (BCPF's completion variant: a\n"
+    "                        covariance per factor row; CPU, one rank; each sweep\n"
+    "                        O(observed N^2 R^2)); without it NaN is refused\n"
+    "  --mask SPEC           also missing where this array of the tensor's shape\n"
+    "                        (.npy float/uint8/bool, or FILE.h5:/dataset) is 0;\n"
+    "                        implies --missing\n"
+    "  --completed           write the model's tensor (every entry, the missing\n"
+    "                        ones predicted) to DIR/bcp.h5:/completed\n"
     "  --nonneg              non-negative factors: started from magnitudes and\n"
     "                        projected on >= 0 after each update (the lower\n"
     "                        bound may then decrease)\n"
@@ -60,9 +69,9 @@ static const char *help =
     "                        sums over ranks; the host's share)\n"
     "  -q, --quiet           no summary, no progress\n"
     "  -h, --help            this text\n\n"
-    "Exit status 2 on bad input (fewer than 3 modes, NaN or infinite values, a\n"
-    "dataset that does not exist, another element type); nothing is written\n"
-    "then.\n";
+    "Exit status 2 on bad input (fewer than 3 modes, NaN without --missing,\n"
+    "infinite values, a dataset that does not exist, another element type, a\n"
+    "mask of another shape); nothing is written then.\n";
 
 static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
 {
@@ -74,6 +83,8 @@ static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
         {"stats", no_argument, 0, 'S'},        {"quiet", no_argument, 0, 'q'},
         {"threads", required_argument, 0, 't'}, {"backend", required_argument, 0, 'b'},
         {"fuse", required_argument, 0, 'U'},   {"starts", required_argument, 0, 'A'},
+        {"missing", no_argument, 0, 'M'},      {"mask", required_argument, 0, 'K'},
+        {"completed", no_argument, 0, 'C'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->fit.rank = 10;
@@ -98,6 +109,9 @@ static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
             break;
         case 's': FD_TRY(opt_u64("--seed", optarg, &a->fit.seed)); break;
         case 'N': a->fit.nonneg = 1; break;
+        case 'M': a->missing = 1; break;
+        case 'K': a->mask = optarg; a->missing = 1; break;
+        case 'C': a->completed = 1; break;
         case 'b': a->backend = optarg; break;
         case 'A': FD_TRY(opt_u32("--starts", optarg, 1, 1000, &a->starts)); break;
         case 'U': FD_TRY(opt_dims("--fuse", optarg, "parts per mode", BCP_MAX_ORDER, a->fuse, &a->fuse_n)); break;
@@ -111,6 +125,8 @@ static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
         }
     }
     if (optind != argc - 1) return fd_fail(FD_ERR_USAGE, "bcp needs exactly one TENSOR; see 'fcbo-dist bcp --help'");
+    if (a->missing && a->fuse_n) return fd_fail(FD_ERR_USAGE, "--missing/--mask with --fuse: not yet");
+    if (a->missing && a->fit.nonneg) return fd_fail(FD_ERR_USAGE, "--missing/--mask with --nonneg: not yet");
     a->input = argv[optind];
     a->command = fd_command_line;
     return FD_OK;

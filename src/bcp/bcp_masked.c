@@ -1,0 +1,390 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* The VB updates of bcp_masked.h.  For mode n and its row i, over the
+ * observed entries e of the row's slice, with b_e the Hadamard product of
+ * the other modes' rows at e (BCPF's eqs. 21-23 with the indicator O):
+ *   Sigma_i = (tau sum_e E[b_e b_e^T] + diag(lambda))^-1,
+ *   a_i     = tau Sigma_i sum_e y_e E[b_e],
+ * E[b_e] the product of the rows' means and E[b_e b_e^T] that of their
+ * second moments a a^T + Sigma (the factors are independent under q).
+ * The rows of one mode depend only on the other modes, so they are
+ * updated in parallel, each by one thread, the same bits for any number
+ * of threads.  lambda, tau and the bound are bcp.c's, with E||Y - X||^2
+ * summed over the observed entries and each row's own ln det Sigma. */
+#include "bcp_masked.h"
+
+#include "../common/clock.h"
+#include "../common/interrupt.h"
+#include "../common/par_rows.h"
+#include "chol.h"
+
+#include <math.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* R x R symmetric matrices are kept packed: the upper triangle row by
+ * row, (a, b) for a <= b. */
+static uint32_t packed(uint32_t R) { return R * (R + 1) / 2; }
+
+typedef struct {
+    const bcp_tensor *t;
+    bcp_model *m;
+    uint32_t N, R, P;           /* P = packed(R) */
+    double *E[BCP_MAX_ORDER];   /* I_n x P: each row's second moment a a^T + Sigma */
+    double *ld[BCP_MAX_ORDER];  /* I_n: ln det of each row's Sigma */
+    double *sums;               /* I_0 x 3: the tau pass's sums per row of mode 0 */
+    uint32_t n;                 /* the mode being updated */
+    int threads;
+} mwork;
+
+/* h *= a (R), H *= S (packed): one more mode's row in the products. */
+static void times_row(double *h, double *H, const double *a, const double *S, uint32_t R, uint32_t P)
+{
+    for (uint32_t r = 0; r < R; r++) h[r] *= a[r];
+    for (uint32_t p = 0; p < P; p++) H[p] *= S[p];
+}
+
+/* Over the observed entries of row i of mode n.  own = 0: B (packed) +=
+ * the product of the other modes' second moments, v += y times that of
+ * their means.  own = 1 (the tau pass): row i's own factors are in the
+ * products too, and sums[0..3) += E(y - x)^2, (y - E x)^2, y^2.  scratch:
+ * 2 R + 2 P doubles. */
+static void slice_sums(const mwork *w, uint32_t n, uint64_t i, int own, double *B, double *v, double *sums,
+                       double *scratch)
+{
+    const bcp_tensor *t = w->t;
+    double *const *A = w->m->A;
+    const uint32_t N = w->N, R = w->R, P = w->P;
+    const uint64_t L = bcp_span(t, 0, n), I = t->dims[n], K = bcp_span(t, n + 1, N);
+    double *hp = scratch, *Hp = hp + R, *h = Hp + P, *H = h + R;
+    uint64_t idx[BCP_MAX_ORDER];
+    for (uint64_t l = 0; l < L; l++) {
+        /* The modes before n from l (C order), and their product. */
+        uint64_t rest = l;
+        for (uint32_t k = n; k-- > 0;) {
+            idx[k] = rest % t->dims[k];
+            rest /= t->dims[k];
+        }
+        for (uint32_t r = 0; r < R; r++) hp[r] = 1;
+        for (uint32_t p = 0; p < P; p++) Hp[p] = 1;
+        for (uint32_t k = 0; k < n; k++) times_row(hp, Hp, A[k] + idx[k] * R, w->E[k] + idx[k] * P, R, P);
+        if (own) times_row(hp, Hp, A[n] + i * R, w->E[n] + i * P, R, P);
+        for (uint32_t k = n + 1; k < N; k++) idx[k] = 0;
+        const uint64_t base = (l * I + i) * K;
+        for (uint64_t q = 0; q < K; q++) {
+            if (q > 0) /* the modes after n count up, the last fastest */
+                for (uint32_t k = N - 1; k > n && ++idx[k] == t->dims[k]; k--) idx[k] = 0;
+            if (!t->observed[base + q]) continue;
+            const double y = t->x[base + q];
+            memcpy(h, hp, R * sizeof *h);
+            memcpy(H, Hp, P * sizeof *H);
+            for (uint32_t k = n + 1; k < N; k++) times_row(h, H, A[k] + idx[k] * R, w->E[k] + idx[k] * P, R, P);
+            if (!own) {
+                for (uint32_t p = 0; p < P; p++) B[p] += H[p];
+                for (uint32_t r = 0; r < R; r++) v[r] += y * h[r];
+                continue;
+            }
+            double x = 0, ex2 = 0;
+            for (uint32_t r = 0; r < R; r++) x += h[r];
+            for (uint32_t a = 0, p = 0; a < R; a++)
+                for (uint32_t b = a; b < R; b++, p++) ex2 += a == b ? H[p] : 2 * H[p];
+            sums[0] += y * y - 2 * y * x + ex2;
+            sums[1] += (y - x) * (y - x);
+            sums[2] += y * y;
+        }
+    }
+}
+
+/* Rows [i0, i1) of mode w->n: their covariances, means and moments. */
+static fd_status update_rows(void *arg, uint64_t i0, uint64_t i1, int thread)
+{
+    mwork *w = arg;
+    (void)thread;
+    const uint32_t n = w->n, R = w->R, P = w->P;
+    const bcp_model *m = w->m;
+    fd_status st = FD_OK;
+    double *buf = malloc(((size_t)4 * P + 3 * R + 2 * (size_t)R * R) * sizeof *buf);
+    if (!buf) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    double *B = buf, *v = B + P, *scratch = v + R, *psi = scratch + 2 * R + 2 * P, *S = psi + (size_t)R * R;
+    for (uint64_t i = i0; i < i1 && st == FD_OK; i++) {
+        memset(B, 0, P * sizeof *B);
+        memset(v, 0, R * sizeof *v);
+        slice_sums(w, n, i, 0, B, v, NULL, scratch);
+        for (uint32_t a = 0, p = 0; a < R; a++)
+            for (uint32_t b = a; b < R; b++, p++) psi[a * R + b] = psi[b * R + a] = m->tau * B[p];
+        for (uint32_t r = 0; r < R; r++) psi[r * R + r] += m->lambda[r];
+        double ld;
+        if (!bcp_spd_inverse(psi, R, S, &ld)) {
+            st = fd_fail(FD_ERR_INTERNAL, "bcp: the precision of row %llu of mode %u is not positive definite",
+                         (unsigned long long)i, n + 1);
+            break;
+        }
+        w->ld[n][i] = -ld;
+        double *a = m->A[n] + i * R, *e = w->E[n] + i * P;
+        for (uint32_t r = 0; r < R; r++) {
+            double s = 0;
+            for (uint32_t c = 0; c < R; c++) s += S[r * R + c] * v[c];
+            a[r] = m->tau * s;
+        }
+        for (uint32_t x = 0, p = 0; x < R; x++)
+            for (uint32_t y = x; y < R; y++, p++) e[p] = a[x] * a[y] + S[x * R + y];
+    }
+    free(buf);
+    return st;
+}
+
+/* The tau pass over rows [i0, i1) of mode 0. */
+static fd_status residual_rows(void *arg, uint64_t i0, uint64_t i1, int thread)
+{
+    mwork *w = arg;
+    (void)thread;
+    double *scratch = malloc((2 * (size_t)w->R + 2 * (size_t)w->P) * sizeof *scratch);
+    if (!scratch) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    for (uint64_t i = i0; i < i1; i++) {
+        double *s = w->sums + 3 * i;
+        s[0] = s[1] = s[2] = 0;
+        slice_sums(w, 0, i, 1, NULL, NULL, s, scratch);
+    }
+    free(scratch);
+    return FD_OK;
+}
+
+/* EAA[n] (R x R) = the sum of mode n's rows' second moments, in row
+ * order (the same bits for any threads); *logdet: the rows' mean ln det. */
+static void mode_sums(const mwork *w, uint32_t n, double *EAA, double *logdet)
+{
+    const uint32_t R = w->R, P = w->P;
+    const uint64_t I = w->t->dims[n];
+    memset(EAA, 0, (size_t)R * R * sizeof *EAA);
+    double ld = 0;
+    for (uint64_t i = 0; i < I; i++) {
+        const double *e = w->E[n] + i * P;
+        for (uint32_t a = 0, p = 0; a < R; a++)
+            for (uint32_t b = a; b < R; b++, p++) EAA[a * R + b] += e[p];
+        ld += w->ld[n][i];
+    }
+    for (uint32_t a = 0; a < R; a++)
+        for (uint32_t b = 0; b < a; b++) EAA[a * R + b] = EAA[b * R + a];
+    *logdet = ld / (double)I;
+}
+
+/* Each component's scales balanced across the modes (bcp.c's rebalance,
+ * the same step: the products, so the likelihood, do not change, and the
+ * bound is maximised over the scales): the means' columns, the rows'
+ * moments and ln dets, and the sums from them. */
+static void rebalance(mwork *w, double *EAA[BCP_MAX_ORDER], double *logdet)
+{
+    bcp_model *m = w->m;
+    const uint32_t R = w->R, P = w->P;
+    double sc[BCP_MAX_ORDER * 256];
+    bcp_balance_scales(m, EAA, sc);
+    for (uint32_t n = 0; n < w->N; n++) {
+        const double *s = sc + n * R;
+        double ld = 0;
+        for (uint32_t r = 0; r < R; r++) ld += 2 * log(s[r]);
+        for (uint64_t i = 0; i < w->t->dims[n]; i++) {
+            for (uint32_t r = 0; r < R; r++) m->A[n][i * R + r] *= s[r];
+            for (uint32_t a = 0, p = 0; a < R; a++)
+                for (uint32_t b = a; b < R; b++, p++) w->E[n][i * P + p] *= s[a] * s[b];
+            w->ld[n][i] += ld;
+        }
+        mode_sums(w, n, EAA[n], &logdet[n]);
+    }
+}
+
+/* One sweep: every mode's rows, then lambda, tau, the bound and the fit. */
+static fd_status sweep(mwork *w, int balance, double *EAA[BCP_MAX_ORDER], double *lb, double *fit)
+{
+    const bcp_tensor *t = w->t;
+    double logdet[BCP_MAX_ORDER];
+    for (uint32_t n = 0; n < w->N; n++) {
+        w->n = n;
+        FD_TRY(par_rows_chunk(w->threads, 0, t->dims[n], 1, update_rows, w, NULL));
+    }
+    for (uint32_t n = 0; n < w->N; n++) mode_sums(w, n, EAA[n], &logdet[n]);
+    if (balance) rebalance(w, EAA, logdet);
+    FD_TRY(par_rows_chunk(w->threads, 0, t->dims[0], 1, residual_rows, w, NULL));
+    double ee = 0, res = 0, yy = 0;
+    for (uint64_t i = 0; i < t->dims[0]; i++) {
+        ee += w->sums[3 * i];
+        res += w->sums[3 * i + 1];
+        yy += w->sums[3 * i + 2];
+    }
+    *lb = bcp_update_precisions(w->m, EAA, logdet, (double)t->n_observed, fmax(0, ee));
+    *fit = yy > 0 ? 1 - sqrt(res / yy) : 1;
+    return FD_OK;
+}
+
+/* Drops the components whose power vanished (bcp_components_kept), from
+ * the factors, the moments and lambda. */
+static fd_status prune(mwork *w)
+{
+    bcp_model *m = w->m;
+    const uint32_t R = w->R, P = w->P;
+    double power[256] = {0};
+    uint64_t rows = 0;
+    for (uint32_t n = 0; n < w->N; n++) {
+        rows += w->t->dims[n];
+        for (uint64_t i = 0; i < w->t->dims[n]; i++)
+            for (uint32_t r = 0; r < R; r++) power[r] += m->A[n][i * R + r] * m->A[n][i * R + r];
+    }
+    uint32_t keep[256];
+    const uint32_t K = bcp_components_kept(power, R, rows, keep);
+    if (K == R || K == 0) {
+        m->R = K;
+        return FD_OK;
+    }
+    /* In place, in order: every value moves to an earlier or equal place
+     * (keep[a] >= a, and a packed index grows with both of its own). */
+    uint32_t *at = malloc((size_t)packed(K) * sizeof *at), Q = 0;
+    if (!at) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    for (uint32_t a = 0; a < K; a++)
+        for (uint32_t b = a; b < K; b++) at[Q++] = keep[a] * R - keep[a] * (keep[a] + 1) / 2 + keep[b];
+    for (uint32_t n = 0; n < w->N; n++)
+        for (uint64_t i = 0; i < w->t->dims[n]; i++) {
+            for (uint32_t r = 0; r < K; r++) m->A[n][i * K + r] = m->A[n][i * R + keep[r]];
+            for (uint32_t q = 0; q < Q; q++) w->E[n][i * Q + q] = w->E[n][i * P + at[q]];
+        }
+    for (uint32_t r = 0; r < K; r++) m->lambda[r] = m->lambda[keep[r]];
+    m->R = w->R = K;
+    w->P = Q;
+    free(at);
+    return FD_OK;
+}
+
+/* The start: each mode's SVD start of the tensor with its missing entries
+ * at 0 (BCPF's), rescaled by the observed fraction, or Gaussian; Sigma 0;
+ * lambda and tau as bcp_fit starts them. */
+static fd_status start(mwork *w, const bcp_opts *o, double yy)
+{
+    const bcp_tensor *t = w->t;
+    bcp_model *m = w->m;
+    const uint32_t R = w->R, N = w->N, P = w->P;
+    fd_rng rng = {o->seed};
+    const double ms = yy / (double)t->n_observed, sd = ms > 0 ? pow(ms / R, 0.5 / N) : 1;
+    /* Zero-filled, the unfolding's Gram is about the observed fraction f
+     * of the full one, its vectors f^(1/2N) short. */
+    const double grow = pow((double)t->size / (double)t->n_observed, 0.5 / N);
+    for (uint32_t n = 0; n < N; n++) {
+        const uint64_t I = t->dims[n];
+        if (o->init == BCP_INIT_SVD) {
+            FD_TRY(bcp_svd_factor(t, n, R, sd, w->threads, &rng, m->A[n]));
+            for (uint64_t q = 0; q < I * R; q++) m->A[n][q] *= grow;
+        } else {
+            for (uint64_t q = 0; q < I * R; q++) m->A[n][q] = sd * fd_rng_normal(&rng);
+        }
+        for (uint64_t i = 0; i < I; i++)
+            for (uint32_t a = 0, p = 0; a < R; a++)
+                for (uint32_t b = a; b < R; b++, p++) w->E[n][i * P + p] = m->A[n][i * R + a] * m->A[n][i * R + b];
+    }
+    for (uint32_t r = 0; r < R; r++) {
+        double rows = 0, power = 0;
+        for (uint32_t n = 0; n < N; n++) {
+            rows += (double)t->dims[n];
+            for (uint64_t i = 0; i < t->dims[n]; i++) power += m->A[n][i * R + r] * m->A[n][i * R + r];
+        }
+        m->lambda[r] = power > 0 ? rows / power : 1 / (sd * sd);
+    }
+    m->tau = yy > 0 ? (double)t->n_observed / yy : 1;
+    return FD_OK;
+}
+
+fd_status bcp_fit_masked(const bcp_tensor *t, const bcp_opts *o, bcp_model *m, fd_progress *prog)
+{
+    fd_status st = FD_OK;
+    const uint32_t R = o->rank, N = t->order;
+    mwork w;
+    double *EAA[BCP_MAX_ORDER] = {0};
+    memset(&w, 0, sizeof w);
+    memset(m, 0, sizeof *m);
+    if (R < 1 || R > 256) return fd_fail(FD_ERR_USAGE, "--rank %u: 1 to 256", R);
+    if (!t->observed || t->n_observed == 0)
+        return fd_fail(FD_ERR_INTERNAL, "bcp_fit_masked: a tensor without missing entries");
+    for (uint32_t n = 0; n < N; n++)
+        if (t->dims[n] != t->full[n]) return fd_fail(FD_ERR_INTERNAL, "bcp_fit_masked: a block, not the whole tensor");
+    w.t = t;
+    w.m = m;
+    w.N = N;
+    w.R = R;
+    w.P = packed(R);
+    w.threads = o->threads > 0 ? o->threads : 1;
+    m->order = N;
+    m->R = R;
+    for (uint32_t n = 0; n < N; n++) {
+        m->dims[n] = t->dims[n];
+        FD_ALLOC_GOTO(m->A[n], t->dims[n] * R, st, done);
+        FD_ALLOC_GOTO(m->Sigma[n], (size_t)R * R, st, done);
+        FD_ALLOC_GOTO(w.E[n], t->dims[n] * w.P, st, done);
+        FD_ALLOC_GOTO(w.ld[n], t->dims[n], st, done);
+        FD_ALLOC_GOTO(EAA[n], (size_t)R * R, st, done);
+    }
+    FD_ALLOC_GOTO(m->lambda, R, st, done);
+    FD_ALLOC_GOTO(w.sums, 3 * t->dims[0], st, done);
+    double yy = 0;
+    for (uint64_t e = 0; e < t->size; e++) yy += t->x[e] * t->x[e]; /* 0 where missing */
+    FD_TRY_GOTO(start(&w, o, yy), st, done);
+    double prev = -INFINITY;
+    uint32_t stable = 0; /* sweeps since the rank last changed */
+    for (uint32_t it = 0; it < o->max_iter; it++) {
+        const uint32_t before = m->R;
+        if (it > 0) FD_TRY_GOTO(prune(&w), st, done); /* BCPF prunes from the second sweep on */
+        if (m->R == 0) {
+            st = fd_fail(FD_ERR_INPUT, "bcp: every component vanished (are the observed entries all zeros?)");
+            goto done;
+        }
+        if (before != m->R) stable = 0;
+        /* Balanced only once the rank has held a while, and converged only
+         * balanced, as bcp_fit (bcp.c, fit_sweeps, says why). */
+        const int balance = stable >= BCP_BALANCE_AFTER;
+        double lb, fit;
+        const double t0 = fd_now();
+        FD_TRY_GOTO(sweep(&w, balance, EAA, &lb, &fit), st, done);
+        stable++;
+        const double dt = fd_now() - t0;
+        m->sweep_seconds += dt;
+        FD_TRY_GOTO(bcp_trace_push(m, lb, fit, dt), st, done);
+        if (prog) fd_progress_add(prog, 1);
+        if (fd_interrupted()) FD_TRY_GOTO(fd_interrupt_check(), st, done);
+        if (before == m->R && balance && fabs(lb - prev) <= o->tol * fabs(lb)) {
+            m->converged = 1;
+            break;
+        }
+        prev = lb;
+    }
+    /* Sigma[n]: the mean of the rows' covariances, E[A^T A] - A^T A over I_n. */
+    for (uint32_t n = 0; n < N; n++) {
+        const uint32_t K = m->R;
+        double ld;
+        mode_sums(&w, n, EAA[n], &ld);
+        for (uint32_t a = 0; a < K; a++)
+            for (uint32_t b = 0; b < K; b++) {
+                double aa = 0;
+                for (uint64_t i = 0; i < t->dims[n]; i++) aa += m->A[n][i * K + a] * m->A[n][i * K + b];
+                m->Sigma[n][a * K + b] = (EAA[n][a * K + b] - aa) / (double)t->dims[n];
+            }
+    }
+done:
+    for (uint32_t n = 0; n < N; n++) {
+        free(w.E[n]);
+        free(w.ld[n]);
+        free(EAA[n]);
+    }
+    free(w.sums);
+    if (st != FD_OK) bcp_model_free(m);
+    return st;
+}
+
+double bcp_model_at(const bcp_model *m, uint64_t e)
+{
+    uint64_t idx[BCP_MAX_ORDER];
+    for (uint32_t n = m->order; n-- > 0;) {
+        idx[n] = e % m->dims[n];
+        e /= m->dims[n];
+    }
+    double x = 0;
+    for (uint32_t r = 0; r < m->R; r++) {
+        double p = 1;
+        for (uint32_t n = 0; n < m->order; n++) p *= m->A[n][idx[n] * m->R + r];
+        x += p;
+    }
+    return x;
+}

@@ -1,0 +1,130 @@
+"""fcbo-dist bcp with missing entries (--missing, --mask) against what the
+data were made from: rank-3 (order 3) and rank-2 (order 4) tensors from
+`gen tensor` at 20 dB with 30, 50 and 70% of the entries missing at
+random, started at rank 8, 3 starts (the SVD's and two random ones;
+the highest lower bound kept):
+ - the true rank is found;
+ - the error on the held-out (missing) entries is within 25% of the
+   noise's sd (the best any estimate can do is near the noise), and no
+   worse than 1.1 times TensorLy's masked CP-ALS at the true rank (where
+   TensorLy is installed);
+ - /completed is the model's tensor (the factors' sum of products);
+ - the lower bound never decreases between sweeps of the same rank;
+ - a --mask (HDF5 uint8, .npy bool) over the full tensor gives the same
+   bits as NaN at the same entries, and 1 and 2 threads the same bits;
+ - refusals, exit 2, nothing written: NaN without --missing, an
+   infinity, a mask of another shape, every entry missing, --fuse,
+   --nonneg, two ranks.
+usage: bcp_missing.py FCBO_DIST WORKDIR"""
+import os
+import sys
+
+import h5py
+import numpy as np
+
+from testlib import check, fcbo, finish
+
+BIN, WORK = sys.argv[1], sys.argv[2]
+os.makedirs(WORK, exist_ok=True)
+try:
+    import tensorly as tl
+    from tensorly.decomposition import parafac
+except ImportError:
+    tl = None
+
+
+def run(*args, ranks=1):
+    return fcbo(BIN, *args, ranks=ranks)
+
+
+def factors(path):
+    with h5py.File(path) as f:
+        return [f["factors/A%d" % (n + 1)][:] for n in range(int(f.attrs["order"]))]
+
+
+def model(A):
+    letters = "ijkl"[:len(A)]
+    return np.einsum(",".join(l + "r" for l in letters) + "->" + letters, *A)
+
+
+for shape, rank, frac, seed in [("30x25x20", 3, 0.3, 4), ("30x25x20", 3, 0.5, 5), ("30x25x20", 3, 0.7, 6),
+                                ("14x12x10x9", 2, 0.5, 7)]:
+    what = "%s rank %d, %d%% missing" % (shape, rank, round(frac * 100))
+    t = os.path.join(WORK, "t%d.h5" % seed)
+    run("gen", "tensor", "--shape", shape, "--rank", rank, "--snr", 20, "--seed", seed, "-o", t)
+    with h5py.File(t) as f:
+        X = f["tensor"][:]
+        T = model([f["factors/A%d" % (n + 1)][:] for n in range(X.ndim)])
+    noise = (X - T).std()
+    M = np.random.default_rng(seed).random(X.shape) < frac  # missing
+    Y = X.copy()
+    Y[M] = np.nan
+    y = os.path.join(WORK, "y%d.npy" % seed)
+    np.save(y, Y)
+    out = os.path.join(WORK, "o%d" % seed)
+    r = run("bcp", y, "--missing", "--rank", 8, "--starts", 3, "--completed", "-o", out, "--force", "-t", 2)
+    check(r.returncode == 0, "%s: exit %d: %s" % (what, r.returncode, r.stderr))
+    if r.returncode:
+        continue
+    check("missing entries: %d of %d" % (M.sum(), M.size) in r.stderr, "%s: the summary: %s" % (what, r.stderr))
+    res = os.path.join(out, "bcp.h5")
+    with h5py.File(res) as f:
+        a = f.attrs
+        C = f["completed"][:]
+        lb, rk = f["trace/lower_bound"][:], f["trace/rank"][:]
+        check(a["rank"] == rank and a["missing_entries"] == M.sum() and a["observed_entries"] == (~M).sum()
+              and a["missing"] == b"nan", "%s: rank %d (true %d), counts %d/%d" % (
+                  what, a["rank"], rank, a["missing_entries"], a["observed_entries"]))
+    A = factors(res)
+    check(np.abs(C - model(A)).max() <= 1e-10 * np.abs(C).max(), "%s: /completed is not the factors' model" % what)
+    held = np.sqrt(((C - X)[M] ** 2).mean())
+    check(held <= 1.25 * noise, "%s: held-out RMSE %.4f, noise sd %.4f" % (what, held, noise))
+    drops = [i for i in range(len(lb) - 1) if rk[i + 1] == rk[i] and lb[i + 1] < lb[i] - 1e-9 * abs(lb[i])]
+    check(not drops, "%s: the lower bound fell at sweeps %s" % (what, drops[:5]))
+    if tl is not None:
+        cp = parafac(tl.tensor(np.where(M, 0, X)), rank, mask=tl.tensor((~M).astype(float)), n_iter_max=500,
+                     init="random", random_state=seed, tol=1e-10)
+        theirs = np.sqrt(((tl.cp_to_tensor(cp) - X)[M] ** 2).mean())
+        check(held <= 1.1 * theirs, "%s: held-out RMSE %.4f, TensorLy's masked ALS %.4f" % (what, held, theirs))
+    if seed == 5:
+        # The same entries missing by a mask over the full tensor: the same bits.
+        full = os.path.join(WORK, "x5.npy")
+        np.save(full, X)
+        mh = os.path.join(WORK, "mask5.h5")
+        with h5py.File(mh, "w") as f:
+            f["mask"] = (~M).astype(np.uint8)
+        mn = os.path.join(WORK, "mask5.npy")
+        np.save(mn, ~M)
+        for spec in (mh + ":/mask", mn):
+            r = run("bcp", full, "--mask", spec, "--rank", 8, "--starts", 3, "-o", out + "m", "--force", "-q", "-t", 1)
+            check(r.returncode == 0 and all((p == q).all() for p, q in zip(factors(out + "m/bcp.h5"), A)),
+                  "--mask %s: exit %d, or other factors than NaN's: %s" % (spec, r.returncode, r.stderr))
+        r = run("info", res)
+        check(r.returncode == 0 and "missing:     %d of %d" % (M.sum(), M.size) in r.stdout, "info: %s" % r.stdout)
+
+# ---------------- refusals ----------------
+y5 = os.path.join(WORK, "y5.npy")
+Y = np.load(y5)
+bad = os.path.join(WORK, "bad")
+
+
+def refused(what, *args, ranks=1, needle=""):
+    r = run("bcp", *args, "-o", bad, "--force", ranks=ranks)
+    check(r.returncode == 2 and needle in r.stderr and not os.path.exists(os.path.join(bad, "bcp.h5")),
+          "%s: exit %d: %s" % (what, r.returncode, r.stderr))
+
+
+refused("NaN without --missing", y5, needle="finite")
+Z = Y.copy()
+Z[1, 2, 3] = np.inf
+np.save(os.path.join(WORK, "inf.npy"), Z)
+refused("an infinity", os.path.join(WORK, "inf.npy"), "--missing", needle="inf")
+np.save(os.path.join(WORK, "mask-shape.npy"), np.ones((30, 25, 19), dtype=bool))
+refused("a mask of another shape", y5, "--mask", os.path.join(WORK, "mask-shape.npy"), needle="shape")
+np.save(os.path.join(WORK, "nothing.npy"), np.full((4, 5, 6), np.nan))
+refused("every entry missing", os.path.join(WORK, "nothing.npy"), "--missing", needle="missing")
+refused("--missing --fuse", y5, "--missing", "--fuse", "2x1x1", needle="--fuse")
+refused("--missing --nonneg", y5, "--missing", "--nonneg", needle="--nonneg")
+refused("--missing on 2 ranks", y5, "--missing", ranks=2, needle="one rank")
+
+finish("%d checks, %d failed")
