@@ -5,7 +5,8 @@
 # pairwise on the same matrix (missing-pairwise: 10 incomplete rows) and
 # with a NaN in 1% of the rows (missing-pairwise-1pct) and in every row
 # (missing-pairwise-all: the re-ranking's own rate; each pair with an
-# incomplete row is re-ranked on the CPU), and Kendall's
+# incomplete row is re-ranked on the CPU), Kendall's tau-b with --pvalue
+# 1e-6 instead (kendall-pvalue: each pair's p, on the CPU), and Kendall's
 # tau-b (--method kendall), on `gen counts` matrices of --rows rows and each
 # of --cols observations, --count-only --rho 0.9, on each of --backends;
 # pairs/s from the summary line.  Appends to bench/results/spearman-methods.csv.
@@ -35,16 +36,17 @@ x[r.integers(0, len(x), 10), 0] = np.nan; np.save(sys.argv[2], x)
 x[r.random(len(x)) < 0.01, 1] = np.nan; np.save(sys.argv[3], x)
 x[np.arange(len(x)), r.integers(0, x.shape[1], len(x))] = np.nan; np.save(sys.argv[4], x)" \
     "$tmp/m.npy" "$tmp/nan.npy" "$tmp/nan1.npy" "$tmp/nanall.npy" || exit 1
-  for method in spearman missing-drop missing-pairwise missing-pairwise-1pct missing-pairwise-all kendall; do
-    args=("$tmp/m.npy"); case $method in
+  for method in spearman missing-drop missing-pairwise missing-pairwise-1pct missing-pairwise-all kendall kendall-pvalue; do
+    args=("$tmp/m.npy"); sel=(--rho 0.9); case $method in
       missing-drop) args=("$tmp/nan.npy" --missing drop);;
       missing-pairwise) args=("$tmp/nan.npy" --missing pairwise);;
       missing-pairwise-1pct) args=("$tmp/nan1.npy" --missing pairwise);;
       missing-pairwise-all) args=("$tmp/nanall.npy" --missing pairwise);;
       kendall) args=("$tmp/m.npy" --method kendall);;
+      kendall-pvalue) args=("$tmp/m.npy" --method kendall); sel=(--pvalue 1e-6);;
     esac
     for be in $BACKENDS; do
-      line=$("$BIN" spearman "${args[@]}" --count-only --rho 0.9 --backend "$be" 2>&1 | grep "pairs selected")
+      line=$("$BIN" spearman "${args[@]}" --count-only "${sel[@]}" --backend "$be" 2>&1 | grep "pairs selected")
       [ -n "$line" ] || { echo "bench/spearman-methods.sh: $method on $be failed" >&2; continue; }
       pairs=$(echo "$line" | awk '{print $3}'); secs=$(echo "$line" | sed -n 's/.* in \([0-9.]*\) s .*/\1/p')
       rate=$(awk -v p="$pairs" -v s="$secs" 'BEGIN { printf "%.3g", p / s }')

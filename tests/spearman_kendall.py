@@ -6,7 +6,9 @@ constant and equal rows, by rows and by columns, text, CSV and .npy, one
 rank and two, with --missing drop; every pair's tau (float32 in the file)
 and p; --rho R selects exactly the pairs with |tau| >= R (scipy's tau, away
 from R by rounding); --top-k K gives each row's K partners of largest
-|tau| (then smaller j); and the refusals: --pvalue and --fdr (not yet),
+|tau| (then smaller j); --pvalue A selects exactly the pairs with scipy's
+p <= A (each pair's p from both rows' ties; 1 and 2 ranks), and with no
+selection the count is of p <= 0.05; and the refusals: --fdr (not yet),
 rows of 2 or of more than 256 observations.
 usage: spearman_kendall.py FCBO_DIST WORKDIR"""
 import os
@@ -90,6 +92,25 @@ for shape, kind, ext, by, ranks, nan in cases:
     check(r.returncode == 0 and sel - near == {k for k, v in want.items() if abs(v[0]) >= R} - near,
           "%s: --rho %g selects %d pairs" % (what, R, len(sel)))
 
+    # --pvalue A: exactly the pairs with scipy's p <= A, those within
+    # rounding of A aside; the same on two ranks
+    A = 0.02
+    for rk in (1, 2):
+        out4 = out + "-p%d" % rk
+        r = run("spearman", path, "--method", "kendall", "--by", by, "--pvalue", A, "-o", out4, "--force", "-q", *extra,
+                ranks=rk)
+        sel = pairs(out4) if r.returncode == 0 else {}
+        near = {k for k, v in want.items() if abs(v[1] - A) <= 1e-9 * A}
+        check(r.returncode == 0 and set(sel) - near == {k for k, v in want.items() if v[1] <= A} - near
+              and all(v[1] <= A * (1 + 1e-9) for v in sel.values()),
+              "%s: --pvalue %g on %d rank(s) selects %d pairs, scipy %d: %s" % (
+                  what, A, rk, len(sel), sum(v[1] <= A for v in want.values()), r.stderr))
+    # no selection: the count is of p <= 0.05
+    r = run("spearman", path, "--method", "kendall", "--by", by, *extra)
+    n05 = sum(v[1] <= 0.05 for v in want.values())
+    check(r.returncode == 0 and r.stderr.startswith("%d of %d pairs selected" % (n05, len(want))),
+          "%s: the count of p <= 0.05: %s (scipy %d)" % (what, r.stderr.strip()[:80], n05))
+
     # --top-k 3 against the oracle's |tau| order (ties: smaller j)
     out3 = out + "-k"
     r = run("spearman", path, "--method", "kendall", "--by", by, "--top-k", 3, "-o", out3, "--force", "-q", *extra)
@@ -109,7 +130,7 @@ for shape, kind, ext, by, ranks, nan in cases:
 
 # ---------------- refusals ----------------
 small = os.path.join(WORK, "k30x12.txt")
-for bad in (["--pvalue", 0.05], ["--fdr", 0.1], [], ["--method", "pearson"]):
+for bad in (["--fdr", 0.1], ["--method", "pearson"]):
     r = run("spearman", small, "--method", "kendall", *bad)
     check(r.returncode == 2 and ("--method" in r.stderr or "kendall" in r.stderr),
           "kendall %s: exit %d: %s" % (" ".join(map(str, bad)), r.returncode, r.stderr))

@@ -37,4 +37,26 @@ void kendall_embed(const double *x, uint32_t n, int32_t *a, kendall_ties *t, dou
  * observations with ties tx and ty, as scipy.stats.kendalltau. */
 double kendall_p(uint32_t n, int64_t s, const kendall_ties *tx, const kendall_ties *ty);
 
+/* The exact branch's p-values of rows of n observations, once a run, so
+ * that a p costs a lookup there instead of the dynamic programme (its
+ * p[c] are kendall_p's bits). */
+typedef struct kendall_ptab {
+    uint32_t n;
+    uint64_t cmax;
+    double *p;
+    double alpha, z2;   /* kendall_ptab_alpha's: the level and z^2 with P(|Z| > z) = alpha */
+} kendall_ptab;
+
+/* 0: out of memory. */
+int kendall_ptab_init(kendall_ptab *t, uint32_t n);
+void kendall_ptab_free(kendall_ptab *t);
+/* kendall_p(t->n, s, tx, ty), from the table where it applies. */
+double kendall_p_tab(const kendall_ptab *t, int64_t s, const kendall_ties *tx, const kendall_ties *ty);
+/* The level of kendall_p_le. */
+void kendall_ptab_alpha(kendall_ptab *t, double alpha);
+/* kendall_p_tab(t, s, tx, ty) <= t->alpha, the same verdict: in the
+ * normal branch by z^2 = S^2 / var against z_alpha^2 (p falls as z
+ * grows), p itself computed only within 1e-9 of the boundary. */
+int kendall_p_le(const kendall_ptab *t, int64_t s, const kendall_ties *tx, const kendall_ties *ty);
+
 #endif

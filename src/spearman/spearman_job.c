@@ -96,9 +96,15 @@ static const fd_device_ops *backend_for(fd_job *j)
     spearman_run *jb = j->w;
     const spearman_mat *y = jb->y ? jb->y : jb->x;
     const int missing = jb->x->incomplete || y->incomplete;
-    if (!missing && (!jb->ops->supports || jb->ops->supports(jb->o->mode, jb->x->n))) return j->dev;
+    /* Kendall's p depends on both rows' ties, not on |tau| alone: the
+     * GPU's selection (a threshold on |S| / sqrt(S_ii S_jj)) cannot take it. */
+    const int kendall_p = jb->x->ties && jb->o->mode == 'p';
+    if (!missing && !kendall_p && (!jb->ops->supports || jb->ops->supports(jb->o->mode, jb->x->n))) return j->dev;
     if (jb->ops == &spearman_cpu_ops) return j->dev;
-    if (fd_job_speaks(j) && missing)
+    if (fd_job_speaks(j) && kendall_p)
+        fprintf(stderr, "fcbo-dist spearman: Kendall's --pvalue runs on the CPU backend (each pair's p from both rows' "
+                "ties; not on %s yet)\n", jb->ops->dev.name);
+    else if (fd_job_speaks(j) && missing)
         fprintf(stderr, "fcbo-dist spearman: --missing pairwise with rows that miss values runs on the CPU backend "
                 "(each such pair is re-ranked over its own columns; not on %s yet)\n", jb->ops->dev.name);
     else if (fd_job_speaks(j) && jb->x->ties)
@@ -132,6 +138,15 @@ static fd_status setup(fd_job *j)
     const int mode = o->mode == 'f' ? 'p' : o->mode == 'k' ? 'a' : o->mode;
     spearman_sel_init(&jb->sel, mode, o->value, jb->x->n);
     if (jb->x->incomplete || jb->y->incomplete) FD_TRY(spearman_sel_by_n(&jb->sel, mode, o->value, jb->x->n, &jb->sel_by_n));
+    if (jb->x->ties) {
+        if (!kendall_ptab_init(&jb->ktab, jb->x->n_obs)) return fd_fail(FD_ERR_NOMEM, "out of memory");
+        if (mode == 'p') { /* each pair's own p: no threshold on |tau| (kendall.h) */
+            kendall_ptab_alpha(&jb->ktab, o->value);
+            jb->sel.kendall = &jb->ktab;
+            jb->sel.q = 0;
+            jb->sel.pre = 0;
+        }
+    }
     size_t T = (size_t)jb->threads;
     jb->acc = calloc(T, sizeof *jb->acc);
     jb->busy = calloc(T, sizeof *jb->busy);
@@ -402,10 +417,14 @@ static void report(fd_job *j)
     const spearman_opts *o = jb->o;
     if (o->check_input) return;
     double secs = fd_now() - jb->t0;
-    fprintf(stderr, "%llu of %llu pairs selected (%s %g, |rho| >= %.6f) in %.3f s (%.3g pairs/s), ",
-            (unsigned long long)jb->selected, (unsigned long long)jb->pairs,
-            o->mode == 'p' ? "p <=" : o->mode == 'r' ? "|rho| >=" : o->mode == 'f' ? "FDR" : "top-k", o->value,
-            sqrt(jb->sel.q), secs, secs > 0 ? (double)jb->pairs / secs : 0.0);
+    /* The |rho| a pair needs, where one threshold on it decides (not for
+     * Kendall's p, nor for pairs of their own n under --missing pairwise). */
+    char cut[64] = "";
+    if (!jb->sel.kendall && !jb->sel.by_n) snprintf(cut, sizeof cut, ", |rho| >= %.6f", sqrt(jb->sel.q));
+    fprintf(stderr, "%llu of %llu pairs selected (%s %g%s) in %.3f s (%.3g pairs/s), ", (unsigned long long)jb->selected,
+            (unsigned long long)jb->pairs,
+            o->mode == 'p' ? "p <=" : o->mode == 'r' ? "|rho| >=" : o->mode == 'f' ? "FDR" : "top-k", o->value, cut,
+            secs, secs > 0 ? (double)jb->pairs / secs : 0.0);
     if (j->mpi.size > 1) fprintf(stderr, "%d ranks x ", j->mpi.size);
     if (jb->ops->dev.devices) fprintf(stderr, "1 GPU a rank (rank 0: GPU %d)", jb->device);
     else fprintf(stderr, "%d thread%s", jb->threads, jb->threads == 1 ? "" : "s");
@@ -463,6 +482,7 @@ static void close_run(fd_job *j, fd_status st)
     free(jb->records);
     free(jb->reps);
     free(jb->sel_by_n);
+    kendall_ptab_free(&jb->ktab);
 }
 
 static const fd_job_ops spearman_job_ops = {

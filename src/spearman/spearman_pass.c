@@ -129,7 +129,7 @@ static fd_status values_rows(void *ctx, uint64_t k0, uint64_t k1, int thread)
         v->ii[k] = smat_id(jb->x, q->i);
         v->jj[k] = smat_id(jb->y, q->j);
         v->rho[k] = (float)spearman_rho(s, sii, sjj);
-        v->p[k] = jb->x->ties ? kendall_p(jb->x->n_obs, s, &jb->x->ties[q->i], &jb->y->ties[q->j])
+        v->p[k] = jb->x->ties ? kendall_p_tab(&jb->ktab, s, &jb->x->ties[q->i], &jb->y->ties[q->j])
                               : spearman_p_of_x(pair_x(s, sii, sjj), dof);
     }
     return FD_OK;

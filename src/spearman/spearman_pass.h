@@ -65,6 +65,7 @@ struct spearman_run {
     spearman_mat *x, *y;          /* y == x for the triangle */
     spearman_sel sel;
     spearman_sel *sel_by_n;       /* --missing pairwise: sel.by_n's table, or NULL */
+    kendall_ptab ktab;            /* --method kendall: the exact p-values, for the selection and the writing */
     int threads;
     int host_threads;             /* threads a worker may spread its host-side work over (rho and p of the
                                      pairs it writes, --top-k heaps): 1, or the rank's cores for a GPU rank,

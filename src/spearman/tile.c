@@ -13,6 +13,7 @@ void spearman_sel_init(spearman_sel *s, int mode, double value, uint32_t n)
 {
     s->mode = mode;
     s->by_n = NULL;
+    s->kendall = NULL;
     s->dof = (int)n - 2;
     s->alpha = 0;
     s->x_lo = s->x_hi = 0;
@@ -215,7 +216,9 @@ void spearman_acc_take(const spearman_mat *x, const spearman_mat *y, const spear
         return;
     }
     int64_t sii = x->sii[i], sjj = y->sii[j];
-    if (!spearman_keep(sel, s, sii, sjj)) return;
+    if (sel->kendall ? sii == 0 || sjj == 0 || !kendall_p_le(sel->kendall, s, &x->ties[i], &y->ties[j])
+                     : !spearman_keep(sel, s, sii, sjj))
+        return;
     acc->selected++;
     if (acc->xhist) acc->xhist[spearman_xbin(acc, pair_x(s, sii, sjj))]++;
     if (acc->out) emit(acc, i, j, s);
