@@ -7,9 +7,10 @@ rank and two, with --missing drop; every pair's tau (float32 in the file)
 and p; --rho R selects exactly the pairs with |tau| >= R (scipy's tau, away
 from R by rounding); --top-k K gives each row's K partners of largest
 |tau| (then smaller j); --pvalue A selects exactly the pairs with scipy's
-p <= A (each pair's p from both rows' ties; 1 and 2 ranks), and with no
-selection the count is of p <= 0.05; and the refusals: --fdr (not yet),
-rows of 2 or of more than 256 observations.
+p <= A (each pair's p from both rows' ties; 1 and 2 ranks), --fdr Q the
+pairs Benjamini-Hochberg picks from scipy's p-values, and with no
+selection the count is of p <= 0.05; and the refusals: rows of 2 or of
+more than 256 observations.
 usage: spearman_kendall.py FCBO_DIST WORKDIR"""
 import os
 import sys
@@ -105,6 +106,22 @@ for shape, kind, ext, by, ranks, nan in cases:
               and all(v[1] <= A * (1 + 1e-9) for v in sel.values()),
               "%s: --pvalue %g on %d rank(s) selects %d pairs, scipy %d: %s" % (
                   what, A, rk, len(sel), sum(v[1] <= A for v in want.values()), r.stderr))
+    # --fdr Q: Benjamini-Hochberg on scipy's p-values (ties in p fall
+    # together); 1 and 2 ranks
+    Q = 0.1
+    ps = sorted(v[1] for v in want.values())
+    ks = [k for k in range(1, len(ps) + 1) if ps[k - 1] <= k * Q / len(ps)]
+    pstar = ps[max(ks) - 1] if ks else -1
+    for rk in (1, 2):
+        out5 = out + "-f%d" % rk
+        r = run("spearman", path, "--method", "kendall", "--by", by, "--fdr", Q, "-o", out5, "--force", "-q", *extra,
+                ranks=rk)
+        sel = pairs(out5) if r.returncode == 0 else {}
+        near = {k for k, v in want.items() if abs(v[1] - pstar) <= 1e-9 * max(pstar, 1e-300)}
+        check(r.returncode == 0 and set(sel) - near == {k for k, v in want.items() if v[1] <= pstar} - near,
+              "%s: --fdr %g on %d rank(s) selects %d pairs, BH on scipy's p %d: %s" % (
+                  what, Q, rk, len(sel), sum(v[1] <= pstar for v in want.values()), r.stderr))
+
     # no selection: the count is of p <= 0.05
     r = run("spearman", path, "--method", "kendall", "--by", by, *extra)
     n05 = sum(v[1] <= 0.05 for v in want.values())
@@ -130,7 +147,7 @@ for shape, kind, ext, by, ranks, nan in cases:
 
 # ---------------- refusals ----------------
 small = os.path.join(WORK, "k30x12.txt")
-for bad in (["--fdr", 0.1], ["--method", "pearson"]):
+for bad in (["--method", "pearson"],):
     r = run("spearman", small, "--method", "kendall", *bad)
     check(r.returncode == 2 and ("--method" in r.stderr or "kendall" in r.stderr),
           "kendall %s: exit %d: %s" % (" ".join(map(str, bad)), r.returncode, r.stderr))

@@ -41,9 +41,9 @@ static const char *help =
     "  --method M            spearman (default) or kendall: Kendall's tau-b with\n"
     "                        ties, p as scipy.stats.kendalltau (exact for small\n"
     "                        untied rows); rows of up to 256 observations; selects\n"
-    "                        by --pvalue (each pair's p, on the CPU), --rho\n"
-    "                        (|tau_b|) or --top-k; the GPU takes rows of up to 16\n"
-    "                        observations\n"
+    "                        by --pvalue or --fdr (each pair's p, on the CPU),\n"
+    "                        --rho (|tau_b|) or --top-k; the GPU takes rows of up\n"
+    "                        to 16 observations\n"
     "  --missing drop        NaN is a missing value: drop every observation that\n"
     "                        is missing in any variable (complete cases, as\n"
     "                        pandas' dropna().corr()); the whole matrix is read\n"
@@ -168,9 +168,7 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
         }
     }
     if (chosen > 1) return fd_fail(FD_ERR_USAGE, "--pvalue, --rho, --fdr and --top-k exclude each other");
-    if (a->kendall && a->mode == 'f')
-        return fd_fail(FD_ERR_USAGE, "--method kendall selects by --pvalue A, --rho R (|tau_b| >= R) or --top-k K; "
-                                     "--fdr is not implemented for it yet (its p is not a function of tau alone)");
+
     if ((a->missing_drop || a->missing_pairwise) && a->drop_nan)
         return fd_fail(FD_ERR_USAGE, "--missing %s keeps the variables that miss values, --drop-nan-rows drops them: "
                                      "choose one", a->missing_drop ? "drop" : "pairwise");

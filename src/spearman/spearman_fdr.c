@@ -17,13 +17,21 @@ static int cmp_double(const void *a, const void *b)
 
 /* --fdr Q, Benjamini-Hochberg over the m pairs tested: the largest k with
  * p_(k) <= k Q / m, and every pair with p <= p_(k).  p grows with x =
- * 1 - rho^2, so that is every pair with x <= x_(k).  Pass 1 binned the
+ * 1 - rho^2, so that is every pair with x <= x_(k) (Kendall's p depends
+ * on both rows' ties too: there the key x is p itself).  Pass 1 binned the
  * pairs with p <= Q (no cutoff lies beyond) by x; the bins bound k: above
  * the highest bin where even its lowest x could pass (optimistic) none
  * can, and from the highest bin where its highest x passes at its lowest
  * rank (pessimistic) on, one does.  A collecting pass gathers the exact x
  * of the pairs between the two, from all ranks; sorted, they give k and
  * x_(k) exactly.  Ties share a p and therefore fall on the same side. */
+/* The p of --fdr's key: x = 1 - rho^2 for Spearman (p grows with it),
+ * p itself for Kendall (whose p is not a function of tau alone). */
+static double key_p(const spearman_run *jb, double key, int dof)
+{
+    return jb->sel.kendall ? key : spearman_p_of_x(key, dof);
+}
+
 fd_status spearman_fdr_cutoff(spearman_run *jb)
 {
     fd_status st = FD_OK;
@@ -39,7 +47,7 @@ fd_status spearman_fdr_cutoff(spearman_run *jb)
     int b_hi = -1, b_lo = -1;
     const double eps = 1e-12;
     for (int b = FDR_BINS - 1; b >= 0 && b_hi < 0; b--)
-        if (jb->xhist[b] && spearman_p_of_x(fmax(0, b / jb->xscale - eps), dof) <= (double)cum[b] * Q / m) b_hi = b;
+        if (jb->xhist[b] && key_p(jb, fmax(0, b / jb->xscale - eps), dof) <= (double)cum[b] * Q / m) b_hi = b;
     if (b_hi < 0) { /* no pair passes: select none */
         jb->fdr_cut[0] = 1;
         jb->fdr_cut[1] = 0;
@@ -49,7 +57,7 @@ fd_status spearman_fdr_cutoff(spearman_run *jb)
     }
     for (int b = b_hi; b >= 0 && b_lo < 0; b--)
         if (jb->xhist[b] &&
-            spearman_p_of_x((b + 1) / jb->xscale + eps, dof) <= (double)((b ? cum[b - 1] : 0) + 1) * Q / m)
+            key_p(jb, (b + 1) / jb->xscale + eps, dof) <= (double)((b ? cum[b - 1] : 0) + 1) * Q / m)
             b_lo = b;
     if (b_lo < 0) b_lo = 0;
     jb->bin_lo = b_lo;
@@ -84,7 +92,7 @@ fd_status spearman_fdr_cutoff(spearman_run *jb)
     uint64_t base = b_lo ? cum[b_lo - 1] : 0, kstar = 0;
     double xstar = -1;
     for (size_t k = 0; k < total; k++)
-        if (spearman_p_of_x(xs[k], dof) <= (double)(base + k + 1) * Q / m) {
+        if (key_p(jb, xs[k], dof) <= (double)(base + k + 1) * Q / m) {
             kstar = base + k + 1;
             xstar = xs[k];
         }

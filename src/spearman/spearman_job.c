@@ -98,7 +98,7 @@ static const fd_device_ops *backend_for(fd_job *j)
     const int missing = jb->x->incomplete || y->incomplete;
     /* Kendall's p depends on both rows' ties, not on |tau| alone: the
      * GPU's selection (a threshold on |S| / sqrt(S_ii S_jj)) cannot take it. */
-    const int kendall_p = jb->x->ties && jb->o->mode == 'p';
+    const int kendall_p = jb->x->ties && (jb->o->mode == 'p' || jb->o->mode == 'f');
     if (!missing && !kendall_p && (!jb->ops->supports || jb->ops->supports(jb->o->mode, jb->x->n))) return j->dev;
     if (jb->ops == &spearman_cpu_ops) return j->dev;
     if (fd_job_speaks(j) && kendall_p)
@@ -140,7 +140,7 @@ static fd_status setup(fd_job *j)
     if (jb->x->incomplete || jb->y->incomplete) FD_TRY(spearman_sel_by_n(&jb->sel, mode, o->value, jb->x->n, &jb->sel_by_n));
     if (jb->x->ties) {
         if (!kendall_ptab_init(&jb->ktab, jb->x->n_obs)) return fd_fail(FD_ERR_NOMEM, "out of memory");
-        if (mode == 'p') { /* each pair's own p: no threshold on |tau| (kendall.h) */
+        if (mode == 'p') { /* each pair's own p (--pvalue, and --fdr's pass 1): no threshold on |tau| (kendall.h) */
             kendall_ptab_alpha(&jb->ktab, o->value);
             jb->sel.kendall = &jb->ktab;
             jb->sel.q = 0;
@@ -166,7 +166,8 @@ static fd_status setup(fd_job *j)
     }
     if (st == FD_OK && o->mode == 'f') {
         FD_ALLOC_GOTO(jb->xhist, FDR_BINS, st, done);
-        jb->xscale = FDR_BINS / fmax(1 - jb->sel.q, 1e-300);
+        /* the keys of pass 1's pairs lie in [0, x_crit(Q)], Kendall's p in [0, Q] */
+        jb->xscale = FDR_BINS / fmax(jb->sel.kendall ? o->value : 1 - jb->sel.q, 1e-300);
     }
     for (size_t k = 0; st == FD_OK && k < T; k++) {
         FD_ALLOC_GOTO(jb->hbuf[k], SPEARMAN_HIST_BINS, st, done);

@@ -31,11 +31,16 @@ void spearman_sel_init(spearman_sel *s, int mode, double value, uint32_t n)
 
 void spearman_sel_x(spearman_sel *s, double x_lo, double x_hi, uint32_t n)
 {
+    const kendall_ptab *kendall = s->kendall;
+    const spearman_sel *by_n = s->by_n;
     spearman_sel_init(s, 'a', 0, n);
     s->mode = 'x';
     s->x_lo = x_lo;
     s->x_hi = x_hi;
     s->q = x_hi >= 1 ? 0 : 1 - x_hi;
+    s->by_n = by_n;
+    s->kendall = kendall; /* [x_lo, x_hi] is a range of p: no bound on |tau| */
+    if (kendall) s->q = 0;
     s->pre = (float)(sqrt(s->q) * (1 - 1e-5));
 }
 
@@ -216,9 +221,22 @@ void spearman_acc_take(const spearman_mat *x, const spearman_mat *y, const spear
         return;
     }
     int64_t sii = x->sii[i], sjj = y->sii[j];
-    if (sel->kendall ? sii == 0 || sjj == 0 || !kendall_p_le(sel->kendall, s, &x->ties[i], &y->ties[j])
-                     : !spearman_keep(sel, s, sii, sjj))
+    if (sel->kendall) { /* the pair's own p (kendall.h); --fdr's key is p itself */
+        if (sii == 0 || sjj == 0) return;
+        const kendall_ties *tx = &x->ties[i], *ty = &y->ties[j];
+        double p = -1;
+        if (sel->mode == 'x') {
+            p = kendall_p_tab(sel->kendall, s, tx, ty);
+            if (p < sel->x_lo || p > sel->x_hi) return;
+        } else if (!kendall_p_le(sel->kendall, s, tx, ty)) {
+            return;
+        }
+        acc->selected++;
+        if (acc->xhist) acc->xhist[spearman_xbin(acc, p >= 0 ? p : kendall_p_tab(sel->kendall, s, tx, ty))]++;
+        if (acc->out) emit(acc, i, j, s);
         return;
+    }
+    if (!spearman_keep(sel, s, sii, sjj)) return;
     acc->selected++;
     if (acc->xhist) acc->xhist[spearman_xbin(acc, pair_x(s, sii, sjj))]++;
     if (acc->out) emit(acc, i, j, s);

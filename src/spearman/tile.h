@@ -33,9 +33,10 @@ typedef struct spearman_sel {
      * observations is by_n[m] (its p has m - 2 degrees of freedom);
      * NULL when no row misses a value. */
     const struct spearman_sel *by_n;
-    /* --method kendall --pvalue: each pair's p (kendall_p_tab, which
-     * needs both rows' ties) against alpha; q and pre are 0, so every
-     * pair of varying rows is tested.  NULL otherwise. */
+    /* --method kendall --pvalue and --fdr: each pair's p (kendall_p_tab,
+     * which needs both rows' ties) against alpha, or in mode 'x' within
+     * [x_lo, x_hi] (for Kendall a range of p, --fdr's key); q and pre are
+     * 0, so every pair of varying rows is tested.  NULL otherwise. */
     const kendall_ptab *kendall;
 } spearman_sel;
 
