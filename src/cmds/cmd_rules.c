@@ -48,7 +48,8 @@ static const char *help =
     "  -q, --quiet           no summary\n"
     "  -h, --help            this text\n\n"
     "The stem base is found by NextClosure over the pseudo-closed sets; its time\n"
-    "grows with the intents times the implications (docs/algorithms.md, \"Rules\").\n";
+    "grows with the intents times the implications (docs/algorithms.md, \"Rules\");\n"
+    "--basis stem needs no covers.\n";
 
 enum { OPT_BASIS = 0x200, OPT_MINCONF, OPT_CONTEXT, OPT_NAMES, OPT_TEXT };
 
@@ -125,7 +126,7 @@ fd_status cmd_rules(int argc, char **argv)
     rules_lattice l;
     rules_out so = {0}, lo = {0};
     double t0 = fd_now(), t_read, t_stem = 0, t_lux = 0;
-    FD_TRY(rules_lattice_read(lattice, ctx_path, (int)threads, &ctx, &l));
+    FD_TRY(rules_lattice_read(lattice, ctx_path, lux, (int)threads, &ctx, &l));
     t_read = fd_now() - t0;
     if (stem) {
         double t = fd_now();

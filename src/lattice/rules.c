@@ -135,19 +135,30 @@ typedef struct {
 
 /* x := L*(x): closed under P -> P'' for every P of L that is a proper
  * subset of x (the pseudo-closure: with proper subsets, the L*-closed
- * sets are the intents and the pseudo-intents). */
-static void pseudo_close(const implications *L, fd_word *x)
+ * sets are the intents and the pseudo-intents).  With `below` (the words
+ * of the attributes below the candidate i, `prefix` the set's attributes
+ * there), it stops, returning 0, as soon as an attribute below i outside
+ * the prefix enters x: the candidate then fails NextClosure's lectic
+ * test whatever the rest of the closure adds (as FCbO's canonicity test
+ * stops early).  The premise test comes first: it rejects most. */
+static int pseudo_close(const implications *L, fd_word *x, const fd_word *prefix, const fd_word *below)
 {
     const uint32_t w = L->wa;
     for (int changed = 1; changed;) {
         changed = 0;
         for (uint64_t k = 0; k < L->n; k++) {
             const fd_word *p = L->p + k * w, *c = L->c + k * w;
-            if (bs_subset(c, x, w) || !bs_subset(p, x, w) || bs_equal(p, x, w)) continue;
-            for (uint32_t q = 0; q < w; q++) x[q] |= c[q];
+            if (!bs_subset(p, x, w) || bs_subset(c, x, w) || bs_equal(p, x, w)) continue;
+            fd_word early = 0;
+            for (uint32_t q = 0; q < w; q++) {
+                x[q] |= c[q];
+                if (below) early |= x[q] & below[q] & ~prefix[q];
+            }
+            if (early) return 0;
             changed = 1;
         }
     }
+    return 1;
 }
 
 fd_status rules_stem_base(const fca_context *ctx, rules_out *out, void (*progress)(void *arg, uint64_t sets),
@@ -161,14 +172,14 @@ fd_status rules_stem_base(const fca_context *ctx, rules_out *out, void (*progres
     const uint32_t m = b.m, w = b.wa;
     L.wa = w;
     fd_word *A = calloc(w, sizeof *A), *B = calloc(w, sizeof *B), *C = calloc(w, sizeof *C),
-            *full = calloc(w, sizeof *full);
-    if (!A || !B || !C || !full) {
+            *full = calloc(w, sizeof *full), *below = calloc(w, sizeof *below);
+    if (!A || !B || !C || !full || !below) {
         st = fd_fail(FD_ERR_NOMEM, "out of memory");
         goto done;
     }
     bs_fill(full, m);
     if (!m) bs_zero(full, w);
-    pseudo_close(&L, A); /* L is empty: A = {} */
+    pseudo_close(&L, A, NULL, NULL); /* L is empty: A = {} */
     for (uint64_t sets = 1;; sets++) {
         const uint64_t supp = bits_closure(&b, A, C);
         if (!bs_equal(A, C, w)) {
@@ -206,8 +217,9 @@ fd_status rules_stem_base(const fca_context *ctx, rules_out *out, void (*progres
             }
             bs_copy(B, A, w);
             bs_set(B, i);
-            pseudo_close(&L, B);
-            if (bs_prefix_equal(B, A, i)) {
+            for (uint32_t q = 0; q < w; q++) /* the attributes below i */
+                below[q] = q < i / 64 ? ~(fd_word)0 : q == i / 64 ? ((fd_word)1 << (i % 64)) - 1 : 0;
+            if (pseudo_close(&L, B, A, below) && bs_prefix_equal(B, A, i)) {
                 bs_copy(A, B, w);
                 found = 1;
                 break;
@@ -220,6 +232,7 @@ done:
     free(B);
     free(C);
     free(full);
+    free(below);
     free(L.p);
     free(L.c);
     bits_free(&b);

@@ -87,7 +87,8 @@ static fd_status check_covers(const char *path, const rules_lattice *l, uint64_t
     return FD_OK;
 }
 
-fd_status rules_lattice_read(const char *path, const char *ctx_path, int threads, fca_context **ctx, rules_lattice *l)
+fd_status rules_lattice_read(const char *path, const char *ctx_path, int covers, int threads, fca_context **ctx,
+                             rules_lattice *l)
 {
     fd_status st = FD_OK;
     hid_t f = -1;
@@ -150,6 +151,10 @@ fd_status rules_lattice_read(const char *path, const char *ctx_path, int threads
         goto done;
     }
     l->had_edges = H5Lexists(f, "edges", H5P_DEFAULT) > 0;
+    if (!covers) { /* the stem base alone: the context decides it */
+        FD_TRY_GOTO(ids_to_indices(path, *ctx, l), st, done);
+        goto done;
+    }
     if (l->had_edges) {
         uint64_t ne = 0;
         if (h5u_len(f, "edges/ids", &ne) != FD_OK) goto bad;

@@ -26,8 +26,11 @@ void rules_lattice_free(rules_lattice *l);
 /* The lattice file at path and its context: ctx_path, or the file's own
  * `input`, whose SHA-256 must be the file's `input_sha256`.  Everything
  * the rules use is checked (ids within the context, offsets in range,
- * covers with larger extents): a file that disagrees is FD_ERR_INPUT. */
-fd_status rules_lattice_read(const char *path, const char *ctx_path, int threads, fca_context **ctx, rules_lattice *l);
+ * covers with larger extents): a file that disagrees is FD_ERR_INPUT.
+ * covers: the covering relation too (the file's /edges, or computed on
+ * `threads` threads), which only the Luxenburger basis needs. */
+fd_status rules_lattice_read(const char *path, const char *ctx_path, int covers, int threads, fca_context **ctx,
+                             rules_lattice *l);
 
 typedef struct rules_meta {
     const char *command, *lattice;
