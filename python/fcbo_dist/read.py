@@ -90,6 +90,7 @@ class Bcp(Result):
     sigmas: List[np.ndarray] = field(default_factory=list)
     trace: Dict[str, np.ndarray] = field(default_factory=dict)
     starts: Dict[str, np.ndarray] = field(default_factory=dict)  # --starts S > 1: each start's end
+    completed: Optional[np.ndarray] = None  # --completed: the model's tensor (missing entries predicted)
 
 
 @dataclass
@@ -340,6 +341,8 @@ def _read_bcp(f, path, attrs):
         r.trace = {k: _dataset(f, path, "trace/" + k) for k in f["trace"]}
     if "starts" in f:
         r.starts = {k: _dataset(f, path, "starts/" + k) for k in f["starts"]}
+    if "completed" in f:
+        r.completed = _dataset(f, path, "completed", shape=tuple(int(d) for d in dims))
     return r
 
 

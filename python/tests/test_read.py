@@ -53,6 +53,11 @@ def setUpModule():
     sh(BIN, "dpc", w("b.txt"), "--columns", "1,2", "--centers", 3, "-q", "-o", w("dp"))
     sh(BIN, "gen", "tensor", "--shape", "12x10x9", "--rank", 3, "--seed", 4, "-o", w("t.h5"))
     sh(BIN, "bcp", w("t.h5") + ":/tensor", "-q", "-o", w("bc"))
+    with h5py.File(w("t.h5")) as f:
+        y = f["tensor"][:]
+    y[np.random.default_rng(1).random(y.shape) < 0.3] = np.nan
+    np.save(w("gaps.npy"), y)
+    sh(BIN, "bcp", w("gaps.npy"), "--missing", "--completed", "-q", "-o", w("bcm"))
 
 
 def read_cxt(path):
@@ -200,6 +205,19 @@ class BcpTest(unittest.TestCase):
         fit = 1 - np.linalg.norm(y - model) / np.linalg.norm(y)
         self.assertAlmostEqual(fit, r.attrs["fit"], places=6)
         self.assertEqual(len(r.ard_precisions), r.attrs["rank"])
+        self.assertIsNone(r.completed)
+
+    def test_completed(self):
+        # --missing --completed: the model's tensor over every entry, and
+        # the fit over the observed ones
+        r = fcbo_dist.read(w("bcm"))
+        y = np.load(w("gaps.npy"))
+        model = np.einsum("ir,jr,kr->ijk", *r.factors)
+        np.testing.assert_allclose(r.completed, model, rtol=0, atol=1e-10 * np.abs(model).max())
+        seen = ~np.isnan(y)
+        self.assertEqual(r.attrs["missing_entries"], (~seen).sum())
+        fit = 1 - np.linalg.norm((y - model)[seen]) / np.linalg.norm(y[seen])
+        self.assertAlmostEqual(fit, r.attrs["fit"], places=6)
 
 
 class DamagedTest(unittest.TestCase):
