@@ -8,8 +8,8 @@ observations, with --drop-nan-rows, with --y.
 --missing pairwise against scipy.stats.spearmanr on each pair's common
 observations (pandas' DataFrame.corr(method="spearman") where installed):
 every pair's rho and p, by rows and columns, 1 and 2 ranks, --rho and
---pvalue (each pair's p with its own n), --y, rows with two or no values,
-and tiles of several blocks; its refusals (--fdr, --top-k, kendall).
+--pvalue (each pair's p with its own n), --top-k, --y, rows with two or
+no values, and tiles of several blocks; its refusals (--fdr, kendall).
 usage: spearman_missing.py FCBO_DIST WORKDIR"""
 import os
 import sys
@@ -164,6 +164,32 @@ for shape, frac, ext, by, ranks, sel in [((40, 14), 0.15, ".txt", "rows", 1, ("-
         badp = [k for k in got if abs(corr[k] - got[k][0]) > 1e-6]
         check(not badp, "%s: %d pairs differ from pandas" % (what, len(badp)))
 
+# --top-k 3: each row's 3 partners of largest |rho| over their common
+# observations (ties: smaller j), on 1 and 2 ranks
+X = rng.integers(0, 6, size=(40, 15)).astype(float)
+X[rng.random(X.shape) < 0.15] = np.nan
+X[5] = np.nan
+path = os.path.join(WORK, "pwtopk.txt")
+write_matrix(X, path)
+want = pair_oracle(X)
+rho = {}
+for (a, b), (r_, _) in want.items():
+    rho[(a, b)] = rho[(b, a)] = r_
+for rk in (1, 2):
+    out = os.path.join(WORK, "opwtopk%d" % rk)
+    r = run("spearman", path, "--missing", "pairwise", "--top-k", 3, "-o", out, "--force", "-q", ranks=rk)
+    check(r.returncode == 0, "pairwise --top-k 3, %d rank(s): exit %d: %s" % (rk, r.returncode, r.stderr))
+    if r.returncode:
+        continue
+    got, _ = read_pairs(out)
+    ok = True
+    for a in range(len(X)):
+        cand = sorted((j for j in range(len(X)) if (a, j) in rho), key=lambda j: (-round(abs(rho[(a, j)]), 12), j))
+        mine = sorted(j for (i, j) in got if i == a)
+        ok &= mine == sorted(cand[:3])
+    bad = [k for k in got if abs(got[k][0] - rho[k]) > 1e-6 or not p_close(got[k], want[(min(k), max(k))])]
+    check(ok and not bad, "pairwise --top-k 3, %d rank(s): partners differ from scipy's order, or %d values" % (rk, len(bad)))
+
 # --y: pairs of rows of two matrices, both with missing values
 X = rng.normal(size=(20, 15)).round(1)
 Y = rng.normal(size=(12, 15)).round(1)
@@ -247,7 +273,7 @@ for bad in (["--missing", "maybe"], ["--missing", "drop", "--drop-nan-rows"], ["
             ["--missing", "pairwise", "--drop-nan-rows"], ["--missing", "pairwise", "--method", "kendall"]):
     r = run("spearman", nanf, "--rho", 0.5, *bad)
     check(r.returncode == 2 and "--missing" in r.stderr, "%s: exit %d: %s" % (" ".join(bad), r.returncode, r.stderr))
-for bad in (["--fdr", "0.1"], ["--top-k", "3"]):
+for bad in (["--fdr", "0.1"],):
     r = run("spearman", nanf, "--missing", "pairwise", "-o", os.path.join(WORK, "refused"), *bad)
     check(r.returncode == 2 and bad[0] in r.stderr and not os.path.exists(os.path.join(WORK, "refused", "spearman.h5")),
           "--missing pairwise %s: exit %d: %s" % (" ".join(bad), r.returncode, r.stderr))

@@ -149,12 +149,24 @@ fd_status spearman_topk_reset(spearman_topk *t, uint64_t i0, uint32_t rows, int 
     return FD_OK;
 }
 
-/* a stronger than b, both partners of one row: |S_a| / sqrt(S_ja) against
- * |S_b| / sqrt(S_jb), exactly (S^2 S_j fits 128 bits), then smaller j. */
+/* a stronger than b, both partners of one row: |S_a| / sqrt(S_ia S_ja)
+ * against |S_b| / sqrt(S_ib S_jb), exactly where S^2 S_i S_j fits 128 bits
+ * (up to some 2,000 observations; with one S_i, as without missing
+ * values, S^2 S_j, up to some 25,000), in long double beyond; then
+ * smaller j. */
 static int stronger(const spearman_topk_ent *a, const spearman_topk_ent *b)
 {
-    __int128 l = (__int128)a->s * a->s * b->sjj, r = (__int128)b->s * b->s * a->sjj;
-    return l != r ? l > r : a->j < b->j;
+    unsigned __int128 l, r;
+    const unsigned __int128 sa = (unsigned __int128)((__int128)a->s * a->s),
+                            sb = (unsigned __int128)((__int128)b->s * b->s);
+    const int same_i = a->sii == b->sii;
+    const uint64_t la = (uint64_t)(same_i ? 1 : b->sii), ra = (uint64_t)(same_i ? 1 : a->sii);
+    if (!__builtin_mul_overflow(sa, (unsigned __int128)la * (uint64_t)b->sjj, &l) &&
+        !__builtin_mul_overflow(sb, (unsigned __int128)ra * (uint64_t)a->sjj, &r))
+        return l != r ? l > r : a->j < b->j;
+    const long double x = (long double)a->s * a->s / ((long double)a->sii * a->sjj),
+                      y = (long double)b->s * b->s / ((long double)b->sii * b->sjj);
+    return x != y ? x > y : a->j < b->j;
 }
 
 static void sift_down(spearman_topk_ent *h, uint32_t n, uint32_t i)
@@ -173,9 +185,14 @@ static void sift_down(spearman_topk_ent *h, uint32_t n, uint32_t i)
 
 void spearman_topk_offer(spearman_topk *t, const spearman_mat *x, uint64_t i, uint64_t j, int64_t s, int64_t sjj)
 {
+    spearman_topk_offer_sums(t, i, j, s, x->sii[i], sjj);
+}
+
+void spearman_topk_offer_sums(spearman_topk *t, uint64_t i, uint64_t j, int64_t s, int64_t sii, int64_t sjj)
+{
     if (t->same && i == j) return;
     uint32_t r = (uint32_t)(i - t->i0), *n = &t->n[r];
-    spearman_topk_ent *h = t->heap + (size_t)r * t->k, e = {j, s, sjj};
+    spearman_topk_ent *h = t->heap + (size_t)r * t->k, e = {j, s, sii, sjj};
     if (*n < t->k) {
         uint32_t c = (*n)++;
         h[c] = e;
@@ -191,7 +208,7 @@ void spearman_topk_offer(spearman_topk *t, const spearman_mat *x, uint64_t i, ui
     } else {
         return;
     }
-    if (*n == t->k) t->thr[r] = (float)fabs(spearman_rho(h[0].s, x->sii[i], h[0].sjj));
+    if (*n == t->k) t->thr[r] = (float)fabs(spearman_rho(h[0].s, h[0].sii, h[0].sjj));
 }
 
 /* Empties each row's heap, weakest first, into the end of the row's slice
@@ -266,6 +283,11 @@ static void visit_missing(const spearman_mat *x, const spearman_mat *y, uint64_t
     int64_t s, sii, sjj;
     const uint32_t m = smat_pair_sums(x, y, i, j, &s, &sii, &sjj);
     if (m < 3 || sii == 0 || sjj == 0) return;
+    if (acc->topk) {
+        if (!(acc->topk->same && i == j)) acc->pairs++;
+        spearman_topk_offer_sums(acc->topk, i, j, s, sii, sjj);
+        return;
+    }
     acc->pairs++;
     if (acc->hist)
         acc->hist[spearman_hist_bin((int32_t)s, spearman_hist_factor((float)(1 / sqrt((double)sii))),

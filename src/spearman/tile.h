@@ -66,11 +66,13 @@ struct spair {
 /* --top-k: the K strongest partners (largest |rho|, then smaller j) of
  * each row of one block of rows, as min-heaps with the weakest on top.
  * The kernels skip a pair that cannot enter a full heap using thr.  An
- * entry carries its partner's S_jj, so that comparing two needs no
- * lookup in a table of millions of rows (a cache miss per pair). */
+ * entry carries its S_ii and its partner's S_jj, so that comparing two
+ * needs no lookup in a table of millions of rows (a cache miss per pair);
+ * S_ii is the row's own but under --missing pairwise, where each pair's
+ * columns give it its own. */
 typedef struct spearman_topk_ent {
     uint64_t j;
-    int64_t s, sjj;
+    int64_t s, sii, sjj;
 } spearman_topk_ent;
 
 typedef struct spearman_topk {
@@ -109,6 +111,8 @@ fd_status spearman_topk_reset(spearman_topk *t, uint64_t i0, uint32_t rows, int 
  * S_jj of row j of y (a GPU backend hands over the pairs its per-row
  * screen let through, with S_jj). */
 void spearman_topk_offer(spearman_topk *t, const spearman_mat *x, uint64_t i, uint64_t j, int64_t s, int64_t sjj);
+/* The same for a pair of its own S_ii and S_jj (--missing pairwise). */
+void spearman_topk_offer_sums(spearman_topk *t, uint64_t i, uint64_t j, int64_t s, int64_t sii, int64_t sjj);
 /* Appends each row's heap, strongest first, to acc->out. */
 void spearman_topk_emit(spearman_topk *t, spearman_acc *acc);
 
