@@ -8,8 +8,9 @@ observations, with --drop-nan-rows, with --y.
 --missing pairwise against scipy.stats.spearmanr on each pair's common
 observations (pandas' DataFrame.corr(method="spearman") where installed):
 every pair's rho and p, by rows and columns, 1 and 2 ranks, --rho and
---pvalue (each pair's p with its own n), --top-k, --y, rows with two or
-no values, and tiles of several blocks; its refusals (--fdr, kendall).
+--pvalue (each pair's p with its own n), --top-k, --fdr (Benjamini-
+Hochberg over the pairs' own p), --y, rows with two or no values, and
+tiles of several blocks; its refusal with kendall.
 usage: spearman_missing.py FCBO_DIST WORKDIR"""
 import os
 import sys
@@ -190,6 +191,31 @@ for rk in (1, 2):
     bad = [k for k in got if abs(got[k][0] - rho[k]) > 1e-6 or not p_close(got[k], want[(min(k), max(k))])]
     check(ok and not bad, "pairwise --top-k 3, %d rank(s): partners differ from scipy's order, or %d values" % (rk, len(bad)))
 
+# --fdr Q: Benjamini-Hochberg over every pair's own p (its own n) against
+# BH on scipy's p-values, on 1 and 2 ranks
+X = rng.integers(0, 8, size=(70, 14)).astype(float)
+X[:20] += np.arange(14)  # correlated rows, so that some pairs pass
+X[rng.random(X.shape) < 0.12] = np.nan
+path = os.path.join(WORK, "pwfdr.npy")
+write_matrix(X, path)
+want = pair_oracle(X)
+Q = 0.05
+ps = sorted(v[1] for v in want.values())
+ks = [k for k in range(1, len(ps) + 1) if ps[k - 1] <= k * Q / len(ps)]
+pstar = ps[max(ks) - 1] if ks else -1
+for rk in (1, 2):
+    out = os.path.join(WORK, "opwfdr%d" % rk)
+    r = run("spearman", path, "--missing", "pairwise", "--fdr", Q, "-o", out, "--force", "-q", ranks=rk)
+    check(r.returncode == 0, "pairwise --fdr, %d rank(s): exit %d: %s" % (rk, r.returncode, r.stderr))
+    if r.returncode:
+        continue
+    got, attrs = read_pairs(out)
+    near = {k for k, v in want.items() if abs(v[1] - pstar) <= 1e-9 * max(pstar, 1e-300)}
+    sel = {k for k, v in want.items() if v[1] <= pstar}
+    check(len(sel) > 10 and set(got) - near == sel - near and attrs["pairs_tested"] == len(want),
+          "pairwise --fdr %g, %d rank(s): %d pairs, BH on scipy's p %d (of %d tested, file %d)" % (
+              Q, rk, len(got), len(sel), len(want), attrs["pairs_tested"]))
+
 # --y: pairs of rows of two matrices, both with missing values
 X = rng.normal(size=(20, 15)).round(1)
 Y = rng.normal(size=(12, 15)).round(1)
@@ -273,9 +299,5 @@ for bad in (["--missing", "maybe"], ["--missing", "drop", "--drop-nan-rows"], ["
             ["--missing", "pairwise", "--drop-nan-rows"], ["--missing", "pairwise", "--method", "kendall"]):
     r = run("spearman", nanf, "--rho", 0.5, *bad)
     check(r.returncode == 2 and "--missing" in r.stderr, "%s: exit %d: %s" % (" ".join(bad), r.returncode, r.stderr))
-for bad in (["--fdr", "0.1"],):
-    r = run("spearman", nanf, "--missing", "pairwise", "-o", os.path.join(WORK, "refused"), *bad)
-    check(r.returncode == 2 and bad[0] in r.stderr and not os.path.exists(os.path.join(WORK, "refused", "spearman.h5")),
-          "--missing pairwise %s: exit %d: %s" % (" ".join(bad), r.returncode, r.stderr))
 
 finish("%d checks, %d failed")

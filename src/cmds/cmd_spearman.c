@@ -53,7 +53,7 @@ static const char *help =
     "                        DataFrame.corr(method=\"spearman\")), p from the pair's\n"
     "                        own n; pairs of fewer than 3 are not counted.  Pairs\n"
     "                        with a missing value cost O(n) each on the CPU\n"
-    "                        backend; not with --fdr yet\n"
+    "                        backend\n"
     "  --check-input         read and rank the input, print its shape and stop\n"
     "selection (one; -o needs one, there is no default):\n"
     "  --pvalue A            pairs with p <= A (without -o: counts of p <= 0.05)\n"
@@ -174,10 +174,7 @@ static fd_status parse_args(int argc, char **argv, spearman_opts *a, int *done)
                                      "choose one", a->missing_drop ? "drop" : "pairwise");
     if (a->missing_pairwise && a->kendall)
         return fd_fail(FD_ERR_USAGE, "--missing pairwise with --method kendall: not yet (--missing drop works)");
-    if (a->missing_pairwise && a->mode == 'f')
-        return fd_fail(FD_ERR_USAGE, "--missing pairwise selects by --pvalue, --rho or --top-k: --fdr is not "
-                                     "implemented for it yet (pairs of different n have p-values that rho alone does "
-                                     "not order)");
+
     if (a->missing_drop && a->y_input)
         return fd_fail(FD_ERR_USAGE, "--missing drop with --y: not yet (the two inputs would have to drop the same "
                                      "observations)");

@@ -26,10 +26,11 @@ static int cmp_double(const void *a, const void *b)
  * of the pairs between the two, from all ranks; sorted, they give k and
  * x_(k) exactly.  Ties share a p and therefore fall on the same side. */
 /* The p of --fdr's key: x = 1 - rho^2 for Spearman (p grows with it),
- * p itself for Kendall (whose p is not a function of tau alone). */
+ * p itself for Kendall (whose p is not a function of tau alone) and
+ * --missing pairwise (whose pairs' p have their own n). */
 static double key_p(const spearman_run *jb, double key, int dof)
 {
-    return jb->sel.kendall ? key : spearman_p_of_x(key, dof);
+    return jb->sel.pkey ? key : spearman_p_of_x(key, dof);
 }
 
 fd_status spearman_fdr_cutoff(spearman_run *jb)

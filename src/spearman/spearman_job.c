@@ -137,12 +137,16 @@ static fd_status setup(fd_job *j)
      * --top-k: every pair is a candidate for the heaps. */
     const int mode = o->mode == 'f' ? 'p' : o->mode == 'k' ? 'a' : o->mode;
     spearman_sel_init(&jb->sel, mode, o->value, jb->x->n);
-    if (jb->x->incomplete || jb->y->incomplete) FD_TRY(spearman_sel_by_n(&jb->sel, mode, o->value, jb->x->n, &jb->sel_by_n));
+    if (jb->x->incomplete || jb->y->incomplete) {
+        FD_TRY(spearman_sel_by_n(&jb->sel, mode, o->value, jb->x->n, &jb->sel_by_n));
+        jb->sel.pkey = 1;
+    }
     if (jb->x->ties) {
         if (!kendall_ptab_init(&jb->ktab, jb->x->n_obs)) return fd_fail(FD_ERR_NOMEM, "out of memory");
         if (mode == 'p') { /* each pair's own p (--pvalue, and --fdr's pass 1): no threshold on |tau| (kendall.h) */
             kendall_ptab_alpha(&jb->ktab, o->value);
             jb->sel.kendall = &jb->ktab;
+            jb->sel.pkey = 1;
             jb->sel.q = 0;
             jb->sel.pre = 0;
         }
@@ -166,8 +170,8 @@ static fd_status setup(fd_job *j)
     }
     if (st == FD_OK && o->mode == 'f') {
         FD_ALLOC_GOTO(jb->xhist, FDR_BINS, st, done);
-        /* the keys of pass 1's pairs lie in [0, x_crit(Q)], Kendall's p in [0, Q] */
-        jb->xscale = FDR_BINS / fmax(jb->sel.kendall ? o->value : 1 - jb->sel.q, 1e-300);
+        /* the keys of pass 1's pairs lie in [0, x_crit(Q)], or (p as the key) in [0, Q] */
+        jb->xscale = FDR_BINS / fmax(jb->sel.pkey ? o->value : 1 - jb->sel.q, 1e-300);
     }
     for (size_t k = 0; st == FD_OK && k < T; k++) {
         FD_ALLOC_GOTO(jb->hbuf[k], SPEARMAN_HIST_BINS, st, done);

@@ -95,9 +95,7 @@ static fd_status collect_x(spearman_run *jb, spearman_acc *a)
     pthread_mutex_lock(&jb->lock);
     for (size_t k = 0; k < a->nout && st == FD_OK; k++) {
         const spair *q = &a->out[k];
-        /* --fdr's key: x = 1 - rho^2, or Kendall's p (spearman_fdr.c) */
-        double x = jb->sel.kendall ? kendall_p_tab(jb->sel.kendall, q->s, &jb->x->ties[q->i], &jb->y->ties[q->j])
-                                   : pair_x(q->s, jb->x->sii[q->i], jb->y->sii[q->j]);
+        const double x = spearman_pair_key(jb->x, jb->y, &jb->sel, q->i, q->j, q->s); /* spearman_fdr.c */
         int b = spearman_xbin(a, x);
         if (b < jb->bin_lo || b > jb->bin_hi) continue;
         st = fd_grow((void **)&jb->xs, &jb->capxs, jb->nxs + 1, sizeof *jb->xs);

@@ -14,6 +14,7 @@ void spearman_sel_init(spearman_sel *s, int mode, double value, uint32_t n)
     s->mode = mode;
     s->by_n = NULL;
     s->kendall = NULL;
+    s->pkey = 0;
     s->dof = (int)n - 2;
     s->alpha = 0;
     s->x_lo = s->x_hi = 0;
@@ -33,14 +34,20 @@ void spearman_sel_x(spearman_sel *s, double x_lo, double x_hi, uint32_t n)
 {
     const kendall_ptab *kendall = s->kendall;
     const spearman_sel *by_n = s->by_n;
+    const int pkey = s->pkey;
     spearman_sel_init(s, 'a', 0, n);
     s->mode = 'x';
     s->x_lo = x_lo;
     s->x_hi = x_hi;
     s->q = x_hi >= 1 ? 0 : 1 - x_hi;
     s->by_n = by_n;
-    s->kendall = kendall; /* [x_lo, x_hi] is a range of p: no bound on |tau| */
+    s->kendall = kendall;
+    s->pkey = pkey;
+    /* [x_lo, x_hi] is a range of p: no bound on |tau| for Kendall; for
+     * pairwise, the complete rows' pairs need |rho| as for p <= x_hi at
+     * their n (the others are taken one by one) */
     if (kendall) s->q = 0;
+    else if (pkey) s->q = x_hi >= 1 ? 0 : 1 - spearman_x_crit(x_hi, s->dof);
     s->pre = (float)(sqrt(s->q) * (1 - 1e-5));
 }
 
@@ -52,6 +59,17 @@ fd_status spearman_sel_by_n(spearman_sel *s, int mode, double value, uint32_t n,
     s->by_n = t;
     *table = t;
     return FD_OK;
+}
+
+double spearman_pair_key(const spearman_mat *x, const spearman_mat *y, const spearman_sel *sel, uint64_t i, uint64_t j,
+                         int64_t s)
+{
+    if (sel->kendall) return kendall_p_tab(sel->kendall, s, &x->ties[i], &y->ties[j]);
+    int64_t sii = x->sii[i], sjj = y->sii[j];
+    int dof = sel->dof;
+    if (smat_incomplete(x, i) || smat_incomplete(y, j)) dof = (int)smat_pair_sums(x, y, i, j, &s, &sii, &sjj) - 2;
+    const double v = pair_x(s, sii, sjj);
+    return sel->pkey ? spearman_p_of_x(v, dof) : v;
 }
 
 int spearman_xbin(const spearman_acc *acc, double x)
@@ -253,6 +271,20 @@ void spearman_acc_take(const spearman_mat *x, const spearman_mat *y, const spear
         if (acc->out) emit(acc, i, j, s);
         return;
     }
+    if (sel->pkey) { /* --missing pairwise's complete pairs: p is the key */
+        double p = -1;
+        if (sel->mode == 'x') {
+            if (sii == 0 || sjj == 0) return;
+            p = spearman_p_of_x(pair_x(s, sii, sjj), sel->dof);
+            if (p < sel->x_lo || p > sel->x_hi) return;
+        } else if (!spearman_keep(sel, s, sii, sjj)) {
+            return;
+        }
+        acc->selected++;
+        if (acc->xhist) acc->xhist[spearman_xbin(acc, p >= 0 ? p : spearman_p_of_x(pair_x(s, sii, sjj), sel->dof))]++;
+        if (acc->out) emit(acc, i, j, s);
+        return;
+    }
     if (!spearman_keep(sel, s, sii, sjj)) return;
     acc->selected++;
     if (acc->xhist) acc->xhist[spearman_xbin(acc, pair_x(s, sii, sjj))]++;
@@ -292,8 +324,15 @@ static void visit_missing(const spearman_mat *x, const spearman_mat *y, uint64_t
     if (acc->hist)
         acc->hist[spearman_hist_bin((int32_t)s, spearman_hist_factor((float)(1 / sqrt((double)sii))),
                                     (float)(1 / sqrt((double)sjj)))]++;
-    if (!spearman_keep(sel->by_n ? &sel->by_n[m] : sel, s, sii, sjj)) return;
+    double p = -1;
+    if (sel->mode == 'x') { /* --fdr: a range of p (sel->pkey) */
+        p = spearman_p_of_x(pair_x(s, sii, sjj), (int)m - 2);
+        if (p < sel->x_lo || p > sel->x_hi) return;
+    } else if (!spearman_keep(sel->by_n ? &sel->by_n[m] : sel, s, sii, sjj)) {
+        return;
+    }
     acc->selected++;
+    if (acc->xhist) acc->xhist[spearman_xbin(acc, p >= 0 ? p : spearman_p_of_x(pair_x(s, sii, sjj), (int)m - 2))]++;
     if (acc->out) emit(acc, i, j, s);
 }
 

@@ -38,6 +38,9 @@ typedef struct spearman_sel {
      * [x_lo, x_hi] (for Kendall a range of p, --fdr's key); q and pre are
      * 0, so every pair of varying rows is tested.  NULL otherwise. */
     const kendall_ptab *kendall;
+    /* --fdr's key is each pair's p, not x = 1 - rho^2: Kendall's, and
+     * --missing pairwise's, whose pairs have p-values of their own n. */
+    int pkey;
 } spearman_sel;
 
 /* Sets up a selection: mode 'p' (p <= value), 'r' (|rho| >= value), or
@@ -127,6 +130,10 @@ void spearman_tile(const spearman_mat *x, const spearman_mat *y, uint64_t i0, ui
  * it in acc->selected (and needs no FDR bin); it is only emitted. */
 void spearman_acc_take(const spearman_mat *x, const spearman_mat *y, const spearman_sel *sel, spearman_acc *acc,
                        uint64_t i, uint64_t j, int64_t s, int known_keep);
+
+/* --fdr's key of a selected pair: x = 1 - rho^2, or its p (sel->pkey). */
+double spearman_pair_key(const spearman_mat *x, const spearman_mat *y, const spearman_sel *sel, uint64_t i, uint64_t j,
+                         int64_t s);
 
 /* The bin of x in acc->xhist. */
 int spearman_xbin(const spearman_acc *acc, double x);
