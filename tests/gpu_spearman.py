@@ -10,8 +10,8 @@ host's heaps): the same partners, ties included, with k = 1, 3 and 40, k
 beyond the partners a row has, and two inputs.  n > 128 falls back to the
 CPU backend, which the backend attribute must say.  --method kendall
 (sign vectors of n(n-1)/2 values) at 8, 12 and 16 observations, and 17,
-which falls back.  --missing pairwise: on the GPU without a NaN, on the
-CPU with one.
+which falls back; Kendall's --pvalue and --fdr fall back too.  --missing
+pairwise: on the GPU without a NaN, on the CPU with one.
 usage: gpu_spearman.py FCBO_DIST WORKDIR GPU_BACKEND GPUS"""
 import os
 import re
@@ -97,6 +97,12 @@ for n, rows in [(8, 700), (12, 2100), (16, 500), (17, 300)]:
     be = "cuda" if n <= 16 else "cpu"
     for sel in (["--rho", "0.4123"], ["--count-only", "--rho", "0.6"], ["--top-k", "3"]):
         same("kendall n=%d rows=%d %s" % (n, rows, " ".join(sel)), [src, "--method", "kendall"] + sel, be)
+
+# Kendall's --pvalue and --fdr (each pair's p from both rows' ties) run
+# on the CPU backend, which the backend attribute says.
+k12 = os.path.join(WORK, "k12.txt")
+for sel in (["--pvalue", "0.01"], ["--fdr", "0.05"]):
+    same("kendall n=12 %s" % " ".join(sel), [k12, "--method", "kendall"] + sel, "cpu")
 
 # --missing pairwise: rows with a missing value run on the CPU backend
 # (the summary says so); without one the GPU keeps the run.
