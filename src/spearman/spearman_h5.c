@@ -289,9 +289,10 @@ static fd_status check_file(hid_t f, const char *path, uint64_t *rows, uint64_t 
 fd_status spearman_h5_info(hid_t f, const char *path, FILE *out)
 {
     static const char *strs[] = {"version", "command", "input", "input_sha256", "y_input", "y_input_sha256",
-                                 "backend", "selection"};
+                                 "backend", "selection", "method", "missing"};
     static const char *nums[] = {"rows", "y_rows", "observations", "constant_rows", "y_constant_rows",
-                                 "dropped_rows", "pairs_tested", "n_pairs", "count_only", "ranks", "threads", "parts",
+                                 "dropped_rows", "dropped_observations", "incomplete_rows", "y_incomplete_rows",
+                                 "pairs_tested", "n_pairs", "count_only", "ranks", "threads", "parts",
                                  "resumed_records", "complete"};
     static const char *dbls[] = {"threshold", "rho_cut", "wall_seconds", "load_seconds", "pass1_seconds",
                                  "fdr_cutoff_seconds", "pass2_seconds", "checkpoint_seconds"};
