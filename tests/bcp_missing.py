@@ -13,8 +13,9 @@ the highest lower bound kept):
  - a --mask (HDF5 uint8, .npy bool) over the full tensor gives the same
    bits as NaN at the same entries, and 1 and 2 threads the same bits;
  - refusals, exit 2, nothing written: NaN without --missing, an
-   infinity, a mask of another shape, every entry missing, --fuse,
-   --nonneg, two ranks.
+   infinity, a mask of another shape or of int32, a mask that is not
+   there, every entry missing, --fuse, --nonneg, two ranks; and `info`
+   refuses a result whose /completed is not of its dims.
 usage: bcp_missing.py FCBO_DIST WORKDIR"""
 import os
 import sys
@@ -126,5 +127,19 @@ refused("every entry missing", os.path.join(WORK, "nothing.npy"), "--missing", n
 refused("--missing --fuse", y5, "--missing", "--fuse", "2x1x1", needle="--fuse")
 refused("--missing --nonneg", y5, "--missing", "--nonneg", needle="--nonneg")
 refused("--missing on 2 ranks", y5, "--missing", ranks=2, needle="one rank")
+np.save(os.path.join(WORK, "mask-int.npy"), np.ones((30, 25, 20), dtype=np.int32))
+refused("a mask of int32", y5, "--mask", os.path.join(WORK, "mask-int.npy"), needle="uint8 or bool")
+refused("a mask that is not there", y5, "--mask", os.path.join(WORK, "nowhere.h5") + ":/mask", needle="nowhere.h5")
+
+# A result whose /completed is not of the dims: info refuses it
+res = os.path.join(WORK, "o5", "bcp.h5")
+edited = os.path.join(WORK, "edited.h5")
+with open(res, "rb") as f, open(edited, "wb") as g:
+    g.write(f.read())
+with h5py.File(edited, "r+") as f:
+    del f["completed"]
+    f["completed"] = np.zeros((30, 25, 19))
+r = run("info", edited)
+check(r.returncode == 2 and "completed" in r.stderr, "info of a wrong /completed: exit %d: %s" % (r.returncode, r.stderr))
 
 finish("%d checks, %d failed")
