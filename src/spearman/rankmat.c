@@ -321,6 +321,22 @@ static void rerank(int32_t *v, uint32_t m, uint32_t n, uint32_t *cnt)
 
 /* Columns up to which smat_pair_sums works on the stack. */
 #define PAIR_STACK_N 512
+/* Values removed from a row up to which it is re-ranked by adjustment
+ * (O(m d)) rather than by counting (O(m + n)). */
+#define PAIR_ADJUST 8
+
+/* v[0 .. m), a row's doubled centred ranks over its own values, re-ranked
+ * over those values less the d values in gone: a tie group's a = s + e -
+ * size (s below it, e at or below it), so each removed value below a
+ * takes 2 off, one equal to it 1, and the size's drop adds d. */
+static void rerank_without(int32_t *v, uint32_t m, const int32_t *gone, uint32_t d)
+{
+    for (uint32_t k = 0; k < m; k++) {
+        int32_t a = v[k] + (int32_t)d;
+        for (uint32_t q = 0; q < d; q++) a -= (gone[q] < v[k]) + (gone[q] <= v[k]);
+        v[k] = a;
+    }
+}
 
 uint32_t smat_pair_sums(const spearman_mat *x, const spearman_mat *y, uint64_t i, uint64_t j, int64_t *s, int64_t *sii,
                         int64_t *sjj)
@@ -330,20 +346,36 @@ uint32_t smat_pair_sums(const spearman_mat *x, const spearman_mat *y, uint64_t i
     /* beyond it a few hundred KB at most (n <= 32767); no way to report
      * a failure from inside a tile, as in spearman_rank */
     if (n > PAIR_STACK_N && !(buf = malloc(4 * (size_t)n * sizeof *buf))) abort();
-    int32_t *ai = buf, *aj = buf + n;
-    uint32_t *cnt = (uint32_t *)(buf + 2 * n), m = 0;
+    int32_t *ai = buf, *aj = buf + n, gx[PAIR_ADJUST], gy[PAIR_ADJUST];
+    uint32_t *cnt = (uint32_t *)(buf + 2 * n), m = 0, dx = 0, dy = 0;
+    /* The columns both have; the values each has where the other has
+     * none, which leave its ranks. */
     for (uint32_t k = 0; k < n; k++) {
         const int32_t a = smat_a(x, i, k), b = smat_a(y, j, k);
-        if (a == SMAT_MISSING || b == SMAT_MISSING) continue;
+        if (a == SMAT_MISSING || b == SMAT_MISSING) {
+            if (a != SMAT_MISSING && dx++ < PAIR_ADJUST) gx[dx - 1] = a;
+            if (b != SMAT_MISSING && dy++ < PAIR_ADJUST) gy[dy - 1] = b;
+            continue;
+        }
         ai[m] = a;
         aj[m++] = b;
     }
     int64_t sum = 0, qi = 0, qj = 0;
     if (m > 0) {
-        memset(cnt, 0, 2 * (size_t)n * sizeof *cnt);
-        rerank(ai, m, n, cnt);
-        memset(cnt, 0, 2 * (size_t)n * sizeof *cnt);
-        rerank(aj, m, n, cnt);
+        /* A row that lost nothing keeps its ranks (they are over its own
+         * values, which are the pair's columns). */
+        if (dx > PAIR_ADJUST) {
+            memset(cnt, 0, 2 * (size_t)n * sizeof *cnt);
+            rerank(ai, m, n, cnt);
+        } else if (dx > 0) {
+            rerank_without(ai, m, gx, dx);
+        }
+        if (dy > PAIR_ADJUST) {
+            memset(cnt, 0, 2 * (size_t)n * sizeof *cnt);
+            rerank(aj, m, n, cnt);
+        } else if (dy > 0) {
+            rerank_without(aj, m, gy, dy);
+        }
         for (uint32_t k = 0; k < m; k++) {
             sum += (int64_t)ai[k] * aj[k];
             qi += (int64_t)ai[k] * ai[k];
