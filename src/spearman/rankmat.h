@@ -118,6 +118,19 @@ static inline int smat_incomplete(const spearman_mat *m, uint64_t r) { return m-
 uint32_t smat_pair_sums(const spearman_mat *x, const spearman_mat *y, uint64_t i, uint64_t j, int64_t *s, int64_t *sii,
                         int64_t *sjj);
 
+/* A pair's sums as written: S_ii and S_jj of its rows and its S (in *s
+ * on entry), or, with a row that misses a value, smat_pair_sums' over
+ * their common columns; returns the p-value's degrees of freedom (dof for
+ * complete rows, m - 2 for the others). */
+static inline int smat_pair_stats(const spearman_mat *x, const spearman_mat *y, uint64_t i, uint64_t j, int64_t *s,
+                                  int64_t *sii, int64_t *sjj, int dof)
+{
+    *sii = x->sii[i];
+    *sjj = y->sii[j];
+    if (!smat_incomplete(x, i) && !smat_incomplete(y, j)) return dof;
+    return (int)smat_pair_sums(x, y, i, j, s, sii, sjj) - 2;
+}
+
 /* a_k of row r, column k. */
 static inline int32_t smat_a(const spearman_mat *m, uint64_t r, uint32_t k)
 {

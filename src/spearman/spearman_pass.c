@@ -121,11 +121,8 @@ static fd_status values_rows(void *ctx, uint64_t k0, uint64_t k1, int thread)
     (void)thread;
     for (uint64_t k = k0; k < k1; k++) {
         const spair *q = &v->q[k];
-        int64_t s = q->s, sii = jb->x->sii[q->i], sjj = jb->y->sii[q->j];
-        int dof = jb->sel.dof;
-        /* --missing pairwise: the pair's own columns, sums and dof */
-        if (smat_incomplete(jb->x, q->i) || smat_incomplete(jb->y, q->j))
-            dof = (int)smat_pair_sums(jb->x, jb->y, q->i, q->j, &s, &sii, &sjj) - 2;
+        int64_t s = q->s, sii, sjj;
+        const int dof = smat_pair_stats(jb->x, jb->y, q->i, q->j, &s, &sii, &sjj, jb->sel.dof);
         v->ii[k] = smat_id(jb->x, q->i);
         v->jj[k] = smat_id(jb->y, q->j);
         v->rho[k] = (float)spearman_rho(s, sii, sjj);

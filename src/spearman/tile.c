@@ -65,9 +65,8 @@ double spearman_pair_key(const spearman_mat *x, const spearman_mat *y, const spe
                          int64_t s)
 {
     if (sel->kendall) return kendall_p_tab(sel->kendall, s, &x->ties[i], &y->ties[j]);
-    int64_t sii = x->sii[i], sjj = y->sii[j];
-    int dof = sel->dof;
-    if (smat_incomplete(x, i) || smat_incomplete(y, j)) dof = (int)smat_pair_sums(x, y, i, j, &s, &sii, &sjj) - 2;
+    int64_t sii, sjj;
+    const int dof = smat_pair_stats(x, y, i, j, &s, &sii, &sjj, sel->dof);
     const double v = pair_x(s, sii, sjj);
     return sel->pkey ? spearman_p_of_x(v, dof) : v;
 }
@@ -255,39 +254,23 @@ void spearman_acc_take(const spearman_mat *x, const spearman_mat *y, const spear
         if (acc->out) emit(acc, i, j, s);
         return;
     }
-    int64_t sii = x->sii[i], sjj = y->sii[j];
-    if (sel->kendall) { /* the pair's own p (kendall.h); --fdr's key is p itself */
+    const int64_t sii = x->sii[i], sjj = y->sii[j];
+    /* The test; with a range of p (--fdr's key for Kendall and --missing
+     * pairwise), the pair's p, which its bin then reuses. */
+    double p = -1;
+    int keep;
+    if (sel->kendall && sel->mode != 'x') {
+        keep = sii != 0 && sjj != 0 && kendall_p_le(sel->kendall, s, &x->ties[i], &y->ties[j]);
+    } else if (sel->pkey && sel->mode == 'x') {
         if (sii == 0 || sjj == 0) return;
-        const kendall_ties *tx = &x->ties[i], *ty = &y->ties[j];
-        double p = -1;
-        if (sel->mode == 'x') {
-            p = kendall_p_tab(sel->kendall, s, tx, ty);
-            if (p < sel->x_lo || p > sel->x_hi) return;
-        } else if (!kendall_p_le(sel->kendall, s, tx, ty)) {
-            return;
-        }
-        acc->selected++;
-        if (acc->xhist) acc->xhist[spearman_xbin(acc, p >= 0 ? p : kendall_p_tab(sel->kendall, s, tx, ty))]++;
-        if (acc->out) emit(acc, i, j, s);
-        return;
+        p = spearman_pair_key(x, y, sel, i, j, s);
+        keep = p >= sel->x_lo && p <= sel->x_hi;
+    } else {
+        keep = spearman_keep(sel, s, sii, sjj);
     }
-    if (sel->pkey) { /* --missing pairwise's complete pairs: p is the key */
-        double p = -1;
-        if (sel->mode == 'x') {
-            if (sii == 0 || sjj == 0) return;
-            p = spearman_p_of_x(pair_x(s, sii, sjj), sel->dof);
-            if (p < sel->x_lo || p > sel->x_hi) return;
-        } else if (!spearman_keep(sel, s, sii, sjj)) {
-            return;
-        }
-        acc->selected++;
-        if (acc->xhist) acc->xhist[spearman_xbin(acc, p >= 0 ? p : spearman_p_of_x(pair_x(s, sii, sjj), sel->dof))]++;
-        if (acc->out) emit(acc, i, j, s);
-        return;
-    }
-    if (!spearman_keep(sel, s, sii, sjj)) return;
+    if (!keep) return;
     acc->selected++;
-    if (acc->xhist) acc->xhist[spearman_xbin(acc, pair_x(s, sii, sjj))]++;
+    if (acc->xhist) acc->xhist[spearman_xbin(acc, p >= 0 ? p : spearman_pair_key(x, y, sel, i, j, s))]++;
     if (acc->out) emit(acc, i, j, s);
 }
 
