@@ -122,7 +122,11 @@ def write(X, path, labels=None):
 
 rng = np.random.default_rng(7)
 cases = []
-for n, d, integer in [(40, 2, True), (300, 2, False), (250, 3, True), (500, 8, False), (1200, 2, False)]:
+# 4 to 32 coordinates go through the kd-tree (integer ones: ties in
+# distance and duplicate points, which its widened bound must still
+# offer), 64 by brute force.
+for n, d, integer in [(40, 2, True), (300, 2, False), (250, 3, True), (500, 8, False), (1200, 2, False),
+                      (600, 5, True), (700, 10, False), (300, 64, False)]:
     X = rng.integers(0, 6, size=(n, d)).astype(float) if integer else rng.normal(size=(n, d)) * [1 + k for k in range(d)]
     if not integer:
         X[: n // 3] += 6  # two groups
@@ -170,8 +174,9 @@ for n, d, X, path, truth in cases:
         check((g["core"] == core).all(), "%s: halo differs at %d points" % (name, (g["core"] != core).sum()))
         a = ari(core, truth)
         check(abs(g["attrs"]["ari"] - a) < 1e-9, "%s: ARI %r, expected %r" % (name, g["attrs"]["ari"], a))
-        # The grid (points of up to 3 coordinates) against every pair.
-        if d <= 3:
+        # The grid (up to 3 coordinates) and the kd-tree (4 to 32) against
+        # every pair.
+        if d <= 32:
             o2 = os.path.join(WORK, "nogrid")
             ENV["FD_DPC_GRID"] = "off"
             run([path, "--label-column", str(d + 1), "--kernel", kernel, "--centers", str(K), "--halo", "-o", o2,
@@ -179,7 +184,7 @@ for n, d, X, path, truth in cases:
             del ENV["FD_DPC_GRID"]
             h = load(o2)
             for k in ("labels", "rho", "delta", "parent", "core"):
-                check(np.array_equal(g[k], h[k]), "%s: %s differs without the grid" % (name, k))
+                check(np.array_equal(g[k], h[k]), "%s: %s differs without the grid or tree" % (name, k))
         # The same files from 2, 3 and 4 ranks.
         if n in (300, 1200):
             for np_ in (2, 3, 4):

@@ -11,6 +11,7 @@
 #include "../common/special.h"
 #include "dpc_exp.h"
 #include "grid.h"
+#include "kdtree.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -376,10 +377,46 @@ double dpc_cutoff_d2(double dc)
 
 double dpc_kernel_d2(double dc, int kernel) { return kernel == DPC_CUTOFF ? dpc_cutoff_d2(dc) : dc * dc; }
 
+typedef struct {
+    const dpc_kdtree *t;
+    double dc2, *rho;
+    uint64_t base;
+} trho_ctx;
+
+static fd_status tree_nomem(void) { return fd_fail(FD_ERR_NOMEM, "out of memory in a kd-tree search"); }
+
+/* Cutoff rho from the tree's candidates (points of 4 to DPC_TREE_MAX_D
+ * coordinates). */
+static fd_status trho_range(void *arg, uint64_t i0, uint64_t i1, int thread)
+{
+    const trho_ctx *r = arg;
+    (void)thread;
+    for (uint64_t i = i0; i < i1; i++) {
+        uint64_t cnt;
+        if (dpc_kdtree_count(r->t, i, r->dc2, &cnt)) return tree_nomem();
+        r->rho[i - r->base] = (double)cnt;
+    }
+    return FD_OK;
+}
+
+static fd_status tree_build(dpc_kdtree **t, const dpc_points *p)
+{
+    *t = dpc_kdtree_build(p);
+    return *t ? FD_OK : fd_fail(FD_ERR_NOMEM, "out of memory for a kd-tree of %llu points", (unsigned long long)p->n);
+}
+
 fd_status dpc_rho_rows(const dpc_points *p, double dc, int kernel, uint64_t i0, uint64_t i1, int threads, double *rho,
                        fd_progress *prog)
 {
     fd_status st;
+    if (kernel == DPC_CUTOFF && dpc_kdtree_usable(p)) {
+        dpc_kdtree *t;
+        FD_TRY(tree_build(&t, p));
+        trho_ctx r = {t, dpc_cutoff_d2(dc), rho, i0};
+        st = par_rows(threads, i0, i1, trho_range, &r, prog);
+        dpc_kdtree_free(t);
+        return st;
+    }
     if (kernel == DPC_CUTOFF && dpc_grid_usable(p)) {
         dpc_grid g;
         FD_TRY(dpc_grid_build(&g, p, dc / 4));
@@ -498,11 +535,42 @@ FD_HOT static fd_status gdelta_range(void *arg, uint64_t i0, uint64_t i1, int th
     return FD_OK;
 }
 
+typedef struct {
+    delta_ctx rows;
+    const dpc_kdtree *t;
+} tdelta_ctx;
+
+/* The nearest denser point from the tree; the densest point, which has
+ * none, scans every point for its delta as delta_range does. */
+static fd_status tdelta_range(void *arg, uint64_t i0, uint64_t i1, int thread)
+{
+    const tdelta_ctx *tr = arg;
+    const delta_ctx *r = &tr->rows;
+    for (uint64_t i = i0; i < i1; i++) {
+        int64_t j;
+        double d2;
+        if (dpc_kdtree_nearest_denser(tr->t, i, r->rho, &j, &d2)) return tree_nomem();
+        if (j < 0) {
+            delta_range((void *)r, i, i + 1, thread);
+            continue;
+        }
+        r->delta[i - r->base] = sqrt(d2);
+        r->parent[i - r->base] = j;
+    }
+    return FD_OK;
+}
+
 fd_status dpc_delta_rows(const dpc_points *p, const double *rho, uint64_t i0, uint64_t i1, int threads, double *delta,
                          int64_t *parent, fd_progress *prog)
 {
     fd_status st;
-    if (dpc_grid_usable(p)) {
+    if (dpc_kdtree_usable(p)) {
+        dpc_kdtree *t;
+        FD_TRY(tree_build(&t, p));
+        tdelta_ctx r = {{p, rho, delta, parent, i0}, t};
+        st = par_rows(threads, i0, i1, tdelta_range, &r, prog);
+        dpc_kdtree_free(t);
+    } else if (dpc_grid_usable(p)) {
         dpc_grid g;
         st = dpc_grid_build(&g, p, dpc_grid_delta_side(p));
         if (st == FD_OK) {
@@ -756,7 +824,8 @@ typedef struct {
     const int32_t *labels;
     uint32_t k;
     double *border;       /* per thread: k + 1 values */
-    const ball *b;        /* the grid's cells, or NULL: every point */
+    const ball *b;        /* the grid's cells, or NULL */
+    const dpc_kdtree *t;  /* the tree, or NULL; neither: every point */
 } halo_ctx;
 
 static void halo_pair(const halo_ctx *h, double *b, uint64_t i, uint64_t j)
@@ -788,6 +857,27 @@ FD_HOT static fd_status ghalo_range(void *arg, uint64_t i0, uint64_t i1, int thr
     return FD_OK;
 }
 
+typedef struct {
+    const halo_ctx *h;
+    double *b;
+} thalo_visit;
+
+static void thalo_pair(void *arg, uint64_t i, uint64_t j)
+{
+    const thalo_visit *v = arg;
+    halo_pair(v->h, v->b, i, j);
+}
+
+/* The pairs closer than d_c from the tree's candidates. */
+static fd_status thalo_range(void *arg, uint64_t i0, uint64_t i1, int thread)
+{
+    const halo_ctx *h = arg;
+    thalo_visit v = {h, h->border + (size_t)thread * (h->k + 1)};
+    for (uint64_t i = i0; i < i1; i++)
+        if (dpc_kdtree_within(h->t, i, h->dc2, thalo_pair, &v)) return tree_nomem();
+    return FD_OK;
+}
+
 FD_HOT static fd_status halo_range(void *arg, uint64_t i0, uint64_t i1, int thread)
 {
     const halo_ctx *h = arg;
@@ -810,18 +900,26 @@ fd_status dpc_halo_border(const dpc_points *p, double dc, const double *rho, con
     double *b = calloc((size_t)threads * (k + 1), sizeof *b);
     if (!b) return fd_fail(FD_ERR_NOMEM, "out of memory");
     fd_status st = FD_OK;
-    if (dpc_grid_usable(p)) {
+    if (dpc_kdtree_usable(p)) {
+        dpc_kdtree *t;
+        st = tree_build(&t, p);
+        if (st == FD_OK) {
+            halo_ctx h = {p, dpc_cutoff_d2(dc), rho, labels, k, b, NULL, t};
+            st = par_rows(threads, i0, i1, thalo_range, &h, prog);
+            dpc_kdtree_free(t);
+        }
+    } else if (dpc_grid_usable(p)) {
         dpc_grid g;
         ball bl;
         st = dpc_grid_build(&g, p, dc / 4);
         if (st == FD_OK) {
             ball_init(&bl, &g, dc, ball_margin(p, &g, dc));
-            halo_ctx h = {p, dpc_cutoff_d2(dc), rho, labels, k, b, &bl};
+            halo_ctx h = {p, dpc_cutoff_d2(dc), rho, labels, k, b, &bl, NULL};
             st = par_rows(threads, i0, i1, ghalo_range, &h, prog);
             dpc_grid_free(&g);
         }
     } else {
-        halo_ctx h = {p, dpc_cutoff_d2(dc), rho, labels, k, b, NULL};
+        halo_ctx h = {p, dpc_cutoff_d2(dc), rho, labels, k, b, NULL, NULL};
         st = par_rows(threads, i0, i1, halo_range, &h, prog);
     }
     for (int t = 0; st == FD_OK && t < threads; t++)
