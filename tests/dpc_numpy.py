@@ -22,7 +22,7 @@ import testlib
 from testlib import check
 
 BIN, WORK, SHARED = sys.argv[1], sys.argv[2], sys.argv[3]
-ENV = dict(testlib.ENV, FD_BACKEND="cpu")
+ENV = dict(testlib.ENV, FD_BACKEND="cpu", FD_DPC_TREE="always")
 os.makedirs(WORK, exist_ok=True)
 
 
@@ -122,9 +122,10 @@ def write(X, path, labels=None):
 
 rng = np.random.default_rng(7)
 cases = []
-# 4 to 32 coordinates go through the kd-tree (integer ones: ties in
-# distance and duplicate points, which its widened bound must still
-# offer), 64 by brute force.
+# 4 to 32 coordinates go through the kd-tree (FD_DPC_TREE=always, so
+# that it is taken on these small inputs; integer points: ties in
+# distance and duplicate points, which its bounds must still offer), 64
+# by brute force.
 for n, d, integer in [(40, 2, True), (300, 2, False), (250, 3, True), (500, 8, False), (1200, 2, False),
                       (600, 5, True), (700, 10, False), (300, 64, False)]:
     X = rng.integers(0, 6, size=(n, d)).astype(float) if integer else rng.normal(size=(n, d)) * [1 + k for k in range(d)]
@@ -185,6 +186,15 @@ for n, d, X, path, truth in cases:
             h = load(o2)
             for k in ("labels", "rho", "delta", "parent", "core"):
                 check(np.array_equal(g[k], h[k]), "%s: %s differs without the grid or tree" % (name, k))
+        # The tree where its sampled cost allows (here, mostly not).
+        if 4 <= d <= 32:
+            ENV["FD_DPC_TREE"] = "auto"
+            run([path, "--label-column", str(d + 1), "--kernel", kernel, "--centers", str(K), "--halo", "-o", o2,
+                 "--force", "-q"] + args)
+            ENV["FD_DPC_TREE"] = "always"
+            h = load(o2)
+            for k in ("labels", "rho", "delta", "parent", "core"):
+                check(np.array_equal(g[k], h[k]), "%s: %s differs with FD_DPC_TREE=auto" % (name, k))
         # The same files from 2, 3 and 4 ranks.
         if n in (300, 1200):
             for np_ in (2, 3, 4):
@@ -310,6 +320,35 @@ check("2999 labels for 3000 points" in r.stderr, "--labels of the wrong length: 
 out2 = os.path.join(WORK, "auto_npy")
 if run([bnpy, "--labels", bnpy.replace(".npy", ".labels.npy"), "--kernel", "gaussian", "-o", out2, "--force", "-q"]).returncode == 0:
     check(np.array_equal(load(out2)["labels"], load(auto_out)["labels"]), "gen blobs: .npy clusters differ from .txt")
+# Every point of {0..4}^4 with d_c = 2: whole boxes of the tree at
+# exactly d_c from a point, whose corners must not count (cutoff is <).
+grid4 = np.array(np.meshgrid(*[np.arange(5.0)] * 4, indexing="ij")).reshape(4, -1).T
+gpath = os.path.join(WORK, "grid4.txt")
+write(grid4, gpath)
+o = os.path.join(WORK, "grid4")
+if run([gpath, "--dc", "2", "--centers", "2", "-o", o, "--force", "-q"]).returncode == 0:
+    g = load(o)
+    D2 = dist2(grid4)
+    check((g["rho"] == ref_rho(D2, 2.0, "cutoff")).all(), "{0..4}^4, d_c 2: rho differs from every pair")
+    delta, parent = ref_delta(D2, g["rho"])
+    check((g["parent"] == parent).all() and (g["delta"] == delta).all(), "{0..4}^4, d_c 2: delta or parent differs")
+
+# A deeper kd-tree, taken by its cost (FD_DPC_TREE=auto): 20,000 points
+# of 8-D blobs against every pair, the halo included.
+deep = os.path.join(WORK, "deep.npy")
+subprocess.run([BIN, "gen", "blobs", "--n", "20000", "--dims", "8", "--clusters", "6", "--seed", "3", "-o", deep],
+               check=True, env=ENV, stdout=subprocess.DEVNULL)
+got = {}
+for label, env in (("tree", {"FD_DPC_TREE": "auto"}), ("scan", {"FD_DPC_GRID": "off"})):
+    ENV.update(env)
+    o = os.path.join(WORK, "deep_" + label)
+    if run([deep, "--neighbors", "20", "--centers", "6", "--halo", "-o", o, "--force", "-q"]).returncode == 0:
+        got[label] = load(o)
+    ENV.pop("FD_DPC_GRID", None)
+    ENV["FD_DPC_TREE"] = "always"
+if len(got) == 2:
+    for k in ("rho", "delta", "parent", "labels", "core"):
+        check(np.array_equal(got["tree"][k], got["scan"][k]), "20,000 8-D blobs: %s differs by tree" % k)
 many = os.path.join(WORK, "many.txt")  # every point in the rectangle: more centres than allowed
 subprocess.run([BIN, "gen", "blobs", "--n", "70000", "--dims", "2", "--clusters", "9", "-o", many], check=True, env=ENV)
 r = run([many, "--dc", "1", "--rho-min", "-1", "--delta-min", "1e-300", "-q"], expect=2)

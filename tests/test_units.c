@@ -341,11 +341,11 @@ static void test_env(void)
     unsetenv("FD_TEST_KNOB");
 
     /* the knobs checked before any work */
-    static const char *const knobs[][2] = {{"FD_DPC_GRID", "of"}, {"FD_NCCL", "yes"}, {"FD_SPEARMAN_SCALAR", "2"},
+    static const char *const knobs[][2] = {{"FD_DPC_GRID", "of"}, {"FD_DPC_TREE", "on"}, {"FD_NCCL", "yes"}, {"FD_SPEARMAN_SCALAR", "2"},
                                            {"FD_PROGRESS_INTERVAL", "0"}};
     CHECK(fd_env_check() == FD_OK, "fd_env_check with nothing set: '%s'", fd_errmsg());
     /* the switches read back: set to the word that is not the default */
-    static const char *const sw[][3] = {{"FD_DPC_GRID", "off", "on"}, {"FD_NCCL", "off", "on"},
+    static const char *const sw[][3] = {{"FD_DPC_GRID", "off", "on"}, {"FD_DPC_TREE", "always", "auto"}, {"FD_NCCL", "off", "on"},
                                         {"FD_SPEARMAN_SCALAR", "1", "0"}};
     for (size_t k = 0; k < sizeof sw / sizeof *sw; k++) {
         char *keep = env_keep(sw[k][0]);

@@ -9,7 +9,7 @@
 # here: the CUDA backends
 # are built when nvcc is already on the PATH or in /usr/local/cuda.
 set -euo pipefail
-pkgs=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools slurm-wlm munge libcairo2-dev libopenblas-dev liblapacke-dev libssl-dev libboost-dev libnanoflann-dev clang)
+pkgs=(build-essential cmake pkg-config openmpi-bin libopenmpi-dev libhdf5-dev hdf5-tools slurm-wlm munge libcairo2-dev libopenblas-dev liblapacke-dev libssl-dev libboost-dev clang)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -7,6 +7,7 @@
 
 #include "../common/clock.h"
 #include "../common/dispatch.h"
+#include "../common/env.h"
 #include "../common/par_rows.h"
 #include "../common/special.h"
 #include "dpc_exp.h"
@@ -383,35 +384,38 @@ typedef struct {
     uint64_t base;
 } trho_ctx;
 
-static fd_status tree_nomem(void) { return fd_fail(FD_ERR_NOMEM, "out of memory in a kd-tree search"); }
-
-/* Cutoff rho from the tree's candidates (points of 4 to DPC_TREE_MAX_D
- * coordinates). */
+/* Cutoff rho from the tree (points of 4 to DPC_TREE_MAX_D coordinates). */
 static fd_status trho_range(void *arg, uint64_t i0, uint64_t i1, int thread)
 {
     const trho_ctx *r = arg;
     (void)thread;
-    for (uint64_t i = i0; i < i1; i++) {
-        uint64_t cnt;
-        if (dpc_kdtree_count(r->t, i, r->dc2, &cnt)) return tree_nomem();
-        r->rho[i - r->base] = (double)cnt;
-    }
+    for (uint64_t i = i0; i < i1; i++) r->rho[i - r->base] = (double)dpc_kdtree_count(r->t, i, r->dc2);
     return FD_OK;
 }
 
-static fd_status tree_build(dpc_kdtree **t, const dpc_points *p)
+/* A kd-tree for a pass (rho: delta's; t2: the cutoff's), or *t = NULL
+ * where none is usable or it would not pay (dpc_kdtree_cost, unless
+ * FD_DPC_TREE=always): the pass then takes the grid or scans every point,
+ * with the same results. */
+static fd_status tree_for(dpc_kdtree **t, const dpc_points *p, const double *rho, double t2)
 {
-    *t = dpc_kdtree_build(p);
-    return *t ? FD_OK : fd_fail(FD_ERR_NOMEM, "out of memory for a kd-tree of %llu points", (unsigned long long)p->n);
+    *t = NULL;
+    if (!dpc_kdtree_usable(p)) return FD_OK;
+    dpc_kdtree *k = dpc_kdtree_build(p, rho);
+    if (!k) return fd_fail(FD_ERR_NOMEM, "out of memory for a kd-tree of %llu points", (unsigned long long)p->n);
+    const double cost = dpc_kdtree_cost(k, t2);
+    if (cost > DPC_TREE_MAX_COST && !fd_env_switched("FD_DPC_TREE")) dpc_kdtree_free(k);
+    else *t = k;
+    return FD_OK;
 }
 
 fd_status dpc_rho_rows(const dpc_points *p, double dc, int kernel, uint64_t i0, uint64_t i1, int threads, double *rho,
                        fd_progress *prog)
 {
     fd_status st;
-    if (kernel == DPC_CUTOFF && dpc_kdtree_usable(p)) {
-        dpc_kdtree *t;
-        FD_TRY(tree_build(&t, p));
+    dpc_kdtree *t = NULL;
+    if (kernel == DPC_CUTOFF) FD_TRY(tree_for(&t, p, NULL, dpc_cutoff_d2(dc)));
+    if (t) {
         trho_ctx r = {t, dpc_cutoff_d2(dc), rho, i0};
         st = par_rows(threads, i0, i1, trho_range, &r, prog);
         dpc_kdtree_free(t);
@@ -547,9 +551,8 @@ static fd_status tdelta_range(void *arg, uint64_t i0, uint64_t i1, int thread)
     const tdelta_ctx *tr = arg;
     const delta_ctx *r = &tr->rows;
     for (uint64_t i = i0; i < i1; i++) {
-        int64_t j;
         double d2;
-        if (dpc_kdtree_nearest_denser(tr->t, i, r->rho, &j, &d2)) return tree_nomem();
+        const int64_t j = dpc_kdtree_nearest_denser(tr->t, i, &d2);
         if (j < 0) {
             delta_range((void *)r, i, i + 1, thread);
             continue;
@@ -564,9 +567,9 @@ fd_status dpc_delta_rows(const dpc_points *p, const double *rho, uint64_t i0, ui
                          int64_t *parent, fd_progress *prog)
 {
     fd_status st;
-    if (dpc_kdtree_usable(p)) {
-        dpc_kdtree *t;
-        FD_TRY(tree_build(&t, p));
+    dpc_kdtree *t;
+    FD_TRY(tree_for(&t, p, rho, 0));
+    if (t) {
         tdelta_ctx r = {{p, rho, delta, parent, i0}, t};
         st = par_rows(threads, i0, i1, tdelta_range, &r, prog);
         dpc_kdtree_free(t);
@@ -873,8 +876,7 @@ static fd_status thalo_range(void *arg, uint64_t i0, uint64_t i1, int thread)
 {
     const halo_ctx *h = arg;
     thalo_visit v = {h, h->border + (size_t)thread * (h->k + 1)};
-    for (uint64_t i = i0; i < i1; i++)
-        if (dpc_kdtree_within(h->t, i, h->dc2, thalo_pair, &v)) return tree_nomem();
+    for (uint64_t i = i0; i < i1; i++) dpc_kdtree_within(h->t, i, h->dc2, thalo_pair, &v);
     return FD_OK;
 }
 
@@ -900,14 +902,13 @@ fd_status dpc_halo_border(const dpc_points *p, double dc, const double *rho, con
     double *b = calloc((size_t)threads * (k + 1), sizeof *b);
     if (!b) return fd_fail(FD_ERR_NOMEM, "out of memory");
     fd_status st = FD_OK;
-    if (dpc_kdtree_usable(p)) {
-        dpc_kdtree *t;
-        st = tree_build(&t, p);
-        if (st == FD_OK) {
-            halo_ctx h = {p, dpc_cutoff_d2(dc), rho, labels, k, b, NULL, t};
-            st = par_rows(threads, i0, i1, thalo_range, &h, prog);
-            dpc_kdtree_free(t);
-        }
+    dpc_kdtree *tree = NULL;
+    st = tree_for(&tree, p, NULL, dpc_cutoff_d2(dc));
+    if (tree) {
+        halo_ctx h = {p, dpc_cutoff_d2(dc), rho, labels, k, b, NULL, tree};
+        st = par_rows(threads, i0, i1, thalo_range, &h, prog);
+        dpc_kdtree_free(tree);
+    } else if (st != FD_OK) {
     } else if (dpc_grid_usable(p)) {
         dpc_grid g;
         ball bl;

@@ -1,21 +1,20 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* A kd-tree over dpc's points of 4 to DPC_TREE_MAX_D coordinates
- * (nanoflann's, behind C declarations: kdtree.cpp), so that the cutoff
- * rho, delta and the halo look only at points that can matter.
+/* A kd-tree over dpc's points of 4 to DPC_TREE_MAX_D coordinates, so
+ * that the cutoff rho, delta and the halo look only at the points that
+ * can matter (kdtree.c).
  *
- * Exact: the tree only proposes candidates, with its pruning bound
- * widened by a slack that covers the rounding of its box distances
- * (kdtree.cpp); every candidate's distance is dpc_d2's, compared as the
- * brute-force passes compare it, so every result is bit-identical to
- * theirs (tests/dpc_numpy.py runs both ways). */
+ * Exact without any margin: a node's box is the tight box of its points
+ * (their own coordinates), and the box's nearest and farthest squared
+ * distances are summed with dpc_d2's operations in dpc_d2's order, so by
+ * the monotony of rounded subtraction, squaring and addition they bound
+ * every point's dpc_d2 from below and above bit for bit.  Every point
+ * that can count is then judged on its own dpc_d2, as the brute-force
+ * passes judge it, so every result is bit-identical to theirs
+ * (tests/dpc_numpy.py runs both ways). */
 #ifndef FD_DPC_KDTREE_H
 #define FD_DPC_KDTREE_H
 
 #include "points.h"
-
-#ifdef __cplusplus
-extern "C" {
-#endif
 
 /* Beyond this many coordinates a kd-tree prunes too little to beat the
  * vectorised scan (bench/dpc-dims.sh, docs/algorithms.md). */
@@ -29,26 +28,32 @@ typedef struct dpc_kdtree dpc_kdtree;
  * ways). */
 int dpc_kdtree_usable(const dpc_points *p);
 
-/* NULL when out of memory.  p must outlive the tree. */
-dpc_kdtree *dpc_kdtree_build(const dpc_points *p);
+/* rho: every point's density, for dpc_kdtree_nearest_denser (which
+ * skips subtrees with no point as dense as i), or NULL.  p and rho must
+ * outlive the tree.  NULL when out of memory. */
+dpc_kdtree *dpc_kdtree_build(const dpc_points *p, const double *rho);
 void dpc_kdtree_free(dpc_kdtree *t);
 
-/* The searches return 0, or -1 when out of memory (nanoflann allocates a
- * vector of d doubles a query).
- *
- * count: *n = the points j != i with dpc_d2(x_i, x_j) < t2.
- * within: fn(ctx, i, j) for each of them. */
-int dpc_kdtree_count(const dpc_kdtree *t, uint64_t i, double t2, uint64_t *n);
+/* The points j != i with dpc_d2(x_i, x_j) < t2. */
+uint64_t dpc_kdtree_count(const dpc_kdtree *t, uint64_t i, double t2);
+/* fn(ctx, i, j) for each of them. */
 typedef void (*dpc_kdtree_visit)(void *ctx, uint64_t i, uint64_t j);
-int dpc_kdtree_within(const dpc_kdtree *t, uint64_t i, double t2, dpc_kdtree_visit fn, void *ctx);
+void dpc_kdtree_within(const dpc_kdtree *t, uint64_t i, double t2, dpc_kdtree_visit fn, void *ctx);
 
-/* *j = the nearest point denser than i (rho_j > rho_i, or rho_j == rho_i
- * and j < i; nearest by squared distance, then by the smaller j), *d2 its
- * squared distance; *j = -1 when no point is denser. */
-int dpc_kdtree_nearest_denser(const dpc_kdtree *t, uint64_t i, const double *rho, int64_t *j, double *d2);
+/* The nearest point denser than i (rho_j > rho_i, or rho_j == rho_i and
+ * j < i; nearest by dpc_d2, then by the smaller j), with *d2 its squared
+ * distance; -1 when no point is denser.  The tree must have rho. */
+int64_t dpc_kdtree_nearest_denser(const dpc_kdtree *t, uint64_t i, double *d2);
 
-#ifdef __cplusplus
-}
-#endif
+/* The tree's work per row (boxes and distances computed), as a fraction
+ * of a scan of every point, on 64 rows spread over the input: of
+ * dpc_kdtree_nearest_denser with rho, else of dpc_kdtree_count with t2.
+ * Above DPC_TREE_MAX_COST a pass scans every point instead: a unit of
+ * the tree's work took 2.4 (32 coordinates) to 6.5 times (8) a unit of
+ * the scan's long vectorised loops on the dev VM, and uniform points in
+ * 16 coordinates, where the tree prunes nothing (cost 1.0), ran 2.3 times
+ * slower by tree (docs/algorithms.md). */
+double dpc_kdtree_cost(const dpc_kdtree *t, double t2);
+#define DPC_TREE_MAX_COST 0.15
 
 #endif
