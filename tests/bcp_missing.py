@@ -9,13 +9,18 @@ the highest lower bound kept):
    worse than 1.1 times TensorLy's masked CP-ALS at the true rank (where
    TensorLy is installed);
  - /completed is the model's tensor (the factors' sum of products);
+ - --predict-at (the missing entries' indices, .npy of int64 or text)
+   gives /completed's bits at them, in the file's order; on a complete
+   tensor over 2 ranks it is the factors' model there;
  - the lower bound never decreases between sweeps of the same rank;
  - a --mask (HDF5 uint8, .npy bool) over the full tensor gives the same
    bits as NaN at the same entries, and 1 and 2 threads the same bits;
  - refusals, exit 2, nothing written: NaN without --missing, an
    infinity, a mask of another shape or of int32, a mask that is not
-   there, every entry missing, --fuse, --nonneg, two ranks; and `info`
-   refuses a result whose /completed is not of its dims.
+   there, every entry missing, --fuse, --nonneg, two ranks; --predict-at
+   files of another width, an index outside the tensor, negative or not
+   an integer, no rows; and `info` refuses a result whose /completed is
+   not of its dims, or whose /predictions do not agree.
 usage: bcp_missing.py FCBO_DIST WORKDIR"""
 import os
 import sys
@@ -63,7 +68,16 @@ for shape, rank, frac, seed in [("30x25x20", 3, 0.3, 4), ("30x25x20", 3, 0.5, 5)
     y = os.path.join(WORK, "y%d.npy" % seed)
     np.save(y, Y)
     out = os.path.join(WORK, "o%d" % seed)
-    r = run("bcp", y, "--missing", "--rank", 8, "--starts", 3, "--completed", "-o", out, "--force", "-t", 2)
+    # The missing entries, shuffled (the file's order is kept), as .npy or
+    # as text (the order-4 case).
+    at_idx = np.random.default_rng(seed).permutation(np.argwhere(M))
+    at = os.path.join(WORK, "at%d.%s" % (seed, "txt" if X.ndim == 4 else "npy"))
+    if X.ndim == 4:
+        np.savetxt(at, at_idx, fmt="%d")
+    else:
+        np.save(at, at_idx)
+    r = run("bcp", y, "--missing", "--rank", 8, "--starts", 3, "--completed", "--predict-at", at, "-o", out, "--force",
+            "-t", 2)
     check(r.returncode == 0, "%s: exit %d: %s" % (what, r.returncode, r.stderr))
     if r.returncode:
         continue
@@ -73,11 +87,14 @@ for shape, rank, frac, seed in [("30x25x20", 3, 0.3, 4), ("30x25x20", 3, 0.5, 5)
         a = f.attrs
         C = f["completed"][:]
         lb, rk = f["trace/lower_bound"][:], f["trace/rank"][:]
+        P_idx, P = f["predictions/indices"][:], f["predictions/values"][:]
         check(a["rank"] == rank and a["missing_entries"] == M.sum() and a["observed_entries"] == (~M).sum()
               and a["missing"] == b"nan", "%s: rank %d (true %d), counts %d/%d" % (
                   what, a["rank"], rank, a["missing_entries"], a["observed_entries"]))
     A = factors(res)
     check(np.abs(C - model(A)).max() <= 1e-10 * np.abs(C).max(), "%s: /completed is not the factors' model" % what)
+    check(P_idx.dtype == np.uint64 and np.array_equal(P_idx, at_idx) and np.array_equal(P, C[tuple(at_idx.T)]),
+          "%s: /predictions are not /completed at the listed entries" % what)
     held = np.sqrt(((C - X)[M] ** 2).mean())
     check(held <= 1.25 * noise, "%s: held-out RMSE %.4f, noise sd %.4f" % (what, held, noise))
     drops = [i for i in range(len(lb) - 1) if rk[i + 1] == rk[i] and lb[i + 1] < lb[i] - 1e-9 * abs(lb[i])]
@@ -101,7 +118,22 @@ for shape, rank, frac, seed in [("30x25x20", 3, 0.3, 4), ("30x25x20", 3, 0.5, 5)
             check(r.returncode == 0 and all((p == q).all() for p, q in zip(factors(out + "m/bcp.h5"), A)),
                   "--mask %s: exit %d, or other factors than NaN's: %s" % (spec, r.returncode, r.stderr))
         r = run("info", res)
-        check(r.returncode == 0 and "missing:     %d of %d" % (M.sum(), M.size) in r.stdout, "info: %s" % r.stdout)
+        check(r.returncode == 0 and "missing:     %d of %d" % (M.sum(), M.size) in r.stdout
+              and "predictions: %d listed entries" % M.sum() in r.stdout, "info: %s" % r.stdout)
+        # A complete tensor fitted over 2 ranks (a process grid): the
+        # factors' model at the listed entries.
+        few = np.array([[0, 0, 0], [29, 24, 19], [3, 7, 11], [3, 7, 11]])
+        np.savetxt(os.path.join(WORK, "few.txt"), few, fmt="%d")
+        r = run("bcp", full, "--rank", 4, "--predict-at", os.path.join(WORK, "few.txt"), "-o", out + "d", "--force",
+                "-q", ranks=2)
+        if r.returncode == 0:
+            with h5py.File(out + "d/bcp.h5") as f:
+                P = f["predictions/values"][:]
+            want = model(factors(out + "d/bcp.h5"))[tuple(few.T)]
+            check(np.abs(P - want).max() <= 1e-12 * np.abs(want).max() and P[2] == P[3],
+                  "2 ranks, --predict-at: %s against %s" % (P, want))
+        else:
+            check(False, "2 ranks, --predict-at: exit %d: %s" % (r.returncode, r.stderr))
 
 # ---------------- refusals ----------------
 y5 = os.path.join(WORK, "y5.npy")
@@ -131,6 +163,15 @@ np.save(os.path.join(WORK, "mask-int.npy"), np.ones((30, 25, 20), dtype=np.int32
 refused("a mask of int32", y5, "--mask", os.path.join(WORK, "mask-int.npy"), needle="uint8 or bool")
 refused("a mask that is not there", y5, "--mask", os.path.join(WORK, "nowhere.h5") + ":/mask", needle="nowhere.h5")
 
+for name, rows, needle in (("at-width.txt", "1 2\n", "2 columns"), ("at-range.txt", "0 0 0\n30 0 0\n", "row 2, column 1"),
+                           ("at-neg.txt", "0 -1 0\n", "-1 is not an index"), ("at-frac.txt", "0 1.5 0\n", "1.5 is not"),
+                           ("at-empty.txt", "", "no data rows")):
+    with open(os.path.join(WORK, name), "w") as f:
+        f.write(rows)
+    refused("--predict-at " + name, y5, "--missing", "--predict-at", os.path.join(WORK, name), needle=needle)
+refused("--predict-at on 2 ranks, an index outside", os.path.join(WORK, "x5.npy"), "--predict-at",
+        os.path.join(WORK, "at-range.txt"), ranks=2, needle="row 2, column 1")
+
 # A result whose /completed is not of the dims: info refuses it
 res = os.path.join(WORK, "o5", "bcp.h5")
 edited = os.path.join(WORK, "edited.h5")
@@ -141,5 +182,13 @@ with h5py.File(edited, "r+") as f:
     f["completed"] = np.zeros((30, 25, 19))
 r = run("info", edited)
 check(r.returncode == 2 and "completed" in r.stderr, "info of a wrong /completed: exit %d: %s" % (r.returncode, r.stderr))
+with open(res, "rb") as f, open(edited, "wb") as g:
+    g.write(f.read())
+with h5py.File(edited, "r+") as f:
+    v = f["predictions/values"][:]
+    del f["predictions/values"]
+    f["predictions/values"] = v[:-1]
+r = run("info", edited)
+check(r.returncode == 2 and "predictions" in r.stderr, "info of short /predictions: exit %d: %s" % (r.returncode, r.stderr))
 
 finish("%d checks, %d failed")

@@ -91,6 +91,8 @@ class Bcp(Result):
     trace: Dict[str, np.ndarray] = field(default_factory=dict)
     starts: Dict[str, np.ndarray] = field(default_factory=dict)  # --starts S > 1: each start's end
     completed: Optional[np.ndarray] = None  # --completed: the model's tensor (missing entries predicted)
+    # --predict-at FILE: the listed entries' 0-based indices (K x order) and the model there (K)
+    predictions: Dict[str, np.ndarray] = field(default_factory=dict)
 
 
 @dataclass
@@ -343,6 +345,14 @@ def _read_bcp(f, path, attrs):
         r.starts = {k: _dataset(f, path, "starts/" + k) for k in f["starts"]}
     if "completed" in f:
         r.completed = _dataset(f, path, "completed", shape=tuple(int(d) for d in dims))
+    if "predictions" in f:
+        if "predictions/indices" not in f or len(f["predictions/indices"].shape) != 2:
+            _fail(path, "/predictions/indices missing or not K x %d" % order)
+        k = f["predictions/indices"].shape[0]
+        idx = _dataset(f, path, "predictions/indices", shape=(k, order))
+        if k and ((idx < 0).any() or (idx >= dims[None, :]).any()):
+            _fail(path, "/predictions/indices name entries outside the tensor's dims")
+        r.predictions = {"indices": idx, "values": _dataset(f, path, "predictions/values", k)}
     return r
 
 

@@ -57,7 +57,8 @@ def setUpModule():
         y = f["tensor"][:]
     y[np.random.default_rng(1).random(y.shape) < 0.3] = np.nan
     np.save(w("gaps.npy"), y)
-    sh(BIN, "bcp", w("gaps.npy"), "--missing", "--completed", "-q", "-o", w("bcm"))
+    np.savetxt(w("at.txt"), np.argwhere(np.isnan(y))[:50], fmt="%d")
+    sh(BIN, "bcp", w("gaps.npy"), "--missing", "--completed", "--predict-at", w("at.txt"), "-q", "-o", w("bcm"))
 
 
 def read_cxt(path):
@@ -218,6 +219,11 @@ class BcpTest(unittest.TestCase):
         self.assertEqual(r.attrs["missing_entries"], (~seen).sum())
         fit = 1 - np.linalg.norm((y - model)[seen]) / np.linalg.norm(y[seen])
         self.assertAlmostEqual(fit, r.attrs["fit"], places=6)
+        # --predict-at: the listed entries, in the file's order, as
+        # /completed holds them
+        idx = np.loadtxt(w("at.txt"), dtype=np.int64)
+        np.testing.assert_array_equal(r.predictions["indices"], idx)
+        np.testing.assert_array_equal(r.predictions["values"], r.completed[tuple(idx.T)])
 
 
 class DamagedTest(unittest.TestCase):
@@ -249,6 +255,12 @@ class DamagedTest(unittest.TestCase):
             off = f["intents/offsets"]
             off[1] = off[-1] + 5
         self.refused(d, "CSR")
+
+    def test_predictions_outside(self):
+        d = self.copy("bcm", "bad_predictions")
+        with h5py.File(os.path.join(d, "bcp.h5"), "r+") as f:
+            f["predictions/indices"][0, 0] = 12
+        self.refused(d, "outside")
 
     def test_newer_version(self):
         d = self.copy("bc", "bad_version")

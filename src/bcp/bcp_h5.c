@@ -14,16 +14,17 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* A row-major rows x cols array of doubles as a 2-D dataset. */
-static fd_status write_2d(hid_t loc, const char *name, const double *v, uint64_t rows, uint64_t cols)
+/* A row-major rows x cols array as a 2-D dataset. */
+static fd_status write_2d(hid_t loc, const char *name, hid_t filetype, hid_t memtype, const void *v, uint64_t rows,
+                          uint64_t cols)
 {
     fd_status st = FD_OK;
     hsize_t dims[2] = {rows, cols}, chunk[2] = {rows < 4096 ? rows : 4096, cols};
     hid_t sp = -1, ds = -1, dcpl = -1;
     H5_CHECK_GOTO(sp = H5Screate_simple(2, dims, NULL), st, done);
     FD_TRY_GOTO(h5u_chunked_dcpl(&dcpl, 2, chunk), st, done);
-    H5_CHECK_GOTO(ds = H5Dcreate2(loc, name, H5T_IEEE_F64LE, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT), st, done);
-    H5_CHECK_GOTO(H5Dwrite(ds, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v), st, done);
+    H5_CHECK_GOTO(ds = H5Dcreate2(loc, name, filetype, sp, H5P_DEFAULT, dcpl, H5P_DEFAULT), st, done);
+    H5_CHECK_GOTO(H5Dwrite(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, v), st, done);
 done:
     if (dcpl >= 0) H5Pclose(dcpl);
     if (ds >= 0) H5Dclose(ds);
@@ -67,8 +68,26 @@ done:
     return st;
 }
 
+/* --predict-at: the entries' indices (K x order) and the model there. */
+static fd_status write_predictions(hid_t f, const bcp_model *m, const bcp_entries *at)
+{
+    fd_status st = FD_OK;
+    hid_t g = -1;
+    double *v = malloc((at->n ? at->n : 1) * sizeof *v);
+    if (!v) return fd_fail(FD_ERR_NOMEM, "out of memory for /predictions");
+    bcp_entries_predict(m, at, v);
+    H5_CHECK_GOTO(g = H5Gcreate2(f, "predictions", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
+    FD_TRY_GOTO(write_2d(g, "indices", H5T_STD_U64LE, H5T_NATIVE_UINT64, at->idx, at->n, at->order), st, done);
+    FD_TRY_GOTO(h5u_write_1d(g, "values", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v, at->n), st, done);
+done:
+    if (g >= 0) H5Gclose(g);
+    free(v);
+    return st;
+}
+
 fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor *t, const bcp_model *m, int ranks,
-                       double t_load, double t_fit, uint32_t fuse_iters, const bcp_starts *starts)
+                       double t_load, double t_fit, uint32_t fuse_iters, const bcp_starts *starts,
+                       const bcp_entries *at)
 {
     fd_status st = FD_OK;
     h5u_out out = {-1, NULL, NULL};
@@ -129,9 +148,9 @@ fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor
     for (uint32_t n = 0; n < t->order; n++) {
         char name[32];
         snprintf(name, sizeof name, "A%u", n + 1);
-        FD_TRY_GOTO(write_2d(g, name, m->A[n], m->dims[n], R), st, done);
+        FD_TRY_GOTO(write_2d(g, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, m->A[n], m->dims[n], R), st, done);
         snprintf(name, sizeof name, "Sigma%u", n + 1);
-        FD_TRY_GOTO(write_2d(g, name, m->Sigma[n], R, R), st, done);
+        FD_TRY_GOTO(write_2d(g, name, H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, m->Sigma[n], R, R), st, done);
     }
     H5Gclose(g);
     g = -1;
@@ -147,6 +166,7 @@ fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor
         g = -1;
     }
     if (o->completed) FD_TRY_GOTO(write_completed(f, m), st, done);
+    if (at) FD_TRY_GOTO(write_predictions(f, m, at), st, done);
     st = h5u_out_commit(&out); /* sets complete */
 done:
     if (g >= 0) H5Gclose(g);
@@ -202,6 +222,14 @@ static fd_status check_file(hid_t f, const char *path, uint64_t *order, uint64_t
         for (uint64_t n = 0; ok && n < *order; n++) ok = cs[n] == dims[n];
         if (!ok) return fd_fail(FD_ERR_INPUT, "%s: /completed is not of the shape /dims gives", path);
     }
+    /* --predict-at: K entries' indices, each within /dims, and K values. */
+    if (H5Lexists(f, "predictions", H5P_DEFAULT) > 0) {
+        FD_TRY(h5u_shape(f, "predictions/indices", 2, &nd, shape));
+        if (nd != 2 || shape[1] != *order || shape[0] < 1)
+            return fd_fail(FD_ERR_INPUT, "%s: /predictions/indices is not K x %llu (the order)", path,
+                           (unsigned long long)*order);
+        FD_TRY(h5u_expect_len(f, path, "predictions/values", shape[0], "predictions"));
+    }
     return FD_OK;
 }
 
@@ -250,6 +278,12 @@ fd_status bcp_h5_info(hid_t f, const char *path, FILE *out)
     } else {
         fprintf(out, "sweeps:      %llu, %s; lower bound %.10g\n", (unsigned long long)iters,
                 conv ? "converged" : "--max-iter reached", lb);
+    }
+    if (H5Lexists(f, "completed", H5P_DEFAULT) > 0) fprintf(out, "completed:   every entry (/completed)\n");
+    if (H5Lexists(f, "predictions", H5P_DEFAULT) > 0) {
+        uint64_t k = 0;
+        FD_TRY(h5u_len(f, "predictions/values", &k));
+        fprintf(out, "predictions: %llu listed entries (/predictions)\n", (unsigned long long)k);
     }
     fprintf(out, "time:        %.3f s\n", tf);
     return FD_OK;

@@ -7,6 +7,7 @@
 #define FD_BCP_H5_H
 
 #include "bcp_job.h"
+#include "bcp_predict.h"
 
 #include <hdf5.h>
 #include <stdio.h>
@@ -20,9 +21,11 @@ typedef struct bcp_starts {
 } bcp_starts;
 
 /* t: the tensor or rank 0's block of it (its full shape is written);
- * starts: NULL, or written as /starts when there were several. */
+ * starts: NULL, or written as /starts when there were several; at:
+ * --predict-at's entries, or NULL. */
 fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor *t, const bcp_model *m, int ranks,
-                       double t_load, double t_fit, uint32_t fuse_iters, const bcp_starts *starts);
+                       double t_load, double t_fit, uint32_t fuse_iters, const bcp_starts *starts,
+                       const bcp_entries *at);
 fd_status bcp_h5_info(hid_t f, const char *path, FILE *out);
 /* "mode row value..." per factor row. */
 fd_status bcp_h5_text(hid_t f, const char *path, FILE *out);

@@ -17,6 +17,7 @@
 #include "bcp_fuse.h"
 #include "bcp_h5.h"
 #include "bcp_masked.h"
+#include "bcp_predict.h"
 
 #include <limits.h>
 #include <math.h>
@@ -483,6 +484,7 @@ typedef struct {
     uint32_t fiters;      /* --fuse: the fusion's sweeps */
     double t_fit;
     bcp_starts starts;    /* --starts S > 1: each start's end */
+    bcp_entries at;       /* --predict-at's entries (rank 0), checked before the fit */
 } bcp_run;
 
 /* The shape, and (without --fuse, whose sub-tensors are read one at a
@@ -493,6 +495,8 @@ static fd_status read_tensor(fd_job *j)
     r->distributed = j->mpi.size > 1 && fd_mpi_active();
     r->rank = j->mpi.rank;
     FD_TRY(bcp_tensor_shape(r->o->input, &r->order, r->dims));
+    if (r->o->predict_at && j->mpi.rank == 0)
+        FD_TRY(bcp_entries_read(r->o->predict_at, r->order, r->dims, j->threads, &r->at));
     if (r->o->missing) {
         if (j->mpi.size > 1)
             return fd_fail(FD_ERR_USAGE, "bcp with missing entries (--missing, --mask) runs on one rank for now, not %d",
@@ -574,7 +578,7 @@ static fd_status commit(fd_job *j)
     bcp_run *r = j->w;
     if (j->mpi.rank != 0 || !j->out.result) return FD_OK;
     return bcp_h5_write(j->out.result, r->o, r->t, &r->m, j->mpi.size, r->o->fuse_n ? 0 : j->setup_s, r->t_fit,
-                        r->fiters, &r->starts);
+                        r->fiters, &r->starts, r->o->predict_at ? &r->at : NULL);
 }
 
 /* The restarts' diagnostics: the bound kept, how far the others ended
@@ -644,6 +648,7 @@ static void close_run(fd_job *j, fd_status st)
     if (r->state) r->ops->close(r->state);
     bcp_model_free(&r->m);
     bcp_tensor_destroy(&r->t);
+    bcp_entries_free(&r->at);
     free(r->starts.lb);
     free(r->starts.fit);
     free(r->starts.rank);

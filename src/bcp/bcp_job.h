@@ -16,6 +16,7 @@ typedef struct bcp_job_opts {
     int missing;                  /* --missing: NaN is a missing entry */
     const char *mask;             /* --mask SPEC: 0 there is a missing entry (implies missing) */
     int completed;                /* --completed: the model's tensor into the file (/completed) */
+    const char *predict_at;       /* --predict-at FILE: the model at the entries listed (/predictions) */
     int force, stats, quiet;
 } bcp_job_opts;
 

@@ -402,6 +402,11 @@ double bcp_model_at(const bcp_model *m, uint64_t e)
         idx[n] = e % m->dims[n];
         e /= m->dims[n];
     }
+    return bcp_model_entry(m, idx);
+}
+
+double bcp_model_entry(const bcp_model *m, const uint64_t *idx)
+{
     double x = 0;
     for (uint32_t r = 0; r < m->R; r++) {
         double p = 1;

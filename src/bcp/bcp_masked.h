@@ -19,5 +19,7 @@ fd_status bcp_fit_masked(const bcp_tensor *t, const bcp_opts *o, bcp_model *m, f
 /* The model's prediction at entry e (C order) of a tensor of m's dims:
  * sum_r prod_n A(n)[i_n, r]. */
 double bcp_model_at(const bcp_model *m, uint64_t e);
+/* The same at the entry of index idx[n] in each mode n. */
+double bcp_model_entry(const bcp_model *m, const uint64_t *idx);
 
 #endif

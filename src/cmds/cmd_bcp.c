@@ -52,6 +52,10 @@ static const char *help =
     "                        implies --missing\n"
     "  --completed           write the model's tensor (every entry, the missing\n"
     "                        ones predicted) to DIR/bcp.h5:/completed\n"
+    "  --predict-at FILE     the model's value at the entries FILE lists (one a\n"
+    "                        row, its 0-based index in each mode a column; text,\n"
+    "                        CSV, .npy or FILE.h5:/dataset) to DIR/bcp.h5:\n"
+    "                        /predictions/values, the indices beside them\n"
     "  --nonneg              non-negative factors: started from magnitudes and\n"
     "                        projected on >= 0 after each update (the lower\n"
     "                        bound may then decrease)\n"
@@ -71,7 +75,8 @@ static const char *help =
     "  -h, --help            this text\n\n"
     "Exit status 2 on bad input (fewer than 3 modes, NaN without --missing,\n"
     "infinite values, a dataset that does not exist, another element type, a\n"
-    "mask of another shape); nothing is written then.\n";
+    "mask of another shape, an index of --predict-at outside the tensor);\n"
+    "nothing is written then.\n";
 
 static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
 {
@@ -84,7 +89,7 @@ static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
         {"threads", required_argument, 0, 't'}, {"backend", required_argument, 0, 'b'},
         {"fuse", required_argument, 0, 'U'},   {"starts", required_argument, 0, 'A'},
         {"missing", no_argument, 0, 'M'},      {"mask", required_argument, 0, 'K'},
-        {"completed", no_argument, 0, 'C'},
+        {"completed", no_argument, 0, 'C'},    {"predict-at", required_argument, 0, 'P'},
         {"help", no_argument, 0, 'h'},         {0, 0, 0, 0}};
     memset(a, 0, sizeof *a);
     a->fit.rank = 10;
@@ -112,6 +117,7 @@ static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
         case 'M': a->missing = 1; break;
         case 'K': a->mask = optarg; a->missing = 1; break;
         case 'C': a->completed = 1; break;
+        case 'P': a->predict_at = optarg; break;
         case 'b': a->backend = optarg; break;
         case 'A': FD_TRY(opt_u32("--starts", optarg, 1, 1000, &a->starts)); break;
         case 'U': FD_TRY(opt_dims("--fuse", optarg, "parts per mode", BCP_MAX_ORDER, a->fuse, &a->fuse_n)); break;
