@@ -19,6 +19,7 @@
    slices, a --fuse grid that does not fit): exit 2, a message naming
    the file, nothing written.
 usage: bcp_check.py FCBO_DIST WORKDIR SHARED"""
+import hashlib
 import os
 import subprocess
 import sys
@@ -239,6 +240,49 @@ for spec, want in cases.items():
     check(not os.path.exists(bad), "%s: %s was left behind" % (spec, bad))
 r = run([os.path.join(WORK, "nan.npy"), "-o", bad], expect=2, launch=("mpirun", "--oversubscribe", "-np", "2"))
 check("is nan" in r.stderr and not os.path.exists(bad), "nan.npy under 2 ranks: %s" % r.stderr.strip())
+
+# The threaded reader (a tensor that is one run of its file, read in
+# chunks of 2^17 elements on -t threads, each checked as it comes): the
+# bad element named is the first in C order whatever the threads, in
+# .npy, float32 .npy and a contiguous HDF5 dataset, and a chunked HDF5
+# dataset (H5Dread) says the same; the values themselves read alike in
+# all four (the same factors and file hash as sha256sum's).
+big = np.random.default_rng(3).normal(size=(40, 60, 120))  # 288,000 elements: 3 chunks
+big[39, 59, 100] = np.inf  # last chunk
+big[30, 10, 7] = -np.inf   # second chunk: the first in C order
+specs = {"big.npy": None, "big32.npy": None, "bigc.h5:/x": None, "bigk.h5:/x": None}
+np.save(os.path.join(WORK, "big.npy"), big)
+np.save(os.path.join(WORK, "big32.npy"), big.astype(np.float32))
+with h5py.File(os.path.join(WORK, "bigc.h5"), "w") as f:
+    f["x"] = big
+with h5py.File(os.path.join(WORK, "bigk.h5"), "w") as f:
+    f.create_dataset("x", data=big, chunks=(4, 60, 120))
+for spec in specs:
+    for t in ("1", "2"):
+        r = run([os.path.join(WORK, spec), "-o", bad, "-t", t], expect=2)
+        check("element (30, 10, 7) is -inf" in r.stderr and not os.path.exists(bad),
+              "%s -t %s: %s" % (spec, t, r.stderr.strip()))
+big[30, 10, 7] = big[39, 59, 100] = 0.5
+np.save(os.path.join(WORK, "big.npy"), big)
+np.save(os.path.join(WORK, "big32.npy"), big.astype(np.float32))
+with h5py.File(os.path.join(WORK, "bigc.h5"), "w") as f:
+    f["x"] = big
+with h5py.File(os.path.join(WORK, "bigk.h5"), "w") as f:
+    f.create_dataset("x", data=big, chunks=(4, 60, 120))
+got = {}
+for spec in specs:
+    for t in ("1", "2"):
+        out = os.path.join(WORK, "rd_%s_%s" % (spec.split(".")[0], t))
+        r = run([os.path.join(WORK, spec), "--rank", "3", "--max-iter", "3", "-t", t, "-o", out, "-q", "--force"])
+        got[spec, t] = load(out)
+        with h5py.File(os.path.join(out, "bcp.h5")) as f:
+            sha = f.attrs["input_sha256"]
+            sha = sha.decode() if isinstance(sha, bytes) else sha
+        want = hashlib.sha256(open(os.path.join(WORK, spec.split(":")[0]), "rb").read()).hexdigest()
+        check(sha == want, "%s -t %s: input_sha256 %s, sha256sum %s" % (spec, t, sha, want))
+for (spec, t), res in got.items():
+    ref = got["big32.npy" if spec == "big32.npy" else "bigk.h5:/x", "1"]
+    check(all(np.array_equal(x, y) for x, y in zip(res["A"], ref["A"])), "%s -t %s: other factors" % (spec, t))
 for args, want in ((["--rank", "0"], "--rank"), (["--init", "pca"], "--init"), (["--starts", "0"], "--starts"),
                    (["--threads", "0"], "--threads"), (["--backend", "nope"], "backend 'nope'"),
                    # found by tests/fuzz: strtoull took a sign or a space (" -5" was 2^64 - 5)

@@ -316,7 +316,7 @@ static fd_status fit_subtensors(const bcp_job_opts *o, const struct bcp_ops *ops
         bcp_model mk;
         memset(&mk, 0, sizeof mk);
         bcp_grid_block(k, order, dims, grid, lo, cnt);
-        st = bcp_tensor_read(&b, o->input, lo, cnt, k == 0);
+        st = bcp_tensor_read(&b, o->input, lo, cnt, k == 0, threads);
         if (st == FD_OK) { /* fitted as a tensor of its own */
             for (uint32_t n = 0; n < order; n++) {
                 b->lo[n] = 0;
@@ -379,7 +379,7 @@ static fd_status fused_fit_sums(const bcp_job_opts *o, const struct bcp_ops *ops
     if (!G) return fd_fail(FD_ERR_NOMEM, "out of memory");
     for (uint64_t k = (uint64_t)me; k < K && st == FD_OK; k += (uint64_t)P) {
         bcp_grid_block(k, order, m->dims, grid, lo, cnt);
-        st = bcp_tensor_read(&b, o->input, lo, cnt, 0);
+        st = bcp_tensor_read(&b, o->input, lo, cnt, 0, threads);
         if (st == FD_OK) st = ops->open(&state, b, R, device);
         double yx = 0;
         if (st == FD_OK) st = ops->put(state, (const double *const *)m->A, R);
@@ -502,13 +502,13 @@ static fd_status read_tensor(fd_job *j)
             return fd_fail(FD_ERR_USAGE, "bcp with missing entries (--missing, --mask) runs on one rank for now, not %d",
                            j->mpi.size);
         for (uint32_t n = 0; n < r->order; n++) r->grid[n] = 1;
-        return bcp_tensor_read_missing(&r->t, r->o->input, r->o->mask);
+        return bcp_tensor_read_missing(&r->t, r->o->input, r->o->mask, j->threads);
     }
     if (r->o->fuse_n) return FD_OK;
     uint64_t lo[BCP_MAX_ORDER], cnt[BCP_MAX_ORDER];
     FD_TRY(process_grid(r->distributed ? j->mpi.size : 1, r->order, r->dims, r->grid));
     bcp_grid_block((uint64_t)(r->distributed ? j->mpi.rank : 0), r->order, r->dims, r->grid, lo, cnt);
-    return bcp_tensor_read(&r->t, r->o->input, lo, cnt, 1);
+    return bcp_tensor_read(&r->t, r->o->input, lo, cnt, 1, j->threads);
 }
 
 /* Missing entries are fitted on the CPU (bcp_masked.h). */
@@ -523,10 +523,14 @@ static const fd_device_ops *backend_for(fd_job *j)
     return &bcp_cpu_ops.dev;
 }
 
+/* Ranks compare their files' hashes before the fit; one rank's hash is
+ * waited for only at commit. */
 static fd_status same_tensor(fd_job *j)
 {
     bcp_run *r = j->w;
-    return r->o->fuse_n ? FD_OK : fd_mpi_same_hash(r->t->sha256, r->o->input);
+    if (r->o->fuse_n || !r->distributed) return FD_OK;
+    FD_TRY(fd_mpi_agree(bcp_tensor_hash(r->t), NULL));
+    return fd_mpi_same_hash(r->t->sha256, r->o->input);
 }
 
 /* The block onto the device (if any) once; the process grid's
@@ -577,6 +581,7 @@ static fd_status commit(fd_job *j)
 {
     bcp_run *r = j->w;
     if (j->mpi.rank != 0 || !j->out.result) return FD_OK;
+    FD_TRY(bcp_tensor_hash(r->t));
     return bcp_h5_write(j->out.result, r->o, r->t, &r->m, j->mpi.size, r->o->fuse_n ? 0 : j->setup_s, r->t_fit,
                         r->fiters, &r->starts, r->o->predict_at ? &r->at : NULL);
 }

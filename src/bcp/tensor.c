@@ -3,17 +3,20 @@
 #include "tensor.h"
 
 #include "../common/clock.h"
+#include "../common/par_rows.h"
 #include "../common/inputfile.h"
 #include "../common/sha256.h"
 #include "../io/h5util.h"
 #include "../io/npy.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <hdf5.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 fd_status bcp_tensor_create(bcp_tensor **out, uint32_t order, const uint64_t *dims)
 {
@@ -71,10 +74,16 @@ void bcp_grid_block(uint64_t k, uint32_t order, const uint64_t *dims, const uint
     }
 }
 
+fd_status bcp_tensor_hash(bcp_tensor *t)
+{
+    return sha256_file_wait(&t->hashing, t->sha256);
+}
+
 void bcp_tensor_destroy(bcp_tensor **pt)
 {
     bcp_tensor *t = *pt;
     if (!t) return;
+    sha256_file_wait(&t->hashing, NULL); /* stopped, if still running */
     free(t->x);
     free(t->observed);
     free(t->source);
@@ -98,23 +107,56 @@ static fd_status check_shape(const char *what, uint32_t order, const uint64_t *d
     return FD_OK;
 }
 
-/* Every value finite, or the index of the first that is not. */
-static fd_status check_finite(const char *what, const bcp_tensor *t)
+/* What a read takes: a tensor's values, NaN as missing too, or a mask's
+ * (integer types too). */
+enum { READ_VALUES = 0, READ_NAN = 1, READ_MASK = 2 };
+
+/* Elements a task of a threaded pass reads and checks: 1 MiB of doubles,
+ * so that the check finds them in cache right after the read, enough to
+ * amortise a pread. */
+#define READ_CHUNK ((uint64_t)1 << 17)
+
+/* How a read goes: what it takes, its threads, and per chunk of
+ * READ_CHUNK the first element it refuses (UINT64_MAX: none), filled by
+ * the threaded read as it goes (checked) or by a pass after it. */
+typedef struct {
+    int how, threads, checked;
+    uint64_t *first;
+} read_how;
+
+/* The first element of x[a, b) that `how` refuses (READ_VALUES: not
+ * finite; READ_NAN: infinite), or UINT64_MAX.  Blocks of 256 are tested
+ * without branches (x - x is 0 for a finite x, NaN otherwise), so the
+ * loop vectorises; a block with a bad element is then searched. */
+static uint64_t first_bad(const double *x, uint64_t a, uint64_t b, int how)
 {
-    for (uint64_t i = 0; i < t->size; i++) {
-        if (isfinite(t->x[i])) continue;
-        char idx[256];
-        size_t len = 0;
-        uint64_t v = i, sub[BCP_MAX_ORDER];
-        for (uint32_t n = t->order; n-- > 0;) {
-            sub[n] = v % t->dims[n] + t->lo[n];
-            v /= t->dims[n];
-        }
-        for (uint32_t n = 0; n < t->order && len < sizeof idx; n++)
-            len += (size_t)snprintf(idx + len, sizeof idx - len, "%s%llu", n ? ", " : "", (unsigned long long)sub[n]);
-        return fd_fail(FD_ERR_INPUT, "%s: element (%s) is %g; bcp takes finite values only", what, idx, t->x[i]);
+    if (how == READ_MASK) return UINT64_MAX;
+    for (uint64_t s = a; s < b; s += 256) {
+        const uint64_t e = s + 256 < b ? s + 256 : b;
+        int bad = 0;
+        if (how == READ_VALUES)
+            for (uint64_t i = s; i < e; i++) bad |= !(x[i] - x[i] == 0);
+        else
+            for (uint64_t i = s; i < e; i++) bad |= fabs(x[i]) == INFINITY;
+        for (uint64_t i = s; bad && i < e; i++)
+            if (how == READ_VALUES ? !isfinite(x[i]) : isinf(x[i])) return i;
     }
-    return FD_OK;
+    return UINT64_MAX;
+}
+
+/* The element i (not finite) named by its index in every mode. */
+static fd_status not_finite(const char *what, const bcp_tensor *t, uint64_t i)
+{
+    char idx[256];
+    size_t len = 0;
+    uint64_t v = i, sub[BCP_MAX_ORDER];
+    for (uint32_t n = t->order; n-- > 0;) {
+        sub[n] = v % t->dims[n] + t->lo[n];
+        v /= t->dims[n];
+    }
+    for (uint32_t n = 0; n < t->order && len < sizeof idx; n++)
+        len += (size_t)snprintf(idx + len, sizeof idx - len, "%s%llu", n ? ", " : "", (unsigned long long)sub[n]);
+    return fd_fail(FD_ERR_INPUT, "%s: element (%s) is %g; bcp takes finite values only", what, idx, t->x[i]);
 }
 
 /* A .npy's header: its shape and element type, checked against what bcp
@@ -147,8 +189,82 @@ static fd_status npy_header_check(FILE *f, const char *path, int mask, uint32_t 
     return FD_OK;
 }
 
-/* The block, as runs along the last mode (one seek and read each). */
-static fd_status read_npy(bcp_tensor *t, const char *path, int mask)
+/* ---------------- a contiguous block on T threads ---------------- */
+
+typedef struct {
+    int fd;
+    const char *path;
+    uint64_t data;        /* the file offset of element 0 */
+    int elem;             /* ELEM_*: bytes an element, little-endian */
+    uint64_t e0, n;       /* the elements [e0, e0 + n) of the file into x */
+    double *x;
+    read_how *rd;
+} raw_read;
+
+/* Whether the block is one run of the file: split along the first mode
+ * at most. */
+static int block_contiguous(const bcp_tensor *t)
+{
+    for (uint32_t n = 1; n < t->order; n++)
+        if (t->dims[n] != t->full[n]) return 0;
+    return 1;
+}
+
+static fd_status raw_chunks(void *arg, uint64_t c0, uint64_t c1, int thread)
+{
+    const raw_read *r = arg;
+    const size_t es = (size_t)r->elem;
+    void *narrow = NULL;
+    (void)thread;
+    if (es != 8 && !(narrow = malloc(READ_CHUNK * es))) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    fd_status st = FD_OK;
+    for (uint64_t c = c0; c < c1 && st == FD_OK; c++) {
+        const uint64_t first = c * READ_CHUNK, cnt = r->n - first < READ_CHUNK ? r->n - first : READ_CHUNK;
+        char *buf = narrow ? narrow : (char *)(r->x + first);
+        const size_t bytes = (size_t)cnt * es;
+        const off_t off = (off_t)(r->data + (r->e0 + first) * es);
+        for (size_t got = 0; got < bytes;) {
+            const ssize_t k = pread(r->fd, buf + got, bytes - got, off + (off_t)got);
+            if (k < 0 && errno == EINTR) continue;
+            if (k <= 0) {
+                st = k < 0 ? fd_fail(FD_ERR_INPUT, "%s: cannot read: %s", r->path, strerror(errno))
+                           : fd_fail(FD_ERR_INPUT, "%s: truncated: it ends before element %llu", r->path,
+                                     (unsigned long long)(r->e0 + first + got / es));
+                break;
+            }
+            got += (size_t)k;
+        }
+        double *out = r->x + first;
+        if (st == FD_OK && r->elem == ELEM_F4)
+            for (uint64_t k = 0; k < cnt; k++) out[k] = ((const float *)narrow)[k];
+        else if (st == FD_OK && r->elem == ELEM_U1)
+            for (uint64_t k = 0; k < cnt; k++) out[k] = ((const uint8_t *)narrow)[k];
+        if (st == FD_OK) r->rd->first[c] = first_bad(r->x, first, first + cnt, r->rd->how);
+    }
+    free(narrow);
+    return st;
+}
+
+/* The block's elements, one contiguous run of the file at `data` (a .npy
+ * past its header, a contiguous HDF5 dataset's raw data), by pread on
+ * rd->threads threads, each chunk checked as soon as it is in
+ * (bench/results/ab.csv, "tensor-pread"). */
+static fd_status read_raw(bcp_tensor *t, const char *path, uint64_t data, int elem, read_how *rd)
+{
+    raw_read r = {-1, path, data, elem, 0, t->size, t->x, rd};
+    for (uint32_t n = 0; n < t->order; n++) r.e0 = r.e0 * t->full[n] + t->lo[n];
+    r.fd = open(path, O_RDONLY | O_CLOEXEC);
+    if (r.fd < 0) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    const fd_status st =
+        par_rows_chunk(rd->threads, 0, (t->size + READ_CHUNK - 1) / READ_CHUNK, 1, raw_chunks, &r, NULL);
+    close(r.fd);
+    rd->checked = st == FD_OK;
+    return st;
+}
+
+/* The block, as runs along the last mode (one seek and read each); a
+ * block that is one run of the file on threads (read_raw). */
+static fd_status read_npy(bcp_tensor *t, const char *path, int mask, read_how *rd)
 {
     fd_status st = FD_OK;
     uint32_t order;
@@ -160,6 +276,11 @@ static fd_status read_npy(bcp_tensor *t, const char *path, int mask)
     FD_TRY_GOTO(npy_header_check(f, path, mask, &order, dims, &elem), st, done);
     const int dbl = elem == ELEM_F8;
     const long data = ftell(f);
+    if (data < 0) { st = fd_fail(FD_ERR_INPUT, "%s: cannot tell the data's offset: %s", path, strerror(errno)); goto done; }
+    if (block_contiguous(t)) {
+        st = read_raw(t, path, (uint64_t)data, elem, rd);
+        goto done;
+    }
     long at = data; /* where the file is */
     const size_t es = (size_t)elem, run = t->dims[order - 1];
     if (!dbl && !(narrow = malloc(run * es + 1))) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
@@ -239,13 +360,43 @@ done:
     return st;
 }
 
-static fd_status read_h5(bcp_tensor *t, const char *spec, int mask)
+/* The raw data's file offset and element type of a dataset that read_raw
+ * can read: contiguous (so unfiltered), stored in the file itself,
+ * little-endian IEEE float64 or float32; 0 for any other. */
+static int h5_raw_elem(hid_t ds, uint64_t *data)
+{
+    int elem = 0;
+    hid_t dcpl = -1, ty = -1;
+    H5E_BEGIN_TRY {
+        dcpl = H5Dget_create_plist(ds);
+        ty = H5Dget_type(ds);
+        const haddr_t at = H5Dget_offset(ds);
+        if (dcpl >= 0 && ty >= 0 && H5Pget_layout(dcpl) == H5D_CONTIGUOUS && H5Pget_external_count(dcpl) == 0 &&
+            at != HADDR_UNDEF) {
+            elem = H5Tequal(ty, H5T_IEEE_F64LE) > 0 ? ELEM_F8 : H5Tequal(ty, H5T_IEEE_F32LE) > 0 ? ELEM_F4 : 0;
+            *data = (uint64_t)at;
+        }
+        if (ty >= 0) H5Tclose(ty);
+        if (dcpl >= 0) H5Pclose(dcpl);
+    } H5E_END_TRY;
+    return elem;
+}
+
+static fd_status read_h5(bcp_tensor *t, const char *spec, int mask, read_how *rd)
 {
     fd_status st = FD_OK;
     hid_t f = -1, ds = -1, fs = -1, ms = -1;
     uint32_t order;
-    uint64_t dims[BCP_MAX_ORDER];
+    uint64_t dims[BCP_MAX_ORDER], data = 0;
     FD_TRY_GOTO(h5_open(spec, mask, &f, &ds, &order, dims), st, done);
+    const int elem = block_contiguous(t) ? h5_raw_elem(ds, &data) : 0;
+    if (elem) {
+        char *path = strndup(spec, (size_t)(strstr(spec, ".h5:") - spec) + 3);
+        if (!path) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+        st = read_raw(t, path, data, elem, rd);
+        free(path);
+        goto done;
+    }
     hsize_t start[BCP_MAX_ORDER], cnt[BCP_MAX_ORDER];
     for (uint32_t n = 0; n < order; n++) {
         start[n] = t->lo[n];
@@ -262,10 +413,6 @@ done:
     if (f >= 0) H5Fclose(f);
     return st;
 }
-
-/* What a read takes: a tensor's values, NaN as missing too, or a mask's
- * (integer types too). */
-enum { READ_VALUES = 0, READ_NAN = 1, READ_MASK = 2 };
 
 static fd_status tensor_shape(const char *spec, int mask, uint32_t *order, uint64_t *dims)
 {
@@ -294,21 +441,44 @@ fd_status bcp_tensor_shape(const char *spec, uint32_t *order, uint64_t *dims)
     return tensor_shape(spec, 0, order, dims);
 }
 
-/* Every value finite (READ_VALUES), or not infinite (READ_NAN: NaN is a
- * missing entry); a mask's values are not checked. */
-static fd_status check_values(const char *what, const bcp_tensor *t, int how)
+typedef struct {
+    const bcp_tensor *t;
+    read_how *rd;
+} value_check;
+
+static fd_status check_chunks(void *arg, uint64_t c0, uint64_t c1, int thread)
 {
-    if (how == READ_VALUES) return check_finite(what, t);
-    if (how == READ_MASK) return FD_OK;
-    for (uint64_t i = 0; i < t->size; i++)
-        if (isinf(t->x[i]))
-            return fd_fail(FD_ERR_INPUT, "%s: element %llu (in C order) is %g; a missing entry is NaN", what,
-                           (unsigned long long)i, t->x[i]);
+    const value_check *v = arg;
+    (void)thread;
+    for (uint64_t c = c0; c < c1; c++) {
+        const uint64_t a = c * READ_CHUNK, b = a + READ_CHUNK < v->t->size ? a + READ_CHUNK : v->t->size;
+        v->rd->first[c] = first_bad(v->t->x, a, b, v->rd->how);
+    }
     return FD_OK;
 }
 
+/* Every value finite (READ_VALUES), or not infinite (READ_NAN: NaN is a
+ * missing entry); a mask's values are not checked.  A pass on threads
+ * unless the read checked as it went; the element named is the first in
+ * C order whatever the threads. */
+static fd_status check_values(const char *what, const bcp_tensor *t, read_how *rd)
+{
+    if (rd->how == READ_MASK) return FD_OK;
+    const uint64_t chunks = (t->size + READ_CHUNK - 1) / READ_CHUNK;
+    if (!rd->checked) {
+        value_check v = {t, rd};
+        FD_TRY(par_rows_chunk(rd->threads, 0, chunks, 1, check_chunks, &v, NULL));
+    }
+    uint64_t i = UINT64_MAX;
+    for (uint64_t c = 0; c < chunks && i == UINT64_MAX; c++) i = rd->first[c];
+    if (i == UINT64_MAX) return FD_OK;
+    if (rd->how == READ_VALUES) return not_finite(what, t, i);
+    return fd_fail(FD_ERR_INPUT, "%s: element %llu (in C order) is %g; a missing entry is NaN", what,
+                   (unsigned long long)i, t->x[i]);
+}
+
 static fd_status tensor_read(bcp_tensor **out, const char *spec, const uint64_t *lo, const uint64_t *cnt, int hash,
-                             int how)
+                             int how, int threads)
 {
     fd_status st = FD_OK;
     bcp_tensor *t = NULL;
@@ -325,6 +495,8 @@ static fd_status tensor_read(bcp_tensor **out, const char *spec, const uint64_t 
             return fd_fail(FD_ERR_INTERNAL, "%s: block outside mode %u", spec, n + 1);
     }
     FD_TRY(bcp_tensor_create(&t, order, dims));
+    read_how rd = {how, threads, 0, malloc(((t->size + READ_CHUNK - 1) / READ_CHUNK) * sizeof *rd.first)};
+    if (!rd.first) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
     t->full_size = 1;
     for (uint32_t n = 0; n < order; n++) {
         t->lo[n] = lo ? lo[n] : 0;
@@ -335,30 +507,34 @@ static fd_status tensor_read(bcp_tensor **out, const char *spec, const uint64_t 
     file = h5 ? strndup(spec, (size_t)(strstr(spec, ".h5:") - spec) + 3) : strdup(spec);
     if (!file || !(t->source = strdup(spec))) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
     if (hash) FD_TRY_GOTO(sha256_file_start(&hashing, file), st, done); /* beside the read, as the matrix readers */
-    FD_TRY_GOTO(h5 ? read_h5(t, spec, mask) : read_npy(t, spec, mask), st, done);
-    FD_TRY_GOTO(check_values(spec, t, how), st, done);
-    if (hash) FD_TRY_GOTO(sha256_file_wait(&hashing, t->sha256), st, done);
+    FD_TRY_GOTO(h5 ? read_h5(t, spec, mask, &rd) : read_npy(t, spec, mask, &rd), st, done);
+    FD_TRY_GOTO(check_values(spec, t, &rd), st, done);
+    /* The hash goes on beside the fit: bcp_tensor_hash waits for it. */
+    t->hashing = hashing;
+    hashing = NULL;
     *out = t;
     t = NULL;
 done:
     sha256_file_wait(&hashing, NULL);
+    free(rd.first);
     free(file);
     bcp_tensor_destroy(&t);
     return st;
 }
 
-fd_status bcp_tensor_read(bcp_tensor **out, const char *spec, const uint64_t *lo, const uint64_t *cnt, int hash)
+fd_status bcp_tensor_read(bcp_tensor **out, const char *spec, const uint64_t *lo, const uint64_t *cnt, int hash,
+                          int threads)
 {
-    return tensor_read(out, spec, lo, cnt, hash, READ_VALUES);
+    return tensor_read(out, spec, lo, cnt, hash, READ_VALUES, threads);
 }
 
-fd_status bcp_tensor_read_missing(bcp_tensor **out, const char *spec, const char *mask_spec)
+fd_status bcp_tensor_read_missing(bcp_tensor **out, const char *spec, const char *mask_spec, int threads)
 {
     bcp_tensor *t = NULL, *mk = NULL;
-    FD_TRY(tensor_read(&t, spec, NULL, NULL, 1, READ_NAN));
+    FD_TRY(tensor_read(&t, spec, NULL, NULL, 1, READ_NAN, threads));
     fd_status st = FD_OK;
     if (mask_spec) {
-        FD_TRY_GOTO(tensor_read(&mk, mask_spec, NULL, NULL, 0, READ_MASK), st, done);
+        FD_TRY_GOTO(tensor_read(&mk, mask_spec, NULL, NULL, 0, READ_MASK, threads), st, done);
         int same = mk->order == t->order;
         for (uint32_t n = 0; same && n < t->order; n++) same = mk->dims[n] == t->dims[n];
         if (!same) {

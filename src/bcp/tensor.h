@@ -26,7 +26,8 @@ typedef struct bcp_tensor {
      * is not observed (x[i] is then 0); NULL when every entry is. */
     uint8_t *observed;
     uint64_t n_observed;
-    char sha256[65];          /* of the file read */
+    char sha256[65];          /* of the file read, once bcp_tensor_hash has returned */
+    struct sha256_job *hashing; /* the hash, still running beside the fit; NULL when done or none */
     char *source;             /* the spec it was read from */
 } bcp_tensor;
 
@@ -47,14 +48,22 @@ void bcp_grid_block(uint64_t k, uint32_t order, const uint64_t *dims, const uint
 fd_status bcp_tensor_shape(const char *spec, uint32_t *order, uint64_t *dims);
 /* The block [lo, lo + cnt) of every mode (lo, cnt NULL: the whole
  * tensor); hash: the file's SHA-256 into sha256 (it reads the whole file,
- * which --fuse's sub-tensors must not do each time; "" without). */
-fd_status bcp_tensor_read(bcp_tensor **out, const char *spec, const uint64_t *lo, const uint64_t *cnt, int hash);
+ * which --fuse's sub-tensors must not do each time; "" without); threads:
+ * to read a block that is one run of the file (split along the first mode
+ * at most) and to check the values on. */
+fd_status bcp_tensor_read(bcp_tensor **out, const char *spec, const uint64_t *lo, const uint64_t *cnt, int hash,
+                          int threads);
 /* The whole tensor with missing entries: NaN in it is missing (an
  * infinity is still refused), and with mask_spec (NULL: none) so is every
  * entry where that array, of the same shape (a .npy of float32/64, uint8
  * or bool, or an HDF5 dataset of any numeric type), is 0.  t->observed
  * stays NULL when nothing is missing; everything missing is an error. */
-fd_status bcp_tensor_read_missing(bcp_tensor **out, const char *spec, const char *mask_spec);
+fd_status bcp_tensor_read_missing(bcp_tensor **out, const char *spec, const char *mask_spec, int threads);
+/* The read's SHA-256 into t->sha256: the hash runs on a thread of its own
+ * from the read on (one stream: about 2 GB/s with SHA-NI, slower than the
+ * threaded read), so that a run that needs it only for its result file
+ * waits here, after the fit.  FD_OK at once without a hash or when done. */
+fd_status bcp_tensor_hash(bcp_tensor *t);
 /* An empty tensor of these dims (x zeroed), for tests and gen. */
 fd_status bcp_tensor_create(bcp_tensor **out, uint32_t order, const uint64_t *dims);
 void bcp_tensor_destroy(bcp_tensor **t);
