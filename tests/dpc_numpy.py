@@ -384,7 +384,9 @@ def cross_d2(Q, X):
     return D
 
 
-for d, kernel, np_ in ((2, "cutoff", 1), (3, "gaussian", 1), (2, "cutoff", 2)):
+# The cutoff kernel's through the kd-tree (FD_DPC_TREE=always here), and
+# by a scan of every fitted point (FD_DPC_GRID=off): the same arrays.
+for d, kernel, np_ in ((2, "cutoff", 1), (3, "gaussian", 1), (2, "cutoff", 2), (8, "cutoff", 1)):
     fit = os.path.join(WORK, "pfit%d.txt" % d)
     new = os.path.join(WORK, "pnew%d.txt" % d)
     subprocess.run([BIN, "gen", "blobs", "--n", "1500", "--dims", str(d), "--clusters", "5", "--seed", "8", "--spread", "0.6", "-o", fit],
@@ -415,6 +417,13 @@ for d, kernel, np_ in ((2, "cutoff", 1), (3, "gaussian", 1), (2, "cutoff", 2)):
     check(np.allclose(g["delta"], np.sqrt(D2[np.arange(len(Q)), want_parent])), "%s: delta" % tag)
     truth = np.loadtxt(new.replace(".txt", ".labels.txt"))
     check(ari(g["labels"], truth) > 0.99, "%s: ARI %.4f against the blobs" % (tag, ari(g["labels"], truth)))
+    if kernel == "cutoff" and np_ == 1:
+        ENV["FD_DPC_GRID"] = "off"
+        run([fit, "--kernel", kernel, "--centers", "5", "--predict", new, "-o", out + "scan", "--force", "-q"])
+        del ENV["FD_DPC_GRID"]
+        with h5py.File(os.path.join(out + "scan", "dpc.h5")) as f:
+            for k in ("labels", "rho", "parent", "delta"):
+                check(np.array_equal(f["predict/" + k][:], g[k]), "%s: %s differs from the scan's" % (tag, k))
 bad = os.path.join(WORK, "pnew1d.txt")
 np.savetxt(bad, np.arange(10.0))
 r = run([os.path.join(WORK, "pfit2.txt"), "--predict", bad, "-o", os.path.join(WORK, "predbad"), "-q"], expect=2)

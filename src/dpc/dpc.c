@@ -393,20 +393,12 @@ static fd_status trho_range(void *arg, uint64_t i0, uint64_t i1, int thread)
     return FD_OK;
 }
 
-/* A kd-tree for a pass (rho: delta's; t2: the cutoff's), or *t = NULL
- * where none is usable or it would not pay (dpc_kdtree_cost, unless
- * FD_DPC_TREE=always): the pass then takes the grid or scans every point,
- * with the same results. */
+/* A kd-tree for a pass over points of more coordinates than the grid
+ * takes (dpc_kdtree_for), or *t = NULL. */
 static fd_status tree_for(dpc_kdtree **t, const dpc_points *p, const double *rho, double t2)
 {
     *t = NULL;
-    if (!dpc_kdtree_usable(p)) return FD_OK;
-    dpc_kdtree *k = dpc_kdtree_build(p, rho);
-    if (!k) return fd_fail(FD_ERR_NOMEM, "out of memory for a kd-tree of %llu points", (unsigned long long)p->n);
-    const double cost = dpc_kdtree_cost(k, t2);
-    if (cost > DPC_TREE_MAX_COST && !fd_env_switched("FD_DPC_TREE")) dpc_kdtree_free(k);
-    else *t = k;
-    return FD_OK;
+    return p->d > DPC_GRID_MAX_D ? dpc_kdtree_for(t, p, rho, t2, rho != NULL) : FD_OK;
 }
 
 fd_status dpc_rho_rows(const dpc_points *p, double dc, int kernel, uint64_t i0, uint64_t i1, int threads, double *rho,

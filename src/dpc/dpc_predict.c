@@ -4,6 +4,7 @@
 #include "../common/par_rows.h"
 #include "dpc.h"
 #include "dpc_exp.h"
+#include "kdtree.h"
 
 #include <math.h>
 #include <stdlib.h>
@@ -16,6 +17,7 @@ typedef struct {
     double dc2;
     int kernel;
     dpc_prediction *out;
+    const dpc_kdtree *tree; /* over the fit with its rho (cutoff kernel), or NULL: every fitted point */
 } predict_ctx;
 
 /* The squared distance of new point i to fitted point j as the fit's own
@@ -72,6 +74,28 @@ static fd_status predict_range(void *arg, uint64_t i0, uint64_t i1, int thread)
     return FD_OK;
 }
 
+/* The same rule from the tree's candidates: the count within d_c, the
+ * nearest denser fitted point closer than d_c, else the nearest of all
+ * (ties to the lower row in both, as the scan's strict comparisons in row
+ * order give). */
+static fd_status tpredict_range(void *arg, uint64_t i0, uint64_t i1, int thread)
+{
+    const predict_ctx *c = arg;
+    (void)thread;
+    for (uint64_t i = i0; i < i1; i++) {
+        const double *xq = c->q->x + i * c->q->d;
+        const double r = (double)dpc_kdtree_count_at(c->tree, xq, c->dc2);
+        double best;
+        int64_t parent = dpc_kdtree_nearest_above(c->tree, xq, r, c->dc2, &best);
+        if (parent < 0) parent = dpc_kdtree_nearest_above(c->tree, xq, -INFINITY, INFINITY, &best);
+        c->out->rho[i] = r;
+        c->out->parent[i] = parent;
+        c->out->delta[i] = sqrt(best);
+        c->out->labels[i] = c->labels[parent];
+    }
+    return FD_OK;
+}
+
 fd_status dpc_predict(const dpc_points *fit, const double *rho, const int32_t *labels, double dc, int kernel,
                       const dpc_points *q, int threads, dpc_prediction *out)
 {
@@ -85,8 +109,14 @@ fd_status dpc_predict(const dpc_points *fit, const double *rho, const int32_t *l
     FD_ALLOC_GOTO(out->parent, q->n, st, fail);
     FD_ALLOC_GOTO(out->delta, q->n, st, fail);
     FD_ALLOC_GOTO(out->labels, q->n, st, fail);
-    predict_ctx c = {fit, q, rho, labels, dpc_kernel_d2(dc, kernel), kernel, out};
-    FD_TRY_GOTO(par_rows(threads, 0, q->n, predict_range, &c, NULL), st, fail);
+    predict_ctx c = {fit, q, rho, labels, dpc_kernel_d2(dc, kernel), kernel, out, NULL};
+    dpc_kdtree *tree = NULL;
+    /* The Gaussian's density sums over every fitted point: no tree. */
+    if (kernel == DPC_CUTOFF) FD_TRY_GOTO(dpc_kdtree_for(&tree, fit, rho, c.dc2, 0), st, fail);
+    c.tree = tree;
+    st = par_rows(threads, 0, q->n, tree ? tpredict_range : predict_range, &c, NULL);
+    dpc_kdtree_free(tree);
+    if (st != FD_OK) goto fail;
     return FD_OK;
 fail:
     dpc_prediction_free(out);

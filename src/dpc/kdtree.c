@@ -51,7 +51,7 @@ struct dpc_kdtree {
 
 int dpc_kdtree_usable(const dpc_points *p)
 {
-    return p->d >= 4 && p->d <= DPC_TREE_MAX_D && p->n < UINT32_MAX && !fd_env_switched("FD_DPC_GRID");
+    return p->d >= 1 && p->d <= DPC_TREE_MAX_D && p->n < UINT32_MAX && !fd_env_switched("FD_DPC_GRID");
 }
 
 static double coord(const dpc_kdtree *t, uint32_t point, uint32_t k) { return t->p->x[(size_t)point * t->d + k]; }
@@ -107,6 +107,17 @@ static uint32_t build_node(dpc_kdtree *t, uint64_t a, uint64_t b)
     t->node[c].left = left;
     t->node[c].right = right;
     return c;
+}
+
+fd_status dpc_kdtree_for(dpc_kdtree **t, const dpc_points *p, const double *rho, double t2, int denser)
+{
+    *t = NULL;
+    if (!dpc_kdtree_usable(p)) return FD_OK;
+    dpc_kdtree *k = dpc_kdtree_build(p, rho);
+    if (!k) return fd_fail(FD_ERR_NOMEM, "out of memory for a kd-tree of %llu points", (unsigned long long)p->n);
+    if (dpc_kdtree_cost(k, t2, denser) > DPC_TREE_MAX_COST && !fd_env_switched("FD_DPC_TREE")) dpc_kdtree_free(k);
+    else *t = k;
+    return FD_OK;
 }
 
 void dpc_kdtree_free(dpc_kdtree *t)
@@ -210,13 +221,12 @@ static void leaf_d2(const dpc_kdtree *t, const double *xi, uint64_t s0, uint64_t
     }
 }
 
-/* *work: boxes and distances computed (a box costs about two
+/* The points within t2 of xi but the one at tree position me (none:
+ * UINT64_MAX); *work: boxes and distances computed (a box costs about two
  * distances), for dpc_kdtree_cost. */
-static uint64_t count_rows(const dpc_kdtree *t, uint64_t i, double t2, uint64_t *work)
+static uint64_t count_rows(const dpc_kdtree *t, const double *xi, uint64_t me, double t2, uint64_t *work)
 {
     uint64_t w = 0;
-    const double *xi = t->p->x + i * t->d;
-    const uint64_t me = t->pos[i];
     uint32_t stack[STACK];
     double d2[CHUNK];
     int sp = 0;
@@ -249,7 +259,13 @@ static uint64_t count_rows(const dpc_kdtree *t, uint64_t i, double t2, uint64_t 
 uint64_t dpc_kdtree_count(const dpc_kdtree *t, uint64_t i, double t2)
 {
     uint64_t w;
-    return count_rows(t, i, t2, &w);
+    return count_rows(t, t->p->x + i * t->d, t->pos[i], t2, &w);
+}
+
+uint64_t dpc_kdtree_count_at(const dpc_kdtree *t, const double *xq, double t2)
+{
+    uint64_t w;
+    return count_rows(t, xq, UINT64_MAX, t2, &w);
 }
 
 void dpc_kdtree_within(const dpc_kdtree *t, uint64_t i, double t2, dpc_kdtree_visit fn, void *ctx)
@@ -282,19 +298,21 @@ void dpc_kdtree_within(const dpc_kdtree *t, uint64_t i, double t2, dpc_kdtree_vi
     }
 }
 
-/* Depth first, the nearer child first; a subtree is skipped when its box
+/* The nearest point j to xi with rho_j > ri, or rho_j == ri and j < tie,
+ * closer than `bound` (INFINITY: any); ties in distance to the smaller j.
+ * Depth first, the nearer child first; a subtree is skipped when its box
  * is farther than the best so far (an equal one may hold a smaller j) or
- * when none of its points is as dense as i. */
-static int64_t denser_row(const dpc_kdtree *t, uint64_t i, double *d2out, uint64_t *work)
+ * when none of its points is as dense as ri. */
+static int64_t denser_row(const dpc_kdtree *t, const double *xi, double ri, int64_t tie, double bound, double *d2out,
+                          uint64_t *work)
 {
     uint64_t w = 0;
-    const double *xi = t->p->x + i * t->d, ri = t->rs[t->pos[i]];
     uint32_t stack[STACK];
-    double near[STACK], d2[CHUNK], best = INFINITY;
+    double near[STACK], d2[CHUNK], best = bound;
     int64_t bj = -1;
     int sp = 0;
     stack[sp] = 0;
-    near[sp++] = 0;
+    near[sp++] = box_near(t, 0, xi);
     while (sp) {
         --sp;
         if (near[sp] > best) continue;
@@ -319,7 +337,7 @@ static int64_t denser_row(const dpc_kdtree *t, uint64_t i, double *d2out, uint64
             for (uint64_t s = s0; s < s1; s++) {
                 const double rj = t->rs[s];
                 const int64_t j = t->perm[s];
-                if (!(rj > ri || (rj == ri && (uint64_t)j < i))) continue;
+                if (!(rj > ri || (rj == ri && j < tie))) continue;
                 if (d2[s - s0] < best || (d2[s - s0] == best && j < bj)) {
                     best = d2[s - s0];
                     bj = j;
@@ -335,10 +353,16 @@ static int64_t denser_row(const dpc_kdtree *t, uint64_t i, double *d2out, uint64
 int64_t dpc_kdtree_nearest_denser(const dpc_kdtree *t, uint64_t i, double *d2)
 {
     uint64_t w;
-    return denser_row(t, i, d2, &w);
+    return denser_row(t, t->p->x + i * t->d, t->rs[t->pos[i]], (int64_t)i, INFINITY, d2, &w);
 }
 
-double dpc_kdtree_cost(const dpc_kdtree *t, double t2)
+int64_t dpc_kdtree_nearest_above(const dpc_kdtree *t, const double *xq, double r, double bound, double *d2)
+{
+    uint64_t w;
+    return denser_row(t, xq, r, 0, bound, d2, &w);
+}
+
+double dpc_kdtree_cost(const dpc_kdtree *t, double t2, int denser)
 {
     const uint64_t rows = t->n < COST_ROWS ? t->n : COST_ROWS;
     uint64_t total = 0, w;
@@ -346,8 +370,9 @@ double dpc_kdtree_cost(const dpc_kdtree *t, double t2)
     for (uint64_t r = 0; r < rows; r++) {
         /* Rows spread evenly over the input, the same every run. */
         const uint64_t i = r * t->n / rows;
-        if (t->rs) denser_row(t, i, &d2, &w);
-        else count_rows(t, i, t2, &w);
+        const double *xi = t->p->x + i * t->d;
+        if (denser) denser_row(t, xi, t->rs[t->pos[i]], (int64_t)i, INFINITY, &d2, &w);
+        else count_rows(t, xi, t->pos[i], t2, &w);
         total += w;
     }
     return (double)total / ((double)rows * (double)t->n);

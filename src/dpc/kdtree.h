@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
-/* A kd-tree over dpc's points of 4 to DPC_TREE_MAX_D coordinates, so
- * that the cutoff rho, delta and the halo look only at the points that
- * can matter (kdtree.c).
+/* A kd-tree over dpc's points of up to DPC_TREE_MAX_D coordinates, so
+ * that the cutoff rho, delta and the halo (4 coordinates or more: fewer
+ * take the grid) and --predict look only at the points that can matter
+ * (kdtree.c).
  *
  * Exact without any margin: a node's box is the tight box of its points
  * (their own coordinates), and the box's nearest and farthest squared
@@ -22,10 +23,9 @@
 
 typedef struct dpc_kdtree dpc_kdtree;
 
-/* Whether dpc's passes may use a tree for these points: 4 to
- * DPC_TREE_MAX_D coordinates, fewer than 2^32 points, and FD_DPC_GRID
- * not off (which turns every spatial index off: the tests run both
- * ways). */
+/* Whether a tree may be built over these points: up to DPC_TREE_MAX_D
+ * coordinates, fewer than 2^32 points, and FD_DPC_GRID not off (which
+ * turns every spatial index off: the tests run both ways). */
 int dpc_kdtree_usable(const dpc_points *p);
 
 /* rho: every point's density, for dpc_kdtree_nearest_denser (which
@@ -36,6 +36,8 @@ void dpc_kdtree_free(dpc_kdtree *t);
 
 /* The points j != i with dpc_d2(x_i, x_j) < t2. */
 uint64_t dpc_kdtree_count(const dpc_kdtree *t, uint64_t i, double t2);
+/* The same for a point xq that is not one of the tree's (none skipped). */
+uint64_t dpc_kdtree_count_at(const dpc_kdtree *t, const double *xq, double t2);
 /* fn(ctx, i, j) for each of them. */
 typedef void (*dpc_kdtree_visit)(void *ctx, uint64_t i, uint64_t j);
 void dpc_kdtree_within(const dpc_kdtree *t, uint64_t i, double t2, dpc_kdtree_visit fn, void *ctx);
@@ -44,16 +46,27 @@ void dpc_kdtree_within(const dpc_kdtree *t, uint64_t i, double t2, dpc_kdtree_vi
  * j < i; nearest by dpc_d2, then by the smaller j), with *d2 its squared
  * distance; -1 when no point is denser.  The tree must have rho. */
 int64_t dpc_kdtree_nearest_denser(const dpc_kdtree *t, uint64_t i, double *d2);
+/* For a point xq that is not one of the tree's: the nearest j with
+ * rho_j > r and dpc_d2(xq, x_j) < bound (INFINITY: any), ties to the
+ * smaller j; -1 when none. */
+int64_t dpc_kdtree_nearest_above(const dpc_kdtree *t, const double *xq, double r, double bound, double *d2);
 
 /* The tree's work per row (boxes and distances computed), as a fraction
  * of a scan of every point, on 64 rows spread over the input: of
- * dpc_kdtree_nearest_denser with rho, else of dpc_kdtree_count with t2.
+ * dpc_kdtree_nearest_denser (denser; the tree must have rho), else of
+ * dpc_kdtree_count with t2.
  * Above DPC_TREE_MAX_COST a pass scans every point instead: a unit of
  * the tree's work took 2.4 (32 coordinates) to 6.5 times (8) a unit of
  * the scan's long vectorised loops on the dev VM, and uniform points in
  * 16 coordinates, where the tree prunes nothing (cost 1.0), ran 2.3 times
  * slower by tree (docs/algorithms.md). */
-double dpc_kdtree_cost(const dpc_kdtree *t, double t2);
+double dpc_kdtree_cost(const dpc_kdtree *t, double t2, int denser);
 #define DPC_TREE_MAX_COST 0.15
+
+/* A tree for a pass, or *t = NULL where none is usable or it would not
+ * pay (its cost above DPC_TREE_MAX_COST, unless FD_DPC_TREE=always): the
+ * caller then scans, with the same results.  FD_ERR_NOMEM when the tree
+ * cannot be built. */
+fd_status dpc_kdtree_for(dpc_kdtree **t, const dpc_points *p, const double *rho, double t2, int denser);
 
 #endif
