@@ -161,6 +161,10 @@ refused("--missing --nonneg", y5, "--missing", "--nonneg", needle="--nonneg")
 refused("--missing on 2 ranks", y5, "--missing", ranks=2, needle="one rank")
 np.save(os.path.join(WORK, "mask-int.npy"), np.ones((30, 25, 20), dtype=np.int32))
 refused("a mask of int32", y5, "--mask", os.path.join(WORK, "mask-int.npy"), needle="uint8 or bool")
+M5 = np.ones((30, 25, 20))
+M5[2, 3, 4] = np.nan
+np.save(os.path.join(WORK, "mask-nan.npy"), M5)
+refused("a mask with a NaN", y5, "--mask", os.path.join(WORK, "mask-nan.npy"), needle="element 1064 (in C order) of the mask is NaN")
 refused("a mask that is not there", y5, "--mask", os.path.join(WORK, "nowhere.h5") + ":/mask", needle="nowhere.h5")
 
 for name, rows, needle in (("at-width.txt", "1 2\n", "2 columns"), ("at-range.txt", "0 0 0\n30 0 0\n", "row 2, column 1"),

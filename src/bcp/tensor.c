@@ -124,22 +124,30 @@ typedef struct {
     uint64_t *first;
 } read_how;
 
-/* The first element of x[a, b) that `how` refuses (READ_VALUES: not
- * finite; READ_NAN: infinite), or UINT64_MAX.  Blocks of 256 are tested
- * without branches (x - x is 0 for a finite x, NaN otherwise), so the
- * loop vectorises; a block with a bad element is then searched. */
+/* Whether `how` refuses x: READ_VALUES a value that is not finite,
+ * READ_NAN an infinity, READ_MASK a NaN (neither 0 nor another number). */
+static int refused(double x, int how)
+{
+    return how == READ_VALUES ? !isfinite(x) : how == READ_NAN ? isinf(x) : isnan(x);
+}
+
+/* The first element of x[a, b) that `how` refuses, or UINT64_MAX.  Blocks
+ * of 256 are tested without branches (x - x is 0 for a finite x, NaN
+ * otherwise; x != x only for NaN), so the loop vectorises; a block with a
+ * bad element is then searched. */
 static uint64_t first_bad(const double *x, uint64_t a, uint64_t b, int how)
 {
-    if (how == READ_MASK) return UINT64_MAX;
     for (uint64_t s = a; s < b; s += 256) {
         const uint64_t e = s + 256 < b ? s + 256 : b;
         int bad = 0;
         if (how == READ_VALUES)
             for (uint64_t i = s; i < e; i++) bad |= !(x[i] - x[i] == 0);
-        else
+        else if (how == READ_NAN)
             for (uint64_t i = s; i < e; i++) bad |= fabs(x[i]) == INFINITY;
+        else
+            for (uint64_t i = s; i < e; i++) bad |= x[i] != x[i];
         for (uint64_t i = s; bad && i < e; i++)
-            if (how == READ_VALUES ? !isfinite(x[i]) : isinf(x[i])) return i;
+            if (refused(x[i], how)) return i;
     }
     return UINT64_MAX;
 }
@@ -458,12 +466,11 @@ static fd_status check_chunks(void *arg, uint64_t c0, uint64_t c1, int thread)
 }
 
 /* Every value finite (READ_VALUES), or not infinite (READ_NAN: NaN is a
- * missing entry); a mask's values are not checked.  A pass on threads
+ * missing entry), or a mask's not NaN (READ_MASK).  A pass on threads
  * unless the read checked as it went; the element named is the first in
  * C order whatever the threads. */
 static fd_status check_values(const char *what, const bcp_tensor *t, read_how *rd)
 {
-    if (rd->how == READ_MASK) return FD_OK;
     const uint64_t chunks = (t->size + READ_CHUNK - 1) / READ_CHUNK;
     if (!rd->checked) {
         value_check v = {t, rd};
@@ -473,6 +480,10 @@ static fd_status check_values(const char *what, const bcp_tensor *t, read_how *r
     for (uint64_t c = 0; c < chunks && i == UINT64_MAX; c++) i = rd->first[c];
     if (i == UINT64_MAX) return FD_OK;
     if (rd->how == READ_VALUES) return not_finite(what, t, i);
+    if (rd->how == READ_MASK)
+        return fd_fail(FD_ERR_INPUT, "%s: element %llu (in C order) of the mask is NaN; a mask holds 0 (missing) or "
+                                     "another number (observed)",
+                       what, (unsigned long long)i);
     return fd_fail(FD_ERR_INPUT, "%s: element %llu (in C order) is %g; a missing entry is NaN", what,
                    (unsigned long long)i, t->x[i]);
 }
