@@ -11,17 +11,11 @@
 #   bench/ab.sh --base REV --cmd "ARGS" [--reps 7] [--label NAME] [--scratch DIR] [--csv FILE]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 root=$(cd "$here/.." && pwd)
 BASE=; CMD=; REPS=7; LABEL=; SCRATCH=${TMPDIR:-/tmp}/fcbo-ab; CSV=$here/results/ab.csv
 die() { echo "bench/ab.sh: $*" >&2; exit 2; }
-while [ $# -gt 0 ]; do
-  case $1 in
-    --base) BASE=$2; shift 2;; --cmd) CMD=$2; shift 2;; --reps) REPS=$2; shift 2;; --label) LABEL=$2; shift 2;;
-    --scratch) SCRATCH=$2; shift 2;; --csv) CSV=$2; shift 2;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0;;
-    *) die "unknown option $1";;
-  esac
-done
+bench_options 2,11 "--base=BASE --cmd=CMD --reps=REPS --label=LABEL --scratch=SCRATCH --csv=CSV" "$@"
 [ -n "$BASE" ] || die "--base REV is required"
 [ -n "$CMD" ] || die "--cmd \"ARGS\" is required"
 [[ $REPS =~ ^[0-9]+$ && $REPS -ge 1 ]] || die "--reps wants a positive count, got '$REPS'"

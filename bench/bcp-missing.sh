@@ -13,14 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 BIN=$here/../build/fcbo-dist; CSV=$here/results/bcp-missing.csv
 CASES="30x25x20:3 100x100x100:5"; FRACS="0.3 0.7"; RANK=8; THREADS=$(nproc)
 source "$here/lib.sh"
-while [ $# -gt 0 ]; do
-  case $1 in
-    --cases) CASES=$2; shift 2;; --fracs) FRACS=$2; shift 2;; --rank) RANK=$2; shift 2;;
-    --threads) THREADS=$2; shift 2;; --bin) BIN=$2; shift 2;; --csv) CSV=$2; shift 2;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0;;
-    *) echo "bench/bcp-missing.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,10 "--cases=CASES --fracs=FRACS --rank=RANK --threads=THREADS --bin=BIN --csv=CSV" "$@"
 gpu_machine
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fcbo-bcpm.XXXXXX"); trap 'rm -rf "$tmp"' EXIT
 version=$("$BIN" version | head -1 | cut -d' ' -f2-)

@@ -9,18 +9,11 @@
 #   bench/bcp.sh [--shapes "40x40x40x40 100x100x100"] [--ranks "16 32"] [--sweeps 10] [--threads 1] [--bin PATH] [--csv FILE]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; SHAPES="40x40x40x40 100x100x100"; RANKS="16 32"; SWEEPS=10; THREADS=1
 CSV=$here/results/bcp-cpu.csv
 MACHINE="$(nproc) cores $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
-while [ $# -gt 0 ]; do
-  case $1 in
-    --shapes) SHAPES=$2; shift 2;; --ranks) RANKS=$2; shift 2;; --sweeps) SWEEPS=$2; shift 2;;
-    --threads) THREADS=$2; shift 2;;
-    --bin) BIN=$2; shift 2;; --csv) CSV=$2; shift 2;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0;;
-    *) echo "bench/bcp.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,9 "--shapes=SHAPES --ranks=RANKS --sweeps=SWEEPS --threads=THREADS --bin=BIN --csv=CSV" "$@"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 version=$("$BIN" version | head -1 | cut -d' ' -f2)
 # The tool's name says whether the build has OpenBLAS (plain loops without).

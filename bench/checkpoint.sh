@@ -12,20 +12,12 @@
 #                       [--rows 200000] [--bin PATH] [--csv FILE] [--machine NAME]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist
 BACKEND=cpu; T=0; REPS=3; OBJ=20000; ATTR=120; DENS=0.12; ROWS=200000
 CSV=$here/results/checkpoint.csv; SCRATCH=${TMPDIR:-/tmp}
 MACHINE="$(hostname), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
-while [ $# -gt 0 ]; do
-  case $1 in
-    --backend) BACKEND=$2; shift 2;; --threads) T=$2; shift 2;; --reps) REPS=$2; shift 2;;
-    --objects) OBJ=$2; shift 2;; --attributes) ATTR=$2; shift 2;; --density) DENS=$2; shift 2;;
-    --rows) ROWS=$2; shift 2;; --bin) BIN=$2; shift 2;; --csv) CSV=$2; shift 2;;
-    --machine) MACHINE=$2; shift 2;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0;;
-    *) echo "bench/checkpoint.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,12 "--backend=BACKEND --threads=T --reps=REPS --objects=OBJ --attributes=ATTR --density=DENS --rows=ROWS --bin=BIN --csv=CSV --machine=MACHINE" "$@"
 tmp=$(mktemp -d "$SCRATCH/fcbo-bench.XXXXXX"); trap 'rm -rf "$tmp"' EXIT
 version=$("$BIN" version | head -1 | cut -d' ' -f2)
 targs=(); [ "$T" -gt 0 ] && targs=(-t "$T")

@@ -12,13 +12,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 BIN=$here/../build/fcbo-dist; CSV=$here/results/dpc-centers.csv
 source "$here/lib.sh"
-while [ $# -gt 0 ]; do
-  case $1 in
-    --bin) BIN=$2; shift 2;; --csv) CSV=$2; shift 2;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0;;
-    *) echo "bench/dpc-centers.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,10 "--bin=BIN --csv=CSV" "$@"
 gpu_machine
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fcbo-centers.XXXXXX"); trap 'rm -rf "$tmp"' EXIT
 version=$("$BIN" version | head -1 | cut -d' ' -f2-)

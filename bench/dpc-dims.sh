@@ -12,14 +12,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; N=100000; DIMS="2 10 32 64 128"; BACKENDS="cpu cuda"
 CSV=$here/results/dpc-dims.csv
-while [ $# -gt 0 ]; do
-  case $1 in
-    --n) N=$2; shift 2;; --dims) DIMS=$2; shift 2;; --backends) BACKENDS=$2; shift 2;;
-    --bin) BIN=$2; shift 2;; --csv) CSV=$2; shift 2;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0;;
-    *) echo "bench/dpc-dims.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,9 "--n=N --dims=DIMS --backends=BACKENDS --bin=BIN --csv=CSV" "$@"
 gpu_machine
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 version=$("$BIN" version | head -1 | cut -d' ' -f2)

@@ -18,15 +18,7 @@ BIN=$here/../build/fcbo-dist; SHARED=$here/../../shared
 SETS="aggregation:7 s1:15 birch1:100"; THREADS="1 2"; REPS=3; BRUTE=100000
 CSV=$here/results/dpc-cpu.csv
 MACHINE="$(hostname), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
-while [ $# -gt 0 ]; do
-  case $1 in
-    --sets) SETS=$2; shift 2;; --threads) THREADS=$2; shift 2;; --reps) REPS=$2; shift 2;;
-    --brute-max) BRUTE=$2; shift 2;; --shared) SHARED=$2; shift 2;; --bin) BIN=$2; shift 2;;
-    --csv) CSV=$2; shift 2;; --machine) MACHINE=$2; shift 2;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0;;
-    *) echo "bench/dpc.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,14 "--sets=SETS --threads=THREADS --reps=REPS --brute-max=BRUTE --shared=SHARED --bin=BIN --csv=CSV --machine=MACHINE" "$@"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 version=$("$BIN" version | head -1 | cut -d' ' -f2)
 [ -f "$CSV" ] || echo "tool,set,points,clusters,threads,seconds,rho_s,delta_s,dc,machine,date,version" > "$CSV"

@@ -12,14 +12,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 ARCH=sm_90 ITERS=20000
-while [ $# -gt 0 ]; do
-  case $1 in
-    --arch) ARCH=$2; shift 2;;
-    --iters) ITERS=$2; shift 2;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0;;
-    *) echo "bench/gpu-atomics.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,10 "--arch=ARCH --iters=ITERS" "$@"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 build_cu "$here/gpu_atomics.cu" "$tmp/atomics" -O3 -arch="$ARCH" || exit 1
 echo "# $(nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm --format=csv,noheader | head -1), $(date -u +%F)"

@@ -11,13 +11,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 ARCH=sm_90
-while [ $# -gt 0 ]; do
-  case $1 in
-    --arch) ARCH=$2; shift 2;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0;;
-    *) echo "bench/gpu-bcp-dgemm.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,9 "--arch=ARCH" "$@"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 build_cu "$here/bcp_dgemm.cu" "$tmp/dgemm" -O2 -arch="$ARCH" -lcublas || exit 1
 echo "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F)"

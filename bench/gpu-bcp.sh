@@ -16,13 +16,7 @@ source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; SHAPES="100x100x100x100 200x200x200x200"; RANKS="16 32"
 CSV=$here/results/bcp-gpu.csv
 gpu_machine
-while [ $# -gt 0 ]; do
-  case $1 in
-    --shapes) SHAPES=$2; shift 2;; --ranks) RANKS=$2; shift 2;; --bin) BIN=$2; shift 2;; --csv) CSV=$2; shift 2;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0;;
-    *) echo "bench/gpu-bcp.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,11 "--shapes=SHAPES --ranks=RANKS --bin=BIN --csv=CSV" "$@"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 version=$("$BIN" version | head -1 | cut -d' ' -f2)

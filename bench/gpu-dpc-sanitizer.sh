@@ -10,14 +10,9 @@
 #   bench/gpu-dpc-sanitizer.sh [--bin PATH] [--out DIR]   (full reports in DIR)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; OUT=${TMPDIR:-/tmp}/fd-sanitizer-dpc
-while [ $# -gt 0 ]; do
-  case $1 in
-    --bin) BIN=$2; shift 2;; --out) OUT=$2; shift 2;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0;;
-    *) echo "bench/gpu-dpc-sanitizer.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,10 "--bin=BIN --out=OUT" "$@"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
 mkdir -p "$OUT"
 "$BIN" gen blobs --n 20000 --dims 2 --clusters 8 --seed 3 -o "$OUT/s.txt"

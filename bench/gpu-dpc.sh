@@ -18,15 +18,7 @@ source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; SIZES="1000000 10000000"; TORCHMAX=1000000; INPUT=npy
 CSV=$here/results/dpc-gpu.csv
 gpu_machine
-while [ $# -gt 0 ]; do
-  case $1 in
-    --sizes) SIZES=$2; shift 2;; --torch-max) TORCHMAX=$2; shift 2;; --bin) BIN=$2; shift 2;;
-    --input) INPUT=$2; shift 2;;
-    --csv) CSV=$2; shift 2;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0;;
-    *) echo "bench/gpu-dpc.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,10 "--sizes=SIZES --torch-max=TORCHMAX --bin=BIN --input=INPUT --csv=CSV" "$@"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 version=$("$BIN" version | head -1 | cut -d' ' -f2)

@@ -11,13 +11,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; SHARED=$here/../../shared; REPS=3
-while [ $# -gt 0 ]; do
-  case $1 in
-    --bin) BIN=$2; shift 2;; --shared) SHARED=$2; shift 2;; --reps) REPS=$2; shift 2;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0;;
-    *) echo "bench/gpu-lattice-extents.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,9 "--bin=BIN --shared=SHARED --reps=REPS" "$@"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 "$BIN" gen context --objects 68000 --attributes 412 --density 0.11 --seed 1 -o "$tmp/s68k.dat"
 echo "# $(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F), $("$BIN" version | head -1)"

@@ -11,14 +11,9 @@
 #   bench/gpu-lattice-split.sh [--bin PATH] [--shared DIR] [--variants "256:8 64:8 1024:8 256:32"]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; SHARED=$here/../../shared; VARIANTS="256:8 64:8 1024:8 256:32"
-while [ $# -gt 0 ]; do
-  case $1 in
-    --bin) BIN=$2; shift 2;; --shared) SHARED=$2; shift 2;; --variants) VARIANTS=$2; shift 2;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0;;
-    *) echo "bench/gpu-lattice-split.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,12 "--bin=BIN --shared=SHARED --variants=VARIANTS" "$@"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 "$BIN" gen context --objects 68000 --attributes 412 --density 0.11 --seed 1 -o "$tmp/s68k.dat"

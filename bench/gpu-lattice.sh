@@ -26,15 +26,7 @@ SHARED=$here/../../shared; CSV=$here/results/lattice-gpu.csv
 SETS="t10 mushroom chess816 synth68k-340 synth68k"; REPS=3; BACKENDS="cpu cuda"; CPU1="t10 mushroom chess816 synth68k-340"
 GPU=$(nvidia-smi --query-gpu=name --format=csv,noheader 2> /dev/null | head -1 || true)
 MACHINE="$(nproc) cores $(lscpu | sed -n 's/^Model name: *//p' | head -1), ${GPU:-no GPU}"
-while [ $# -gt 0 ]; do
-  case $1 in
-    --bin) BIN=$2; shift 2;; --shared) SHARED=$2; shift 2;; --sets) SETS=$2; shift 2;;
-    --reps) REPS=$2; shift 2;; --cpu1) CPU1=$2; shift 2;; --csv) CSV=$2; shift 2;;
-    --machine) MACHINE=$2; shift 2;; --backends) BACKENDS=$2; shift 2;;
-    -h|--help) sed -n '2,22p' "$0"; exit 0;;
-    *) echo "bench/gpu-lattice.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,22 "--bin=BIN --shared=SHARED --sets=SETS --reps=REPS --cpu1=CPU1 --csv=CSV --machine=MACHINE --backends=BACKENDS" "$@"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 NGPU=$(nvidia-smi -L 2> /dev/null | grep -c '^GPU' || true)

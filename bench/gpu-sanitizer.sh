@@ -8,14 +8,9 @@
 #   bench/gpu-sanitizer.sh [--bin PATH] [--out DIR]   (full reports in DIR)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; OUT=${TMPDIR:-/tmp}/fd-sanitizer
-while [ $# -gt 0 ]; do
-  case $1 in
-    --bin) BIN=$2; shift 2;; --out) OUT=$2; shift 2;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0;;
-    *) echo "bench/gpu-sanitizer.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,8 "--bin=BIN --out=OUT" "$@"
 mkdir -p "$OUT"
 "$BIN" gen context --objects 300 --attributes 70 --density 0.2 -o "$OUT/s.dat"
 worst=0

@@ -12,17 +12,11 @@
 #   bench/gpu-sass-ab.sh --base REV [--arch 90] FILE.cu ...
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 root=$(cd "$here/.." && pwd)
 BASE=; ARCH=90; FILES=()
 die() { echo "bench/gpu-sass-ab.sh: $*" >&2; exit 2; }
-while [ $# -gt 0 ]; do
-  case $1 in
-    --base) BASE=$2; shift 2;; --arch) ARCH=$2; shift 2;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0;;
-    -*) die "unknown option $1";;
-    *) FILES+=("$1"); shift;;
-  esac
-done
+bench_options 2,13 "--base=BASE --arch=ARCH ARGS=FILES" "$@"
 [ -n "$BASE" ] || die "--base REV is required"
 [ ${#FILES[@]} -gt 0 ] || die "name one or more .cu files"
 command -v nvcc > /dev/null || die "no nvcc"

@@ -11,14 +11,9 @@
 #   bench/gpu-spearman-ncu.sh [--bin PATH] [--out DIR]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; OUT=${TMPDIR:-/tmp}/fd-ncu-spearman
-while [ $# -gt 0 ]; do
-  case $1 in
-    --bin) BIN=$2; shift 2;; --out) OUT=$2; shift 2;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0;;
-    *) echo "bench/gpu-spearman-ncu.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,9 "--bin=BIN --out=OUT" "$@"
 mkdir -p "$OUT"
 "$BIN" gen counts --rows 400000 --cols 30 --groups 50 --seed 1 -o "$OUT/m.npy"
 M=smsp__inst_executed.sum,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_atom.sum

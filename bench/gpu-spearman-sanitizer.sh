@@ -15,14 +15,9 @@
 #   (full reports in DIR)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; OUT=${TMPDIR:-/tmp}/fd-sanitizer-spearman; SELS="pvalue fdr topk"; COLS=30
-while [ $# -gt 0 ]; do
-  case $1 in
-    --bin) BIN=$2; shift 2;; --out) OUT=$2; shift 2;; --sels) SELS=$2; shift 2;; --cols) COLS=$2; shift 2;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0;;
-    *) echo "bench/gpu-spearman-sanitizer.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,16 "--bin=BIN --out=OUT --sels=SELS --cols=COLS" "$@"
 args=()
 for s in $SELS; do
   case $s in pvalue) args+=("--pvalue 0.01");; fdr) args+=("--fdr 0.05");; topk) args+=("--top-k 5");;

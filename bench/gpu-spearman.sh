@@ -26,15 +26,7 @@ BIN=$here/../build/fcbo-dist; SIZES="2000000"; CPUROWS=200000; TORCH=1
 MODES="count-only-p1e-12 p1e-12 count-only"; GPUS="1 2"
 CSV=$here/results/spearman-gpu.csv
 gpu_machine
-while [ $# -gt 0 ]; do
-  case $1 in
-    --sizes) SIZES=$2; shift 2;; --cpu-rows) CPUROWS=$2; shift 2;; --bin) BIN=$2; shift 2;;
-    --modes) MODES=$2; shift 2;; --gpus) GPUS=$2; shift 2;;
-    --csv) CSV=$2; shift 2;; --no-torch) TORCH=0; shift;;
-    -h|--help) sed -n '2,21p' "$0"; exit 0;;
-    *) echo "bench/gpu-spearman.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,21 "--sizes=SIZES --cpu-rows=CPUROWS --bin=BIN --modes=MODES --gpus=GPUS --csv=CSV --no-torch=TORCH!0" "$@"
 for mode in $MODES; do
   spearman_mode_args "$mode" . || { echo "bench/gpu-spearman.sh: unknown mode $mode" >&2; exit 2; }
 done

@@ -6,16 +6,10 @@
 #   bench/lattice-edges.sh [--bin PATH] [--csv FILE] [--machine NAME] [FILE.dat ...]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; CSV=$here/results/lattice-edges.csv; files=()
 MACHINE="$(hostname), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
-while [ $# -gt 0 ]; do
-  case $1 in
-    --bin) BIN=$2; shift 2;; --csv) CSV=$2; shift 2;; --machine) MACHINE=$2; shift 2;;
-    -h|--help) sed -n '2,7p' "$0"; exit 0;;
-    -*) echo "bench/lattice-edges.sh: unknown option $1" >&2; exit 2;;
-    *) files+=("$1"); shift;;
-  esac
-done
+bench_options 2,7 "--bin=BIN --csv=CSV --machine=MACHINE ARGS=files" "$@"
 [ ${#files[@]} -gt 0 ] || files=("$here/../../shared/data/fca/mushroom.dat")
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fcbo-edges.XXXXXX"); trap 'rm -rf "$tmp"' EXIT
 version=$("$BIN" version | head -1 | cut -d' ' -f2-)

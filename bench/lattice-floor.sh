@@ -11,14 +11,9 @@
 #   bench/lattice-floor.sh [--bin PATH] [--shared DIR] [--csv lattice-gpu.csv]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; SHARED=$here/../../shared; CSV=$here/results/lattice-gpu.csv
-while [ $# -gt 0 ]; do
-  case $1 in
-    --bin) BIN=$2; shift 2;; --shared) SHARED=$2; shift 2;; --csv) CSV=$2; shift 2;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0;;
-    *) echo "bench/lattice-floor.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,11 "--bin=BIN --shared=SHARED --csv=CSV" "$@"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 # name file min_support
 for set in "mushroom mushroom.dat 0" "T10I4D100K T10I4D100K.dat 0" "chess chess.dat 816"; do

@@ -9,16 +9,10 @@
 #   bench/lattice-layout.sh [--reps 3] [--bin PATH] [--shared DIR] [--csv FILE] [--machine NAME]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; REPS=3; SHARED=$here/../../shared; CSV=$here/results/lattice-layout.csv
 MACHINE="$(hostname), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
-while [ $# -gt 0 ]; do
-  case $1 in
-    --reps) REPS=$2; shift 2;; --bin) BIN=$2; shift 2;; --shared) SHARED=$2; shift 2;; --csv) CSV=$2; shift 2;;
-    --machine) MACHINE=$2; shift 2;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0;;
-    *) echo "bench/lattice-layout.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,9 "--reps=REPS --bin=BIN --shared=SHARED --csv=CSV --machine=MACHINE" "$@"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fcbo-layout.XXXXXX"); trap 'rm -rf "$tmp"' EXIT
 version=$("$BIN" version | head -1 | cut -d' ' -f2-)
 "$BIN" gen context --objects 100000 --attributes 16000 --density 0.0006 --zipf 1 --seed 1 -o "$tmp/zipf.dat" > /dev/null

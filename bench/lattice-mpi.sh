@@ -12,20 +12,12 @@
 # jobs/scaling.sbatch runs this under SLURM with --launch srun.
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist
 NPS="1 2 4"; T=1; REPS=3; OBJ=5000; ATTR=50; DENS=0.3; LAUNCH=mpirun
 CSV=$here/results/lattice-mpi.csv; SCRATCH=${TMPDIR:-/tmp}
 MACHINE="$(hostname), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
-while [ $# -gt 0 ]; do
-  case $1 in
-    --np) NPS=$2; shift 2;; --threads) T=$2; shift 2;; --reps) REPS=$2; shift 2;;
-    --objects) OBJ=$2; shift 2;; --attributes) ATTR=$2; shift 2;; --density) DENS=$2; shift 2;;
-    --launch) LAUNCH=$2; shift 2;; --bin) BIN=$2; shift 2;; --csv) CSV=$2; shift 2;;
-    --machine) MACHINE=$2; shift 2;; --scratch) SCRATCH=$2; shift 2;;
-    -h|--help) sed -n '2,13p' "$0"; exit 0;;
-    *) echo "bench/lattice-mpi.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,13 "--np=NPS --threads=T --reps=REPS --objects=OBJ --attributes=ATTR --density=DENS --launch=LAUNCH --bin=BIN --csv=CSV --machine=MACHINE --scratch=SCRATCH" "$@"
 export OMPI_ALLOW_RUN_AS_ROOT=${OMPI_ALLOW_RUN_AS_ROOT:-1} OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=${OMPI_ALLOW_RUN_AS_ROOT_CONFIRM:-1}
 tmp=$(mktemp -d "$SCRATCH/fcbo-bench.XXXXXX"); trap 'rm -rf "$tmp"' EXIT
 cores=$(nproc)

@@ -16,17 +16,11 @@
 #                          [--fpgrowth PATH] [--eclat PATH] [--csv FILE] [--machine NAME]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; REPS=3; SHARED=$here/../../shared; CSV=$here/results/lattice-peers.csv
 LCM=$(command -v lcm || true); FPG=$(command -v fpgrowth || true); ECL=$(command -v eclat || true)
 MACHINE="$(hostname), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
-while [ $# -gt 0 ]; do
-  case $1 in
-    --reps) REPS=$2; shift 2;; --bin) BIN=$2; shift 2;; --shared) SHARED=$2; shift 2;; --csv) CSV=$2; shift 2;;
-    --lcm) LCM=$2; shift 2;; --fpgrowth) FPG=$2; shift 2;; --eclat) ECL=$2; shift 2;; --machine) MACHINE=$2; shift 2;;
-    -h|--help) sed -n '2,16p' "$0"; exit 0;;
-    *) echo "bench/lattice-peers.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,16 "--reps=REPS --bin=BIN --shared=SHARED --csv=CSV --lcm=LCM --fpgrowth=FPG --eclat=ECL --machine=MACHINE" "$@"
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fcbo-peers.XXXXXX"); trap 'rm -rf "$tmp"' EXIT
 version=$("$BIN" version | head -1 | cut -d' ' -f2-)
 "$BIN" gen context --objects 100000 --attributes 16000 --density 0.0006 --zipf 1 --seed 1 -o "$tmp/zipf.dat" > /dev/null

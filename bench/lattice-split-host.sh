@@ -12,13 +12,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; SHARED=$here/../../shared; REPS=5
-while [ $# -gt 0 ]; do
-  case $1 in
-    --bin) BIN=$2; shift 2;; --shared) SHARED=$2; shift 2;; --reps) REPS=$2; shift 2;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0;;
-    *) echo "bench/lattice-split-host.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,10 "--bin=BIN --shared=SHARED --reps=REPS" "$@"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 "$BIN" gen context --objects 68000 --attributes 412 --density 0.11 --seed 1 -o "$tmp/s68k.dat"

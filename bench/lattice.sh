@@ -12,15 +12,7 @@ BIN=$here/../build/fcbo-dist
 THREADS="1 2"; REPS=3; SETS="mushroom t10 chess1350 chess816 synth"
 SHARED=$here/../../shared; CSV=$here/results/lattice-cpu.csv
 MACHINE="$(hostname), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
-while [ $# -gt 0 ]; do
-  case $1 in
-    --bin) BIN=$2; shift 2;; --threads) THREADS=$2; shift 2;; --reps) REPS=$2; shift 2;;
-    --sets) SETS=$2; shift 2;; --shared) SHARED=$2; shift 2;; --csv) CSV=$2; shift 2;;
-    --machine) MACHINE=$2; shift 2;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0;;
-    *) echo "bench/lattice.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,8 "--bin=BIN --threads=THREADS --reps=REPS --sets=SETS --shared=SHARED --csv=CSV --machine=MACHINE" "$@"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 [ -f "$CSV" ] || echo "dataset,objects,attributes,density,min_support,concepts,threads,seconds,concepts_per_s,machine,date,version" > "$CSV"
 version=$("$BIN" version | head -1 | cut -d' ' -f2)

@@ -56,3 +56,53 @@ spearman_stats_times() {
       for (i = 1; i < NF; i++) if ($(i + 1) ~ /^s,?$/) { if (++n == 1) l = $i; else if (n == 2) p = $i; else r += $i }
       printf "%s %s %.3f\n", l, p, r }' "$1"
 }
+
+# The options of a bench script, parsed once here rather than by a loop
+# in each: bench_options HELP SPEC "$@", where HELP is the sed range of
+# the calling script's header that --help prints (e.g. 2,9) and SPEC
+# words say what each option does:
+#   --name=VAR        VAR takes the next argument
+#   --name=VAR+       the next argument is appended to the array VAR
+#   --name=VAR!       VAR=1 (a flag); --name=VAR!VALUE sets VALUE
+#   ARGS=ARRAY        arguments that are not options are appended to ARRAY
+# Anything else ends the script with exit 2 and "bench/NAME: unknown
+# option X" (or "X needs a value"), before any work.
+bench_options() {
+  local help=$1 spec=$2 script=${BASH_SOURCE[1]} w opt var found rest=""
+  local name=bench/$(basename "$script")
+  shift 2
+  for w in $spec; do [[ $w == ARGS=* ]] && rest=${w#ARGS=}; done
+  while [ $# -gt 0 ]; do
+    case $1 in -h|--help) sed -n "${help}p" "$script"; exit 0;; esac
+    found=""
+    for w in $spec; do
+      opt=${w%%=*} var=${w#*=}
+      [ "$1" = "$opt" ] || continue
+      found=1
+      case $var in
+        *!*) printf -v "${var%%!*}" '%s' "${var#*!}"; [ -n "${var#*!}" ] || printf -v "${var%%!*}" 1; shift;;
+        *)
+          [ $# -ge 2 ] || { echo "$name: $1 needs a value" >&2; exit 2; }
+          if [[ $var == *+ ]]; then
+            local -n bench_arr=${var%+}
+            bench_arr+=("$2")
+            unset -n bench_arr
+          else
+            printf -v "$var" '%s' "$2"
+          fi
+          shift 2;;
+      esac
+      break
+    done
+    [ -n "$found" ] && continue
+    if [ -n "$rest" ] && [[ $1 != -* ]]; then
+      local -n bench_rest=$rest
+      bench_rest+=("$1")
+      unset -n bench_rest
+      shift
+      continue
+    fi
+    echo "$name: unknown option $1" >&2
+    exit 2
+  done
+}

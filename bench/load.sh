@@ -7,13 +7,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; REPS=3; CSV=$here/results/load.csv
-while [ $# -gt 0 ]; do
-  case $1 in
-    --bin) BIN=$2; shift 2;; --reps) REPS=$2; shift 2;;
-    -h|--help) sed -n '2,5p' "$0"; exit 0;;
-    *) echo "bench/load.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,5 "--bin=BIN --reps=REPS" "$@"
 MACHINE="$(hostname), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 "$BIN" gen context --objects 2500000 --attributes 1000 --density 0.01 --seed 1 -o "$tmp/big.dat"

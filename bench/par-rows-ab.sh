@@ -11,16 +11,11 @@
 #   bench/par-rows-ab.sh [--reps 7] [--threads 2] [--scratch DIR] [--csv FILE]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 root=$(cd "$here/.." && pwd)
 REPS=7; T=2; SCRATCH=${TMPDIR:-/tmp}/fcbo-par-ab; CSV=$here/results/ab.csv
 die() { echo "bench/par-rows-ab.sh: $*" >&2; exit 2; }
-while [ $# -gt 0 ]; do
-  case $1 in
-    --reps) REPS=$2; shift 2;; --threads) T=$2; shift 2;; --scratch) SCRATCH=$2; shift 2;; --csv) CSV=$2; shift 2;;
-    -h|--help) sed -n '2,12p' "$0"; exit 0;;
-    *) die "unknown option $1";;
-  esac
-done
+bench_options 2,12 "--reps=REPS --threads=T --scratch=SCRATCH --csv=CSV" "$@"
 [[ $REPS =~ ^[0-9]+$ && $REPS -ge 1 ]] || die "--reps wants a positive count, got '$REPS'"
 [[ $T =~ ^[0-9]+$ && $T -ge 1 ]] || die "--threads wants a positive count, got '$T'"
 mkdir -p "$SCRATCH"

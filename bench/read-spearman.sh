@@ -19,14 +19,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 ROWS=9879896; REPS=3; BINS=(); TEXT=0; LOAD=0; CSV=$here/results/spearman-read.csv
-while [ $# -gt 0 ]; do
-  case $1 in
-    --rows) ROWS=$2; shift 2;; --reps) REPS=$2; shift 2;; --bin) BINS+=("$2"); shift 2;;
-    --text) TEXT=1; shift;; --load) LOAD=1; shift;; --csv) CSV=$2; shift 2;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0;;
-    *) echo "bench/read-spearman.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,17 "--rows=ROWS --reps=REPS --bin=BINS+ --text=TEXT! --load=LOAD! --csv=CSV" "$@"
 [ ${#BINS[@]} -gt 0 ] || BINS=("$here/../build/fcbo-dist:build")
 MACHINE="$(nproc) cores $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT

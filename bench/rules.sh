@@ -11,15 +11,7 @@ set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 BIN=$here/../build/fcbo-dist; CSV=$here/results/rules.csv; files=(); S=0; C=0.5
 source "$here/lib.sh"
-while [ $# -gt 0 ]; do
-  case $1 in
-    --min-support) S=$2; shift 2;; --min-confidence) C=$2; shift 2;;
-    --bin) BIN=$2; shift 2;; --csv) CSV=$2; shift 2;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0;;
-    -*) echo "bench/rules.sh: unknown option $1" >&2; exit 2;;
-    *) files+=("$1"); shift;;
-  esac
-done
+bench_options 2,9 "--min-support=S --min-confidence=C --bin=BIN --csv=CSV ARGS=files" "$@"
 [ ${#files[@]} -gt 0 ] || files=("$here/../../shared/data/fca/mushroom.dat")
 gpu_machine
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fcbo-rules.XXXXXX"); trap 'rm -rf "$tmp"' EXIT

@@ -17,14 +17,9 @@
 #   bench/spearman-bins.sh [--rows 100000] [--bin PATH] [--out FILE]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; ROWS=100000; OUTF=$here/results/spearman-bins.txt
-while [ $# -gt 0 ]; do
-  case $1 in
-    --rows) ROWS=$2; shift 2;; --bin) BIN=$2; shift 2;; --out) OUTF=$2; shift 2;;
-    -h|--help) sed -n '2,17p' "$0"; exit 0;;
-    *) echo "bench/spearman-bins.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,17 "--rows=ROWS --bin=BIN --out=OUTF" "$@"
 python3 -c "import numpy, h5py" 2> /dev/null || { echo "bench/spearman-bins.sh: needs numpy and h5py" >&2; exit 2; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 "$BIN" gen counts --rows "$ROWS" --cols 30 --groups 50 --seed 1 -o "$tmp/m.npy" || exit 1

@@ -7,16 +7,11 @@
 #   bench/spearman-memory.sh [--sizes "25000 50000 100000"] [--threads 2] [--bin PATH]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; SIZES="25000 50000 100000"; T=2
 CSV=$here/results/spearman-memory.csv
 MACHINE="$(hostname), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
-while [ $# -gt 0 ]; do
-  case $1 in
-    --sizes) SIZES=$2; shift 2;; --threads) T=$2; shift 2;; --bin) BIN=$2; shift 2;;
-    -h|--help) sed -n '2,8p' "$0"; exit 0;;
-    *) echo "bench/spearman-memory.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,8 "--sizes=SIZES --threads=T --bin=BIN" "$@"
 command -v /usr/bin/time > /dev/null || { echo "needs /usr/bin/time (Debian: apt-get install time)"; exit 2; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 [ -f "$CSV" ] || echo "rows,cols,pairs,threads,max_rss_kb,seconds,machine,date,version" > "$CSV"

@@ -17,14 +17,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; ROWS=100000; COLS="16 30"; BACKENDS="cpu cuda"
 CSV=$here/results/spearman-methods.csv
-while [ $# -gt 0 ]; do
-  case $1 in
-    --rows) ROWS=$2; shift 2;; --cols) COLS=$2; shift 2;; --backends) BACKENDS=$2; shift 2;;
-    --bin) BIN=$2; shift 2;; --csv) CSV=$2; shift 2;;
-    -h|--help) sed -n '2,9p' "$0"; exit 0;;
-    *) echo "bench/spearman-methods.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,9 "--rows=ROWS --cols=COLS --backends=BACKENDS --bin=BIN --csv=CSV" "$@"
 gpu_machine
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 version=$("$BIN" version | head -1 | cut -d' ' -f2)

@@ -13,14 +13,7 @@ here=$(cd "$(dirname "$0")" && pwd)
 BIN=$here/../build/fcbo-dist; CSV=$here/results/spearman-pandas.csv
 VARS="500 2000"; OBS=30; NAN=0.1; THREADS=$(nproc)
 source "$here/lib.sh"
-while [ $# -gt 0 ]; do
-  case $1 in
-    --vars) VARS=$2; shift 2;; --obs) OBS=$2; shift 2;; --nan) NAN=$2; shift 2;; --threads) THREADS=$2; shift 2;;
-    --bin) BIN=$2; shift 2;; --csv) CSV=$2; shift 2;;
-    -h|--help) sed -n '2,10p' "$0"; exit 0;;
-    *) echo "bench/spearman-pandas.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,10 "--vars=VARS --obs=OBS --nan=NAN --threads=THREADS --bin=BIN --csv=CSV" "$@"
 python3 -c "import pandas" 2> /dev/null || { echo "bench/spearman-pandas.sh: pandas is not installed" >&2; exit 2; }
 gpu_machine
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fcbo-pandas.XXXXXX"); trap 'rm -rf "$tmp"' EXIT

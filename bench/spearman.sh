@@ -13,19 +13,12 @@
 #                     [--csv FILE] [--machine NAME]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
+source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist
 SIZES="20000 50000 100000 200000"; THREADS="1 2"; BASE=10000; LOADROWS=2000000
 CSV=$here/results/spearman-cpu.csv
 MACHINE="$(hostname), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
-while [ $# -gt 0 ]; do
-  case $1 in
-    --sizes) SIZES=$2; shift 2;; --threads) THREADS=$2; shift 2;; --baseline-rows) BASE=$2; shift 2;;
-    --load-rows) LOADROWS=$2; shift 2;; --bin) BIN=$2; shift 2;; --csv) CSV=$2; shift 2;;
-    --machine) MACHINE=$2; shift 2;;
-    -h|--help) sed -n '2,14p' "$0"; exit 0;;
-    *) echo "bench/spearman.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,14 "--sizes=SIZES --threads=THREADS --baseline-rows=BASE --load-rows=LOADROWS --bin=BIN --csv=CSV --machine=MACHINE" "$@"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 version=$("$BIN" version | head -1 | cut -d' ' -f2)
 [ -f "$CSV" ] || echo "tool,mode,rows,cols,pairs,threads,seconds,pairs_per_s,selected,machine,date,version" > "$CSV"

@@ -13,13 +13,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 REPS=21; BINS=(); CSV=$here/results/startup.csv; CMD=version
-while [ $# -gt 0 ]; do
-  case $1 in
-    --reps) REPS=$2; shift 2;; --bin) BINS+=("$2"); shift 2;; --csv) CSV=$2; shift 2;; --cmd) CMD=$2; shift 2;;
-    -h|--help) sed -n '2,11p' "$0"; exit 0;;
-    *) echo "bench/startup.sh: unknown option $1" >&2; exit 2;;
-  esac
-done
+bench_options 2,11 "--reps=REPS --bin=BINS+ --csv=CSV --cmd=CMD" "$@"
 [ ${#BINS[@]} -gt 0 ] || BINS=("$here/../build/fcbo-dist:build")
 read -r -a ARGS <<< "$CMD"
 gpu_machine

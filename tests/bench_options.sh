@@ -14,6 +14,9 @@ for f in "$(dirname "$0")"/../bench/*.sh; do
         "$name --no-such-option: exit $rc: $(cat "$WORK/err")"
 done
 check '[ $n -ge 20 ]' "only $n bench scripts found"
+# An option without its value (bench_options in bench/lib.sh).
+timeout 20 bash "$(dirname "$0")"/../bench/dpc-dims.sh --n > /dev/null 2> "$WORK/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "^bench/dpc-dims.sh: --n needs a value" "$WORK/err"' "dpc-dims.sh --n: exit $rc: $(cat "$WORK/err")"
 # A bad --cols is refused before any work (exit 2, naming the option).
 for cmd in "gpu-spearman-sanitizer.sh --cols x" "gpu-spearman-ab.sh --variant a=. --cols 1"; do
   # shellcheck disable=SC2086
