@@ -250,25 +250,28 @@ check("is nan" in r.stderr and not os.path.exists(bad), "nan.npy under 2 ranks: 
 big = np.random.default_rng(3).normal(size=(40, 60, 120))  # 288,000 elements: 3 chunks
 big[39, 59, 100] = np.inf  # last chunk
 big[30, 10, 7] = -np.inf   # second chunk: the first in C order
-specs = {"big.npy": None, "big32.npy": None, "bigc.h5:/x": None, "bigk.h5:/x": None}
-np.save(os.path.join(WORK, "big.npy"), big)
-np.save(os.path.join(WORK, "big32.npy"), big.astype(np.float32))
-with h5py.File(os.path.join(WORK, "bigc.h5"), "w") as f:
-    f["x"] = big
-with h5py.File(os.path.join(WORK, "bigk.h5"), "w") as f:
-    f.create_dataset("x", data=big, chunks=(4, 60, 120))
+specs = ("big.npy", "big32.npy", "bigc.h5:/x", "bigk.h5:/x")
+
+
+def write_big(big):
+    """big in the four layouts of specs: float64 and float32 .npy, a
+    contiguous and a chunked HDF5 dataset."""
+    np.save(os.path.join(WORK, "big.npy"), big)
+    np.save(os.path.join(WORK, "big32.npy"), big.astype(np.float32))
+    with h5py.File(os.path.join(WORK, "bigc.h5"), "w") as f:
+        f["x"] = big
+    with h5py.File(os.path.join(WORK, "bigk.h5"), "w") as f:
+        f.create_dataset("x", data=big, chunks=(4, 60, 120))
+
+
+write_big(big)
 for spec in specs:
     for t in ("1", "2"):
         r = run([os.path.join(WORK, spec), "-o", bad, "-t", t], expect=2)
         check("element (30, 10, 7) is -inf" in r.stderr and not os.path.exists(bad),
               "%s -t %s: %s" % (spec, t, r.stderr.strip()))
 big[30, 10, 7] = big[39, 59, 100] = 0.5
-np.save(os.path.join(WORK, "big.npy"), big)
-np.save(os.path.join(WORK, "big32.npy"), big.astype(np.float32))
-with h5py.File(os.path.join(WORK, "bigc.h5"), "w") as f:
-    f["x"] = big
-with h5py.File(os.path.join(WORK, "bigk.h5"), "w") as f:
-    f.create_dataset("x", data=big, chunks=(4, 60, 120))
+write_big(big)
 got = {}
 for spec in specs:
     for t in ("1", "2"):

@@ -222,15 +222,17 @@ static void leaf_d2(const dpc_kdtree *t, const double *xi, uint64_t s0, uint64_t
 }
 
 /* The points within t2 of xi but the one at tree position me (none:
- * UINT64_MAX); *work: boxes and distances computed (a box costs about two
- * distances), for dpc_kdtree_cost. */
-static uint64_t count_rows(const dpc_kdtree *t, const double *xi, uint64_t me, double t2, uint64_t *work)
+ * UINT64_MAX): counted, or each passed to fn(ctx, i, j) when fn is not
+ * NULL (inlined with fn constant, so counting calls nothing); *work:
+ * boxes and distances computed (a box costs about two distances), for
+ * dpc_kdtree_cost. */
+static inline uint64_t within_rows(const dpc_kdtree *t, const double *xi, uint64_t me, double t2, dpc_kdtree_visit fn,
+                                   void *ctx, uint64_t i, uint64_t *work)
 {
-    uint64_t w = 0;
+    uint64_t w = 0, cnt = 0;
     uint32_t stack[STACK];
     double d2[CHUNK];
     int sp = 0;
-    uint64_t cnt = 0;
     stack[sp++] = 0;
     while (sp) {
         const kd_node *nd = &t->node[stack[--sp]];
@@ -238,8 +240,11 @@ static uint64_t count_rows(const dpc_kdtree *t, const double *xi, uint64_t me, d
         box_d2(t, (uint32_t)(nd - t->node), xi, &near, &far);
         w += 2;
         if (!(near < t2)) continue;
-        if (far < t2) {
+        if (far < t2 && !fn) {
             cnt += nd->b - nd->a - (me >= nd->a && me < nd->b);
+        } else if (far < t2) {
+            for (uint64_t s = nd->a; s < nd->b; s++)
+                if (s != me) fn(ctx, i, t->perm[s]);
         } else if (nd->left) {
             stack[sp++] = nd->right;
             stack[sp++] = nd->left;
@@ -247,7 +252,11 @@ static uint64_t count_rows(const dpc_kdtree *t, const double *xi, uint64_t me, d
             for (uint64_t s0 = nd->a; s0 < nd->b; s0 += CHUNK) {
                 const uint64_t s1 = s0 + CHUNK < nd->b ? s0 + CHUNK : nd->b;
                 leaf_d2(t, xi, s0, s1, d2);
-                for (uint64_t s = s0; s < s1; s++) cnt += d2[s - s0] < t2 && s != me;
+                for (uint64_t s = s0; s < s1; s++) {
+                    const int in = d2[s - s0] < t2 && s != me;
+                    if (!fn) cnt += in;
+                    else if (in) fn(ctx, i, t->perm[s]);
+                }
             }
             w += nd->b - nd->a;
         }
@@ -259,43 +268,19 @@ static uint64_t count_rows(const dpc_kdtree *t, const double *xi, uint64_t me, d
 uint64_t dpc_kdtree_count(const dpc_kdtree *t, uint64_t i, double t2)
 {
     uint64_t w;
-    return count_rows(t, t->p->x + i * t->d, t->pos[i], t2, &w);
+    return within_rows(t, t->p->x + i * t->d, t->pos[i], t2, NULL, NULL, i, &w);
 }
 
 uint64_t dpc_kdtree_count_at(const dpc_kdtree *t, const double *xq, double t2)
 {
     uint64_t w;
-    return count_rows(t, xq, UINT64_MAX, t2, &w);
+    return within_rows(t, xq, UINT64_MAX, t2, NULL, NULL, 0, &w);
 }
 
 void dpc_kdtree_within(const dpc_kdtree *t, uint64_t i, double t2, dpc_kdtree_visit fn, void *ctx)
 {
-    const double *xi = t->p->x + i * t->d;
-    const uint64_t me = t->pos[i];
-    uint32_t stack[STACK];
-    double d2[CHUNK];
-    int sp = 0;
-    stack[sp++] = 0;
-    while (sp) {
-        const kd_node *nd = &t->node[stack[--sp]];
-        double near, far;
-        box_d2(t, (uint32_t)(nd - t->node), xi, &near, &far);
-        if (!(near < t2)) continue;
-        if (far < t2) {
-            for (uint64_t s = nd->a; s < nd->b; s++)
-                if (s != me) fn(ctx, i, t->perm[s]);
-        } else if (nd->left) {
-            stack[sp++] = nd->right;
-            stack[sp++] = nd->left;
-        } else {
-            for (uint64_t s0 = nd->a; s0 < nd->b; s0 += CHUNK) {
-                const uint64_t s1 = s0 + CHUNK < nd->b ? s0 + CHUNK : nd->b;
-                leaf_d2(t, xi, s0, s1, d2);
-                for (uint64_t s = s0; s < s1; s++)
-                    if (d2[s - s0] < t2 && s != me) fn(ctx, i, t->perm[s]);
-            }
-        }
-    }
+    uint64_t w;
+    within_rows(t, t->p->x + i * t->d, t->pos[i], t2, fn, ctx, i, &w);
 }
 
 /* The nearest point j to xi with rho_j > ri, or rho_j == ri and j < tie,
@@ -372,7 +357,7 @@ double dpc_kdtree_cost(const dpc_kdtree *t, double t2, int denser)
         const uint64_t i = r * t->n / rows;
         const double *xi = t->p->x + i * t->d;
         if (denser) denser_row(t, xi, t->rs[t->pos[i]], (int64_t)i, INFINITY, &d2, &w);
-        else count_rows(t, xi, t->pos[i], t2, &w);
+        else within_rows(t, xi, t->pos[i], t2, NULL, NULL, i, &w);
         total += w;
     }
     return (double)total / ((double)rows * (double)t->n);
