@@ -56,10 +56,10 @@ int64_t dpc_kdtree_nearest_above(const dpc_kdtree *t, const double *xq, double r
  * dpc_kdtree_nearest_denser (denser; the tree must have rho), else of
  * dpc_kdtree_count with t2.
  * Above DPC_TREE_MAX_COST a pass scans every point instead: a unit of
- * the tree's work took 2.4 (32 coordinates) to 6.5 times (8) a unit of
- * the scan's long vectorised loops on the dev VM, and uniform points in
- * 16 coordinates, where the tree prunes nothing (cost 1.0), ran 2.3 times
- * slower by tree (docs/algorithms.md). */
+ * the tree's work (short loops, box tests) costs several units of the
+ * scan's long vectorised loops, and on uniform points in 16 coordinates
+ * the tree prunes nothing (cost 1.0); the A/B rows kdtree-* of
+ * bench/results/ab.csv (docs/algorithms.md). */
 double dpc_kdtree_cost(const dpc_kdtree *t, double t2, int denser);
 #define DPC_TREE_MAX_COST 0.15
 
