@@ -9,16 +9,20 @@
 # --stats: rho_s and delta_s include building the grids and gathering the
 # ranks' shares; compute_s is rho_s + delta_s (for the torch peer, its
 # rho and delta); wall_s is the whole command (mpirun included).
-# Appends to bench/results/dpc-gpu.csv.
+# --reps R runs the GPU rows R times each (a row each); --no-cpu leaves the
+# CPU backend out; --breakdown adds, per size, one run with FD_GPU_VERBOSE
+# (without --labels) and prints its steps' times (stream waited for at
+# each).  Appends to bench/results/dpc-gpu.csv.
 #
-#   bench/gpu-dpc.sh [--sizes "1000000 10000000"] [--input npy|txt] [--torch-max 1000000] [--bin PATH] [--csv FILE]
+#   bench/gpu-dpc.sh [--sizes "1000000 10000000"] [--input npy|txt] [--torch-max 1000000] [--reps 1] [--no-cpu]
+#                    [--breakdown] [--bin PATH] [--csv FILE]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
-BIN=$here/../build/fcbo-dist; SIZES="1000000 10000000"; TORCHMAX=1000000; INPUT=npy
+BIN=$here/../build/fcbo-dist; SIZES="1000000 10000000"; TORCHMAX=1000000; INPUT=npy; REPS=1; CPU=1; BREAKDOWN=0
 CSV=$here/results/dpc-gpu.csv
 gpu_machine
-bench_options 2,10 "--sizes=SIZES --torch-max=TORCHMAX --bin=BIN --input=INPUT --csv=CSV" "$@"
+bench_options 2,18 "--sizes=SIZES --torch-max=TORCHMAX --bin=BIN --input=INPUT --csv=CSV --reps=REPS --no-cpu=CPU!0 --breakdown=BREAKDOWN!1" "$@"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 version=$("$BIN" version | head -1 | cut -d' ' -f2)
@@ -46,9 +50,16 @@ one() {  # N backend ranks
 first=1
 for N in $SIZES; do
   "$BIN" gen blobs --n "$N" --dims 2 --clusters 50 --seed 1 -o "$tmp/b$N.$INPUT"
-  one "$N" cuda 1
-  [ "${NGPU:-0}" -ge 2 ] && one "$N" cuda 2
-  [ $first = 1 ] && one "$N" cpu 1
+  for ((r = 0; r < REPS; r++)); do
+    one "$N" cuda 1
+    [ "${NGPU:-0}" -ge 2 ] && one "$N" cuda 2
+  done
+  [ $first = 1 ] && [ "$CPU" = 1 ] && one "$N" cpu 1
+  if [ "$BREAKDOWN" = 1 ]; then
+    echo "# $N points, FD_GPU_VERBOSE:"
+    FD_GPU_VERBOSE=1 "$BIN" dpc "$tmp/b$N.$INPUT" --neighbors 30 --centers 50 --backend cuda --stats 2>&1 < /dev/null |
+      grep -E "^gpu dpc|^load|^read"
+  fi
   if [ "$N" -le "$TORCHMAX" ] && python3 -c "import torch" 2> /dev/null; then
     s=$(python3 "$here/dpc_torch_peer.py" "$tmp/b$N.$INPUT" "$DC" 2> "$tmp/terr") ||
       echo "torch peer failed: $(tail -3 "$tmp/terr")" >&2

@@ -73,9 +73,15 @@ path = os.path.join(WORK, "blobs.txt")
 subprocess.run([BIN, "gen", "blobs", "--n", "60000", "--dims", "2", "--clusters", "12", "--seed", "5", "-o", path],
                env=ENV, check=True, capture_output=True)
 cpu, gpu = os.path.join(WORK, "cpu"), os.path.join(WORK, "gpu")
-for extra, grid in [(["--neighbors", "20"], "on"), (["--dc", "0.05"], "on"), (["--neighbors", "20"], "off")]:
-    name = "blobs %s grid %s" % (" ".join(extra), grid)
+# FD_DPC_GPU_COLLECT=0: d_c's radix select by every digit, none of the
+# last distances sorted on the host.
+for extra, grid, collect in [(["--neighbors", "20"], "on", None), (["--dc", "0.05"], "on", None),
+                             (["--neighbors", "20"], "off", None), (["--neighbors", "20"], "on", "0"),
+                             (["--neighbors", "20"], "on", "1")]:
+    name = "blobs %s grid %s collect %s" % (" ".join(extra), grid, collect)
     env = {"FD_DPC_GRID": grid}
+    if collect is not None:
+        env["FD_DPC_GPU_COLLECT"] = collect
     args = [path, "--labels", path.replace(".txt", ".labels.txt"), "--centers", "12"] + extra
     run(args + ["-o", cpu, "-q"], "cpu", env=env)
     run(args + ["-o", gpu, "-q"], GB, env=env)

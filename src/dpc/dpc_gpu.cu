@@ -13,6 +13,8 @@
  * that a warp's threads read the same cells.  The cells of one row of the
  * grid along the first coordinate are consecutive in cell order, so a
  * thread scans them as one run of points. */
+#include "../common/clock.h"
+#include "../common/env.h"
 #include "../cuda/check.cuh"
 #include "dpc_gpu.h"
 #include "dpc_exp.h"
@@ -54,10 +56,13 @@ struct dpc_gpu {
     dbuf xs, rhos, start, rows, list;
     dbuf keys[2], vals[2], flags, temp; /* building the grid */
     dbuf pbest, pfar, pbj; /* brute-force delta: one value per split and row */
-    dbuf hist, nbrows;     /* d_c by neighbours */
+    dbuf hist, nbrows, nbsel; /* d_c by neighbours */
     dbuf lab, ptr;         /* labels by pointer jumping */
     unsigned long long *count;
     uint64_t brute_rows;
+    int rho_whole; /* the device computed every point's rho (no host copy needed) */
+    int verbose;   /* FD_GPU_VERBOSE: each step's time, the stream waited for */
+    double mark;   /* the last step's end (fd_now) */
 };
 
 /* ---------------- device: distances ---------------- */
@@ -268,6 +273,31 @@ __global__ void __launch_bounds__(THREADS) k_nb_hist(const double *x, uint64_t n
     __syncthreads();
     for (uint32_t v = threadIdx.x; v < NB_BINS; v += blockDim.x)
         if (h[v]) atomicAdd(&hist[v], (unsigned long long)h[v]);
+}
+
+/* The last digit's alternative: once few distances (cap or fewer) match
+ * the prefix, their bits are appended to out (in any order; the host
+ * sorts them), so that one pass ends the selection instead of one per
+ * remaining 12 bits. */
+template <int MAXD>
+__global__ void __launch_bounds__(THREADS) k_nb_collect(const double *x, uint64_t n, uint32_t d, const uint32_t *rows,
+                                                         uint64_t s, uint64_t jspan, unsigned long long prefix,
+                                                         int pbits, unsigned long long *out,
+                                                         unsigned long long *count, unsigned long long cap)
+{
+    extern __shared__ double tile[];
+    const uint64_t t = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    const bool live = t < s;
+    const uint64_t i = live ? rows[t] : 0;
+    const uint64_t ja = (uint64_t)blockIdx.y * jspan, jb = ja + jspan < n ? ja + jspan : n;
+    over_points<MAXD>(tile, NULL, x, NULL, n, d, i, live, ja, jb, [&](uint32_t jj, uint64_t j, double s) {
+        (void)jj;
+        const unsigned long long bits = (unsigned long long)__double_as_longlong(s);
+        if (live && j != i && (bits >> (64 - pbits)) == prefix) {
+            const unsigned long long k = atomicAdd(count, 1ull);
+            if (k < cap) out[k] = bits;
+        }
+    });
 }
 
 /* One round of pointer jumping: a point without a label takes its
@@ -486,6 +516,17 @@ __global__ void __launch_bounds__(THREADS) k_delta_grid(gdev G, uint64_t n, int 
 
 #define CK(call) CUDA_CHECK_GOTO(call, st, done)
 
+/* FD_GPU_VERBOSE: the time since the last mark, the stream waited for
+ * (which only verbose runs do), to stderr. */
+static void vmark(dpc_gpu *g, const char *what)
+{
+    if (!g->verbose) return;
+    cudaStreamSynchronize(g->stream);
+    const double t = fd_now();
+    if (what) fprintf(stderr, "gpu dpc: %s %.2f ms\n", what, (t - g->mark) * 1e3);
+    g->mark = t;
+}
+
 static fd_status grow(dbuf *b, uint64_t n, size_t elem, const char *what)
 {
     return fd_cuda_grow(&b->p, &b->cap, n, elem, what);
@@ -499,7 +540,7 @@ extern "C" void dpc_gpu_destroy(dpc_gpu **pg)
     if (g->stream) cudaStreamSynchronize(g->stream);
     dbuf *bufs[] = {&g->xs,      &g->rhos,    &g->start, &g->rows, &g->list, &g->keys[0], &g->keys[1],
                     &g->vals[0], &g->vals[1], &g->flags, &g->temp, &g->pbest, &g->pfar,    &g->pbj,
-                    &g->hist,    &g->nbrows,  &g->lab,   &g->ptr};
+                    &g->hist,    &g->nbrows,  &g->nbsel, &g->lab,  &g->ptr};
     for (size_t k = 0; k < sizeof bufs / sizeof *bufs; k++) cudaFree(bufs[k]->p);
     cudaFree(g->x);
     cudaFree(g->rho);
@@ -522,6 +563,7 @@ extern "C" fd_status dpc_gpu_create(dpc_gpu **out, int device, const double *xt,
     g->device = device;
     g->n = n;
     g->d = d;
+    g->verbose = getenv("FD_GPU_VERBOSE") != NULL;
     CK(cudaSetDevice(device));
     CK(cudaDeviceGetAttribute(&g->sms, cudaDevAttrMultiProcessorCount, device));
     CK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
@@ -643,10 +685,12 @@ extern "C" fd_status dpc_gpu_rho(dpc_gpu *g, const dpc_gpu_grid *grid, double dc
     if (i1 <= i0) return FD_OK;
     const uint64_t rows = i1 - i0;
     CK(cudaSetDevice(g->device));
+    vmark(g, NULL);
     if (grid) {
         gdev G;
         uint64_t nrows;
         FD_TRY(grid_build(g, grid, 0, i0, i1, &G, &nrows));
+        vmark(g, "rho: the grid");
         /* Two points closer than d_c are less than d_c / h cells apart,
          * and each computed cell coordinate is off by at most the slack. */
         const int reach = (int)ceil(dc / grid->h + 2 * grid->slack);
@@ -665,8 +709,11 @@ extern "C" fd_status dpc_gpu_rho(dpc_gpu *g, const dpc_gpu_grid *grid, double dc
         }
     }
     CK(cudaGetLastError());
+    vmark(g, "rho: the kernel");
+    g->rho_whole = i0 == 0 && i1 == g->n;
     CK(cudaMemcpyAsync(rho, g->rho + i0, rows * sizeof(double), cudaMemcpyDeviceToHost, g->stream));
     CK(cudaStreamSynchronize(g->stream));
+    vmark(g, "rho: to the host");
 done:
     return st;
 }
@@ -729,13 +776,20 @@ extern "C" fd_status dpc_gpu_delta(dpc_gpu *g, const dpc_gpu_grid *grid, const d
     if (i1 <= i0) return FD_OK;
     const uint64_t rows = i1 - i0;
     CK(cudaSetDevice(g->device));
-    if (rho) CK(cudaMemcpyAsync(g->rho, rho, g->n * sizeof(double), cudaMemcpyHostToDevice, g->stream));
+    vmark(g, NULL);
+    /* The host's rho is the device's own when this device computed every
+     * row (one rank); else it holds the other ranks' rows too. */
+    if (rho && !g->rho_whole) {
+        CK(cudaMemcpyAsync(g->rho, rho, g->n * sizeof(double), cudaMemcpyHostToDevice, g->stream));
+        vmark(g, "delta: rho to the device");
+    }
     g->brute_rows = rows;
     if (grid) {
         gdev G;
         uint64_t nrows;
         unsigned long long left = 0;
         FD_TRY(grid_build(g, grid, 1, i0, i1, &G, &nrows));
+        vmark(g, "delta: the grid");
         FD_TRY(grow(&g->list, nrows, sizeof(uint32_t), "the rows left to brute force"));
         CK(cudaMemsetAsync(g->count, 0, sizeof *g->count, g->stream));
         if (grid->d == 1) delta_grid_d<1>(g, G, grid, nrows, i0);
@@ -745,13 +799,16 @@ extern "C" fd_status dpc_gpu_delta(dpc_gpu *g, const dpc_gpu_grid *grid, const d
         CK(cudaMemcpyAsync(&left, g->count, sizeof left, cudaMemcpyDeviceToHost, g->stream));
         CK(cudaStreamSynchronize(g->stream));
         g->brute_rows = left;
+        vmark(g, "delta: the grid kernel");
         if (left) FD_TRY(delta_brute(g, (const uint32_t *)g->list.p, left, i0));
     } else {
         FD_TRY(delta_brute(g, NULL, rows, i0));
     }
+    vmark(g, "delta: brute force");
     CK(cudaMemcpyAsync(delta, g->delta + i0, rows * sizeof(double), cudaMemcpyDeviceToHost, g->stream));
     CK(cudaMemcpyAsync(parent, g->parent + i0, rows * sizeof(int64_t), cudaMemcpyDeviceToHost, g->stream));
     CK(cudaStreamSynchronize(g->stream));
+    vmark(g, "delta: to the host");
 done:
     return st;
 }
@@ -787,11 +844,32 @@ static void nb_hist_d(dpc_gpu *g, dim3 grid, uint64_t s, uint64_t jspan, unsigne
                                                         prefix, pbits, w, (unsigned long long *)g->hist.p);
 }
 
+template <int MAXD>
+static void nb_collect_d(dpc_gpu *g, dim3 grid, uint64_t s, uint64_t jspan, unsigned long long prefix, int pbits,
+                         unsigned long long cap)
+{
+    const size_t smem = tile_bytes<MAXD>(g->d, 0);
+    k_nb_collect<MAXD><<<grid, THREADS, smem, g->stream>>>(g->x, g->n, g->d, (const uint32_t *)g->nbrows.p, s, jspan,
+                                                           prefix, pbits, (unsigned long long *)g->nbsel.p, g->count,
+                                                           cap);
+}
+
+static int cmp_u64(const void *a, const void *b)
+{
+    const unsigned long long x = *(const unsigned long long *)a, y = *(const unsigned long long *)b;
+    return (x > y) - (x < y);
+}
+
+/* Distances left after a digit that are collected and sorted on the host
+ * rather than narrowed by more digits (a sort of 65,536 is milliseconds);
+ * FD_DPC_GPU_COLLECT sets it (0: every digit, as before). */
+#define NB_COLLECT_MAX 65536
+
 extern "C" fd_status dpc_gpu_kth_d2(dpc_gpu *g, const uint64_t *rows, uint64_t s, uint64_t m, double *d2)
 {
     fd_status st = FD_OK;
     const uint64_t n = g->n, bx = blocks_for(s), tiles = (n + TJ - 1) / TJ;
-    unsigned long long h[NB_BINS], prefix = 0;
+    unsigned long long h[NB_BINS], prefix = 0, *sel = NULL;
     uint32_t *r32 = (uint32_t *)malloc(s * sizeof *r32);
     if (!r32) return fd_fail(FD_ERR_NOMEM, "out of memory");
     for (uint64_t q = 0; q < s; q++) r32[q] = (uint32_t)rows[q];
@@ -805,10 +883,13 @@ extern "C" fd_status dpc_gpu_kth_d2(dpc_gpu *g, const uint64_t *rows, uint64_t s
     splits = (n + jspan - 1) / jspan;
     const dim3 grid((unsigned)bx, (unsigned)splits);
     uint64_t r = m; /* the rank sought among the distances that match the prefix */
+    uint64_t collect;
+    FD_TRY_GOTO(fd_env_count("FD_DPC_GPU_COLLECT", 0, 1ull << 24, NB_COLLECT_MAX, "distances", &collect), st, done);
     CK(cudaSetDevice(g->device));
     FD_TRY_GOTO(grow(&g->hist, NB_BINS, sizeof(unsigned long long), "a histogram"), st, done);
     FD_TRY_GOTO(grow(&g->nbrows, s, sizeof(uint32_t), "the rows"), st, done);
     CK(cudaMemcpyAsync(g->nbrows.p, r32, s * sizeof *r32, cudaMemcpyHostToDevice, g->stream));
+    vmark(g, NULL);
     for (int pbits = 0; pbits < 64;) {
         const int w = 64 - pbits < 12 ? 64 - pbits : 12;
         CK(cudaMemsetAsync(g->hist.p, 0, NB_BINS * sizeof(unsigned long long), g->stream));
@@ -834,10 +915,46 @@ extern "C" fd_status dpc_gpu_kth_d2(dpc_gpu *g, const uint64_t *rows, uint64_t s
         r -= below;
         prefix = prefix << w | b;
         pbits += w;
+        vmark(g, "d_c: a digit");
+        if (pbits < 64 && h[b] <= collect) {
+            /* The h[b] distances of this prefix, sorted: the r-th is the
+             * one the remaining digits would have found, bit for bit. */
+            const uint64_t left = h[b];
+            unsigned long long got = 0;
+            FD_TRY_GOTO(grow(&g->nbsel, left, sizeof(unsigned long long), "the nearest distances"), st, done);
+            if (!(sel = (unsigned long long *)malloc(left * sizeof *sel))) {
+                st = fd_fail(FD_ERR_NOMEM, "out of memory");
+                goto done;
+            }
+            CK(cudaMemsetAsync(g->count, 0, sizeof *g->count, g->stream));
+            switch (d_bound(g->d)) {
+            case 2: nb_collect_d<2>(g, grid, s, jspan, prefix, pbits, left); break;
+            case 4: nb_collect_d<4>(g, grid, s, jspan, prefix, pbits, left); break;
+            case 8: nb_collect_d<8>(g, grid, s, jspan, prefix, pbits, left); break;
+            case 16: nb_collect_d<16>(g, grid, s, jspan, prefix, pbits, left); break;
+            case 32: nb_collect_d<32>(g, grid, s, jspan, prefix, pbits, left); break;
+            case 64: nb_collect_d<64>(g, grid, s, jspan, prefix, pbits, left); break;
+            default: nb_collect_d<128>(g, grid, s, jspan, prefix, pbits, left); break;
+            }
+            CK(cudaGetLastError());
+            CK(cudaMemcpyAsync(&got, g->count, sizeof got, cudaMemcpyDeviceToHost, g->stream));
+            CK(cudaMemcpyAsync(sel, g->nbsel.p, left * sizeof *sel, cudaMemcpyDeviceToHost, g->stream));
+            CK(cudaStreamSynchronize(g->stream));
+            if (got != left) {
+                st = fd_fail(FD_ERR_INTERNAL, "dpc_gpu_kth_d2: %llu distances of prefix %llx/%d, the histogram said %llu",
+                             got, prefix, pbits, (unsigned long long)left);
+                goto done;
+            }
+            qsort(sel, left, sizeof *sel, cmp_u64);
+            prefix = sel[r - 1];
+            pbits = 64;
+            vmark(g, "d_c: the last distances, sorted");
+        }
     }
     memcpy(d2, &prefix, sizeof *d2);
 done:
     free(r32);
+    free(sel);
     return st;
 }
 

@@ -3,6 +3,7 @@
  * then the coordinate columns picked out. */
 #include "points.h"
 
+#include "../common/par_rows.h"
 #include "../io/matrix_collect.h"
 #include "../io/matrix_sink.h"
 
@@ -48,6 +49,30 @@ static fd_status parse_columns(const char *spec, uint32_t ncols, uint32_t **out,
 bad:
     free(c);
     return fd_fail(FD_ERR_USAGE, "--columns %s: expected 1-based columns like 1,2 or 1-3", spec);
+}
+
+/* The picked columns of rows [i0, i1) into x (unless x is all, taken
+ * whole) and xt, on the threads that first touch their pages. */
+typedef struct {
+    dpc_points *p;
+    const double *all; /* rows of stride values; NULL: x holds them */
+    uint32_t stride;
+    const uint32_t *pick;
+} pick_work;
+
+static fd_status pick_rows(void *ctx, uint64_t i0, uint64_t i1, int thread)
+{
+    const pick_work *w = ctx;
+    double *x = w->p->x, *xt = w->p->xt;
+    const uint64_t n = w->p->n;
+    const uint32_t d = w->p->d;
+    (void)thread;
+    if (w->all)
+        for (uint64_t i = i0; i < i1; i++)
+            for (uint32_t k = 0; k < d; k++) x[i * d + k] = w->all[i * w->stride + w->pick[k]];
+    for (uint32_t k = 0; k < d; k++)
+        for (uint64_t i = i0; i < i1; i++) xt[k * n + i] = x[i * d + k];
+    return FD_OK;
 }
 
 /* Every squared distance the passes compute must be finite: its sum over
@@ -138,13 +163,19 @@ fd_status dpc_points_read(dpc_points **out, const char *spec, const dpc_columns 
     p->n = r.rows;
     p->d = npick;
     p->columns = r.n;
-    FD_ALLOC_GOTO(p->x, p->n * p->d, st, done);
     FD_ALLOC_GOTO(p->xt, p->n * p->d, st, done);
-    for (uint64_t i = 0; i < p->n; i++)
-        for (uint32_t k = 0; k < npick; k++) {
-            p->x[i * p->d + k] = r.all[i * r.n + pick[k]];
-            p->xt[k * p->n + i] = r.all[i * r.n + pick[k]];
-        }
+    /* Every column, in order (no label column): the rows read are the
+     * points, taken as they are. */
+    int whole = npick == r.n;
+    for (uint32_t k = 0; whole && k < npick; k++) whole = pick[k] == k;
+    if (whole) {
+        p->x = r.all;
+        r.all = NULL;
+    } else {
+        FD_ALLOC_GOTO(p->x, p->n * p->d, st, done);
+    }
+    pick_work w = {p, whole ? NULL : r.all, r.n, pick};
+    FD_TRY_GOTO(par_rows(threads, 0, p->n, pick_rows, &w, NULL), st, done);
     FD_TRY_GOTO(check_range(p, spec, pick), st, done);
     if (cols->label) FD_TRY_GOTO(take_labels(p, r.all, r.n, cols->label - 1, spec), st, done);
     if (cols->labels) FD_TRY_GOTO(read_labels(p, cols->labels, threads), st, done);

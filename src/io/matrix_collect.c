@@ -47,6 +47,30 @@ static fd_status push(void *ctx, const void *row, uint64_t input_row)
     return FD_OK;
 }
 
+/* The binary readers' rows by their slots, from the workers: the page
+ * faults of first touching the rows, and their copying, are spread over
+ * the threads instead of falling on the calling thread's pushes (they were
+ * the largest part of reading 10^7 points). */
+static fd_status place_begin(void *ctx, uint64_t rows)
+{
+    collector *c = ctx;
+    fd_matrix_all *m = c->m;
+    if (rows > c->cap) {
+        double *p = realloc(m->all, rows * m->n * sizeof *p);
+        if (!p) return fd_fail(FD_ERR_NOMEM, "out of memory for %llu rows", (unsigned long long)rows);
+        m->all = p;
+        c->cap = rows;
+    }
+    m->rows = rows;
+    return FD_OK;
+}
+
+static void place(void *ctx, const void *row, uint64_t slot)
+{
+    fd_matrix_all *m = ((collector *)ctx)->m;
+    memcpy(m->all + slot * m->n, row, m->n * sizeof *m->all);
+}
+
 /* NaN is refused (drop_nan is never set), so no row drops. */
 static fd_status drop(void *ctx)
 {
@@ -96,6 +120,8 @@ fd_status fd_matrix_collect(const char *spec, int header, int name_column, int t
                                  .transform = copy_row,
                                  .begin = begin,
                                  .push = push,
+                                 .place_begin = place_begin,
+                                 .place = place,
                                  .drop = drop,
                                  .finish = finish,
                                  .threads = threads,
