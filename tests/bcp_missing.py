@@ -13,6 +13,10 @@ the highest lower bound kept):
    gives /completed's bits at them, in the file's order; on a complete
    tensor over 2 ranks it is the factors' model there;
  - the lower bound never decreases between sweeps of the same rank;
+ - the rank checked by the bound: rank-5 50^3 tensors, 30 and 70%
+   missing, which the sweeps leave at rank 6 and 7, end at rank 5 with
+   a higher bound (and one component fewer would lower it), the held-out
+   error within 5% of the noise's sd;
  - a --mask (HDF5 uint8, .npy bool) over the full tensor gives the same
    bits as NaN at the same entries, and 1 and 2 threads the same bits;
  - refusals, exit 2, nothing written: NaN without --missing, an
@@ -23,6 +27,7 @@ the highest lower bound kept):
    not of its dims, or whose /predictions do not agree.
 usage: bcp_missing.py FCBO_DIST WORKDIR"""
 import os
+import re
 import sys
 
 import h5py
@@ -134,6 +139,38 @@ for shape, rank, frac, seed in [("30x25x20", 3, 0.3, 4), ("30x25x20", 3, 0.5, 5)
                   "2 ranks, --predict-at: %s against %s" % (P, want))
         else:
             check(False, "2 ranks, --predict-at: exit %d: %s" % (r.returncode, r.stderr))
+
+# ---------------- the rank checked by the bound ----------------
+# Rank-5 50^3 tensors with 30% and 70% missing: the ARD prior leaves a
+# spare component or two fitting the observed entries' noise (rank 6 and
+# 7 from the SVD start); dropping the weakest and refitting raises the
+# bound, down to the true rank, and a drop below it lowers the bound.
+for frac in (0.3, 0.7):
+    what = "50x50x50 rank 5, %d%% missing, the rank check" % round(frac * 100)
+    t = os.path.join(WORK, "rc.h5")
+    run("gen", "tensor", "--shape", "50x50x50", "--rank", 5, "--snr", 20, "--seed", 3, "-o", t)
+    with h5py.File(t) as f:
+        X = f["tensor"][:]
+        T = model([f["factors/A%d" % (n + 1)][:] for n in range(3)])
+    M = np.random.default_rng(1).random(X.shape) < frac
+    Y = X.copy()
+    Y[M] = np.nan
+    y, out = os.path.join(WORK, "rc.npy"), os.path.join(WORK, "orc")
+    np.save(y, Y)
+    r = run("bcp", y, "--missing", "--rank", 8, "-o", out, "--force", "--completed")
+    got = re.search(r"rank checked by the bound: rank (\d+) -> (\d+) \(lower bound (\S+) -> (\S+)\); "
+                    r"one component fewer: (\S+)", r.stderr)
+    check(r.returncode == 0 and got is not None, "%s: exit %d, no check in the summary: %s" % (what, r.returncode, r.stderr))
+    if got is None:
+        continue
+    r0, r1, lb0, lb1, fewer = int(got[1]), int(got[2]), float(got[3]), float(got[4]), float(got[5])
+    check(r0 > 5 and r1 == 5 and lb1 > lb0 and fewer < lb1, "%s: rank %d -> %d, bound %g -> %g, one fewer %g" % (
+        what, r0, r1, lb0, lb1, fewer))
+    with h5py.File(os.path.join(out, "bcp.h5")) as f:
+        C, rank, lb = f["completed"][:], f.attrs["rank"], f.attrs["lower_bound"]
+    check(rank == 5 and abs(lb - lb1) <= 1e-9 * abs(lb1), "%s: the file says rank %d, bound %g" % (what, rank, lb))
+    held, noise = np.sqrt(((C - X)[M] ** 2).mean()), (X - T).std()
+    check(held <= 1.05 * noise, "%s: held-out RMSE %.4f, noise sd %.4f" % (what, held, noise))
 
 # ---------------- refusals ----------------
 y5 = os.path.join(WORK, "y5.npy")

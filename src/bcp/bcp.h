@@ -23,6 +23,11 @@ typedef struct bcp_opts {
     uint64_t seed;       /* random initial factors (and SVD padding) */
     int nonneg;          /* factors started and kept >= 0 (projected) */
     int threads;         /* for the MTTKRP; the result does not depend on it */
+    /* The masked fit only (bcp_fit_masked): start from this model's means,
+     * lambda and tau less its component `drop` (rank = from->R - 1), for
+     * the check of the rank by the bound; NULL: as init says. */
+    const struct bcp_model *from;
+    uint32_t drop;
 } bcp_opts;
 
 typedef struct bcp_model {

@@ -18,6 +18,12 @@ typedef struct bcp_starts {
     uint32_t n, best;
     double *lb, *fit;
     uint32_t *rank, *iters;
+    /* The masked fit's check of its rank by the bound (fit_best): the
+     * rank and bound it began from and ended at, and, where a refit
+     * with one component fewer lowered the bound, that bound (else NaN);
+     * tried 0: no check. */
+    uint32_t tried, rank0, rank1;
+    double lb0, lb1, lb_lower;
 } bcp_starts;
 
 /* t: the tensor or rank 0's block of it (its full shape is written);

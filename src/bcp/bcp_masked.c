@@ -286,9 +286,16 @@ static fd_status start(mwork *w, const bcp_opts *o, double yy)
     /* Zero-filled, the unfolding's Gram is about the observed fraction f
      * of the full one, its vectors f^(1/2N) short. */
     const double grow = pow((double)t->size / (double)t->n_observed, 0.5 / N);
+    const bcp_model *f = o->from;
+    if (f && (f->R != R + 1 || o->drop >= f->R || f->order != N))
+        return fd_fail(FD_ERR_INTERNAL, "bcp_fit_masked: a start of rank %u from a model of rank %u", R, f->R);
     for (uint32_t n = 0; n < N; n++) {
         const uint64_t I = t->dims[n];
-        if (o->init == BCP_INIT_SVD) {
+        if (f) {
+            for (uint64_t i = 0; i < I; i++)
+                for (uint32_t a = 0, b = 0; b < f->R; b++)
+                    if (b != o->drop) m->A[n][i * R + a++] = f->A[n][i * f->R + b];
+        } else if (o->init == BCP_INIT_SVD) {
             FD_TRY(bcp_svd_factor(t, n, R, sd, w->threads, &rng, m->A[n]));
             for (uint64_t q = 0; q < I * R; q++) m->A[n][q] *= grow;
         } else {
@@ -307,6 +314,11 @@ static fd_status start(mwork *w, const bcp_opts *o, double yy)
         m->lambda[r] = power > 0 ? rows / power : 1 / (sd * sd);
     }
     m->tau = yy > 0 ? (double)t->n_observed / yy : 1;
+    if (f) {
+        for (uint32_t a = 0, b = 0; b < f->R; b++)
+            if (b != o->drop) m->lambda[a++] = f->lambda[b];
+        m->tau = f->tau;
+    }
     return FD_OK;
 }
 

@@ -1,17 +1,28 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "check.cuh"
 #include "fdcuda.h"
+#include "../common/clock.h"
 #include "../common/env.h"
 
+#include <stdio.h>
 #include <stdlib.h>
+
+/* FD_GPU_VERBOSE: how long the driver's start (the first call) and the
+ * context took, which come before and beside the read. */
+static void say_time(const char *what, double t0)
+{
+    if (getenv("FD_GPU_VERBOSE")) fprintf(stderr, "gpu: %s in %.1f ms\n", what, (fd_now() - t0) * 1e3);
+}
 
 extern "C" int fd_cuda_device_count(void)
 {
     int n = 0;
+    const double t0 = fd_now();
     if (cudaGetDeviceCount(&n) != cudaSuccess) {
         cudaGetLastError(); /* no driver: clear the sticky error, report none */
         return 0;
     }
+    say_time("the devices counted", t0);
     return n;
 }
 
@@ -26,7 +37,9 @@ done:
 
 extern "C" void fd_cuda_warm(int device)
 {
+    const double t0 = fd_now();
     if (cudaSetDevice(device) != cudaSuccess || cudaFree(0) != cudaSuccess) cudaGetLastError();
+    say_time("the context made (beside the read)", t0);
 }
 
 /* One workload runs in a process, and its backend sets this before its
