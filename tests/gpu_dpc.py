@@ -74,14 +74,15 @@ subprocess.run([BIN, "gen", "blobs", "--n", "60000", "--dims", "2", "--clusters"
                env=ENV, check=True, capture_output=True)
 cpu, gpu = os.path.join(WORK, "cpu"), os.path.join(WORK, "gpu")
 # FD_DPC_GPU_COLLECT=0: d_c's radix select by every digit, none of the
-# last distances sorted on the host.
-for extra, grid, collect in [(["--neighbors", "20"], "on", None), (["--dc", "0.05"], "on", None),
-                             (["--neighbors", "20"], "off", None), (["--neighbors", "20"], "on", "0"),
-                             (["--neighbors", "20"], "on", "1")]:
-    name = "blobs %s grid %s collect %s" % (" ".join(extra), grid, collect)
-    env = {"FD_DPC_GRID": grid}
-    if collect is not None:
-        env["FD_DPC_GPU_COLLECT"] = collect
+# last distances sorted on the host; FD_DPC_GPU_BLOCKS: the brute-force
+# passes' points split among other numbers of blocks.
+for extra, grid, knobs in [(["--neighbors", "20"], "on", {}), (["--dc", "0.05"], "on", {}),
+                           (["--neighbors", "20"], "off", {}), (["--neighbors", "20"], "on", {"FD_DPC_GPU_COLLECT": "0"}),
+                           (["--neighbors", "20"], "on", {"FD_DPC_GPU_COLLECT": "1"}),
+                           (["--neighbors", "20"], "off", {"FD_DPC_GPU_BLOCKS": "1"}),
+                           (["--neighbors", "20"], "on", {"FD_DPC_GPU_BLOCKS": "16"})]:
+    name = "blobs %s grid %s %s" % (" ".join(extra), grid, knobs)
+    env = dict(knobs, FD_DPC_GRID=grid)
     args = [path, "--labels", path.replace(".txt", ".labels.txt"), "--centers", "12"] + extra
     run(args + ["-o", cpu, "-q"], "cpu", env=env)
     run(args + ["-o", gpu, "-q"], GB, env=env)

@@ -727,6 +727,12 @@ static void delta_part_d(dpc_gpu *g, dim3 grid, const uint32_t *list, uint64_t n
                                                            (int64_t *)g->pbj.p);
 }
 
+/* Blocks per SM the brute-force passes (delta's, d_c's) aim at when
+ * they split the points among blocks: FD_DPC_GPU_BLOCKS, 4 unless set.
+ * The split does not change a result (the merge takes the splits in the
+ * order of their points, strictly). */
+static fd_status blocks_per_sm(uint64_t *v) { return fd_env_count("FD_DPC_GPU_BLOCKS", 1, 64, 4, "blocks per SM", v); }
+
 /* Brute-force delta of rows list[0 .. nrows) (or i0 .. i0 + nrows without
  * a list) into g->delta and g->parent; g->rho holds every rho.  Few rows split
  * the points among more blocks, so that every SM has work. */
@@ -734,7 +740,9 @@ static fd_status delta_brute(dpc_gpu *g, const uint32_t *list, uint64_t nrows, u
 {
     fd_status st = FD_OK;
     const uint64_t n = g->n, bx = blocks_for(nrows), tiles = (n + TJ - 1) / TJ;
-    uint64_t splits = ((uint64_t)4 * g->sms + bx - 1) / bx;
+    uint64_t per_sm;
+    FD_TRY(blocks_per_sm(&per_sm));
+    uint64_t splits = (per_sm * (uint64_t)g->sms + bx - 1) / bx;
     splits = splits < 1 ? 1 : splits > tiles ? tiles : splits > 65535 ? 65535 : splits;
     const uint64_t jspan = (tiles + splits - 1) / splits * TJ;
     splits = (n + jspan - 1) / jspan;
@@ -870,12 +878,14 @@ extern "C" fd_status dpc_gpu_kth_d2(dpc_gpu *g, const uint64_t *rows, uint64_t s
     fd_status st = FD_OK;
     const uint64_t n = g->n, bx = blocks_for(s), tiles = (n + TJ - 1) / TJ;
     unsigned long long h[NB_BINS], prefix = 0, *sel = NULL;
+    uint64_t per_sm;
+    FD_TRY(blocks_per_sm(&per_sm));
     uint32_t *r32 = (uint32_t *)malloc(s * sizeof *r32);
     if (!r32) return fd_fail(FD_ERR_NOMEM, "out of memory");
     for (uint64_t q = 0; q < s; q++) r32[q] = (uint32_t)rows[q];
     /* Splits of the points: enough blocks for every SM, and fewer than
      * 2^32 pairs a block (256 rows x 2^23 points). */
-    uint64_t splits = ((uint64_t)4 * g->sms + bx - 1) / bx;
+    uint64_t splits = (per_sm * (uint64_t)g->sms + bx - 1) / bx;
     const uint64_t least = (n + (1ull << 23) - 1) >> 23;
     splits = splits < least ? least : splits;
     splits = splits > tiles ? tiles : splits;
