@@ -659,6 +659,19 @@ static unsigned blocks_for(uint64_t rows) { return (unsigned)((rows + THREADS - 
 /* The kernels for the smallest bound of 2, 4, 8, 16, 32, 64 and 128 that
  * holds d (d_bound), each with its tile's shared memory. */
 static int d_bound(uint32_t d) { return d <= 2 ? 2 : d <= 4 ? 4 : d <= 8 ? 8 : d <= 16 ? 16 : d <= 32 ? 32 : d <= 64 ? 64 : 128; }
+/* fn<MAXD>(...) for MAXD = d_bound(d). */
+#define BY_D_BOUND(d, fn, ...)                                                                                         \
+    do {                                                                                                               \
+        switch (d_bound(d)) {                                                                                          \
+        case 2: fn<2>(__VA_ARGS__); break;                                                                             \
+        case 4: fn<4>(__VA_ARGS__); break;                                                                             \
+        case 8: fn<8>(__VA_ARGS__); break;                                                                             \
+        case 16: fn<16>(__VA_ARGS__); break;                                                                           \
+        case 32: fn<32>(__VA_ARGS__); break;                                                                           \
+        case 64: fn<64>(__VA_ARGS__); break;                                                                           \
+        default: fn<128>(__VA_ARGS__); break;                                                                          \
+        }                                                                                                              \
+    } while (0)
 template <int MAXD> static size_t tile_bytes(uint32_t d, int with_rho)
 {
     return ((size_t)d + (with_rho ? 1 : 0)) * tile_w(MAXD) * sizeof(double);
@@ -698,15 +711,7 @@ extern "C" fd_status dpc_gpu_rho(dpc_gpu *g, const dpc_gpu_grid *grid, double dc
         else if (grid->d == 2) rho_grid_d<2>(g, G, reach, nrows, dc2, i0);
         else rho_grid_d<3>(g, G, reach, nrows, dc2, i0);
     } else {
-        switch (d_bound(g->d)) {
-        case 2: rho_d<2>(g, dc2, kernel, i0, i1); break;
-        case 4: rho_d<4>(g, dc2, kernel, i0, i1); break;
-        case 8: rho_d<8>(g, dc2, kernel, i0, i1); break;
-        case 16: rho_d<16>(g, dc2, kernel, i0, i1); break;
-        case 32: rho_d<32>(g, dc2, kernel, i0, i1); break;
-        case 64: rho_d<64>(g, dc2, kernel, i0, i1); break;
-        default: rho_d<128>(g, dc2, kernel, i0, i1); break;
-        }
+        BY_D_BOUND(g->d, rho_d, g, dc2, kernel, i0, i1);
     }
     CK(cudaGetLastError());
     vmark(g, "rho: the kernel");
@@ -750,15 +755,7 @@ static fd_status delta_brute(dpc_gpu *g, const uint32_t *list, uint64_t nrows, u
     FD_TRY(grow(&g->pfar, splits * nrows, sizeof(double), "delta's partial results"));
     FD_TRY(grow(&g->pbj, splits * nrows, sizeof(int64_t), "delta's partial results"));
     const dim3 grid((unsigned)bx, (unsigned)splits);
-    switch (d_bound(g->d)) {
-    case 2: delta_part_d<2>(g, grid, list, nrows, i0, jspan); break;
-    case 4: delta_part_d<4>(g, grid, list, nrows, i0, jspan); break;
-    case 8: delta_part_d<8>(g, grid, list, nrows, i0, jspan); break;
-    case 16: delta_part_d<16>(g, grid, list, nrows, i0, jspan); break;
-    case 32: delta_part_d<32>(g, grid, list, nrows, i0, jspan); break;
-    case 64: delta_part_d<64>(g, grid, list, nrows, i0, jspan); break;
-    default: delta_part_d<128>(g, grid, list, nrows, i0, jspan); break;
-    }
+    BY_D_BOUND(g->d, delta_part_d, g, grid, list, nrows, i0, jspan);
     CK(cudaGetLastError());
     k_delta_merge<<<(unsigned)bx, THREADS, 0, g->stream>>>(nrows, (uint32_t)splits, list, i0,
                                                            (const double *)g->pbest.p, (const double *)g->pfar.p,
@@ -903,15 +900,7 @@ extern "C" fd_status dpc_gpu_kth_d2(dpc_gpu *g, const uint64_t *rows, uint64_t s
     for (int pbits = 0; pbits < 64;) {
         const int w = 64 - pbits < 12 ? 64 - pbits : 12;
         CK(cudaMemsetAsync(g->hist.p, 0, NB_BINS * sizeof(unsigned long long), g->stream));
-        switch (d_bound(g->d)) {
-        case 2: nb_hist_d<2>(g, grid, s, jspan, prefix, pbits, w); break;
-        case 4: nb_hist_d<4>(g, grid, s, jspan, prefix, pbits, w); break;
-        case 8: nb_hist_d<8>(g, grid, s, jspan, prefix, pbits, w); break;
-        case 16: nb_hist_d<16>(g, grid, s, jspan, prefix, pbits, w); break;
-        case 32: nb_hist_d<32>(g, grid, s, jspan, prefix, pbits, w); break;
-        case 64: nb_hist_d<64>(g, grid, s, jspan, prefix, pbits, w); break;
-        default: nb_hist_d<128>(g, grid, s, jspan, prefix, pbits, w); break;
-        }
+        BY_D_BOUND(g->d, nb_hist_d, g, grid, s, jspan, prefix, pbits, w);
         CK(cudaGetLastError());
         CK(cudaMemcpyAsync(h, g->hist.p, sizeof h, cudaMemcpyDeviceToHost, g->stream));
         CK(cudaStreamSynchronize(g->stream));
@@ -937,15 +926,7 @@ extern "C" fd_status dpc_gpu_kth_d2(dpc_gpu *g, const uint64_t *rows, uint64_t s
                 goto done;
             }
             CK(cudaMemsetAsync(g->count, 0, sizeof *g->count, g->stream));
-            switch (d_bound(g->d)) {
-            case 2: nb_collect_d<2>(g, grid, s, jspan, prefix, pbits, left); break;
-            case 4: nb_collect_d<4>(g, grid, s, jspan, prefix, pbits, left); break;
-            case 8: nb_collect_d<8>(g, grid, s, jspan, prefix, pbits, left); break;
-            case 16: nb_collect_d<16>(g, grid, s, jspan, prefix, pbits, left); break;
-            case 32: nb_collect_d<32>(g, grid, s, jspan, prefix, pbits, left); break;
-            case 64: nb_collect_d<64>(g, grid, s, jspan, prefix, pbits, left); break;
-            default: nb_collect_d<128>(g, grid, s, jspan, prefix, pbits, left); break;
-            }
+            BY_D_BOUND(g->d, nb_collect_d, g, grid, s, jspan, prefix, pbits, left);
             CK(cudaGetLastError());
             CK(cudaMemcpyAsync(&got, g->count, sizeof got, cudaMemcpyDeviceToHost, g->stream));
             CK(cudaMemcpyAsync(sel, g->nbsel.p, left * sizeof *sel, cudaMemcpyDeviceToHost, g->stream));
