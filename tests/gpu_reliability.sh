@@ -1,8 +1,8 @@
 # Failures and resumption on GPUs (needs a GPU; CI only builds this):
 # more ranks than GPUs is refused by every workload; a GPU too small for the problem
 # (FD_GPU_MEM_LIMIT stands in for one) stops every workload with exit 2,
-# the knob to change, and nothing left; a bad FD_GPU_MEM_LIMIT is refused
-# by name; a lattice and a spearman run on the GPU whose last rank is
+# the knob to change, and nothing left; a bad FD_GPU_MEM_LIMIT, and bad
+# values of dpc's GPU knobs, are refused by name; a lattice and a spearman run on the GPU whose last rank is
 # killed with SIGKILL finish with --resume on the GPU and equal the CPU
 # backend's result, without redoing what the checkpoint holds.
 source "$(dirname "$0")/lib.sh" "$@"
@@ -47,6 +47,13 @@ for cmd in "lattice $W/c.dat" "spearman $W/m.npy --pvalue 0.05"; do
     check '[ $rc -eq 2 ] && grep -q "FD_GPU_MEM_LIMIT" "$W/err" && [ ! -e "$W/bad" ]' \
           "${cmd%% *} with FD_GPU_MEM_LIMIT=$bad: exit $rc: $(cat "$W/err")"
   done
+done
+
+# dpc's GPU knobs, read where the device works (d_c by --neighbors, the
+# brute-force splits): a bad value is refused by name, nothing left.
+for kv in FD_DPC_GPU_COLLECT=lots FD_DPC_GPU_COLLECT=-1 FD_DPC_GPU_BLOCKS=0 FD_DPC_GPU_BLOCKS=65; do
+  env "$kv" "$BIN" dpc "$W/p.txt" --neighbors 5 --backend "$GB" -o "$W/bad" -q 2> "$W/err"; rc=$?
+  check '[ $rc -eq 2 ] && grep -q "${kv%%=*}" "$W/err" && [ ! -e "$W/bad" ]' "dpc with $kv: exit $rc: $(cat "$W/err")"
 done
 
 # Kill the last rank, resume on the GPU; compare with the CPU backend.
