@@ -222,19 +222,25 @@ done:
     return st;
 }
 
+/* power[r] += the squared norm of column r of the first `rows` rows of
+ * mode n's factor. */
+static void add_column_power(const bcp_model *m, uint32_t n, uint64_t rows, double *power)
+{
+    for (uint64_t i = 0; i < rows; i++)
+        for (uint32_t r = 0; r < m->R; r++) power[r] += m->A[n][i * m->R + r] * m->A[n][i * m->R + r];
+}
+
 /* The weakest component: the smallest product over the modes of its
  * factors' norms (its share of the model's scale). */
 static uint32_t weakest(const bcp_model *m)
 {
+    double norm[BCP_MAX_ORDER][256] = {{0}};
+    for (uint32_t n = 0; n < m->order; n++) add_column_power(m, n, m->dims[n], norm[n]);
     uint32_t w = 0;
     double least = INFINITY;
     for (uint32_t r = 0; r < m->R; r++) {
         double s = 1;
-        for (uint32_t n = 0; n < m->order; n++) {
-            double p = 0;
-            for (uint64_t i = 0; i < m->dims[n]; i++) p += m->A[n][i * m->R + r] * m->A[n][i * m->R + r];
-            s *= sqrt(p);
-        }
+        for (uint32_t n = 0; n < m->order; n++) s *= sqrt(norm[n][r]);
         if (s < least) {
             least = s;
             w = r;
@@ -331,9 +337,7 @@ static void store_sub(const bcp_model *mk, uint32_t R, const uint64_t *cnt, uint
 {
     double power[256] = {0};
     uint32_t pick[256];
-    for (uint32_t n = 0; n < order; n++)
-        for (uint64_t i = 0; i < cnt[n]; i++)
-            for (uint32_t r = 0; r < mk->R; r++) power[r] += mk->A[n][i * mk->R + r] * mk->A[n][i * mk->R + r];
+    for (uint32_t n = 0; n < order; n++) add_column_power(mk, n, cnt[n], power);
     for (uint32_t q = 0; q < R; q++) {
         uint32_t best = 0;
         for (uint32_t r = 1; r < mk->R; r++)

@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "bigmem.h"
 
+#include "par_rows.h"
+
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -49,6 +51,21 @@ void *fd_big_grow(void *p, size_t old, size_t bytes)
     memcpy(q, p, old);
     free(p);
     return q;
+}
+
+static fd_status touch_pages(void *ctx, uint64_t i0, uint64_t i1, int thread)
+{
+    volatile char *p = ctx;
+    (void)thread;
+    for (uint64_t i = i0; i < i1; i++) p[i << 12] = 0;
+    return FD_OK;
+}
+
+void *fd_big_zalloc_touched(size_t bytes, int threads)
+{
+    void *p = fd_big_zalloc(bytes);
+    if (p && bytes >> 12) (void)par_rows(threads, 0, bytes >> 12, touch_pages, p, NULL); /* a hint: a failure only slows */
+    return p;
 }
 
 void fd_big_free(void *p, size_t bytes)

@@ -19,5 +19,10 @@ void *fd_big_zalloc(size_t bytes);
  * zero; NULL on failure, p then unchanged and still owned. */
 void *fd_big_grow(void *p, size_t old, size_t bytes);
 void fd_big_free(void *p, size_t bytes);
+/* fd_big_zalloc, its pages first touched on `threads` threads
+ * (par_rows): for an array a device copy or one thread's pass fills
+ * next, which would otherwise take each page fault on that one thread
+ * (dpc's results at 10^7 points: copies from the GPU 190 -> 22 ms). */
+void *fd_big_zalloc_touched(size_t bytes, int threads);
 
 #endif

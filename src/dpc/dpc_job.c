@@ -9,7 +9,6 @@
 
 #include "../common/bigmem.h"
 #include "../common/clock.h"
-#include "../common/par_rows.h"
 #include "../job/job.h"
 #include "dpc_backend.h"
 #include "dpc_h5.h"
@@ -74,26 +73,6 @@ static fd_status choose_dc(const dpc_opts *o, const struct dpc_ops *ops, void *d
     else if (o->dc_rule == 'k') FD_TRY(ops->dc_neighbors(dev, p, o->neighbors, o->seed, threads, dc));
     else FD_TRY(dpc_dc_percent(p, o->dc_percent, o->seed, dc));
     return FD_OK;
-}
-
-/* A result array of the points: fresh zero pages (huge ones where the
- * kernel gives them), first touched on the threads.  The device's copies
- * into malloc's untouched pages took a page fault per 4 KiB on one
- * thread: at 10^7 points on the H200, 190 of the passes' 400 ms
- * (FD_GPU_VERBOSE). */
-static fd_status touch_pages(void *ctx, uint64_t i0, uint64_t i1, int thread)
-{
-    volatile char *p = ctx;
-    (void)thread;
-    for (uint64_t i = i0; i < i1; i++) p[i << 12] = 0;
-    return FD_OK;
-}
-
-static void *result_array(size_t bytes, int threads)
-{
-    void *p = fd_big_zalloc(bytes);
-    if (p && bytes >> 12) (void)par_rows(threads, 0, bytes >> 12, touch_pages, p, NULL);
-    return p;
 }
 
 /* One run's state, on every rank. */
@@ -184,11 +163,13 @@ static fd_status run(fd_job *j)
     for (int k = 0; k <= mpi->size; k++) r->off[k] = n * (uint64_t)k / (uint64_t)mpi->size;
     const uint64_t i0 = r->off[mpi->rank], i1 = r->off[mpi->rank + 1];
     s->n = n;
-    s->rho = result_array(n * sizeof *s->rho, T);
-    s->delta = result_array(n * sizeof *s->delta, T);
-    s->gamma = result_array(n * sizeof *s->gamma, T);
-    s->parent = result_array(n * sizeof *s->parent, T);
-    s->labels = result_array(n * sizeof *s->labels, T);
+    /* Touched on the threads: the device's copies into untouched pages
+     * took 190 of the passes' 400 ms at 10^7 points (FD_GPU_VERBOSE). */
+    s->rho = fd_big_zalloc_touched(n * sizeof *s->rho, T);
+    s->delta = fd_big_zalloc_touched(n * sizeof *s->delta, T);
+    s->gamma = fd_big_zalloc_touched(n * sizeof *s->gamma, T);
+    s->parent = fd_big_zalloc_touched(n * sizeof *s->parent, T);
+    s->labels = fd_big_zalloc_touched(n * sizeof *s->labels, T);
     st = s->rho && s->delta && s->gamma && s->parent && s->labels ? FD_OK : fd_fail(FD_ERR_NOMEM, "out of memory");
     t = fd_now();
     fd_progress prog = {0};
