@@ -1,26 +1,44 @@
 #!/usr/bin/env bash
 # What --edges costs: `fcbo-dist lattice FILE -o DIR` with and without
-# --edges (default threads), whole-command wall seconds, on mushroom (or
-# the FILEs given) from ../shared.  Appends to bench/results/lattice-edges.csv.
+# --edges, whole-command wall seconds and the covers' own (the summary's
+# "covering pairs ... in S s", rank 0's), on mushroom and T10I4D100K at
+# min support 100 (or the FILEs given, at --min-support S), on --ranks P
+# (mpirun) and --threads T each (default: all cores, on one rank).
+# FD_EDGES_PASS set in the environment forces a pass; the pass column
+# says which, or --label L (another build's run).  Appends to
+# bench/results/lattice-edges.csv.
 #
-#   bench/lattice-edges.sh [--bin PATH] [--csv FILE] [--machine NAME] [FILE.dat ...]
+#   bench/lattice-edges.sh [--bin PATH] [--csv FILE] [--machine NAME] [--min-support S]
+#                          [--ranks P] [--threads T] [--label L] [FILE.dat ...]
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
-BIN=$here/../build/fcbo-dist; CSV=$here/results/lattice-edges.csv; files=()
+BIN=$here/../build/fcbo-dist; CSV=$here/results/lattice-edges.csv; files=(); MS=""; RANKS=1; THREADS=0; LABEL=""
 MACHINE="$(hostname), $(nproc) cores, $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
-bench_options 2,7 "--bin=BIN --csv=CSV --machine=MACHINE ARGS=files" "$@"
-[ ${#files[@]} -gt 0 ] || files=("$here/../../shared/data/fca/mushroom.dat")
+bench_options 2,12 "--bin=BIN --csv=CSV --machine=MACHINE --min-support=MS --ranks=RANKS --threads=THREADS --label=LABEL ARGS=files" "$@"
+data=$here/../../shared/data/fca
 tmp=$(mktemp -d "${TMPDIR:-/tmp}/fcbo-edges.XXXXXX"); trap 'rm -rf "$tmp"' EXIT
 version=$("$BIN" version | head -1 | cut -d' ' -f2-)
-[ -f "$CSV" ] || echo "input,edges,concepts,n_edges,seconds,machine,date,version" > "$CSV"
-for f in "${files[@]}"; do
+header="input,min_support,ranks,threads,edges,concepts,n_edges,seconds,edges_seconds,pass,machine,date,version"
+[ -f "$CSV" ] || echo "$header" > "$CSV"
+run() { # FILE MINSUPPORT
+  local f=$1 ms=$2 e s t es n m
   for e in 0 1; do
-    args=(); [ "$e" = 1 ] && args=(--edges)
+    args=(lattice "$f" -o "$tmp/o" --force --min-support "$ms")
+    [ "$THREADS" = 0 ] || args+=(-t "$THREADS")
+    [ "$e" = 1 ] && args+=(--edges)
+    launch=(); [ "$RANKS" = 1 ] || launch=(mpirun -np "$RANKS")
     s=$(date +%s.%N)
-    "$BIN" lattice "$f" -o "$tmp/o" --force -q "${args[@]}"
+    "${launch[@]}" "$BIN" "${args[@]}" 2> "$tmp/err"
     t=$(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
+    es=$(sed -n 's/^[0-9]* covering pairs (--edges) in \([0-9.]*\) s.*/\1/p' "$tmp/err")
     read -r n m < <(python3 -c "import h5py, sys; f = h5py.File(sys.argv[1]); print(f.attrs['n_concepts'], f.attrs.get('n_edges', 0))" "$tmp/o/lattice.h5")
-    echo "$(basename "$f"),$e,$n,$m,$t,\"$MACHINE\",$(date +%F),\"$version\"" | tee -a "$CSV"
+    echo "$(basename "$f"),$ms,$RANKS,$THREADS,$e,$n,$m,$t,$es,${LABEL:-${FD_EDGES_PASS:-auto}},\"$MACHINE\",$(date +%F),\"$version\"" | tee -a "$CSV"
   done
-done
+}
+if [ ${#files[@]} -gt 0 ]; then
+  for f in "${files[@]}"; do run "$f" "${MS:-0}"; done
+else
+  run "$data/mushroom.dat" "${MS:-0}"
+  run "$data/T10I4D100K.dat" "${MS:-100}"
+fi

@@ -32,8 +32,8 @@ static const char *help =
     OPT_OUTPUT_HELP("lattice")
     "  --extents             also store every extent (object ids)\n"
     "  --edges               also store the covering relation (Hasse diagram): each\n"
-    "                        concept's upper covers as concept ids, /edges (one\n"
-    "                        rank; time about concepts x objects)\n"
+    "                        concept's upper covers as concept ids, /edges (any\n"
+    "                        number of ranks; every rank holds every intent)\n"
     "  --text                print intents to stdout, one per line, attribute ids\n"
     "                        ascending and separated by blanks (any order of lines);\n"
     "                        with several ranks or checkpoints, printed from DIR at\n"

@@ -20,25 +20,6 @@
 #include <string.h>
 #include <unistd.h>
 
-/* Every rank's share of v (rank r: [off[r], off[r + 1])) into v
- * everywhere, with MPI on the host. */
-static fd_status gather_shares(void *v, MPI_Datatype type, const uint64_t *off, const fd_mpi *mpi)
-{
-    fd_status st = FD_OK;
-    if (mpi->size == 1 || !fd_mpi_active()) return FD_OK;
-    int *cnt = malloc((size_t)mpi->size * sizeof *cnt), *dsp = malloc((size_t)mpi->size * sizeof *dsp);
-    if (!cnt || !dsp) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
-    for (int r = 0; r < mpi->size; r++) {
-        cnt[r] = (int)(off[r + 1] - off[r]);
-        dsp[r] = (int)off[r];
-    }
-    MPI_CHECK_GOTO(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, v, cnt, dsp, type, MPI_COMM_WORLD), st, done);
-done:
-    free(cnt);
-    free(dsp);
-    return st;
-}
-
 typedef struct {
     dpc_points *p;
     double *rho, *delta, *gamma, *border;
@@ -178,7 +159,7 @@ static fd_status run(fd_job *j)
     fd_progress_stop(&prog);
     FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);
     st = r->on_device ? ops->gather(r->dev, DPC_PASS_RHO, r->off, s->rho, NULL)
-                      : gather_shares(s->rho, MPI_DOUBLE, r->off, mpi);
+                      : fd_mpi_allgather_shares(s->rho, MPI_DOUBLE, r->off);
     FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);
     r->t_rho = fd_now() - t;
 
@@ -188,8 +169,8 @@ static fd_status run(fd_job *j)
     fd_progress_stop(&prog);
     FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);
     if (r->on_device) st = ops->gather(r->dev, DPC_PASS_DELTA, r->off, s->delta, s->parent);
-    else if ((st = gather_shares(s->delta, MPI_DOUBLE, r->off, mpi)) == FD_OK)
-        st = gather_shares(s->parent, MPI_INT64_T, r->off, mpi);
+    else if ((st = fd_mpi_allgather_shares(s->delta, MPI_DOUBLE, r->off)) == FD_OK)
+        st = fd_mpi_allgather_shares(s->parent, MPI_INT64_T, r->off);
     FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);
     r->t_delta = fd_now() - t;
 

@@ -2,50 +2,104 @@
 #include "lattice_edges.h"
 
 #include "../common/bitset.h"
+#include "../common/env.h"
 #include "../common/par_rows.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
-/* Intents as bitsets over the attribute indices, and a hash table of
- * them to find a concept by its intent.  The table is open addressing
- * over concept ids (2^k >= 2n slots), keyed by a mix of the words. */
+/* Two passes find the same edges (docs/algorithms.md, "Edges"):
+ *
+ * - up: each concept's upper covers, the maximal intents among B ∩ g'
+ *   over the objects g outside its extent.  The candidates are subsets of
+ *   B, held as masks over B's positions (bit p: B's p-th attribute) when
+ *   they are made from the columns of B's attributes (sparse contexts: an
+ *   object that shares nothing with B gives the empty candidate and is
+ *   never touched), or as attribute bitsets B ∩ g' from the rows (dense
+ *   ones), whichever a concept's incidences make cheaper.
+ * - down: each concept's lower covers, the maximal extents among A ∩ m'
+ *   over the attributes m outside its intent, as masks over A's
+ *   positions, made from the rows of A's objects: cheap where extents are
+ *   small against the objects (dense contexts' lattices), and every edge
+ *   is then routed to the concept below it (to its rank).
+ *
+ * The intents are ascending attribute indices, found by a hash table over
+ * concept ids (2^k >= 2n slots). */
+typedef struct {
+    uint64_t *mask;     /* per item (object; attribute down): a mask */
+    uint64_t *stamp;    /* concept id + 1 that last touched the item */
+    uint32_t *touched;  /* the items touched, in order */
+    uint64_t *cand;     /* the distinct candidates, cw words each */
+    uint32_t *hslot;    /* candidate + 1, 0: empty */
+    uint32_t *used;     /* the slots filled */
+    uint32_t *pops, *bucket, *kept, *order, *key;
+    uint32_t *ext;      /* down: the extent's objects */
+    uint64_t *B;        /* the intent as a bitset */
+    uint64_t *single;   /* up by columns: the positions some object has alone */
+    uint64_t hsize;
+} cov_scratch;
+
 typedef struct {
     const fca_context *ctx;
     uint64_t n;
-    uint32_t w;               /* words per intent */
-    fd_word *intents;         /* n x w */
-    fd_word *rows;            /* n_obj x w */
-    uint64_t *slot, mask;     /* concept id + 1, 0: empty */
-    uint64_t **covers;        /* per concept, its covers (malloc'ed), *ncov of them */
+    uint64_t *ioff;           /* n + 1 */
+    uint32_t *iidx;           /* the intents, ascending attribute indices */
+    uint32_t kmax;            /* attributes of the largest intent */
+    uint32_t w;               /* words of a row bitset */
+    uint64_t *rows;           /* n_obj x w row bitsets, or NULL: columns only */
+    uint64_t *col_ptr;        /* n_attr + 1 */
+    uint32_t *col_obj;        /* the objects of each attribute, ascending */
+    uint64_t *slot, smask;    /* concept id + 1, 0: empty */
+    uint64_t first;
+    uint32_t min_support;     /* down: a lower cover below it is not a concept here */
+    int down;                 /* the pass: 0 up, 1 down */
+    uint64_t **covers;        /* per concept of the range, its covers (down: lower ones) */
     uint32_t *ncov;
+    cov_scratch *scratch;     /* one per thread, made on first use */
+    int pass;                 /* FD_EDGES_PASS: PASS_* */
 } cov_ctx;
 
-static uint64_t mix(const fd_word *x, uint32_t w)
+/* FD_EDGES_PASS (a test knob): the pass by the estimate and each
+ * concept's cheaper way up, or one for all (rows and down need the row
+ * bitsets to fit). */
+enum { PASS_AUTO, PASS_ROWS, PASS_COLUMNS, PASS_DOWN };
+static const char *const passes[] = {"auto", "rows", "columns", "down", NULL};
+
+static uint64_t hash_u32(const uint32_t *x, uint32_t k)
 {
-    uint64_t h = 0x9e3779b97f4a7c15ull;
-    for (uint32_t k = 0; k < w; k++) {
-        h ^= x[k] + 0x9e3779b97f4a7c15ull + (h << 6) + (h >> 2);
-        h *= 0xff51afd7ed558ccdull;
-        h ^= h >> 33;
+    uint64_t h = 0x9e3779b97f4a7c15ull ^ k;
+    for (uint32_t i = 0; i < k; i++) {
+        h = (h ^ x[i]) * 0xff51afd7ed558ccdull;
+        h ^= h >> 32;
     }
     return h;
 }
 
-static inline int words_eq(const fd_word *a, const fd_word *b, uint32_t w)
+static uint64_t hash_words(const uint64_t *x, uint32_t w)
 {
-    for (uint32_t q = 0; q < w; q++)
-        if (a[q] != b[q]) return 0;
-    return 1;
+    uint64_t h = 0x9e3779b97f4a7c15ull;
+    for (uint32_t i = 0; i < w; i++) {
+        h = (h ^ x[i]) * 0xff51afd7ed558ccdull;
+        h ^= h >> 33;
+    }
+    h *= 0xc4ceb9fe1a85ec53ull;
+    return h ^ (h >> 33);
 }
 
-static int64_t find(const cov_ctx *c, const fd_word *x)
+static int64_t find_intent(const cov_ctx *c, const uint32_t *key, uint32_t k)
 {
-    for (uint64_t s = mix(x, c->w) & c->mask;; s = (s + 1) & c->mask) {
+    for (uint64_t s = hash_u32(key, k) & c->smask;; s = (s + 1) & c->smask) {
         if (!c->slot[s]) return -1;
-        const uint64_t id = c->slot[s] - 1;
-        if (words_eq(c->intents + id * c->w, x, c->w)) return (int64_t)id;
+        const uint64_t id = c->slot[s] - 1, len = c->ioff[id + 1] - c->ioff[id];
+        if (len == k && !memcmp(c->iidx + c->ioff[id], key, (size_t)k * sizeof *key)) return (int64_t)id;
     }
+}
+
+static int cmp_u32(const void *a, const void *b)
+{
+    const uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
+    return (x > y) - (x < y);
 }
 
 static int cmp_u64(const void *a, const void *b)
@@ -54,155 +108,571 @@ static int cmp_u64(const void *a, const void *b)
     return (x > y) - (x < y);
 }
 
-typedef struct {
-    uint32_t idx, pop;
-} cand_order;
+static void scratch_free(cov_scratch *s)
+{
+    free(s->mask);
+    free(s->stamp);
+    free(s->touched);
+    free(s->cand);
+    free(s->hslot);
+    free(s->used);
+    free(s->pops);
+    free(s->bucket);
+    free(s->kept);
+    free(s->order);
+    free(s->key);
+    free(s->B);
+    free(s->ext);
+    free(s->single);
+}
 
+static fd_status scratch_make(const cov_ctx *c, cov_scratch *s)
+{
+    const size_t no = (size_t)c->ctx->n_obj + 1, na = (size_t)c->ctx->n_attr + 1, kw = bs_words(c->kmax ? c->kmax : 1);
+    const size_t items = c->down ? na : no, mw = c->down ? bs_words((uint32_t)no) : kw;
+    const size_t cw = c->down ? mw : c->rows ? c->w : kw;
+    s->hsize = 2;
+    while (s->hsize < 2 * items) s->hsize *= 2;
+    s->mask = malloc(items * mw * sizeof *s->mask);
+    s->stamp = calloc(items, sizeof *s->stamp);
+    s->touched = malloc(items * sizeof *s->touched);
+    s->cand = malloc(items * cw * sizeof *s->cand);
+    s->B = malloc((size_t)c->w * sizeof *s->B);
+    s->hslot = calloc(s->hsize, sizeof *s->hslot);
+    s->used = malloc(items * sizeof *s->used);
+    s->pops = malloc(items * sizeof *s->pops);
+    s->bucket = malloc(((c->down ? no : c->kmax) + 2) * sizeof *s->bucket);
+    s->kept = malloc(items * sizeof *s->kept);
+    s->order = malloc(items * sizeof *s->order);
+    s->key = malloc((c->down ? na : (size_t)c->kmax + 1) * sizeof *s->key);
+    s->ext = malloc((c->down ? no : 1) * sizeof *s->ext);
+    s->single = calloc(kw, sizeof *s->single);
+    if (s->mask && s->stamp && s->touched && s->cand && s->hslot && s->used && s->pops && s->bucket && s->kept &&
+        s->order && s->key && s->B && s->ext && s->single)
+        return FD_OK;
+    scratch_free(s);
+    memset(s, 0, sizeof *s);
+    return fd_fail(FD_ERR_NOMEM, "out of memory for the covers' scratch (%zu objects, %zu attributes)", no - 1, na - 1);
+}
 
-/* Concepts [i0, i1): the distinct B ∩ g' of the objects g outside the
- * extent (a hash set per thread), then the maximal ones, largest first:
- * a candidate is maximal when no maximal one kept before it contains it
- * (a containing candidate is larger, so it came first, and is itself in
- * or below a kept one), then their ids.  O(objects) a concept, plus the
- * candidates times the covers. */
+/* Inline: candidates are a word or two, where a call to memcmp costs more
+ * than the comparison. */
+static inline int words_equal(const uint64_t *a, const uint64_t *b, uint32_t w)
+{
+    for (uint32_t q = 0; q < w; q++)
+        if (a[q] != b[q]) return 0;
+    return 1;
+}
+
+/* Candidate nd, already at s->cand + nd * cw: kept (returns nd + 1)
+ * unless an equal one is. */
+static uint32_t add_distinct(cov_scratch *s, uint32_t nd, uint32_t cw)
+{
+    const uint64_t *M = s->cand + (size_t)nd * cw, hm = s->hsize - 1;
+    uint64_t h = hash_words(M, cw) & hm;
+    for (; s->hslot[h]; h = (h + 1) & hm)
+        if (words_equal(s->cand + (size_t)(s->hslot[h] - 1) * cw, M, cw)) return nd;
+    s->hslot[h] = nd + 1;
+    s->used[nd] = (uint32_t)h;
+    return nd + 1;
+}
+
+/* The distinct non-empty candidates of concept i (intent b of k
+ * attributes) by its columns, as masks over b's positions (kw words):
+ * every object of a column of b gets the positions it has; those with all
+ * of them (the extent) are dropped.  Returns their number; *empty: some
+ * object outside the extent shares nothing with b. */
+static uint32_t candidates_by_columns(const cov_ctx *c, cov_scratch *s, uint64_t i, const uint32_t *b, uint32_t k,
+                                      uint32_t kw, int *empty)
+{
+    const uint64_t cur = i + 1;
+    uint32_t t = 0, nd = 0;
+    for (uint32_t p = 0; p < k; p++) {
+        const uint64_t bit = 1ull << (p & 63u);
+        const uint32_t q = p >> 6;
+        for (uint64_t e = c->col_ptr[b[p]]; e < c->col_ptr[b[p] + 1]; e++) {
+            const uint32_t g = c->col_obj[e];
+            uint64_t *M = s->mask + (size_t)g * kw;
+            if (s->stamp[g] != cur) {
+                s->stamp[g] = cur;
+                for (uint32_t x = 0; x < kw; x++) M[x] = 0;
+                s->touched[t++] = g;
+            }
+            M[q] |= bit;
+        }
+    }
+    *empty = t < c->ctx->n_obj;
+    const uint64_t last = k % 64 ? (1ull << (k % 64)) - 1 : ~0ull;
+    for (uint32_t a = 0; a < t; a++) {
+        const uint64_t *M = s->mask + (size_t)s->touched[a] * kw;
+        int full = M[kw - 1] == last;
+        for (uint32_t q = 0; q + 1 < kw && full; q++) full = M[q] == ~0ull;
+        if (full) continue;
+        /* Most objects of a sparse context share one attribute with B:
+         * those candidates are a bit each, not hashed. */
+        uint32_t nz = 0, zq = 0;
+        for (uint32_t q = 0; q < kw; q++)
+            if (M[q]) nz++, zq = q;
+        if (nz == 1 && !(M[zq] & (M[zq] - 1))) {
+            s->single[zq] |= M[zq];
+            continue;
+        }
+        for (uint32_t x = 0; x < kw; x++) s->cand[(size_t)nd * kw + x] = M[x];
+        nd = add_distinct(s, nd, kw);
+    }
+    for (uint32_t a = 0; a < nd; a++) s->hslot[s->used[a]] = 0;
+    for (uint32_t q = 0; q < kw; q++) {
+        for (uint64_t x = s->single[q]; x; x &= x - 1) {
+            uint64_t *C = s->cand + (size_t)nd++ * kw;
+            for (uint32_t y = 0; y < kw; y++) C[y] = 0;
+            C[q] = x & (~x + 1);
+        }
+        s->single[q] = 0;
+    }
+    return nd;
+}
+
+/* The same by the rows, as bitsets over the attributes (w words): B ∩ g'
+ * for every object; cheaper where b's columns hold more incidences than
+ * the rows have words (dense contexts). */
+static uint32_t candidates_by_rows(const cov_ctx *c, cov_scratch *s, const uint32_t *b, uint32_t k, int *empty)
+{
+    const uint32_t w = c->w;
+    uint32_t nd = 0;
+    memset(s->B, 0, w * sizeof *s->B);
+    for (uint32_t p = 0; p < k; p++) bs_set(s->B, b[p]);
+    *empty = 0;
+    for (uint32_t g = 0; g < c->ctx->n_obj; g++) {
+        const uint64_t *R = c->rows + (size_t)g * w;
+        uint64_t *D = s->cand + (size_t)nd * w, any = 0;
+        int in_extent = 1;
+        for (uint32_t q = 0; q < w; q++) {
+            D[q] = s->B[q] & R[q];
+            in_extent &= D[q] == s->B[q];
+            any |= D[q];
+        }
+        if (in_extent) continue;
+        if (!any) *empty = 1;
+        else nd = add_distinct(s, nd, w);
+    }
+    for (uint32_t a = 0; a < nd; a++) s->hslot[s->used[a]] = 0;
+    return nd;
+}
+
+/* The maximal ones of nd candidates, largest first: a candidate is
+ * maximal when no maximal one kept before it contains it (a containing
+ * candidate is larger, so it came first, and is itself in or below a kept
+ * one).  Returns their number, in s->kept. */
+static uint32_t maximal(cov_scratch *s, uint32_t nd, uint32_t k, uint32_t kw)
+{
+    /* A stable counting sort on the sizes, so ties keep the objects' order. */
+    for (uint32_t a = 0; a <= k; a++) s->bucket[a] = 0;
+    for (uint32_t a = 0; a < nd; a++) s->bucket[s->pops[a] = bs_count(s->cand + (size_t)a * kw, kw)]++;
+    for (uint32_t a = k, sum = 0; a + 1 > 0; a--) {
+        const uint32_t cnt = s->bucket[a];
+        s->bucket[a] = sum;
+        sum += cnt;
+    }
+    for (uint32_t a = 0; a < nd; a++) s->order[s->bucket[s->pops[a]]++] = a;
+    uint32_t m = 0;
+    for (uint32_t a = 0; a < nd; a++) {
+        const uint64_t *A = s->cand + (size_t)s->order[a] * kw;
+        int below = 0;
+        for (uint32_t b = 0; b < m && !below; b++) {
+            const uint64_t *K = s->cand + (size_t)s->kept[b] * kw;
+            int sub = 1;
+            for (uint32_t q = 0; q < kw && sub; q++) sub = (A[q] & ~K[q]) == 0;
+            below = sub;
+        }
+        if (!below) s->kept[m++] = s->order[a];
+    }
+    return m;
+}
+
+/* Concept i's covers into c->covers (its own array) and c->ncov. */
+static fd_status keep_covers(cov_ctx *c, uint64_t i, uint64_t *out, uint32_t t)
+{
+    qsort(out, t, sizeof *out, cmp_u64);
+    c->covers[i - c->first] = out;
+    c->ncov[i - c->first] = t;
+    return FD_OK;
+}
+
+/* Up: concept i's upper covers. */
+static fd_status upper_covers(cov_ctx *c, cov_scratch *s, uint64_t i)
+{
+    const uint32_t *b = c->iidx + c->ioff[i];
+    const uint32_t k = (uint32_t)(c->ioff[i + 1] - c->ioff[i]), kw = bs_words(k);
+    if (!k) return FD_OK; /* an empty intent is the top's: nothing above it */
+    int empty = 0;
+    uint64_t incidences = 0;
+    for (uint32_t p = 0; p < k; p++) incidences += c->col_ptr[b[p] + 1] - c->col_ptr[b[p]];
+    /* A scattered OR an incidence against a word or so an object: about
+     * even (bench/lattice-edges.sh). */
+    const int by_rows = c->rows && c->pass != PASS_COLUMNS &&
+                        (c->pass == PASS_ROWS || incidences > (uint64_t)c->ctx->n_obj * (c->w + 1));
+    const uint32_t cw = by_rows ? c->w : kw;
+    const uint32_t nd = by_rows ? candidates_by_rows(c, s, b, k, &empty) : candidates_by_columns(c, s, i, b, k, kw, &empty);
+    const uint32_t m = maximal(s, nd, k, cw);
+    uint64_t *out = malloc(((size_t)m + 1) * sizeof *out);
+    uint32_t t = 0;
+    if (!out) return fd_fail(FD_ERR_NOMEM, "out of memory for the covers");
+    /* The empty candidate is below any other, so it is a cover only when
+     * it is alone. */
+    for (uint32_t a = 0; a < m + (m == 0 && empty); a++) {
+        uint32_t len = 0;
+        if (a < m) {
+            /* Positions of b, or attributes: ascending either way. */
+            const uint64_t *M = s->cand + (size_t)s->kept[a] * cw;
+            for (uint32_t q = 0; q < cw; q++)
+                for (uint64_t x = M[q]; x; x &= x - 1) {
+                    const uint32_t bit = q * 64 + (uint32_t)__builtin_ctzll(x);
+                    s->key[len++] = by_rows ? bit : b[bit];
+                }
+        }
+        const int64_t id = find_intent(c, s->key, len);
+        if (id < 0) {
+            free(out);
+            return fd_fail(FD_ERR_INPUT, "--edges: an upper cover of concept %llu is not among the concepts",
+                           (unsigned long long)i);
+        }
+        out[t++] = (uint64_t)id;
+    }
+    return keep_covers(c, i, out, t);
+}
+
+/* Down: concept i's extent A (the objects of its rarest attribute that
+ * have all of B), then for every attribute m outside B the mask of A's
+ * objects that have it (A ∩ m', never all of A: m would be in B); the
+ * maximal distinct ones are the lower covers' extents, and a cover's
+ * intent is B and the attributes whose masks contain its own.  A cover
+ * below the minimum support is not a concept of an iceberg lattice. */
+static fd_status lower_covers(cov_ctx *c, cov_scratch *s, uint64_t i)
+{
+    const fca_context *ctx = c->ctx;
+    const uint32_t *b = c->iidx + c->ioff[i];
+    const uint32_t k = (uint32_t)(c->ioff[i + 1] - c->ioff[i]), w = c->w, na = ctx->n_attr;
+    uint32_t nx = 0, t = 0, nd = 0;
+    memset(s->B, 0, w * sizeof *s->B);
+    for (uint32_t p = 0; p < k; p++) bs_set(s->B, b[p]);
+    if (!k) {
+        for (uint32_t g = 0; g < ctx->n_obj; g++) s->ext[nx++] = g;
+    } else {
+        uint32_t rare = b[0];
+        for (uint32_t p = 1; p < k; p++)
+            if (c->col_ptr[b[p] + 1] - c->col_ptr[b[p]] < c->col_ptr[rare + 1] - c->col_ptr[rare]) rare = b[p];
+        for (uint64_t e = c->col_ptr[rare]; e < c->col_ptr[rare + 1]; e++) {
+            const uint32_t g = c->col_obj[e];
+            const uint64_t *R = c->rows + (size_t)g * w;
+            int in = 1;
+            for (uint32_t q = 0; q < w && in; q++) in = (s->B[q] & ~R[q]) == 0;
+            if (in) s->ext[nx++] = g;
+        }
+    }
+    const uint32_t aw = bs_words(nx ? nx : 1);
+    const uint64_t cur = i + 1;
+    for (uint32_t pos = 0; pos < nx; pos++) {
+        const uint32_t g = s->ext[pos], q = pos >> 6;
+        const uint64_t bit = 1ull << (pos & 63u);
+        for (uint64_t e = ctx->row_ptr[g]; e < ctx->row_ptr[g + 1]; e++) {
+            const uint32_t m = ctx->row_idx[e];
+            if (bs_test(s->B, m)) continue;
+            uint64_t *M = s->mask + (size_t)m * aw;
+            if (s->stamp[m] != cur) {
+                s->stamp[m] = cur;
+                for (uint32_t x = 0; x < aw; x++) M[x] = 0;
+                s->touched[t++] = m;
+            }
+            M[q] |= bit;
+        }
+    }
+    for (uint32_t a = 0; a < t; a++) {
+        const uint64_t *M = s->mask + (size_t)s->touched[a] * aw;
+        for (uint32_t x = 0; x < aw; x++) s->cand[(size_t)nd * aw + x] = M[x];
+        nd = add_distinct(s, nd, aw);
+    }
+    for (uint32_t a = 0; a < nd; a++) s->hslot[s->used[a]] = 0;
+    const uint32_t m = maximal(s, nd, nx, aw);
+    uint64_t *out = malloc(((size_t)m + 1) * sizeof *out);
+    uint32_t nout = 0;
+    if (!out) return fd_fail(FD_ERR_NOMEM, "out of memory for the covers");
+    /* No attribute outside B on A's objects, and some outside B: the
+     * bottom (extent empty, intent every attribute) is the one below. */
+    const int bottom = nd == 0 && k < na;
+    for (uint32_t a = 0; a < m + (uint32_t)bottom; a++) {
+        uint32_t len = 0, size = 0;
+        if (a < m) {
+            const uint64_t *E = s->cand + (size_t)s->kept[a] * aw;
+            size = bs_count(E, aw);
+            for (uint32_t p = 0; p < k; p++) s->key[len++] = b[p];
+            for (uint32_t x = 0; x < t; x++) {
+                const uint64_t *X = s->mask + (size_t)s->touched[x] * aw;
+                int sub = 1;
+                for (uint32_t q = 0; q < aw && sub; q++) sub = (E[q] & ~X[q]) == 0;
+                if (sub) s->key[len++] = s->touched[x];
+            }
+            qsort(s->key, len, sizeof *s->key, cmp_u32);
+        } else {
+            for (uint32_t x = 0; x < na; x++) s->key[len++] = x;
+        }
+        const int64_t id = find_intent(c, s->key, len);
+        if (id >= 0) out[nout++] = (uint64_t)id;
+        else if (size >= c->min_support) {
+            free(out);
+            return fd_fail(FD_ERR_INPUT, "--edges: a lower cover of concept %llu (support %u) is not among the concepts",
+                           (unsigned long long)i, size);
+        }
+    }
+    return keep_covers(c, i, out, nout);
+}
+
 static fd_status covers_range(void *arg, uint64_t i0, uint64_t i1, int thread)
 {
     cov_ctx *c = arg;
-    const uint32_t w = c->w, no = c->ctx->n_obj;
-    (void)thread;
-    uint64_t hsize = 2;
-    while (hsize < 2 * ((uint64_t)no + 1)) hsize *= 2;
-    fd_word *cand = malloc(((size_t)no + 1) * w * sizeof *cand);
-    uint32_t *hslot = calloc(hsize, sizeof *hslot), *used = malloc(((size_t)no + 1) * sizeof *used);
-    uint32_t *kept = malloc(((size_t)no + 1) * sizeof *kept);
-    cand_order *ord = malloc(((size_t)no + 1) * sizeof *ord);
-    const uint32_t na = c->ctx->n_attr;
-    uint32_t *bucket = malloc(((size_t)na + 1) * sizeof *bucket), *pops = malloc(((size_t)no + 1) * sizeof *pops);
-    fd_status st = cand && hslot && used && kept && ord && bucket && pops
-                       ? FD_OK
-                       : fd_fail(FD_ERR_NOMEM, "out of memory for the covers");
-    for (uint64_t i = i0; i < i1 && st == FD_OK; i++) {
-        const fd_word *B = c->intents + i * w;
-        uint32_t k = 0;
-        for (uint32_t g = 0; g < no; g++) {
-            const fd_word *R = c->rows + (size_t)g * w;
-            fd_word *D = cand + (size_t)k * w;
-            int in_extent = 1;
-            for (uint32_t q = 0; q < w; q++) {
-                D[q] = B[q] & R[q];
-                in_extent &= D[q] == B[q];
-            }
-            if (in_extent) continue;
-            uint64_t s = mix(D, w) & (hsize - 1);
-            for (; hslot[s]; s = (s + 1) & (hsize - 1))
-                if (words_eq(cand + (size_t)(hslot[s] - 1) * w, D, w)) break;
-            if (hslot[s]) continue; /* seen */
-            hslot[s] = k + 1;
-            used[k++] = (uint32_t)s;
-        }
-        for (uint32_t a = 0; a < k; a++) hslot[used[a]] = 0;
-        /* Largest first, by a counting sort on the sizes (at most the
-         * attributes); a stable one, so ties keep the objects' order. */
-        for (uint32_t a = 0; a <= na; a++) bucket[a] = 0;
-        for (uint32_t a = 0; a < k; a++) bucket[pops[a] = bs_count(cand + (size_t)a * w, w)]++;
-        for (uint32_t a = na, sum = 0; a + 1 > 0; a--) {
-            const uint32_t cnt = bucket[a];
-            bucket[a] = sum;
-            sum += cnt;
-        }
-        for (uint32_t a = 0; a < k; a++) ord[bucket[pops[a]]++] = (cand_order){a, pops[a]};
-        uint32_t m = 0;
-        for (uint32_t a = 0; a < k; a++) {
-            const fd_word *A = cand + (size_t)ord[a].idx * w;
-            int below = 0;
-            for (uint32_t b = 0; b < m && !below; b++) {
-                const fd_word *K = cand + (size_t)kept[b] * w;
-                int sub = 1;
-                for (uint32_t q = 0; q < w && sub; q++) sub = (A[q] & ~K[q]) == 0;
-                below = sub;
-            }
-            if (!below) kept[m++] = ord[a].idx;
-        }
-        uint64_t *out = malloc(((size_t)m + 1) * sizeof *out);
-        if (!out) {
-            st = fd_fail(FD_ERR_NOMEM, "out of memory for the covers");
-            break;
-        }
-        uint32_t t = 0;
-        for (uint32_t a = 0; a < m && st == FD_OK; a++) {
-            const int64_t id = find(c, cand + (size_t)kept[a] * w);
-            if (id < 0)
-                st = fd_fail(FD_ERR_INPUT, "--edges: an upper cover of concept %llu is not among the concepts",
-                             (unsigned long long)i);
-            else out[t++] = (uint64_t)id;
-        }
-        qsort(out, t, sizeof *out, cmp_u64);
-        c->covers[i] = out;
-        c->ncov[i] = t;
-    }
-    free(cand);
-    free(hslot);
-    free(used);
-    free(kept);
-    free(ord);
-    free(bucket);
-    free(pops);
-    return st;
+    cov_scratch *s = &c->scratch[thread];
+    if (!s->mask) FD_TRY(scratch_make(c, s));
+    for (uint64_t i = i0; i < i1; i++) FD_TRY(c->down ? lower_covers(c, s, i) : upper_covers(c, s, i));
+    return FD_OK;
 }
 
-fd_status lattice_covers(const fca_context *ctx, uint64_t n, const uint64_t *off, const uint32_t *ids, int threads,
-                         uint64_t **cov_off, uint64_t **cov_ids)
+/* The intents as ascending attribute indices (checked: each id an
+ * attribute, none twice), the largest of the range's, and their table. */
+static fd_status index_intents(cov_ctx *c, const uint64_t *off, const uint32_t *ids, uint64_t count)
 {
     fd_status st = FD_OK;
-    cov_ctx c = {ctx, n, bs_words(ctx->n_attr ? ctx->n_attr : 1), NULL, NULL, NULL, 0, NULL, NULL};
+    const fca_context *ctx = c->ctx;
     uint32_t *index_of = NULL, maxlabel = 0;
-    *cov_off = NULL;
-    *cov_ids = NULL;
     for (uint32_t a = 0; a < ctx->n_attr; a++) maxlabel = ctx->attr_label[a] > maxlabel ? ctx->attr_label[a] : maxlabel;
     FD_ALLOC_GOTO(index_of, (size_t)maxlabel + 1, st, done);
     for (uint32_t a = 0; a <= maxlabel; a++) index_of[a] = UINT32_MAX;
     for (uint32_t a = 0; a < ctx->n_attr; a++) index_of[ctx->attr_label[a]] = a;
-    FD_ALLOC_GOTO(c.intents, n * c.w + 1, st, done);
-    memset(c.intents, 0, (n * c.w + 1) * sizeof *c.intents);
-    for (uint64_t i = 0; i < n; i++)
-        for (uint64_t k = off[i]; k < off[i + 1]; k++) {
-            if (ids[k] > maxlabel || index_of[ids[k]] == UINT32_MAX) {
-                st = fd_fail(FD_ERR_INTERNAL, "--edges: intent id %u is not an attribute", ids[k]);
+    FD_ALLOC_GOTO(c->ioff, c->n + 1, st, done);
+    FD_ALLOC_GOTO(c->iidx, off[c->n] - off[0] + 1, st, done);
+    for (uint64_t i = 0; i < c->n; i++) {
+        if (off[i + 1] < off[i]) {
+            st = fd_fail(FD_ERR_INPUT, "--edges: the intents' offsets are out of order at concept %llu", (unsigned long long)i);
+            goto done;
+        }
+        const uint64_t len = off[i + 1] - off[i];
+        uint32_t *d = c->iidx + (off[i] - off[0]);
+        c->ioff[i + 1] = c->ioff[i] + len;
+        for (uint64_t k = 0; k < len; k++) {
+            const uint32_t id = ids[off[i] - off[0] + k];
+            if (id > maxlabel || index_of[id] == UINT32_MAX) {
+                st = fd_fail(FD_ERR_INPUT, "--edges: intent id %u is not an attribute", id);
                 goto done;
             }
-            bs_set(c.intents + i * c.w, index_of[ids[k]]);
+            d[k] = index_of[id];
         }
-    FD_ALLOC_GOTO(c.rows, (size_t)ctx->n_obj * c.w + 1, st, done);
-    memset(c.rows, 0, ((size_t)ctx->n_obj * c.w + 1) * sizeof *c.rows);
-    for (uint32_t g = 0; g < ctx->n_obj; g++)
-        for (uint64_t k = ctx->row_ptr[g]; k < ctx->row_ptr[g + 1]; k++) bs_set(c.rows + (size_t)g * c.w, ctx->row_idx[k]);
-    uint64_t slots = 2;
-    while (slots < 2 * n) slots *= 2;
-    c.mask = slots - 1;
-    FD_ALLOC_GOTO(c.slot, slots, st, done);
-    memset(c.slot, 0, slots * sizeof *c.slot);
-    for (uint64_t i = 0; i < n; i++) {
-        uint64_t s = mix(c.intents + i * c.w, c.w) & c.mask;
-        while (c.slot[s]) s = (s + 1) & c.mask;
-        c.slot[s] = i + 1;
+        qsort(d, len, sizeof *d, cmp_u32);
+        for (uint64_t k = 1; k < len; k++)
+            if (d[k] == d[k - 1]) {
+                st = fd_fail(FD_ERR_INPUT, "--edges: concept %llu names an attribute twice", (unsigned long long)i);
+                goto done;
+            }
+        if (i >= c->first && i < c->first + count && len > c->kmax) c->kmax = (uint32_t)len;
     }
-    FD_ALLOC_GOTO(c.covers, n + 1, st, done);
-    memset(c.covers, 0, (n + 1) * sizeof *c.covers);
-    FD_ALLOC_GOTO(c.ncov, n + 1, st, done);
-    FD_TRY_GOTO(par_rows(threads, 0, n, covers_range, &c, NULL), st, done);
-    FD_ALLOC_GOTO(*cov_off, n + 1, st, done);
-    (*cov_off)[0] = 0;
-    for (uint64_t i = 0; i < n; i++) (*cov_off)[i + 1] = (*cov_off)[i] + c.ncov[i];
-    FD_ALLOC_GOTO(*cov_ids, (*cov_off)[n] + 1, st, done);
-    for (uint64_t i = 0; i < n; i++) memcpy(*cov_ids + (*cov_off)[i], c.covers[i], c.ncov[i] * sizeof **cov_ids);
+    uint64_t slots = 2;
+    while (slots < 2 * c->n) slots *= 2;
+    c->smask = slots - 1;
+    FD_ALLOC_GOTO(c->slot, slots, st, done);
+    for (uint64_t i = 0; i < c->n; i++) {
+        const uint32_t len = (uint32_t)(c->ioff[i + 1] - c->ioff[i]);
+        uint64_t s = hash_u32(c->iidx + c->ioff[i], len) & c->smask;
+        while (c->slot[s]) s = (s + 1) & c->smask;
+        c->slot[s] = i + 1;
+    }
 done:
-    for (uint64_t i = 0; c.covers && i < n; i++) free(c.covers[i]);
+    free(index_of);
+    return st;
+}
+
+/* The objects of each attribute, ascending (a counting sort of the rows). */
+static fd_status index_columns(cov_ctx *c)
+{
+    fd_status st = FD_OK;
+    const fca_context *ctx = c->ctx;
+    const uint64_t nnz = ctx->row_ptr[ctx->n_obj];
+    FD_ALLOC_GOTO(c->col_ptr, (size_t)ctx->n_attr + 1, st, done);
+    FD_ALLOC_GOTO(c->col_obj, nnz + 1, st, done);
+    for (uint64_t e = 0; e < nnz; e++) c->col_ptr[ctx->row_idx[e] + 1]++;
+    for (uint32_t a = 0; a < ctx->n_attr; a++) c->col_ptr[a + 1] += c->col_ptr[a];
+    uint64_t *at = NULL;
+    FD_ALLOC_GOTO(at, (size_t)ctx->n_attr + 1, st, done);
+    memcpy(at, c->col_ptr, ((size_t)ctx->n_attr + 1) * sizeof *at);
+    for (uint32_t g = 0; g < ctx->n_obj; g++)
+        for (uint64_t e = ctx->row_ptr[g]; e < ctx->row_ptr[g + 1]; e++) c->col_obj[at[ctx->row_idx[e]]++] = g;
+    free(at);
+done:
+    return st;
+}
+
+/* Row bitsets for the concepts whose columns hold many incidences, when
+ * they fit in ROWS_MAX_BYTES (wide sparse contexts take the columns). */
+#define ROWS_MAX_BYTES ((uint64_t)1 << 30)
+
+static fd_status index_rows(cov_ctx *c)
+{
+    const fca_context *ctx = c->ctx;
+    c->w = bs_words(ctx->n_attr ? ctx->n_attr : 1);
+    if ((uint64_t)ctx->n_obj * c->w * sizeof *c->rows > ROWS_MAX_BYTES) return FD_OK;
+    if (!(c->rows = calloc((size_t)ctx->n_obj * c->w + 1, sizeof *c->rows)))
+        return fd_fail(FD_ERR_NOMEM, "out of memory for the covers' rows");
+    for (uint32_t g = 0; g < ctx->n_obj; g++)
+        for (uint64_t e = ctx->row_ptr[g]; e < ctx->row_ptr[g + 1]; e++) bs_set(c->rows + (size_t)g * c->w, ctx->row_idx[e]);
+    return FD_OK;
+}
+
+/* Down's masks and candidates, per thread: the attributes x the words of
+ * the largest extent, twice. */
+#define DOWN_MAX_BYTES ((uint64_t)256 << 20)
+
+/* The pass, the same on every rank (each has every intent and the
+ * context, and nothing else enters): down when an estimate of its word
+ * operations over all n concepts is below up's (up: the incidences of a
+ * concept's columns, or its rows' words; down: its rarest attribute's
+ * objects filtered by rows, their rows' attributes and the attributes'
+ * candidates). */
+static fd_status choose_pass(cov_ctx *c)
+{
+    const fca_context *ctx = c->ctx;
+    const uint64_t no = ctx->n_obj, na = ctx->n_attr, rowcost = no * (c->w + 1);
+    const int can_down = c->rows && 2 * (na + 1) * bs_words(ctx->n_obj + 1) * sizeof(uint64_t) <= DOWN_MAX_BYTES;
+    if (c->pass == PASS_DOWN && !can_down)
+        return fd_fail(FD_ERR_USAGE, "FD_EDGES_PASS=down: the rows (%u x %u) do not fit the pass's memory", ctx->n_obj,
+                       ctx->n_attr);
+    c->down = c->pass == PASS_DOWN;
+    if (c->pass != PASS_AUTO || !can_down) return FD_OK;
+    const double rbar = no ? (double)ctx->row_ptr[no] / (double)no : 0;
+    double up = 0, down = 0;
+    for (uint64_t i = 0; i < c->n; i++) {
+        const uint32_t *b = c->iidx + c->ioff[i];
+        const uint64_t k = c->ioff[i + 1] - c->ioff[i];
+        uint64_t sum = 0, rare = no;
+        for (uint64_t p = 0; p < k; p++) {
+            const uint64_t supp = c->col_ptr[b[p] + 1] - c->col_ptr[b[p]];
+            sum += supp;
+            rare = supp < rare ? supp : rare;
+        }
+        if (k) up += (double)(sum < rowcost ? sum : rowcost) + (double)(sum < no ? sum : no);
+        down += (double)rare * (c->w + rbar) + (double)na;
+    }
+    c->down = down < up;
+    return FD_OK;
+}
+
+/* Down's lower covers as (lower, upper) pairs, routed to the lower
+ * concept's rank, and the upper covers of this rank's concepts from the
+ * pairs it got (a counting sort: ascending, since pairs come in the
+ * upper concepts' order, rank by rank). */
+static fd_status pairs_to_covers(const cov_ctx *c, const uint64_t *pairs, uint64_t np, uint64_t count, uint64_t **cov_off,
+                                 uint64_t **cov_ids)
+{
+    fd_status st = FD_OK;
+    uint64_t *at = NULL;
+    FD_ALLOC_GOTO(*cov_off, count + 1, st, done);
+    FD_ALLOC_GOTO(*cov_ids, np + 1, st, done);
+    FD_ALLOC_GOTO(at, count + 1, st, done);
+    for (uint64_t e = 0; e < np; e++) {
+        if (pairs[2 * e] < c->first || pairs[2 * e] - c->first >= count) {
+            st = fd_fail(FD_ERR_INTERNAL, "--edges: concept %llu's covers came to the wrong rank",
+                         (unsigned long long)pairs[2 * e]);
+            goto done;
+        }
+        (*cov_off)[pairs[2 * e] - c->first + 1]++;
+    }
+    for (uint64_t i = 0; i < count; i++) (*cov_off)[i + 1] += (*cov_off)[i];
+    memcpy(at, *cov_off, count * sizeof *at);
+    for (uint64_t e = 0; e < np; e++) (*cov_ids)[at[pairs[2 * e] - c->first]++] = pairs[2 * e + 1];
+    for (uint64_t i = 0; i < count; i++) {
+        uint64_t *l = *cov_ids + (*cov_off)[i];
+        const uint64_t len = (*cov_off)[i + 1] - (*cov_off)[i];
+        for (uint64_t q = 1; q < len; q++)
+            if (l[q] <= l[q - 1]) {
+                qsort(l, len, sizeof *l, cmp_u64);
+                break;
+            }
+    }
+done:
+    free(at);
+    return st;
+}
+
+/* Everything local: the indexes, the pass, the covers of the range
+ * (c->covers), and for down their pairs. */
+static fd_status covers_local(cov_ctx *c, const lattice_covers_job *job, uint64_t **pairs, uint64_t *np)
+{
+    FD_TRY(index_intents(c, job->off, job->ids, job->count));
+    FD_TRY(index_columns(c));
+    FD_TRY(index_rows(c));
+    FD_TRY(fd_env_word("FD_EDGES_PASS", passes, PASS_AUTO, &c->pass));
+    FD_TRY(choose_pass(c));
+    if (!(c->covers = calloc(job->count + 1, sizeof *c->covers)) || !(c->ncov = calloc(job->count + 1, sizeof *c->ncov)) ||
+        !(c->scratch = calloc((size_t)job->threads, sizeof *c->scratch)))
+        return fd_fail(FD_ERR_NOMEM, "out of memory for the covers");
+    FD_TRY(par_rows_chunk(job->threads, job->first, job->first + job->count, 16, covers_range, c, job->prog));
+    if (!c->down) return FD_OK;
+    uint64_t total = 0, e = 0;
+    for (uint64_t i = 0; i < job->count; i++) total += c->ncov[i];
+    if (!(*pairs = malloc((2 * total + 1) * sizeof **pairs))) return fd_fail(FD_ERR_NOMEM, "out of memory for the covers");
+    for (uint64_t i = 0; i < job->count; i++)
+        for (uint32_t q = 0; q < c->ncov[i]; q++) {
+            (*pairs)[2 * e] = c->covers[i][q];
+            (*pairs)[2 * e + 1] = job->first + i;
+            e++;
+        }
+    *np = total;
+    return FD_OK;
+}
+
+fd_status lattice_covers(const lattice_covers_job *job, uint64_t **cov_off, uint64_t **cov_ids)
+{
+    fd_status st = FD_OK;
+    cov_ctx c;
+    memset(&c, 0, sizeof c);
+    c.ctx = job->ctx;
+    c.n = job->n;
+    c.first = job->first;
+    c.min_support = job->min_support;
+    const uint64_t count = job->count;
+    const int threads = job->threads < 1 ? 1 : job->threads;
+    lattice_covers_job j = *job;
+    j.threads = threads;
+    uint64_t *pairs = NULL, np = 0, *got = NULL, ngot = 0;
+    *cov_off = NULL;
+    *cov_ids = NULL;
+    if (job->first > job->n || count > job->n - job->first) st = fd_fail(FD_ERR_INTERNAL, "--edges: concepts out of range");
+    if (st == FD_OK) st = covers_local(&c, &j, &pairs, &np);
+    /* Every rank routes, whatever happened here: the router agrees first. */
+    if (job->route) {
+        st = job->route(job->route_arg, st, pairs, np, &got, &ngot);
+        free(pairs);
+        pairs = got;
+        np = ngot;
+    }
+    if (st != FD_OK) goto done;
+    if (c.down) {
+        st = pairs_to_covers(&c, pairs, np, count, cov_off, cov_ids);
+        goto done;
+    }
+    FD_ALLOC_GOTO(*cov_off, count + 1, st, done);
+    for (uint64_t i = 0; i < count; i++) (*cov_off)[i + 1] = (*cov_off)[i] + c.ncov[i];
+    FD_ALLOC_GOTO(*cov_ids, (*cov_off)[count] + 1, st, done);
+    for (uint64_t i = 0; i < count; i++)
+        if (c.ncov[i]) memcpy(*cov_ids + (*cov_off)[i], c.covers[i], c.ncov[i] * sizeof **cov_ids);
+done:
+    for (uint64_t i = 0; c.covers && i < count; i++) free(c.covers[i]);
+    for (int t = 0; c.scratch && t < threads; t++) scratch_free(&c.scratch[t]);
+    free(pairs);
+    free(c.scratch);
     free(c.covers);
     free(c.ncov);
     free(c.slot);
+    free(c.col_ptr);
+    free(c.col_obj);
     free(c.rows);
-    free(c.intents);
-    free(index_of);
+    free(c.ioff);
+    free(c.iidx);
     if (st != FD_OK) {
         free(*cov_off);
         free(*cov_ids);

@@ -3,18 +3,42 @@
  * (docs/algorithms.md, "Edges").  The upper covers of a concept with
  * intent B are the maximal intents among B ∩ g' over the objects g outside
  * its extent (each is an intent: an intersection of intents), so each
- * concept needs one pass over the objects' rows; in an iceberg lattice
- * the covers of a frequent concept are frequent (larger extents), so they
- * are all among the computed concepts. */
+ * concept needs one look at the objects that share an attribute with B;
+ * in an iceberg lattice the covers of a frequent concept are frequent
+ * (larger extents), so they are all among the computed concepts. */
 #ifndef FD_LATTICE_EDGES_H
 #define FD_LATTICE_EDGES_H
 
+#include "../common/progress.h"
 #include "context.h"
 
-/* n concepts, concept c's intent ids[off[c] .. off[c+1]) in the user ids
- * (attr_label) of ctx: *cov_off (n + 1) and *cov_ids (ascending concept
- * ids) are each concept's upper covers, on T threads. */
-fd_status lattice_covers(const fca_context *ctx, uint64_t n, const uint64_t *off, const uint32_t *ids, int threads,
-                         uint64_t **cov_off, uint64_t **cov_ids);
+/* What lattice_covers needs: every concept's intent, the concepts whose
+ * covers are wanted, and with several ranks a router.  Concept c's intent
+ * is ids[off[c] - off[0] .. off[c + 1] - off[0]), in the user ids
+ * (attr_label) of ctx. */
+typedef struct lattice_covers_job {
+    const fca_context *ctx;
+    uint64_t n;                /* every rank's concepts */
+    const uint64_t *off;       /* n + 1 */
+    const uint32_t *ids;
+    uint32_t min_support;      /* the lattice's (an iceberg's covers below it are not concepts) */
+    uint64_t first, count;     /* this rank's concepts */
+    int threads;
+    fd_progress *prog;         /* counts the concepts done, or NULL */
+    /* Several ranks: agrees on `local` first (returning the agreed status
+     * when it is not FD_OK), then sends each (lower, upper) pair of
+     * concept ids to the rank that holds the lower one and hands back
+     * the pairs this rank got (*got malloc'ed, in rank order).  Called
+     * exactly once on every rank.  NULL: one rank. */
+    fd_status (*route)(void *arg, fd_status local, const uint64_t *pairs, uint64_t npairs, uint64_t **got,
+                       uint64_t *ngot);
+    void *route_arg;
+} lattice_covers_job;
+
+/* The upper covers of concepts [first, first + count): *cov_off (count +
+ * 1, from 0) and *cov_ids (concept ids among all n, ascending per
+ * concept), on the job's threads.  Several ranks each take their own
+ * range of the same n; collective then (the router). */
+fd_status lattice_covers(const lattice_covers_job *job, uint64_t **cov_off, uint64_t **cov_ids);
 
 #endif

@@ -1,6 +1,5 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "lattice_h5.h"
-#include "lattice_edges.h"
 
 #include "../job/h5part.h"
 #include "../io/h5util.h"
@@ -325,27 +324,41 @@ hid_t lattice_h5_file(const lattice_h5 *w) { return w->out.file; }
 const char *lattice_h5_path(const lattice_h5 *w) { return w->out.path; }
 fd_status lattice_h5_finish(lattice_h5 **pw) { return finish(pw); }
 
-fd_status lattice_h5_put_edges(lattice_h5 *w, const fca_context *ctx, int threads)
+fd_status lattice_h5_intents(lattice_h5 *w, uint64_t **off, uint32_t **ids)
 {
     fd_status st = FD_OK;
     const uint64_t n = w->supp.n, nint = w->int_ids.n;
-    uint64_t *off = NULL, *cov_off = NULL, *cov_ids = NULL;
-    uint32_t *ids = NULL;
+    *off = NULL;
+    *ids = NULL;
+    FD_ALLOC_GOTO(*off, n + 1, st, done);
+    FD_ALLOC_GOTO(*ids, nint + 1, st, done);
+    FD_TRY_GOTO(h5u_read_range(w->out.file, "intents/offsets", H5T_NATIVE_UINT64, 0, n + 1, *off), st, done);
+    if (nint) FD_TRY_GOTO(h5u_read_range(w->out.file, "intents/ids", H5T_NATIVE_UINT32, 0, nint, *ids), st, done);
+    for (uint64_t i = 0; i < n; i++)
+        if ((*off)[i + 1] < (*off)[i] || (*off)[i + 1] > nint) {
+            st = fd_fail(FD_ERR_INTERNAL, "%s: its intents' offsets are out of order", w->out.path);
+            break;
+        }
+done:
+    if (st != FD_OK) {
+        free(*off);
+        free(*ids);
+        *off = NULL;
+        *ids = NULL;
+    }
+    return st;
+}
+
+fd_status lattice_h5_put_covers(lattice_h5 *w, const uint64_t *cov_off, const uint64_t *cov_ids)
+{
+    fd_status st = FD_OK;
+    const uint64_t n = w->supp.n, ne = cov_off[n] - cov_off[0];
     hid_t g = -1;
-    FD_ALLOC_GOTO(off, n + 1, st, done);
-    FD_ALLOC_GOTO(ids, nint + 1, st, done);
-    FD_TRY_GOTO(h5u_read_range(w->out.file, "intents/offsets", H5T_NATIVE_UINT64, 0, n + 1, off), st, done);
-    if (nint) FD_TRY_GOTO(h5u_read_range(w->out.file, "intents/ids", H5T_NATIVE_UINT32, 0, nint, ids), st, done);
-    FD_TRY_GOTO(lattice_covers(ctx, n, off, ids, threads, &cov_off, &cov_ids), st, done);
     H5_CHECK_GOTO(g = H5Gcreate2(w->out.file, "edges", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
     FD_TRY_GOTO(h5u_write_1d(g, "offsets", H5T_STD_U64LE, H5T_NATIVE_UINT64, cov_off, n + 1), st, done);
-    FD_TRY_GOTO(h5u_write_1d(g, "ids", H5T_STD_U64LE, H5T_NATIVE_UINT64, cov_ids, cov_off[n]), st, done);
-    FD_TRY_GOTO(h5u_attr_u64(w->out.file, "n_edges", cov_off[n]), st, done);
+    FD_TRY_GOTO(h5u_write_1d(g, "ids", H5T_STD_U64LE, H5T_NATIVE_UINT64, cov_ids, ne), st, done);
+    FD_TRY_GOTO(h5u_attr_u64(w->out.file, "n_edges", ne), st, done);
 done:
     if (g >= 0) H5Gclose(g);
-    free(off);
-    free(ids);
-    free(cov_off);
-    free(cov_ids);
     return st;
 }

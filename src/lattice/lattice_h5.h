@@ -49,15 +49,18 @@ typedef struct lattice_part {
 typedef struct lattice_rank {
     h5part_rank r;
     uint64_t int_ids, ext_ids, closures;
+    uint64_t edges;  /* --edges: the covers in the part */
 } lattice_rank;
 
 fd_status lattice_h5_create(lattice_h5 **out, const char *path, const fca_context *ctx, int with_extents);
 concept_writer lattice_h5_as(lattice_h5 *w);
 fd_status lattice_h5_commit(lattice_h5 **w, const fca_context *ctx, const lattice_meta *meta);
-/* --edges: the upper covers of every concept the file holds so far, as
- * /edges/offsets and /edges/ids (concept ids as in /intents), from the
- * intents read back, on T threads (lattice_edges.h).  Before the commit. */
-fd_status lattice_h5_put_edges(lattice_h5 *w, const fca_context *ctx, int threads);
+/* --edges: the intents written so far (offsets from 0, n + 1 of them;
+ * checked in order), and the covers of those concepts as /edges/offsets
+ * (n + 1, global in a part) and /edges/ids, with the attribute n_edges
+ * (the part's own in a part).  Before the commit. */
+fd_status lattice_h5_intents(lattice_h5 *w, uint64_t **off, uint32_t **ids);
+fd_status lattice_h5_put_covers(lattice_h5 *w, const uint64_t *cov_off, const uint64_t *cov_ids);
 void lattice_h5_abort(lattice_h5 **w);
 fd_status lattice_h5_commit_part(lattice_h5 **w, const fca_context *ctx, const lattice_part *part);
 /* Concepts, intent ids and extent ids written so far. */

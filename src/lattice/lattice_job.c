@@ -12,6 +12,7 @@
 #include "../job/job.h"
 #include "lattice.h"
 #include "lattice_ckpt.h"
+#include "lattice_edges.h"
 #include "lattice_h5.h"
 #include "lattice_master.h"
 #include "lattice_read.h"
@@ -41,6 +42,7 @@ typedef struct {
     double enum_seconds;
     uint64_t auto_cpu_bytes;  /* auto took the CPU for an input this small (0: it did not) */
     double edges_seconds;     /* --edges: the covers */
+    uint64_t n_edges;         /* --edges: this rank's covers */
 } run;
 
 /* Inputs below this many bytes run on the CPU under --backend auto. */
@@ -53,8 +55,6 @@ static fd_status validate(fd_job *j)
     run *r = j->w;
     if (r->a->edges && !r->a->outdir)
         return fd_fail(FD_ERR_USAGE, "--edges writes the covers into DIR/lattice.h5: give -o DIR");
-    if (r->a->edges && j->mpi.size > 1)
-        return fd_fail(FD_ERR_USAGE, "--edges runs on one rank for now (the covers need every intent in one place)");
     r->distributed = j->mpi.size > 1;
     if (r->distributed && r->a->text && !r->a->outdir)
         return fd_fail(FD_ERR_USAGE, "with several ranks, --text needs -o DIR: rank 0 prints the intents from "
@@ -135,6 +135,117 @@ static fd_status run_enumeration(fd_job *j)
     return st == FD_ERR_MPI ? st : fd_mpi_agree(st, NULL);
 }
 
+/* The ranks' first concepts (size + 1), for routing a covering pair to
+ * the rank of its lower concept. */
+typedef struct {
+    const uint64_t *coff;
+    int size;
+} edge_ranks;
+
+static fd_status route_pairs(void *arg, fd_status local, const uint64_t *pairs, uint64_t np, uint64_t **got,
+                             uint64_t *ngot)
+{
+    const edge_ranks *er = arg;
+    fd_status st = FD_OK;
+    uint64_t *counts = NULL, *at = NULL, *send = NULL;
+    *got = NULL;
+    *ngot = 0;
+    FD_TRY(fd_mpi_agree(local, NULL));
+    if (!(counts = calloc((size_t)er->size + 1, sizeof *counts)) || !(at = calloc((size_t)er->size + 1, sizeof *at)) ||
+        !(send = malloc((2 * np + 1) * sizeof *send)))
+        st = fd_fail(FD_ERR_NOMEM, "out of memory for the covers' exchange");
+    int *owner = NULL;
+    if (st == FD_OK && !(owner = malloc((np + 1) * sizeof *owner))) st = fd_fail(FD_ERR_NOMEM, "out of memory");
+    for (uint64_t e = 0; st == FD_OK && e < np; e++) {
+        int lo = 0, hi = er->size - 1; /* the last rank whose first concept is <= the lower one */
+        while (lo < hi) {
+            const int mid = (lo + hi + 1) / 2;
+            if (er->coff[mid] <= pairs[2 * e]) lo = mid;
+            else hi = mid - 1;
+        }
+        owner[e] = lo;
+        counts[lo] += 2;
+    }
+    if (st == FD_OK) {
+        for (int r = 0; r < er->size; r++) at[r + 1] = at[r] + counts[r];
+        for (uint64_t e = 0; e < np; e++) {
+            send[at[owner[e]]++] = pairs[2 * e];
+            send[at[owner[e]]++] = pairs[2 * e + 1];
+        }
+    }
+    free(owner);
+    st = fd_mpi_agree(st, NULL);
+    if (st == FD_OK) st = fd_mpi_exchange_u64(send, counts, got, ngot);
+    *ngot /= 2;
+    free(counts);
+    free(at);
+    free(send);
+    return st;
+}
+
+/* --edges on every rank: every rank's intents to every rank (a concept's
+ * covers can be anyone's: an all-gather), then the covers of this rank's
+ * concepts into its part (or the file), their offsets global. */
+static fd_status put_edges(fd_job *j, run *r)
+{
+    fd_status st = FD_OK;
+    const int P = j->mpi.size, me = j->mpi.rank;
+    const double t0 = fd_now();
+    uint64_t n = 0, nint = 0, next = 0, *loff = NULL, *off = NULL, *cnt = NULL, *coff = NULL, *ioff = NULL;
+    uint64_t *cov_off = NULL, *cov_ids = NULL;
+    uint32_t *lids = NULL, *ids = NULL;
+    lattice_h5_counts(r->h5, &n, &nint, &next);
+    st = lattice_h5_intents(r->h5, &loff, &lids);
+    if (st == FD_OK && !((cnt = calloc(2 * (size_t)P, sizeof *cnt)) && (coff = calloc((size_t)P + 1, sizeof *coff)) &&
+                         (ioff = calloc((size_t)P + 1, sizeof *ioff))))
+        st = fd_fail(FD_ERR_NOMEM, "out of memory");
+    FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);
+    const uint64_t mine[2] = {n, nint};
+    FD_TRY_GOTO(fd_mpi_allgather_u64(mine, 2, cnt), st, done);
+    for (int k = 0; k < P; k++) {
+        coff[k + 1] = coff[k] + cnt[2 * k];
+        ioff[k + 1] = ioff[k] + cnt[2 * k + 1];
+    }
+    const uint64_t N = coff[P], NI = ioff[P];
+    if ((off = calloc(N + 1, sizeof *off)) && (ids = calloc(NI + 1, sizeof *ids))) {
+        for (uint64_t i = 0; i < n; i++) off[coff[me] + i] = ioff[me] + loff[i];
+        off[N] = NI;
+        if (nint) memcpy(ids + ioff[me], lids, nint * sizeof *ids);
+    } else {
+        st = fd_fail(FD_ERR_NOMEM, "--edges: out of memory for the %llu intents of %llu ids on every rank",
+                     (unsigned long long)N, (unsigned long long)NI);
+    }
+    FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);
+    FD_TRY_GOTO(fd_mpi_allgather_shares(off, MPI_UINT64_T, coff), st, done);
+    FD_TRY_GOTO(fd_mpi_allgather_shares(ids, MPI_UINT32_T, ioff), st, done);
+    fd_progress prog = {0};
+    fd_progress_start(&prog, "concepts' covers", n, !fd_job_speaks(j));
+    edge_ranks er = {coff, P};
+    const lattice_covers_job cj = {r->ctx, N, off, ids, r->lo.min_support, coff[me], n, r->lo.threads, &prog,
+                                   P > 1 ? route_pairs : NULL, &er};
+    st = lattice_covers(&cj, &cov_off, &cov_ids);
+    fd_progress_stop(&prog);
+    FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);
+    uint64_t before = 0;
+    r->n_edges = cov_off[n];
+    FD_TRY_GOTO(fd_mpi_exscan_u64(&r->n_edges, &before, 1), st, done);
+    for (uint64_t i = 0; i <= n; i++) cov_off[i] += before;
+    st = lattice_h5_put_covers(r->h5, cov_off, cov_ids);
+    st = fd_mpi_agree(st, NULL);
+done:
+    free(loff);
+    free(lids);
+    free(off);
+    free(ids);
+    free(cnt);
+    free(coff);
+    free(ioff);
+    free(cov_off);
+    free(cov_ids);
+    r->edges_seconds = fd_now() - t0;
+    return st;
+}
+
 /* What this rank did, for rank 0's table. */
 typedef struct rank_report {
     lattice_rank rank;
@@ -149,6 +260,7 @@ static void fill_report(const run *r, rank_report *rep)
     else l->r.results = r->stats.concepts;
     l->r.units = r->stats.tasks;
     l->closures = r->stats.closures;
+    l->edges = r->n_edges;
     /* A GPU rank is one worker: its busy time is the device loop's. */
     h5part_rank_times(&l->r, r->stats.busy_seconds, r->ops->dev.devices ? 1 : r->lo.threads, r->enum_seconds);
     rep->stats = r->stats;
@@ -167,6 +279,8 @@ static fd_status commit(fd_job *j)
     fd_status st = FD_OK;
     if (r->ck)
         FD_TRY(fd_mpi_agree(lattice_ckpt_build(r->ck, r->distributed ? j->out.part : j->out.result, &r->h5), NULL));
+    /* Every rank has its part or file here: --edges needs -o. */
+    if (a->edges) FD_TRY(put_edges(j, r));
     rank_report mine;
     fill_report(r, &mine);
     if (r->distributed) {
@@ -189,18 +303,12 @@ static fd_status commit(fd_job *j)
                              r->total,        r->ck ? a->checkpoint_seconds : 0,
                              r->ck ? lattice_ckpt_resumed(r->ck) : 0};
         if (a->outdir && !r->distributed) {
-            if (a->edges) {
-                double t = fd_now();
-                st = lattice_h5_put_edges(r->h5, r->ctx, j->threads);
-                r->edges_seconds = fd_now() - t;
-            }
-            if (st == FD_OK) st = lattice_h5_commit(&r->h5, r->ctx, &meta);
-            else lattice_h5_abort(&r->h5);
+            st = lattice_h5_commit(&r->h5, r->ctx, &meta);
         } else if (a->outdir) {
             lattice_rank *rs = calloc((size_t)j->mpi.size, sizeof *rs);
             if (!rs) st = fd_fail(FD_ERR_NOMEM, "out of memory");
             for (int k = 0; rs && k < j->mpi.size; k++) rs[k] = r->reps[k].rank;
-            if (rs) st = lattice_master_write(j->out.result, j->out.run_id, r->ctx, &meta, rs, j->mpi.size, a->extents);
+            if (rs) st = lattice_master_write(j->out.result, j->out.run_id, r->ctx, &meta, rs, j->mpi.size, a->extents, a->edges);
             free(rs);
         }
     }
@@ -231,6 +339,12 @@ static void report(fd_job *j)
     if (r->ck && lattice_ckpt_resumed(r->ck))
         fprintf(stderr, "resumed: %llu subtrees were done by earlier runs (concepts/s counts this run's)\n",
                 (unsigned long long)lattice_ckpt_resumed(r->ck));
+    if (a->edges) {
+        uint64_t edges = 0;
+        for (int k = 0; k < j->mpi.size; k++) edges += r->reps[k].rank.edges;
+        fprintf(stderr, "%llu covering pairs (--edges) in %.3f s%s\n", (unsigned long long)edges, r->edges_seconds,
+                j->mpi.size > 1 ? " (rank 0's)" : "");
+    }
     if (!a->stats) return;
     /* Rank 0's phases: the enumeration includes writing the concepts
      * (writer threads take them as they come); output is the merge of

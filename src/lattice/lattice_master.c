@@ -61,21 +61,23 @@ done:
 }
 
 fd_status lattice_master_write(const char *path, const char *run_id, const fca_context *ctx, const lattice_meta *meta,
-                               const lattice_rank *rs, int ranks, int with_extents)
+                               const lattice_rank *rs, int ranks, int with_extents, int with_edges)
 {
     fd_status st = FD_OK;
     hid_t g = -1;
     h5u_out out = {-1, NULL, NULL};
     char(*names)[PART_NAME_MAX] = calloc((size_t)ranks, sizeof *names);
     uint64_t *n = calloc((size_t)ranks, sizeof *n), *ni = calloc((size_t)ranks, sizeof *ni),
-             *ne = calloc((size_t)ranks, sizeof *ne), total = 0;
-    if (!names || !n || !ni || !ne) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
+             *ne = calloc((size_t)ranks, sizeof *ne), *nc = calloc((size_t)ranks, sizeof *nc), total = 0, edges = 0;
+    if (!names || !n || !ni || !ne || !nc) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
     for (int r = 0; r < ranks; r++) {
         rd_part_name(names[r], PART_NAME_MAX, "lattice", run_id, r);
         n[r] = rs[r].r.results;
         ni[r] = rs[r].int_ids;
         ne[r] = rs[r].ext_ids;
+        nc[r] = rs[r].edges;
         total += n[r];
+        edges += nc[r];
     }
     FD_TRY_GOTO(h5u_out_create(&out, path), st, done);
     const hid_t f = out.file;
@@ -94,6 +96,14 @@ fd_status lattice_master_write(const char *path, const char *run_id, const fca_c
         H5Gclose(g);
         g = -1;
     }
+    if (with_edges) {
+        H5_CHECK_GOTO(g = H5Gcreate2(f, "edges", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, done);
+        FD_TRY_GOTO(concat(g, "offsets", "edges/offsets", H5T_STD_U64LE, names, n, ranks, 1), st, done);
+        FD_TRY_GOTO(concat(g, "ids", "edges/ids", H5T_STD_U64LE, names, nc, ranks, 0), st, done);
+        H5Gclose(g);
+        g = -1;
+        FD_TRY_GOTO(h5u_attr_u64(f, "n_edges", edges), st, done);
+    }
     FD_TRY_GOTO(write_rank_table(f, run_id, rs, ranks), st, done);
     /* The caller writes the master only once every part is committed. */
     st = h5u_out_commit(&out);
@@ -104,12 +114,13 @@ done:
     free(n);
     free(ni);
     free(ne);
+    free(nc);
     return st;
 }
 
 fd_status lattice_master_check(hid_t f, const char *path)
 {
-    static const char *const vds[] = {"supports",        "intents/offsets", "intents/ids",
-                                      "extents/offsets", "extents/ids",     NULL};
+    static const char *const vds[] = {"supports",    "intents/offsets", "intents/ids",  "extents/offsets",
+                                      "extents/ids", "edges/offsets",   "edges/ids",    NULL};
     return h5part_check(f, path, "lattice", "n_concepts", "ranks/concepts", vds);
 }

@@ -12,7 +12,7 @@
  * lie in the same directory, named from run_id (resultdir.h).  rs[r]
  * describes rank r. */
 fd_status lattice_master_write(const char *path, const char *run_id, const fca_context *ctx, const lattice_meta *meta,
-                               const lattice_rank *rs, int ranks, int with_extents);
+                               const lattice_rank *rs, int ranks, int with_extents, int with_edges);
 
 /* The part checks a reader runs (FD_OK for a single file): every part
  * present, complete and from the same input, and every virtual dataset

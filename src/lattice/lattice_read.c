@@ -54,7 +54,15 @@ static fd_status check_file(hid_t f, const char *path)
     FD_TRY(h5u_expect_len(f, path, "attributes/ids", nattr, "n_attributes"));
     FD_TRY(h5u_expect_len(f, path, "attributes/names", nattr, "n_attributes"));
     if (H5Lexists(f, "objects", H5P_DEFAULT) > 0) FD_TRY(h5u_expect_len(f, path, "objects/names", nobj, "n_objects"));
-    if (H5Lexists(f, "edges", H5P_DEFAULT) > 0) FD_TRY(check_csr(f, path, "edges", n));
+    if (H5Lexists(f, "edges", H5P_DEFAULT) > 0) {
+        uint64_t ne = 0, len = 0;
+        FD_TRY(check_csr(f, path, "edges", n));
+        FD_TRY(h5u_read_u64_attr(f, path, "n_edges", &ne));
+        FD_TRY(h5u_len(f, "edges/ids", &len));
+        if (ne != len)
+            return fd_fail(FD_ERR_INPUT, "%s: n_edges is %llu, and edges/ids has %llu", path, (unsigned long long)ne,
+                           (unsigned long long)len);
+    }
     return FD_OK;
 }
 
@@ -80,7 +88,7 @@ fd_status lattice_read_info(const char *path, FILE *out)
     hid_t f;
     FD_TRY(lattice_read_open(path, &f));
     static const char *strs[] = {"version", "command", "input", "input_sha256", "input_format", "backend"};
-    static const char *nums[] = {"n_objects", "n_attributes", "n_concepts", "min_support", "threads", "ranks",
+    static const char *nums[] = {"n_objects", "n_attributes", "n_concepts", "n_edges", "min_support", "threads", "ranks",
                                  "closures", "canonicity_failures", "pruned_by_failed_sets", "extents_stored",
                                  "resumed_subtrees", "complete"};
     char buf[4096];

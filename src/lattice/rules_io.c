@@ -173,8 +173,11 @@ fd_status rules_lattice_read(const char *path, const char *ctx_path, int covers,
         memcpy(user_ids, l->ids, nids * sizeof *user_ids);
     }
     FD_TRY_GOTO(ids_to_indices(path, *ctx, l), st, done);
-    if (!l->had_edges)
-        FD_TRY_GOTO(lattice_covers(*ctx, n, l->off, user_ids, threads, &l->cov_off, &l->cov_ids), st, done);
+    if (!l->had_edges) {
+        const uint32_t ms = l->min_support > UINT32_MAX ? UINT32_MAX : (uint32_t)l->min_support;
+        const lattice_covers_job cj = {*ctx, n, l->off, user_ids, ms, 0, n, threads, NULL, NULL, NULL};
+        FD_TRY_GOTO(lattice_covers(&cj, &l->cov_off, &l->cov_ids), st, done);
+    }
     goto done;
 bad:
     fd_errclear();

@@ -4,6 +4,7 @@
 #include "../common/interrupt.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static int relayed;
@@ -83,6 +84,108 @@ fd_status fd_mpi_exscan_u64(const uint64_t *in, uint64_t *out, int n)
     if (rank == 0)
         for (int i = 0; i < n; i++) out[i] = 0;
 done:
+    return st;
+}
+
+fd_status fd_mpi_allgather_u64(const uint64_t *mine, int n, uint64_t *all)
+{
+    fd_status st = FD_OK;
+    if (!fd_mpi_active()) {
+        memcpy(all, mine, (size_t)n * sizeof *all);
+        return FD_OK;
+    }
+    MPI_CHECK_GOTO(MPI_Allgather(mine, n, MPI_UINT64_T, all, n, MPI_UINT64_T, MPI_COMM_WORLD), st, done);
+done:
+    return st;
+}
+
+/* Elements per broadcast past int counts: 2^30, whatever their size. */
+#define SHARE_PIECE ((uint64_t)1 << 30)
+
+fd_status fd_mpi_allgather_shares(void *v, MPI_Datatype type, const uint64_t *off)
+{
+    fd_status st = FD_OK;
+    int size = 1, esize = 0, *cnt = NULL, *dsp = NULL;
+    if (!fd_mpi_active()) return FD_OK;
+    MPI_CHECK_GOTO(MPI_Comm_size(MPI_COMM_WORLD, &size), st, done);
+    MPI_CHECK_GOTO(MPI_Type_size(type, &esize), st, done);
+    if (size == 1) return FD_OK;
+    if (off[size] <= INT32_MAX) {
+        if (!(cnt = malloc((size_t)size * sizeof *cnt)) || !(dsp = malloc((size_t)size * sizeof *dsp))) {
+            st = fd_fail(FD_ERR_NOMEM, "out of memory");
+            goto done;
+        }
+        for (int r = 0; r < size; r++) {
+            cnt[r] = (int)(off[r + 1] - off[r]);
+            dsp[r] = (int)off[r];
+        }
+        MPI_CHECK_GOTO(MPI_Allgatherv(MPI_IN_PLACE, 0, MPI_DATATYPE_NULL, v, cnt, dsp, type, MPI_COMM_WORLD), st,
+                       done);
+        goto done;
+    }
+    for (int r = 0; r < size; r++)
+        for (uint64_t a = off[r]; a < off[r + 1]; a += SHARE_PIECE) {
+            const uint64_t k = off[r + 1] - a < SHARE_PIECE ? off[r + 1] - a : SHARE_PIECE;
+            MPI_CHECK_GOTO(MPI_Bcast((char *)v + a * (uint64_t)esize, (int)k, type, r, MPI_COMM_WORLD), st, done);
+        }
+done:
+    free(cnt);
+    free(dsp);
+    return st;
+}
+
+fd_status fd_mpi_exchange_u64(const uint64_t *send, const uint64_t *counts, uint64_t **recv, uint64_t *nrecv)
+{
+    fd_status st = FD_OK;
+    int size = 1;
+    uint64_t *rc = NULL, total = 0, sent = 0;
+    int *sc = NULL, *sd = NULL, *rci = NULL, *rd = NULL;
+    *recv = NULL;
+    *nrecv = 0;
+    if (fd_mpi_active()) MPI_CHECK_GOTO(MPI_Comm_size(MPI_COMM_WORLD, &size), st, done);
+    if (!fd_mpi_active() || size == 1) {
+        if (!(*recv = malloc((counts[0] + 1) * sizeof **recv))) return fd_fail(FD_ERR_NOMEM, "out of memory");
+        memcpy(*recv, send, counts[0] * sizeof **recv);
+        *nrecv = counts[0];
+        return FD_OK;
+    }
+    if (!(rc = malloc((size_t)size * sizeof *rc)) || !(sc = malloc((size_t)size * sizeof *sc)) ||
+        !(sd = malloc((size_t)size * sizeof *sd)) || !(rci = malloc((size_t)size * sizeof *rci)) ||
+        !(rd = malloc((size_t)size * sizeof *rd))) {
+        st = fd_fail(FD_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    MPI_CHECK_GOTO(MPI_Alltoall(counts, 1, MPI_UINT64_T, rc, 1, MPI_UINT64_T, MPI_COMM_WORLD), st, done);
+    for (int r = 0; r < size; r++) {
+        sc[r] = (int)counts[r];
+        sd[r] = (int)sent;
+        rci[r] = (int)rc[r];
+        rd[r] = (int)total;
+        sent += counts[r];
+        total += rc[r];
+        /* Every rank sees its own sums only: a rank whose sums overflow
+         * says so, and the others wait in the collective below. */
+        if (counts[r] > INT32_MAX || rc[r] > INT32_MAX || sent > INT32_MAX || total > INT32_MAX) {
+            st = fd_fail(FD_ERR_INTERNAL, "fd_mpi_exchange_u64: more than 2^31 values to exchange at once");
+            break;
+        }
+    }
+    if (st == FD_OK && !(*recv = malloc((total + 1) * sizeof **recv))) st = fd_fail(FD_ERR_NOMEM, "out of memory");
+    /* Agreed before the exchange, so that no rank enters it alone. */
+    if ((st = fd_mpi_agree(st, NULL)) != FD_OK) goto done;
+    MPI_CHECK_GOTO(MPI_Alltoallv(send, sc, sd, MPI_UINT64_T, *recv, rci, rd, MPI_UINT64_T, MPI_COMM_WORLD), st, done);
+    *nrecv = total;
+done:
+    if (st != FD_OK) {
+        free(*recv);
+        *recv = NULL;
+        *nrecv = 0;
+    }
+    free(rc);
+    free(sc);
+    free(sd);
+    free(rci);
+    free(rd);
     return st;
 }
 

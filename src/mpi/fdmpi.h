@@ -47,6 +47,21 @@ fd_status fd_mpi_agree(fd_status local, int *failed_rank);
 /* out[i] = sum of in[i] over the ranks below this one (0 on rank 0).
  * Collective; out = 0 without MPI. */
 fd_status fd_mpi_exscan_u64(const uint64_t *in, uint64_t *out, int n);
+/* all (size x n) gets every rank's n values, in rank order.  Collective;
+ * a copy without MPI. */
+fd_status fd_mpi_allgather_u64(const uint64_t *mine, int n, uint64_t *all);
+/* v holds every rank's share once this returns: rank r's are the elements
+ * [off[r], off[r + 1]) of type (in place; off has size + 1 entries).
+ * Shares of any size: past MPI's int counts it broadcasts each rank's
+ * share in pieces.  Collective; nothing to do without MPI. */
+fd_status fd_mpi_allgather_shares(void *v, MPI_Datatype type, const uint64_t *off);
+
+/* All-to-all of uint64 values: send holds counts[r] values for rank r, rank
+ * after rank; *recv (malloc'ed, *nrecv values) what every rank sent this
+ * one, in rank order.  Counts and offsets must fit MPI's int (said when
+ * not).  Collective; a copy without MPI. */
+fd_status fd_mpi_exchange_u64(const uint64_t *send, const uint64_t *counts, uint64_t **recv, uint64_t *nrecv);
+
 /* Rank 0 receives every rank's `bytes` bytes, in rank order, into all
  * (size * bytes; ignored elsewhere).  Collective; for plain structs of a
  * homogeneous job. */
