@@ -51,7 +51,8 @@ typedef struct {
     uint64_t *col_ptr;        /* n_attr + 1 */
     uint32_t *col_obj;        /* the objects of each attribute, ascending */
     uint64_t *slot, smask;    /* concept id + 1, 0: empty */
-    uint64_t first;
+    uint64_t first;           /* the rank's concepts, whose covers it returns */
+    uint64_t wfirst;          /* the concepts it finds the covers of */
     uint32_t min_support;     /* down: a lower cover below it is not a concept here */
     int down;                 /* the pass: 0 up, 1 down */
     uint64_t **covers;        /* per concept of the range, its covers (down: lower ones) */
@@ -293,8 +294,8 @@ static uint32_t maximal(cov_scratch *s, uint32_t nd, uint32_t k, uint32_t kw)
 static fd_status keep_covers(cov_ctx *c, uint64_t i, uint64_t *out, uint32_t t)
 {
     qsort(out, t, sizeof *out, cmp_u64);
-    c->covers[i - c->first] = out;
-    c->ncov[i - c->first] = t;
+    c->covers[i - c->wfirst] = out;
+    c->ncov[i - c->wfirst] = t;
     return FD_OK;
 }
 
@@ -470,7 +471,7 @@ static fd_status index_intents(cov_ctx *c, const uint64_t *off, const uint32_t *
                 st = fd_fail(FD_ERR_INPUT, "--edges: concept %llu names an attribute twice", (unsigned long long)i);
                 goto done;
             }
-        if (i >= c->first && i < c->first + count && len > c->kmax) c->kmax = (uint32_t)len;
+        if (i >= c->wfirst && i < c->wfirst + count && len > c->kmax) c->kmax = (uint32_t)len;
     }
     uint64_t slots = 2;
     while (slots < 2 * c->n) slots *= 2;
@@ -561,10 +562,10 @@ static fd_status choose_pass(cov_ctx *c)
     return FD_OK;
 }
 
-/* Down's lower covers as (lower, upper) pairs, routed to the lower
- * concept's rank, and the upper covers of this rank's concepts from the
- * pairs it got (a counting sort: ascending, since pairs come in the
- * upper concepts' order, rank by rank). */
+/* The upper covers of this rank's concepts from the (lower, upper) pairs
+ * it got (down's, or any pass's through a router): a counting sort,
+ * ascending since a lower concept's pairs come in the upper concepts'
+ * order (checked; sorted when not). */
 static fd_status pairs_to_covers(const cov_ctx *c, const uint64_t *pairs, uint64_t np, uint64_t count, uint64_t **cov_off,
                                  uint64_t **cov_ids)
 {
@@ -598,28 +599,30 @@ done:
     return st;
 }
 
-/* Everything local: the indexes, the pass, the covers of the range
- * (c->covers), and for down their pairs. */
+/* Everything local: the indexes, the pass, the covers of the concepts
+ * this rank works on (c->covers), and when they go through pairs (down;
+ * or a router) the (lower, upper) pairs. */
 static fd_status covers_local(cov_ctx *c, const lattice_covers_job *job, uint64_t **pairs, uint64_t *np)
 {
-    FD_TRY(index_intents(c, job->off, job->ids, job->count));
+    const uint64_t wc = job->work_count;
+    FD_TRY(index_intents(c, job->off, job->ids, wc));
     FD_TRY(index_columns(c));
     FD_TRY(index_rows(c));
     FD_TRY(fd_env_word("FD_EDGES_PASS", passes, PASS_AUTO, &c->pass));
     FD_TRY(choose_pass(c));
-    if (!(c->covers = calloc(job->count + 1, sizeof *c->covers)) || !(c->ncov = calloc(job->count + 1, sizeof *c->ncov)) ||
+    if (!(c->covers = calloc(wc + 1, sizeof *c->covers)) || !(c->ncov = calloc(wc + 1, sizeof *c->ncov)) ||
         !(c->scratch = calloc((size_t)job->threads, sizeof *c->scratch)))
         return fd_fail(FD_ERR_NOMEM, "out of memory for the covers");
-    FD_TRY(par_rows_chunk(job->threads, job->first, job->first + job->count, 16, covers_range, c, job->prog));
-    if (!c->down) return FD_OK;
+    FD_TRY(par_rows_chunk(job->threads, c->wfirst, c->wfirst + wc, 16, covers_range, c, job->prog));
+    if (!c->down && !job->route) return FD_OK;
     uint64_t total = 0, e = 0;
-    for (uint64_t i = 0; i < job->count; i++) total += c->ncov[i];
+    for (uint64_t i = 0; i < wc; i++) total += c->ncov[i];
     if (!(*pairs = malloc((2 * total + 1) * sizeof **pairs))) return fd_fail(FD_ERR_NOMEM, "out of memory for the covers");
-    for (uint64_t i = 0; i < job->count; i++)
-        for (uint32_t q = 0; q < c->ncov[i]; q++) {
-            (*pairs)[2 * e] = c->covers[i][q];
-            (*pairs)[2 * e + 1] = job->first + i;
-            e++;
+    for (uint64_t i = 0; i < wc; i++)
+        for (uint32_t q = 0; q < c->ncov[i]; q++, e++) {
+            /* Up: (i, an upper cover); down: (a lower cover, i). */
+            (*pairs)[2 * e + !c->down] = c->covers[i][q];
+            (*pairs)[2 * e + c->down] = c->wfirst + i;
         }
     *np = total;
     return FD_OK;
@@ -633,6 +636,7 @@ fd_status lattice_covers(const lattice_covers_job *job, uint64_t **cov_off, uint
     c.ctx = job->ctx;
     c.n = job->n;
     c.first = job->first;
+    c.wfirst = job->work_first;
     c.min_support = job->min_support;
     const uint64_t count = job->count;
     const int threads = job->threads < 1 ? 1 : job->threads;
@@ -641,7 +645,9 @@ fd_status lattice_covers(const lattice_covers_job *job, uint64_t **cov_off, uint
     uint64_t *pairs = NULL, np = 0, *got = NULL, ngot = 0;
     *cov_off = NULL;
     *cov_ids = NULL;
-    if (job->first > job->n || count > job->n - job->first) st = fd_fail(FD_ERR_INTERNAL, "--edges: concepts out of range");
+    if (job->first > job->n || count > job->n - job->first || job->work_first > job->n ||
+        job->work_count > job->n - job->work_first || (!job->route && (job->work_first != job->first || job->work_count != count)))
+        st = fd_fail(FD_ERR_INTERNAL, "--edges: concepts out of range");
     if (st == FD_OK) st = covers_local(&c, &j, &pairs, &np);
     /* Every rank routes, whatever happened here: the router agrees first. */
     if (job->route) {
@@ -651,7 +657,7 @@ fd_status lattice_covers(const lattice_covers_job *job, uint64_t **cov_off, uint
         np = ngot;
     }
     if (st != FD_OK) goto done;
-    if (c.down) {
+    if (c.down || job->route) {
         st = pairs_to_covers(&c, pairs, np, count, cov_off, cov_ids);
         goto done;
     }
@@ -661,7 +667,7 @@ fd_status lattice_covers(const lattice_covers_job *job, uint64_t **cov_off, uint
     for (uint64_t i = 0; i < count; i++)
         if (c.ncov[i]) memcpy(*cov_ids + (*cov_off)[i], c.covers[i], c.ncov[i] * sizeof **cov_ids);
 done:
-    for (uint64_t i = 0; c.covers && i < count; i++) free(c.covers[i]);
+    for (uint64_t i = 0; c.covers && i < job->work_count; i++) free(c.covers[i]);
     for (int t = 0; c.scratch && t < threads; t++) scratch_free(&c.scratch[t]);
     free(pairs);
     free(c.scratch);

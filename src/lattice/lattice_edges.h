@@ -22,12 +22,16 @@ typedef struct lattice_covers_job {
     const uint64_t *off;       /* n + 1 */
     const uint32_t *ids;
     uint32_t min_support;      /* the lattice's (an iceberg's covers below it are not concepts) */
-    uint64_t first, count;     /* this rank's concepts */
+    uint64_t first, count;     /* this rank's concepts, whose covers it returns */
+    /* The concepts whose covers this rank finds: with a router any share
+     * (an even one: a rank's part may hold most concepts), else first
+     * and count. */
+    uint64_t work_first, work_count;
     int threads;
     fd_progress *prog;         /* counts the concepts done, or NULL */
     /* Several ranks: agrees on `local` first (returning the agreed status
      * when it is not FD_OK), then sends each (lower, upper) pair of
-     * concept ids to the rank that holds the lower one and hands back
+     * concept ids (a covering pair) to the rank that holds the lower one and hands back
      * the pairs this rank got (*got malloc'ed, in rank order).  Called
      * exactly once on every rank.  NULL: one rank. */
     fd_status (*route)(void *arg, fd_status local, const uint64_t *pairs, uint64_t npairs, uint64_t **got,

@@ -219,10 +219,13 @@ static fd_status put_edges(fd_job *j, run *r)
     FD_TRY_GOTO(fd_mpi_allgather_shares(off, MPI_UINT64_T, coff), st, done);
     FD_TRY_GOTO(fd_mpi_allgather_shares(ids, MPI_UINT32_T, ioff), st, done);
     fd_progress prog = {0};
-    fd_progress_start(&prog, "concepts' covers", n, !fd_job_speaks(j));
+    fd_progress_start(&prog, "concepts' covers", P > 1 ? N / (uint64_t)P : n, !fd_job_speaks(j));
     edge_ranks er = {coff, P};
-    const lattice_covers_job cj = {r->ctx, N, off, ids, r->lo.min_support, coff[me], n, r->lo.threads, &prog,
-                                   P > 1 ? route_pairs : NULL, &er};
+    /* Each rank finds the covers of an even share (parts can be uneven),
+     * and the pairs go to the ranks whose parts hold them. */
+    const uint64_t w0 = P > 1 ? N * (uint64_t)me / (uint64_t)P : 0, w1 = P > 1 ? N * ((uint64_t)me + 1) / (uint64_t)P : n;
+    const lattice_covers_job cj = {r->ctx, N, off, ids, r->lo.min_support, coff[me], n, w0, w1 - w0, r->lo.threads,
+                                   &prog, P > 1 ? route_pairs : NULL, &er};
     st = lattice_covers(&cj, &cov_off, &cov_ids);
     fd_progress_stop(&prog);
     FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);
