@@ -12,6 +12,8 @@ the highest lower bound kept):
  - --predict-at (the missing entries' indices, .npy of int64 or text)
    gives /completed's bits at them, in the file's order; on a complete
    tensor over 2 ranks it is the factors' model there;
+ - over 2 and 3 ranks the fit with missing entries has one rank's bits
+   (factors, lambda, the traces, the starts, /completed, /predictions);
  - the lower bound never decreases between sweeps of the same rank;
  - the rank checked by the bound: rank-5 50^3 tensors, 30 and 70%
    missing, which the sweeps leave at rank 6 and 7, end at rank 5 with
@@ -21,7 +23,7 @@ the highest lower bound kept):
    bits as NaN at the same entries, and 1 and 2 threads the same bits;
  - refusals, exit 2, nothing written: NaN without --missing, an
    infinity, a mask of another shape or of int32, a mask that is not
-   there, every entry missing, --fuse, --nonneg, two ranks; --predict-at
+   there, every entry missing, --fuse (on 1 and 2 ranks), --nonneg; --predict-at
    files of another width, an index outside the tensor, negative or not
    an integer, no rows; and `info` refuses a result whose /completed is
    not of its dims, or whose /predictions do not agree.
@@ -122,6 +124,20 @@ for shape, rank, frac, seed in [("30x25x20", 3, 0.3, 4), ("30x25x20", 3, 0.5, 5)
             r = run("bcp", full, "--mask", spec, "--rank", 8, "--starts", 3, "-o", out + "m", "--force", "-q", "-t", 1)
             check(r.returncode == 0 and all((p == q).all() for p, q in zip(factors(out + "m/bcp.h5"), A)),
                   "--mask %s: exit %d, or other factors than NaN's: %s" % (spec, r.returncode, r.stderr))
+        # Over 2 and 3 ranks (each updates its share of every mode's rows):
+        # one rank's bits, starts, rank check, /completed and /predictions.
+        for ranks, threads in ((2, 2), (3, 1)):
+            r = run("bcp", y, "--missing", "--rank", 8, "--starts", 3, "--completed", "--predict-at", at, "-o",
+                    out + "r", "--force", "-q", "-t", threads, ranks=ranks)
+            same = r.returncode == 0
+            if same:
+                with h5py.File(res) as f, h5py.File(out + "r/bcp.h5") as g:
+                    for k in ("completed", "predictions/values", "trace/lower_bound", "trace/rank", "lambda",
+                              "starts/lower_bound"):
+                        same = same and np.array_equal(f[k][:], g[k][:])
+                    same = same and g.attrs["ranks"] == ranks
+                same = same and all((p == q).all() for p, q in zip(factors(out + "r/bcp.h5"), A))
+            check(same, "--missing on %d ranks: exit %d, or not one rank's bits: %s" % (ranks, r.returncode, r.stderr))
         r = run("info", res)
         check(r.returncode == 0 and "missing:     %d of %d" % (M.sum(), M.size) in r.stdout
               and "predictions: %d listed entries" % M.sum() in r.stdout, "info: %s" % r.stdout)
@@ -195,7 +211,7 @@ np.save(os.path.join(WORK, "nothing.npy"), np.full((4, 5, 6), np.nan))
 refused("every entry missing", os.path.join(WORK, "nothing.npy"), "--missing", needle="missing")
 refused("--missing --fuse", y5, "--missing", "--fuse", "2x1x1", needle="--fuse")
 refused("--missing --nonneg", y5, "--missing", "--nonneg", needle="--nonneg")
-refused("--missing on 2 ranks", y5, "--missing", ranks=2, needle="one rank")
+refused("--missing --fuse on 2 ranks", y5, "--missing", "--fuse", "2x1x1", ranks=2, needle="--fuse")
 np.save(os.path.join(WORK, "mask-int.npy"), np.ones((30, 25, 20), dtype=np.int32))
 refused("a mask of int32", y5, "--mask", os.path.join(WORK, "mask-int.npy"), needle="uint8 or bool")
 M5 = np.ones((30, 25, 20))

@@ -38,8 +38,8 @@ def setUpModule():
     shutil.rmtree(WORK, ignore_errors=True)
     os.makedirs(WORK)
     sh(BIN, "gen", "context", "--objects", 60, "--attributes", 14, "--density", 0.3, "--seed", 7, "-o", w("c.cxt"))
-    sh(BIN, "lattice", w("c.cxt"), "--extents", "-q", "-o", w("lat1"))
-    sh(BIN, "lattice", w("c.cxt"), "--extents", "-q", "-o", w("lat3"), mpirun=3)
+    sh(BIN, "lattice", w("c.cxt"), "--extents", "--edges", "-q", "-o", w("lat1"))
+    sh(BIN, "lattice", w("c.cxt"), "--extents", "--edges", "-q", "-o", w("lat3"), mpirun=3)
     sh(BIN, "gen", "context", "--objects", 50, "--attributes", 30, "--density", 0.2, "--seed", 3, "-o", w("c.dat"))
     sh(BIN, "lattice", w("c.dat"), "-q", "-o", w("latd"))
     sh(BIN, "gen", "counts", "--rows", 40, "--cols", 12, "--groups", 4, "--seed", 5, "-o", w("m.txt"))
@@ -96,6 +96,17 @@ class LatticeTest(unittest.TestCase):
         self.assertEqual(sorted(map(tuple, three.intents.toarray().tolist())),
                          sorted(map(tuple, one.intents.toarray().tolist())))
         self.assertEqual(list(one.attribute_names), list(three.attribute_names))
+
+    def test_edges_of_parts_match_one_rank(self):
+        # The covering pairs as pairs of intents: the concepts' order
+        # differs between runs; every upper cover's intent is inside.
+        def pairs(r):
+            keys = [tuple(sorted(r.intent(c))) for c in range(r.intents.shape[0])]
+            return {(keys[c], keys[u]) for c in range(len(keys)) for u in r.edges[c].indices}
+        one, three = pairs(self.check("lat1")), pairs(self.check("lat3"))
+        self.assertEqual(one, three)
+        self.assertGreater(len(one), 0)
+        self.assertTrue(all(set(u) < set(c) for c, u in one))
 
     def test_fimi_ids_are_the_files_numbers(self):
         r = self.check("latd")

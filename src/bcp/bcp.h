@@ -68,6 +68,14 @@ typedef struct bcp_comm {
      * one rank, which owns every row. */
     fd_status (*sum_rows)(void *ctx, double *M, uint64_t rows, uint32_t R, uint64_t *o0, uint64_t *o1);
     fd_status (*gather_rows)(void *ctx, double *A, uint64_t rows, uint32_t R);
+    /* The masked fit (bcp_masked.h), every rank holding the whole
+     * tensor: this rank's share [*o0, *o1) of `rows` rows (the shares
+     * gather_rows gathers); rank 0's n values to every rank; and every
+     * rank's status agreed (fd_mpi_agree), before each collective step.
+     * NULL: one rank. */
+    void (*share)(void *ctx, uint64_t rows, uint64_t *o0, uint64_t *o1);
+    fd_status (*bcast)(void *ctx, double *v, uint64_t n);
+    fd_status (*agree)(void *ctx, fd_status local);
 } bcp_comm;
 
 struct bcp_ops;

@@ -222,6 +222,33 @@ done:
     return st;
 }
 
+/* The masked fit's hooks (bcp_comm): rank p's share of rows as
+ * row_shares cuts it, rank 0's values to every rank, agreement. */
+static void grid_share(void *ctx, uint64_t rows, uint64_t *o0, uint64_t *o1)
+{
+    const grid_comm *g = ctx;
+    *o0 = rows * (uint64_t)g->rank / (uint64_t)g->size;
+    *o1 = rows * ((uint64_t)g->rank + 1) / (uint64_t)g->size;
+}
+
+static fd_status grid_bcast(void *ctx, double *v, uint64_t n)
+{
+    fd_status st = FD_OK;
+    (void)ctx;
+    for (uint64_t a = 0; a < n; a += 1u << 28) {
+        const int k = (int)(n - a < (1u << 28) ? n - a : 1u << 28);
+        MPI_CHECK_GOTO(MPI_Bcast(v + a, k, MPI_DOUBLE, 0, MPI_COMM_WORLD), st, done);
+    }
+done:
+    return st;
+}
+
+static fd_status grid_agree(void *ctx, fd_status local)
+{
+    (void)ctx;
+    return fd_mpi_agree(local, NULL);
+}
+
 /* power[r] += the squared norm of column r of the first `rows` rows of
  * mode n's factor. */
 static void add_column_power(const bcp_model *m, uint32_t n, uint64_t rows, double *power)
@@ -256,7 +283,8 @@ static uint32_t weakest(const bcp_model *m)
  * (bench/bcp-missing.sh).  So the kept model's weakest component is
  * dropped and the rest refitted from there, as long as that raises the
  * bound: the same variational model selection as among the starts. */
-static fd_status check_rank(const bcp_tensor *t, const bcp_opts *o, bcp_model *best, bcp_starts *diag)
+static fd_status check_rank(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, bcp_model *best,
+                            bcp_starts *diag)
 {
     bcp_starts none = {0};
     if (!diag) diag = &none;
@@ -270,7 +298,7 @@ static fd_status check_rank(const bcp_tensor *t, const bcp_opts *o, bcp_model *b
         os.from = best;
         os.drop = weakest(best);
         os.rank = best->R - 1;
-        FD_TRY(bcp_fit_masked(t, &os, &m, NULL));
+        FD_TRY(bcp_fit_masked(t, &os, comm, &m, NULL));
         const double lb = m.lb[m.iters - 1];
         if (!(lb > best->lb[best->iters - 1])) {
             diag->lb_lower = lb;
@@ -311,7 +339,7 @@ static fd_status fit_best(const bcp_tensor *t, const bcp_opts *o, uint32_t start
             os.seed = o->seed + s;
         }
         /* Missing entries: their own fit, on the CPU (bcp_masked.h). */
-        FD_TRY(t->observed ? bcp_fit_masked(t, &os, &m, prog) : bcp_fit(t, &os, comm, ops, state, &m, prog));
+        FD_TRY(t->observed ? bcp_fit_masked(t, &os, comm, &m, prog) : bcp_fit(t, &os, comm, ops, state, &m, prog));
         const double a = m.lb[m.iters - 1], b = s == 0 ? -INFINITY : best->lb[best->iters - 1];
         if (diag && diag->n) {
             diag->lb[s] = a;
@@ -327,7 +355,7 @@ static fd_status fit_best(const bcp_tensor *t, const bcp_opts *o, uint32_t start
             bcp_model_free(&m);
         }
     }
-    return t->observed ? check_rank(t, o, best, diag) : FD_OK;
+    return t->observed ? check_rank(t, o, comm, best, diag) : FD_OK;
 }
 
 /* Sub-tensor k's R strongest components (by power, sum over the modes
@@ -558,10 +586,7 @@ static fd_status read_tensor(fd_job *j)
     FD_TRY(bcp_tensor_shape(r->o->input, &r->order, r->dims));
     if (r->o->predict_at && j->mpi.rank == 0)
         FD_TRY(bcp_entries_read(r->o->predict_at, r->order, r->dims, j->threads, &r->at));
-    if (r->o->missing) {
-        if (j->mpi.size > 1)
-            return fd_fail(FD_ERR_USAGE, "bcp with missing entries (--missing, --mask) runs on one rank for now, not %d",
-                           j->mpi.size);
+    if (r->o->missing) { /* every rank reads it whole: the ranks share the rows (bcp_masked.h) */
         for (uint32_t n = 0; n < r->order; n++) r->grid[n] = 1;
         return bcp_tensor_read_missing(&r->t, r->o->input, r->o->mask, j->threads);
     }
@@ -600,6 +625,18 @@ static fd_status same_tensor(fd_job *j)
 static fd_status setup(fd_job *j)
 {
     bcp_run *r = j->w;
+    if (r->t && r->t->observed && r->distributed) { /* the masked fit's row shares */
+        fd_status st = FD_OK;
+        memset(&r->gc, 0, sizeof r->gc);
+        for (uint32_t n = 0; n < BCP_MAX_ORDER; n++) r->gc.fiber[n] = MPI_COMM_NULL;
+        r->gc.rank = j->mpi.rank;
+        r->gc.size = j->mpi.size;
+        if (!(r->gc.counts = calloc((size_t)j->mpi.size, sizeof *r->gc.counts)) ||
+            !(r->gc.displs = calloc((size_t)j->mpi.size, sizeof *r->gc.displs)))
+            st = fd_fail(FD_ERR_NOMEM, "out of memory");
+        r->gc_open = 1;
+        return fd_mpi_agree(st, NULL);
+    }
     if (r->o->fuse_n || (r->t && r->t->observed)) return FD_OK; /* no backend state for either */
     FD_TRY(fd_mpi_agree(r->ops->open(&r->state, r->t, r->o->fit.rank, j->device), NULL));
     if (!r->distributed) return FD_OK;
@@ -618,12 +655,19 @@ static fd_status run(fd_job *j)
     fd_status st;
     const double t = fd_now();
     if (o->fuse_n) {
-        const bcp_comm comm = {r->distributed ? mpi_sum : NULL, &r->rank, NULL, NULL, NULL};
+        const bcp_comm comm = {.sum = r->distributed ? mpi_sum : NULL, .ctx = &r->rank};
         st = fuse_job(o, &j->mpi, &comm, r->ops, j->device, r->order, r->dims, j->threads, &r->m, &r->t, &r->fiters,
                       !fd_job_speaks(j));
     } else {
-        const bcp_comm comm = {r->distributed ? grid_sum : NULL, &r->gc, r->distributed ? grid_gather : NULL,
-                               r->distributed ? grid_sum_rows : NULL, r->distributed ? grid_gather_rows : NULL};
+        const int masked = r->t && r->t->observed, d = r->distributed;
+        const bcp_comm comm = {.sum = d ? grid_sum : NULL,
+                               .ctx = &r->gc,
+                               .gather = d && !masked ? grid_gather : NULL,
+                               .sum_rows = d && !masked ? grid_sum_rows : NULL,
+                               .gather_rows = d ? grid_gather_rows : NULL,
+                               .share = d && masked ? grid_share : NULL,
+                               .bcast = d && masked ? grid_bcast : NULL,
+                               .agree = d && masked ? grid_agree : NULL};
         bcp_opts fo = o->fit;
         fo.threads = j->threads;
         fd_progress prog = {0};

@@ -34,7 +34,39 @@ typedef struct {
     double *sums;               /* I_0 x 3: the tau pass's sums per row of mode 0 */
     uint32_t n;                 /* the mode being updated */
     int threads;
+    const bcp_comm *comm;       /* several ranks, or NULL */
 } mwork;
+
+static int shared(const mwork *w) { return w->comm && w->comm->share; }
+
+/* This rank's rows of `rows`. */
+static void my_rows(const mwork *w, uint64_t rows, uint64_t *o0, uint64_t *o1)
+{
+    if (shared(w)) {
+        w->comm->share(w->comm->ctx, rows, o0, o1);
+    } else {
+        *o0 = 0;
+        *o1 = rows;
+    }
+}
+
+/* local, agreed by every rank (itself with one). */
+static fd_status agreed(const mwork *w, fd_status local)
+{
+    return shared(w) ? w->comm->agree(w->comm->ctx, local) : local;
+}
+
+/* Mode n's rows as every rank updated its share: their means, moments
+ * and ln dets from their owners. */
+static fd_status gather_mode(const mwork *w, uint32_t n, fd_status local)
+{
+    FD_TRY(agreed(w, local));
+    if (!shared(w)) return FD_OK;
+    const uint64_t I = w->t->dims[n];
+    FD_TRY(w->comm->gather_rows(w->comm->ctx, w->m->A[n], I, w->R));
+    FD_TRY(w->comm->gather_rows(w->comm->ctx, w->E[n], I, w->P));
+    return w->comm->gather_rows(w->comm->ctx, w->ld[n], I, 1);
+}
 
 /* h *= a (R), H *= S (packed): one more mode's row in the products. */
 static void times_row(double *h, double *H, const double *a, const double *S, uint32_t R, uint32_t P)
@@ -218,13 +250,17 @@ static fd_status sweep(mwork *w, int balance, double *EAA[BCP_MAX_ORDER], double
 {
     const bcp_tensor *t = w->t;
     double logdet[BCP_MAX_ORDER];
+    uint64_t o0, o1;
     for (uint32_t n = 0; n < w->N; n++) {
         w->n = n;
-        FD_TRY(par_rows_chunk(w->threads, 0, t->dims[n], 1, update_rows, w, NULL));
+        my_rows(w, t->dims[n], &o0, &o1);
+        FD_TRY(gather_mode(w, n, par_rows_chunk(w->threads, o0, o1, 1, update_rows, w, NULL)));
     }
     for (uint32_t n = 0; n < w->N; n++) mode_sums(w, n, EAA[n], &logdet[n]);
     if (balance) rebalance(w, EAA, logdet);
-    FD_TRY(par_rows_chunk(w->threads, 0, t->dims[0], 1, residual_rows, w, NULL));
+    my_rows(w, t->dims[0], &o0, &o1);
+    FD_TRY(agreed(w, par_rows_chunk(w->threads, o0, o1, 1, residual_rows, w, NULL)));
+    if (shared(w)) FD_TRY(w->comm->gather_rows(w->comm->ctx, w->sums, t->dims[0], 3));
     double ee = 0, res = 0, yy = 0;
     for (uint64_t i = 0; i < t->dims[0]; i++) {
         ee += w->sums[3 * i];
@@ -322,7 +358,20 @@ static fd_status start(mwork *w, const bcp_opts *o, double yy)
     return FD_OK;
 }
 
-fd_status bcp_fit_masked(const bcp_tensor *t, const bcp_opts *o, bcp_model *m, fd_progress *prog)
+/* Rank 0's start to every rank: the SVD's bits may depend on the threads. */
+static fd_status share_start(const mwork *w)
+{
+    if (!shared(w)) return FD_OK;
+    for (uint32_t n = 0; n < w->N; n++) {
+        FD_TRY(w->comm->bcast(w->comm->ctx, w->m->A[n], w->t->dims[n] * w->R));
+        FD_TRY(w->comm->bcast(w->comm->ctx, w->E[n], w->t->dims[n] * w->P));
+    }
+    FD_TRY(w->comm->bcast(w->comm->ctx, w->m->lambda, w->R));
+    return w->comm->bcast(w->comm->ctx, &w->m->tau, 1);
+}
+
+fd_status bcp_fit_masked(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, bcp_model *m,
+                         fd_progress *prog)
 {
     fd_status st = FD_OK;
     const uint32_t R = o->rank, N = t->order;
@@ -341,26 +390,28 @@ fd_status bcp_fit_masked(const bcp_tensor *t, const bcp_opts *o, bcp_model *m, f
     w.R = R;
     w.P = packed(R);
     w.threads = o->threads > 0 ? o->threads : 1;
+    w.comm = comm && comm->share && comm->gather_rows && comm->bcast && comm->agree ? comm : NULL;
     m->order = N;
     m->R = R;
     for (uint32_t n = 0; n < N; n++) {
         m->dims[n] = t->dims[n];
-        FD_ALLOC_GOTO(m->A[n], t->dims[n] * R, st, done);
-        FD_ALLOC_GOTO(m->Sigma[n], (size_t)R * R, st, done);
-        FD_ALLOC_GOTO(w.E[n], t->dims[n] * w.P, st, done);
-        FD_ALLOC_GOTO(w.ld[n], t->dims[n], st, done);
-        FD_ALLOC_GOTO(EAA[n], (size_t)R * R, st, done);
+        FD_ALLOC_GOTO(m->A[n], t->dims[n] * R, st, early);
+        FD_ALLOC_GOTO(m->Sigma[n], (size_t)R * R, st, early);
+        FD_ALLOC_GOTO(w.E[n], t->dims[n] * w.P, st, early);
+        FD_ALLOC_GOTO(w.ld[n], t->dims[n], st, early);
+        FD_ALLOC_GOTO(EAA[n], (size_t)R * R, st, early);
     }
-    FD_ALLOC_GOTO(m->lambda, R, st, done);
-    FD_ALLOC_GOTO(w.sums, 3 * t->dims[0], st, done);
+    FD_ALLOC_GOTO(m->lambda, R, st, early);
+    FD_ALLOC_GOTO(w.sums, 3 * t->dims[0], st, early);
     double yy = 0;
     for (uint64_t e = 0; e < t->size; e++) yy += t->x[e] * t->x[e]; /* 0 where missing */
-    FD_TRY_GOTO(start(&w, o, yy), st, done);
+    FD_TRY_GOTO(agreed(&w, start(&w, o, yy)), st, done);
+    FD_TRY_GOTO(share_start(&w), st, done);
     double prev = -INFINITY;
     uint32_t stable = 0; /* sweeps since the rank last changed */
     for (uint32_t it = 0; it < o->max_iter; it++) {
         const uint32_t before = m->R;
-        if (it > 0) FD_TRY_GOTO(prune(&w), st, done); /* BCPF prunes from the second sweep on */
+        if (it > 0) FD_TRY_GOTO(agreed(&w, prune(&w)), st, done); /* BCPF prunes from the second sweep on */
         if (m->R == 0) {
             st = fd_fail(FD_ERR_INPUT, "bcp: every component vanished (are the observed entries all zeros?)");
             goto done;
@@ -375,9 +426,10 @@ fd_status bcp_fit_masked(const bcp_tensor *t, const bcp_opts *o, bcp_model *m, f
         stable++;
         const double dt = fd_now() - t0;
         m->sweep_seconds += dt;
-        FD_TRY_GOTO(bcp_trace_push(m, lb, fit, dt), st, done);
+        FD_TRY_GOTO(agreed(&w, bcp_trace_push(m, lb, fit, dt)), st, done);
         if (prog) fd_progress_add(prog, 1);
-        if (fd_interrupted()) FD_TRY_GOTO(fd_interrupt_check(), st, done);
+        /* A signal on any rank stops every rank after the same sweep. */
+        FD_TRY_GOTO(agreed(&w, fd_interrupted() ? fd_interrupt_check() : FD_OK), st, done);
         if (before == m->R && balance && fabs(lb - prev) <= o->tol * fabs(lb)) {
             m->converged = 1;
             break;
@@ -396,6 +448,9 @@ fd_status bcp_fit_masked(const bcp_tensor *t, const bcp_opts *o, bcp_model *m, f
                 m->Sigma[n][a * K + b] = (EAA[n][a * K + b] - aa) / (double)t->dims[n];
             }
     }
+    goto done;
+early: /* a rank without its memory: every rank stops here */
+    st = agreed(&w, st);
 done:
     for (uint32_t n = 0; n < N; n++) {
         free(w.E[n]);
