@@ -5,7 +5,8 @@
 # min support 100 (or the FILEs given, at --min-support S), on --ranks P
 # (mpirun) and --threads T each (default: all cores, on one rank).
 # FD_EDGES_PASS set in the environment forces a pass; the pass column
-# says which, or --label L (another build's run).  Appends to
+# says which (or --label L: another build's run) and the pass taken, as
+# the summary says it.  Appends to
 # bench/results/lattice-edges.csv.
 #
 #   bench/lattice-edges.sh [--bin PATH] [--csv FILE] [--machine NAME] [--min-support S]
@@ -32,8 +33,11 @@ run() { # FILE MINSUPPORT
     "${launch[@]}" "$BIN" "${args[@]}" 2> "$tmp/err"
     t=$(awk -v a="$s" -v b="$(date +%s.%N)" 'BEGIN { printf "%.3f", b - a }')
     es=$(sed -n 's/^[0-9]* covering pairs (--edges) in \([0-9.]*\) s.*/\1/p' "$tmp/err")
+    taken=$(sed -n 's/^[0-9]* covering pairs (--edges) in .*, pass \(down\|up\).*/\1/p' "$tmp/err")
+    rows=$(sed -n 's/.*; \([0-9]*\) of \([0-9]*\) concepts.* by rows.*/\1 of \2 by rows/p' "$tmp/err")
+    [ -z "$rows" ] || taken="$taken: $rows"
     read -r n m < <(python3 -c "import h5py, sys; f = h5py.File(sys.argv[1]); print(f.attrs['n_concepts'], f.attrs.get('n_edges', 0))" "$tmp/o/lattice.h5")
-    echo "$(basename "$f"),$ms,$RANKS,$THREADS,$e,$n,$m,$t,$es,${LABEL:-${FD_EDGES_PASS:-auto}},\"$MACHINE\",$(date +%F),\"$version\"" | tee -a "$CSV"
+    echo "$(basename "$f"),$ms,$RANKS,$THREADS,$e,$n,$m,$t,$es,\"${LABEL:-${FD_EDGES_PASS:-auto}}${taken:+ ($taken)}\",\"$MACHINE\",$(date +%F),\"$version\"" | tee -a "$CSV"
   done
 }
 if [ ${#files[@]} -gt 0 ]; then

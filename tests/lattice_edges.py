@@ -66,6 +66,17 @@ for objects, attrs, dens, seed, supp in ((30, 8, 0.3, 1, 0), (60, 12, 0.4, 2, 0)
         check(r.returncode == 0, "%s --edges: exit %d: %s" % (tag, r.returncode, r.stderr.strip()))
         if r.returncode == 0:
             check_result(out, tag)
+# The summary names the pass taken.
+ctx = os.path.join(WORK, "c3.cxt")
+for pas, want in (("down", "pass down"), ("rows", "pass up (upper covers; %d of %d concepts by rows"),
+                  ("columns", "pass up (upper covers; 0 of %d concepts by rows")):
+    r = fcbo(BIN, "lattice", ctx, "--edges", "-o", os.path.join(WORK, "s"), "--force", env=dict(ENV, FD_EDGES_PASS=pas))
+    with h5py.File(os.path.join(WORK, "s", "lattice.h5")) as f:
+        n = int(f.attrs["n_concepts"])
+    # The top concept (empty intent here) has nothing above it and takes no way.
+    want = want % ((n - 1, n) if want.count("%d") == 2 else (n,)) if "%d" in want else want
+    check(r.returncode == 0 and want in r.stderr, "FD_EDGES_PASS=%s: the summary does not say %r: %s" % (
+        pas, want, r.stderr.strip()))
 # Refused: without -o (on one rank and on two); a bad FD_EDGES_PASS; nothing is written.
 for ranks in (1, 2):
     r = fcbo(BIN, "lattice", os.path.join(WORK, "c1.cxt"), "--edges", "--text", ranks=ranks)

@@ -59,6 +59,7 @@ typedef struct {
     uint32_t *ncov;
     cov_scratch *scratch;     /* one per thread, made on first use */
     int pass;                 /* FD_EDGES_PASS: PASS_* */
+    _Atomic uint64_t by_rows; /* up: the concepts that took the rows */
 } cov_ctx;
 
 /* FD_EDGES_PASS (a test knob): the pass by the estimate and each
@@ -312,6 +313,7 @@ static fd_status upper_covers(cov_ctx *c, cov_scratch *s, uint64_t i)
      * even (bench/lattice-edges.sh). */
     const int by_rows = c->rows && c->pass != PASS_COLUMNS &&
                         (c->pass == PASS_ROWS || incidences > (uint64_t)c->ctx->n_obj * (c->w + 1));
+    if (by_rows) atomic_fetch_add_explicit(&c->by_rows, 1, memory_order_relaxed);
     const uint32_t cw = by_rows ? c->w : kw;
     const uint32_t nd = by_rows ? candidates_by_rows(c, s, b, k, &empty) : candidates_by_columns(c, s, i, b, k, kw, &empty);
     const uint32_t m = maximal(s, nd, k, cw);
@@ -630,6 +632,13 @@ static fd_status covers_local(cov_ctx *c, const lattice_covers_job *job, uint64_
 
 fd_status lattice_covers(const lattice_covers_job *job, uint64_t **cov_off, uint64_t **cov_ids)
 {
+    lattice_covers_pass pass;
+    return lattice_covers_told(job, cov_off, cov_ids, &pass);
+}
+
+fd_status lattice_covers_told(const lattice_covers_job *job, uint64_t **cov_off, uint64_t **cov_ids,
+                              lattice_covers_pass *pass)
+{
     fd_status st = FD_OK;
     cov_ctx c;
     memset(&c, 0, sizeof c);
@@ -667,6 +676,9 @@ fd_status lattice_covers(const lattice_covers_job *job, uint64_t **cov_off, uint
     for (uint64_t i = 0; i < count; i++)
         if (c.ncov[i]) memcpy(*cov_ids + (*cov_off)[i], c.covers[i], c.ncov[i] * sizeof **cov_ids);
 done:
+    pass->down = c.down;
+    pass->by_rows = atomic_load(&c.by_rows);
+    pass->concepts = job->work_count;
     for (uint64_t i = 0; c.covers && i < job->work_count; i++) free(c.covers[i]);
     for (int t = 0; c.scratch && t < threads; t++) scratch_free(&c.scratch[t]);
     free(pairs);

@@ -43,6 +43,7 @@ typedef struct {
     uint64_t auto_cpu_bytes;  /* auto took the CPU for an input this small (0: it did not) */
     double edges_seconds;     /* --edges: the covers */
     uint64_t n_edges;         /* --edges: this rank's covers */
+    lattice_covers_pass pass; /* --edges: how this rank found them */
 } run;
 
 /* Inputs below this many bytes run on the CPU under --backend auto. */
@@ -226,7 +227,7 @@ static fd_status put_edges(fd_job *j, run *r)
     const uint64_t w0 = P > 1 ? N * (uint64_t)me / (uint64_t)P : 0, w1 = P > 1 ? N * ((uint64_t)me + 1) / (uint64_t)P : n;
     const lattice_covers_job cj = {r->ctx, N, off, ids, r->lo.min_support, coff[me], n, w0, w1 - w0, r->lo.threads,
                                    &prog, P > 1 ? route_pairs : NULL, &er};
-    st = lattice_covers(&cj, &cov_off, &cov_ids);
+    st = lattice_covers_told(&cj, &cov_off, &cov_ids, &r->pass);
     fd_progress_stop(&prog);
     FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);
     uint64_t before = 0;
@@ -345,8 +346,13 @@ static void report(fd_job *j)
     if (a->edges) {
         uint64_t edges = 0;
         for (int k = 0; k < j->mpi.size; k++) edges += r->reps[k].rank.edges;
-        fprintf(stderr, "%llu covering pairs (--edges) in %.3f s%s\n", (unsigned long long)edges, r->edges_seconds,
+        fprintf(stderr, "%llu covering pairs (--edges) in %.3f s%s, ", (unsigned long long)edges, r->edges_seconds,
                 j->mpi.size > 1 ? " (rank 0's)" : "");
+        if (r->pass.down) fprintf(stderr, "pass down (lower covers from the extents)\n");
+        else
+            fprintf(stderr, "pass up (upper covers; %llu of %llu concepts%s by rows, the rest by columns)\n",
+                    (unsigned long long)r->pass.by_rows, (unsigned long long)r->pass.concepts,
+                    j->mpi.size > 1 ? " of rank 0's share" : "");
     }
     if (!a->stats) return;
     /* Rank 0's phases: the enumeration includes writing the concepts
