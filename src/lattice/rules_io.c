@@ -260,7 +260,7 @@ fd_status rules_write_h5(const char *path, const fca_context *ctx, const rules_m
     g = -1;
     if (m->stem) FD_TRY_GOTO(put_group(f, "implications", ctx, stem, 0), st, fail);
     if (m->lux) FD_TRY_GOTO(put_group(f, "rules", ctx, lux, 1), st, fail);
-    return h5u_out_commit(&o);
+    st = h5u_out_commit(&o); /* then the abort frees the names and leaves the file */
 fail:
     if (g >= 0) H5Gclose(g);
     h5u_out_abort(&o);
