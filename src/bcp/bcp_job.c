@@ -92,15 +92,28 @@ static void grid_comm_free(grid_comm *g)
     g->share = NULL;
 }
 
-/* Rank `rank`'s block (C order over the grid, as bcp_grid_block). */
-static fd_status grid_comm_open(grid_comm *g, int rank, int size, uint32_t order, const uint64_t *grid,
-                                const uint64_t *cnt)
+/* The ranks without fibers: the row shares of MPI_COMM_WORLD alone (the
+ * masked fit's, where every rank holds the whole tensor). */
+static fd_status grid_comm_flat(grid_comm *g, int rank, int size)
 {
     fd_status st = FD_OK;
     memset(g, 0, sizeof *g);
     g->rank = rank;
     g->size = size;
     for (uint32_t n = 0; n < BCP_MAX_ORDER; n++) g->fiber[n] = MPI_COMM_NULL;
+    FD_ALLOC_GOTO(g->counts, (size_t)size, st, done);
+    FD_ALLOC_GOTO(g->displs, (size_t)size, st, done);
+done:
+    if (st != FD_OK) grid_comm_free(g);
+    return st;
+}
+
+/* Rank `rank`'s block (C order over the grid, as bcp_grid_block). */
+static fd_status grid_comm_open(grid_comm *g, int rank, int size, uint32_t order, const uint64_t *grid,
+                                const uint64_t *cnt)
+{
+    FD_TRY(grid_comm_flat(g, rank, size));
+    fd_status st = FD_OK;
     uint64_t coord[BCP_MAX_ORDER], stride[BCP_MAX_ORDER], v = (uint64_t)rank, s = 1;
     for (uint32_t n = order; n-- > 0;) {
         coord[n] = v % grid[n];
@@ -108,8 +121,6 @@ static fd_status grid_comm_open(grid_comm *g, int rank, int size, uint32_t order
         stride[n] = s;
         s *= grid[n];
     }
-    FD_ALLOC_GOTO(g->counts, (size_t)size, st, done);
-    FD_ALLOC_GOTO(g->displs, (size_t)size, st, done);
     for (uint32_t n = 0; n < order; n++) {
         const int color = (int)((uint64_t)rank - coord[n] * stride[n]), mine = (int)cnt[n];
         MPI_CHECK_GOTO(MPI_Comm_split(MPI_COMM_WORLD, color, (int)coord[n], &g->fiber[n]), st, done);
@@ -626,15 +637,8 @@ static fd_status setup(fd_job *j)
 {
     bcp_run *r = j->w;
     if (r->t && r->t->observed && r->distributed) { /* the masked fit's row shares */
-        fd_status st = FD_OK;
-        memset(&r->gc, 0, sizeof r->gc);
-        for (uint32_t n = 0; n < BCP_MAX_ORDER; n++) r->gc.fiber[n] = MPI_COMM_NULL;
-        r->gc.rank = j->mpi.rank;
-        r->gc.size = j->mpi.size;
-        if (!(r->gc.counts = calloc((size_t)j->mpi.size, sizeof *r->gc.counts)) ||
-            !(r->gc.displs = calloc((size_t)j->mpi.size, sizeof *r->gc.displs)))
-            st = fd_fail(FD_ERR_NOMEM, "out of memory");
-        r->gc_open = 1;
+        const fd_status st = grid_comm_flat(&r->gc, j->mpi.rank, j->mpi.size);
+        r->gc_open = st == FD_OK;
         return fd_mpi_agree(st, NULL);
     }
     if (r->o->fuse_n || (r->t && r->t->observed)) return FD_OK; /* no backend state for either */

@@ -630,14 +630,8 @@ static fd_status covers_local(cov_ctx *c, const lattice_covers_job *job, uint64_
     return FD_OK;
 }
 
-fd_status lattice_covers(const lattice_covers_job *job, uint64_t **cov_off, uint64_t **cov_ids)
-{
-    lattice_covers_pass pass;
-    return lattice_covers_told(job, cov_off, cov_ids, &pass);
-}
-
-fd_status lattice_covers_told(const lattice_covers_job *job, uint64_t **cov_off, uint64_t **cov_ids,
-                              lattice_covers_pass *pass)
+fd_status lattice_covers(const lattice_covers_job *job, uint64_t **cov_off, uint64_t **cov_ids,
+                         lattice_covers_pass *pass)
 {
     fd_status st = FD_OK;
     cov_ctx c;
@@ -676,9 +670,7 @@ fd_status lattice_covers_told(const lattice_covers_job *job, uint64_t **cov_off,
     for (uint64_t i = 0; i < count; i++)
         if (c.ncov[i]) memcpy(*cov_ids + (*cov_off)[i], c.covers[i], c.ncov[i] * sizeof **cov_ids);
 done:
-    pass->down = c.down;
-    pass->by_rows = atomic_load(&c.by_rows);
-    pass->concepts = job->work_count;
+    if (pass) *pass = (lattice_covers_pass){c.down, atomic_load(&c.by_rows), job->work_count};
     for (uint64_t i = 0; c.covers && i < job->work_count; i++) free(c.covers[i]);
     for (int t = 0; c.scratch && t < threads; t++) scratch_free(&c.scratch[t]);
     free(pairs);

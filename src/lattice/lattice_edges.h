@@ -39,20 +39,19 @@ typedef struct lattice_covers_job {
     void *route_arg;
 } lattice_covers_job;
 
-/* The upper covers of concepts [first, first + count): *cov_off (count +
- * 1, from 0) and *cov_ids (concept ids among all n, ascending per
- * concept), on the job's threads.  Several ranks each take their own
- * range of the same n; collective then (the router). */
-fd_status lattice_covers(const lattice_covers_job *job, uint64_t **cov_off, uint64_t **cov_ids);
-
 /* The pass lattice_covers took, for the summary: "down", or "up" with how
  * many of this rank's concepts took the rows (the rest the columns). */
 typedef struct {
     int down;
     uint64_t by_rows, concepts;
 } lattice_covers_pass;
-/* The same as lattice_covers, telling the pass into *pass. */
-fd_status lattice_covers_told(const lattice_covers_job *job, uint64_t **cov_off, uint64_t **cov_ids,
-                              lattice_covers_pass *pass);
+
+/* The upper covers of concepts [first, first + count): *cov_off (count +
+ * 1, from 0) and *cov_ids (concept ids among all n, ascending per
+ * concept), on the job's threads; the pass taken into *pass unless NULL.
+ * Several ranks each take their own range of the same n; collective then
+ * (the router). */
+fd_status lattice_covers(const lattice_covers_job *job, uint64_t **cov_off, uint64_t **cov_ids,
+                         lattice_covers_pass *pass);
 
 #endif

@@ -227,7 +227,7 @@ static fd_status put_edges(fd_job *j, run *r)
     const uint64_t w0 = P > 1 ? N * (uint64_t)me / (uint64_t)P : 0, w1 = P > 1 ? N * ((uint64_t)me + 1) / (uint64_t)P : n;
     const lattice_covers_job cj = {r->ctx, N, off, ids, r->lo.min_support, coff[me], n, w0, w1 - w0, r->lo.threads,
                                    &prog, P > 1 ? route_pairs : NULL, &er};
-    st = lattice_covers_told(&cj, &cov_off, &cov_ids, &r->pass);
+    st = lattice_covers(&cj, &cov_off, &cov_ids, &r->pass);
     fd_progress_stop(&prog);
     FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);
     uint64_t before = 0;

@@ -176,7 +176,7 @@ fd_status rules_lattice_read(const char *path, const char *ctx_path, int covers,
     if (!l->had_edges) {
         const uint32_t ms = l->min_support > UINT32_MAX ? UINT32_MAX : (uint32_t)l->min_support;
         const lattice_covers_job cj = {*ctx, n, l->off, user_ids, ms, 0, n, 0, n, threads, NULL, NULL, NULL};
-        FD_TRY_GOTO(lattice_covers(&cj, &l->cov_off, &l->cov_ids), st, done);
+        FD_TRY_GOTO(lattice_covers(&cj, &l->cov_off, &l->cov_ids, NULL), st, done);
     }
     goto done;
 bad:
