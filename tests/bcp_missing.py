@@ -14,6 +14,9 @@ the highest lower bound kept):
    tensor over 2 ranks it is the factors' model there;
  - over 2 and 3 ranks the fit with missing entries has one rank's bits
    (factors, lambda, the traces, the starts, /completed, /predictions);
+ - --nonneg: a non-negative rank-3 tensor half missing gives non-negative
+   factors, rank 3 and a held-out error within 5% of the noise, the same
+   bits on 2 ranks;
  - the lower bound never decreases between sweeps of the same rank;
  - the rank checked by the bound: rank-5 50^3 tensors, 30 and 70%
    missing, which the sweeps leave at rank 6 and 7, end at rank 5 with
@@ -23,7 +26,7 @@ the highest lower bound kept):
    bits as NaN at the same entries, and 1 and 2 threads the same bits;
  - refusals, exit 2, nothing written: NaN without --missing, an
    infinity, a mask of another shape or of int32, a mask that is not
-   there, every entry missing, --fuse (on 1 and 2 ranks), --nonneg; --predict-at
+   there, every entry missing, --fuse (on 1 and 2 ranks); --predict-at
    files of another width, an index outside the tensor, negative or not
    an integer, no rows; and `info` refuses a result whose /completed is
    not of its dims, or whose /predictions do not agree.
@@ -156,6 +159,39 @@ for shape, rank, frac, seed in [("30x25x20", 3, 0.3, 4), ("30x25x20", 3, 0.5, 5)
         else:
             check(False, "2 ranks, --predict-at: exit %d: %s" % (r.returncode, r.stderr))
 
+# ---------------- --nonneg ----------------
+# A non-negative rank-3 tensor (factors max(N(0,1), 0): half zeros, which
+# an unconstrained fit takes below 0; noise 10% of its sd),
+# half of it missing: non-negative factors, the rank found, the held-out
+# error within 5% of the noise's sd; 2 ranks give one rank's bits.
+rng = np.random.default_rng(3)
+A = [np.maximum(rng.normal(size=(d, 3)), 0) for d in (30, 25, 20)]
+T = model(A)
+noise = 0.1 * T.std()
+X = T + noise * rng.normal(size=T.shape)
+M = rng.random(T.shape) < 0.5
+Y = X.copy()
+Y[M] = np.nan
+y = os.path.join(WORK, "nn.npy")
+np.save(y, Y)
+outs = []
+for ranks in (1, 2):
+    out = os.path.join(WORK, "nn%d" % ranks)
+    r = run("bcp", y, "--missing", "--nonneg", "--rank", 8, "--starts", 3, "--completed", "-o", out, "--force", "-q",
+            "-t", 1, ranks=ranks)
+    check(r.returncode == 0, "--missing --nonneg on %d ranks: exit %d: %s" % (ranks, r.returncode, r.stderr))
+    outs.append(out)
+if all(os.path.exists(os.path.join(o, "bcp.h5")) for o in outs):
+    F = factors(os.path.join(outs[0], "bcp.h5"))
+    with h5py.File(os.path.join(outs[0], "bcp.h5")) as f:
+        C, rank, nn = f["completed"][:], f.attrs["rank"], f.attrs["nonneg"]
+    held = np.sqrt(((C - X)[M] ** 2).mean())
+    check(nn == 1 and rank == 3 and min(a.min() for a in F) >= 0 and held <= 1.05 * noise,
+          "--missing --nonneg: rank %d, smallest entry %g, held-out RMSE %.4f, noise sd %.4f" % (
+              rank, min(a.min() for a in F), held, noise))
+    check(all((p == q).all() for p, q in zip(F, factors(os.path.join(outs[1], "bcp.h5")))),
+          "--missing --nonneg: 2 ranks give other factors than 1")
+
 # ---------------- the rank checked by the bound ----------------
 # Rank-5 50^3 tensors with 30% and 70% missing: the ARD prior leaves a
 # spare component or two fitting the observed entries' noise (rank 6 and
@@ -210,7 +246,6 @@ refused("a mask of another shape", y5, "--mask", os.path.join(WORK, "mask-shape.
 np.save(os.path.join(WORK, "nothing.npy"), np.full((4, 5, 6), np.nan))
 refused("every entry missing", os.path.join(WORK, "nothing.npy"), "--missing", needle="missing")
 refused("--missing --fuse", y5, "--missing", "--fuse", "2x1x1", needle="--fuse")
-refused("--missing --nonneg", y5, "--missing", "--nonneg", needle="--nonneg")
 refused("--missing --fuse on 2 ranks", y5, "--missing", "--fuse", "2x1x1", ranks=2, needle="--fuse")
 np.save(os.path.join(WORK, "mask-int.npy"), np.ones((30, 25, 20), dtype=np.int32))
 refused("a mask of int32", y5, "--mask", os.path.join(WORK, "mask-int.npy"), needle="uint8 or bool")

@@ -35,6 +35,7 @@ typedef struct {
     uint32_t n;                 /* the mode being updated */
     int threads;
     const bcp_comm *comm;       /* several ranks, or NULL */
+    int nonneg;                 /* --nonneg */
 } mwork;
 
 static int shared(const mwork *w) { return w->comm && w->comm->share; }
@@ -178,6 +179,9 @@ static fd_status update_rows(void *arg, uint64_t i0, uint64_t i1, int thread)
             double s = 0;
             for (uint32_t c = 0; c < R; c++) s += S[r * R + c] * v[c];
             a[r] = m->tau * s;
+            /* --nonneg: the mean projected on >= 0, as the dense fit's
+             * (bcp.c; not a VB step), its moment from the projected mean. */
+            if (w->nonneg && a[r] < 0) a[r] = 0;
         }
         for (uint32_t x = 0, p = 0; x < R; x++)
             for (uint32_t y = x; y < R; y++, p++) e[p] = a[x] * a[y] + S[x * R + y];
@@ -337,6 +341,10 @@ static fd_status start(mwork *w, const bcp_opts *o, double yy)
         } else {
             for (uint64_t q = 0; q < I * R; q++) m->A[n][q] = sd * fd_rng_normal(&rng);
         }
+        /* --nonneg: the magnitudes, as the dense fit starts (a model to
+         * start from is non-negative already). */
+        if (w->nonneg && !f)
+            for (uint64_t q = 0; q < I * R; q++) m->A[n][q] = fabs(m->A[n][q]);
         for (uint64_t i = 0; i < I; i++)
             for (uint32_t a = 0, p = 0; a < R; a++)
                 for (uint32_t b = a; b < R; b++, p++) w->E[n][i * P + p] = m->A[n][i * R + a] * m->A[n][i * R + b];
@@ -390,6 +398,7 @@ fd_status bcp_fit_masked(const bcp_tensor *t, const bcp_opts *o, const bcp_comm 
     w.R = R;
     w.P = packed(R);
     w.threads = o->threads > 0 ? o->threads : 1;
+    w.nonneg = o->nonneg;
     w.comm = comm && comm->share && comm->gather_rows && comm->bcast && comm->agree ? comm : NULL;
     m->order = N;
     m->R = R;

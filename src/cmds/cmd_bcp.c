@@ -137,7 +137,6 @@ static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
     }
     if (optind != argc - 1) return fd_fail(FD_ERR_USAGE, "bcp needs exactly one TENSOR; see 'fcbo-dist bcp --help'");
     if (a->missing && a->fuse_n) return fd_fail(FD_ERR_USAGE, "--missing/--mask with --fuse: not yet");
-    if (a->missing && a->fit.nonneg) return fd_fail(FD_ERR_USAGE, "--missing/--mask with --nonneg: not yet");
     a->input = argv[optind];
     a->command = fd_command_line;
     return FD_OK;
