@@ -87,6 +87,21 @@ if python3 -c "import h5py" 2> /dev/null; then
   python3 "$(dirname "$0")/check_lattice_h5.py" "$W/moved/lattice.h5" "$W/b.cxt" > /dev/null && ok || bad "h5py on a moved master"
 fi
 
+# A part whose intents were cut short (rewritten 2 ids shorter, complete
+# and of the same input otherwise): refused, not read past its end.
+if python3 -c "import h5py" 2> /dev/null; then
+  cp -r "$W/a.3.1" "$W/cut"
+  python3 -c "
+import h5py, sys
+with h5py.File(sys.argv[1], 'r+') as f:
+    v = f['intents/ids'][:]
+    del f['intents/ids']
+    f['intents/ids'] = v[:-2]" "$(part_of "$W/cut" lattice 2)"
+  "$BIN" info --text "$W/cut/lattice.h5" > /dev/null 2> "$W/err"; rc=$?
+  check '[ $rc -eq 2 ] && grep -q "intents/ids reads past the end of intents/ids in its part lattice.*part-00002.h5" "$W/err"' \
+    "a part cut short not detected: exit $rc: $(cat "$W/err")"
+fi
+
 # A missing part: readers refuse the master rather than read zeros.
 rm "$(part_of "$W/a.3.1" lattice 1)"
 "$BIN" info --text "$W/a.3.1/lattice.h5" > /dev/null 2> "$W/err"; rc=$?

@@ -93,6 +93,56 @@ done:
     return st;
 }
 
+/* Every mapping of dset reads within its part's dataset: HDF5 reads what
+ * a mapping selects past the end of an edited or truncated part as fill
+ * values without a word, so a part whose dataset is shorter than the
+ * master says is refused here.  After check_one: the parts are there,
+ * regular files and complete. */
+static fd_status check_extents(hid_t master, const char *path, const char *dir, const char *dset)
+{
+    fd_status st = FD_OK;
+    hid_t ds = -1, dcpl = -1;
+    size_t count = 0;
+    char src[H5PART_NAME_MAX + 2], sdset[256], file[4096 + H5PART_NAME_MAX + 2];
+    if (H5Lexists(master, dset, H5P_DEFAULT) <= 0) return FD_OK;
+    H5_CHECK_GOTO(ds = H5Dopen2(master, dset, H5P_DEFAULT), st, done);
+    H5_CHECK_GOTO(dcpl = H5Dget_create_plist(ds), st, done);
+    H5_CHECK_GOTO(H5Pget_virtual_count(dcpl, &count), st, done);
+    for (size_t m = 0; m < count && st == FD_OK; m++) {
+        hsize_t start[H5S_MAX_RANK], end[H5S_MAX_RANK], have[H5S_MAX_RANK];
+        hid_t space = -1, f = -1, sd = -1, sp = -1;
+        const ssize_t a = H5Pget_virtual_filename(dcpl, m, src, sizeof src);
+        const ssize_t b = H5Pget_virtual_dsetname(dcpl, m, sdset, sizeof sdset);
+        int ok = a > 0 && (size_t)a < sizeof src && b > 0 && (size_t)b < sizeof sdset;
+        if (ok) {
+            snprintf(file, sizeof file, "%s/%s", dir, src);
+            ok = (space = H5Pget_virtual_srcspace(dcpl, m)) >= 0 && H5Sget_select_npoints(space) >= 0;
+        }
+        const int rank = ok ? H5Sget_simple_extent_ndims(space) : -1;
+        ok = ok && rank >= 0 && rank <= H5S_MAX_RANK && (H5Sget_select_npoints(space) == 0 ||
+                                                          H5Sget_select_bounds(space, start, end) >= 0);
+        if (ok && H5Sget_select_npoints(space) > 0) {
+            ok = (f = H5Fopen(file, H5F_ACC_RDONLY, H5P_DEFAULT)) >= 0 && (sd = H5Dopen2(f, sdset, H5P_DEFAULT)) >= 0 &&
+                 (sp = H5Dget_space(sd)) >= 0 && H5Sget_simple_extent_ndims(sp) == rank &&
+                 H5Sget_simple_extent_dims(sp, have, NULL) == rank;
+            for (int d = 0; ok && d < rank; d++) ok = end[d] < have[d];
+        }
+        if (sp >= 0) H5Sclose(sp);
+        if (sd >= 0) H5Dclose(sd);
+        if (f >= 0) H5Fclose(f);
+        if (space >= 0) H5Sclose(space);
+        if (!ok) {
+            fd_errclear();
+            st = fd_fail(FD_ERR_INPUT, "%s: %s reads past the end of %s in its part %s (a truncated or edited part?)",
+                         path, dset, sdset, src);
+        }
+    }
+done:
+    if (dcpl >= 0) H5Pclose(dcpl);
+    if (ds >= 0) H5Dclose(ds);
+    return st;
+}
+
 fd_status h5part_check(hid_t master, const char *path, const char *workload, const char *count_attr,
                        const char *counts_dset, const char *const *vds)
 {
@@ -120,6 +170,7 @@ fd_status h5part_check(hid_t master, const char *path, const char *workload, con
     dir_of(path, dir, sizeof dir);
     for (uint64_t r = 0; r < parts; r++)
         FD_TRY_GOTO(check_one(dir, path, workload, run_id, (int)r, sha, n[r], count_attr), st, done);
+    for (size_t k = 0; vds && vds[k]; k++) FD_TRY_GOTO(check_extents(master, path, dir, vds[k]), st, done);
 done:
     free(n);
     return st;
