@@ -22,6 +22,7 @@ typedef struct lattice_covers_job {
     const uint64_t *off;       /* n + 1 */
     const uint32_t *ids;
     uint32_t min_support;      /* the lattice's (an iceberg's covers below it are not concepts) */
+    const uint32_t *supports;  /* every concept's extent size (n), for the choice of pass; or NULL */
     uint64_t first, count;     /* this rank's concepts, whose covers it returns */
     /* The concepts whose covers this rank finds: with a router any share
      * (an even one: a rank's part may hold most concepts), else first

@@ -324,16 +324,18 @@ hid_t lattice_h5_file(const lattice_h5 *w) { return w->out.file; }
 const char *lattice_h5_path(const lattice_h5 *w) { return w->out.path; }
 fd_status lattice_h5_finish(lattice_h5 **pw) { return finish(pw); }
 
-fd_status lattice_h5_intents(lattice_h5 *w, uint64_t **off, uint32_t **ids)
+fd_status lattice_h5_intents(lattice_h5 *w, uint64_t **off, uint32_t **ids, uint32_t **supports)
 {
     fd_status st = FD_OK;
     const uint64_t n = w->supp.n, nint = w->int_ids.n;
     *off = NULL;
-    *ids = NULL;
+    *ids = *supports = NULL;
     FD_ALLOC_GOTO(*off, n + 1, st, done);
     FD_ALLOC_GOTO(*ids, nint + 1, st, done);
+    FD_ALLOC_GOTO(*supports, n + 1, st, done);
     FD_TRY_GOTO(h5u_read_range(w->out.file, "intents/offsets", H5T_NATIVE_UINT64, 0, n + 1, *off), st, done);
     if (nint) FD_TRY_GOTO(h5u_read_range(w->out.file, "intents/ids", H5T_NATIVE_UINT32, 0, nint, *ids), st, done);
+    if (n) FD_TRY_GOTO(h5u_read_range(w->out.file, "supports", H5T_NATIVE_UINT32, 0, n, *supports), st, done);
     for (uint64_t i = 0; i < n; i++)
         if ((*off)[i + 1] < (*off)[i] || (*off)[i + 1] > nint) {
             st = fd_fail(FD_ERR_INTERNAL, "%s: its intents' offsets are out of order", w->out.path);
@@ -343,8 +345,9 @@ done:
     if (st != FD_OK) {
         free(*off);
         free(*ids);
+        free(*supports);
         *off = NULL;
-        *ids = NULL;
+        *ids = *supports = NULL;
     }
     return st;
 }

@@ -56,10 +56,10 @@ fd_status lattice_h5_create(lattice_h5 **out, const char *path, const fca_contex
 concept_writer lattice_h5_as(lattice_h5 *w);
 fd_status lattice_h5_commit(lattice_h5 **w, const fca_context *ctx, const lattice_meta *meta);
 /* --edges: the intents written so far (offsets from 0, n + 1 of them;
- * checked in order), and the covers of those concepts as /edges/offsets
+ * checked in order) and their supports, and the covers of those concepts as /edges/offsets
  * (n + 1, global in a part) and /edges/ids, with the attribute n_edges
  * (the part's own in a part).  Before the commit. */
-fd_status lattice_h5_intents(lattice_h5 *w, uint64_t **off, uint32_t **ids);
+fd_status lattice_h5_intents(lattice_h5 *w, uint64_t **off, uint32_t **ids, uint32_t **supports);
 fd_status lattice_h5_put_covers(lattice_h5 *w, const uint64_t *cov_off, const uint64_t *cov_ids);
 void lattice_h5_abort(lattice_h5 **w);
 fd_status lattice_h5_commit_part(lattice_h5 **w, const fca_context *ctx, const lattice_part *part);

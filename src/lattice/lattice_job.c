@@ -194,9 +194,9 @@ static fd_status put_edges(fd_job *j, run *r)
     const double t0 = fd_now();
     uint64_t n = 0, nint = 0, next = 0, *loff = NULL, *off = NULL, *cnt = NULL, *coff = NULL, *ioff = NULL;
     uint64_t *cov_off = NULL, *cov_ids = NULL;
-    uint32_t *lids = NULL, *ids = NULL;
+    uint32_t *lids = NULL, *ids = NULL, *lsupp = NULL, *supp = NULL;
     lattice_h5_counts(r->h5, &n, &nint, &next);
-    st = lattice_h5_intents(r->h5, &loff, &lids);
+    st = lattice_h5_intents(r->h5, &loff, &lids, &lsupp);
     if (st == FD_OK && !((cnt = calloc(2 * (size_t)P, sizeof *cnt)) && (coff = calloc((size_t)P + 1, sizeof *coff)) &&
                          (ioff = calloc((size_t)P + 1, sizeof *ioff))))
         st = fd_fail(FD_ERR_NOMEM, "out of memory");
@@ -208,10 +208,11 @@ static fd_status put_edges(fd_job *j, run *r)
         ioff[k + 1] = ioff[k] + cnt[2 * k + 1];
     }
     const uint64_t N = coff[P], NI = ioff[P];
-    if ((off = calloc(N + 1, sizeof *off)) && (ids = calloc(NI + 1, sizeof *ids))) {
+    if ((off = calloc(N + 1, sizeof *off)) && (ids = calloc(NI + 1, sizeof *ids)) && (supp = calloc(N + 1, sizeof *supp))) {
         for (uint64_t i = 0; i < n; i++) off[coff[me] + i] = ioff[me] + loff[i];
         off[N] = NI;
         if (nint) memcpy(ids + ioff[me], lids, nint * sizeof *ids);
+        if (n) memcpy(supp + coff[me], lsupp, n * sizeof *supp);
     } else {
         st = fd_fail(FD_ERR_NOMEM, "--edges: out of memory for the %llu intents of %llu ids on every rank",
                      (unsigned long long)N, (unsigned long long)NI);
@@ -219,14 +220,27 @@ static fd_status put_edges(fd_job *j, run *r)
     FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);
     FD_TRY_GOTO(fd_mpi_allgather_shares(off, MPI_UINT64_T, coff), st, done);
     FD_TRY_GOTO(fd_mpi_allgather_shares(ids, MPI_UINT32_T, ioff), st, done);
+    FD_TRY_GOTO(fd_mpi_allgather_shares(supp, MPI_UINT32_T, coff), st, done);
     fd_progress prog = {0};
     fd_progress_start(&prog, "concepts' covers", P > 1 ? N / (uint64_t)P : n, !fd_job_speaks(j));
     edge_ranks er = {coff, P};
     /* Each rank finds the covers of an even share (parts can be uneven),
      * and the pairs go to the ranks whose parts hold them. */
     const uint64_t w0 = P > 1 ? N * (uint64_t)me / (uint64_t)P : 0, w1 = P > 1 ? N * ((uint64_t)me + 1) / (uint64_t)P : n;
-    const lattice_covers_job cj = {r->ctx, N, off, ids, r->lo.min_support, coff[me], n, w0, w1 - w0, r->lo.threads,
-                                   &prog, P > 1 ? route_pairs : NULL, &er};
+    const lattice_covers_job cj = {.ctx = r->ctx,
+                                   .n = N,
+                                   .off = off,
+                                   .ids = ids,
+                                   .min_support = r->lo.min_support,
+                                   .supports = supp,
+                                   .first = coff[me],
+                                   .count = n,
+                                   .work_first = w0,
+                                   .work_count = w1 - w0,
+                                   .threads = r->lo.threads,
+                                   .prog = &prog,
+                                   .route = P > 1 ? route_pairs : NULL,
+                                   .route_arg = &er};
     st = lattice_covers(&cj, &cov_off, &cov_ids, &r->pass);
     fd_progress_stop(&prog);
     FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);
@@ -239,8 +253,10 @@ static fd_status put_edges(fd_job *j, run *r)
 done:
     free(loff);
     free(lids);
+    free(lsupp);
     free(off);
     free(ids);
+    free(supp);
     free(cnt);
     free(coff);
     free(ioff);

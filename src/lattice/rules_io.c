@@ -175,7 +175,15 @@ fd_status rules_lattice_read(const char *path, const char *ctx_path, int covers,
     FD_TRY_GOTO(ids_to_indices(path, *ctx, l), st, done);
     if (!l->had_edges) {
         const uint32_t ms = l->min_support > UINT32_MAX ? UINT32_MAX : (uint32_t)l->min_support;
-        const lattice_covers_job cj = {*ctx, n, l->off, user_ids, ms, 0, n, 0, n, threads, NULL, NULL, NULL};
+        const lattice_covers_job cj = {.ctx = *ctx,
+                                       .n = n,
+                                       .off = l->off,
+                                       .ids = user_ids,
+                                       .min_support = ms,
+                                       .supports = supp32,
+                                       .count = n,
+                                       .work_count = n,
+                                       .threads = threads};
         FD_TRY_GOTO(lattice_covers(&cj, &l->cov_off, &l->cov_ids, NULL), st, done);
     }
     goto done;
