@@ -183,6 +183,19 @@ check '[ $rc -eq 143 ] && [ ! -e "$W/term/lattice.h5" ] && [ -f "$W/term/lattice
 "$BIN" lattice "$W/slow.dat" --resume "$W/term" -q -t 2 2> "$W/err"; rc=$?
 check '[ $rc -eq 0 ] && cmp -s <("$BIN" info --text "$W/term/lattice.h5" | sort) <("$BIN" info --text "$W/lref/lattice.h5" | sort)' \
       "resume after SIGTERM: exit $rc: $(cat "$W/err")"
+# SIGTERM while --edges finds the covers (up by rows: over a minute of
+# work on 2 cores here, after a second of enumeration): the run stops
+# within seconds, exits 143 and keeps its checkpoint for --resume, no
+# result.
+FD_EDGES_PASS=rows FD_PROGRESS_INTERVAL=0.2 "$BIN" lattice "$W/slow.dat" -o "$W/eterm" -t 2 --edges --checkpoint-seconds 0.2 2> "$W/eterm.err" &
+pid=$!
+for _ in $(seq 600); do grep -q "concepts' covers" "$W/eterm.err" && break; sleep 0.05; done
+t0=$(date +%s)
+kill -STOP $pid; kill -TERM $pid; kill -CONT $pid
+wait $pid; rc=$?
+took=$(( $(date +%s) - t0 ))
+check '[ $rc -eq 143 ] && [ $took -le 15 ] && [ ! -e "$W/eterm/lattice.h5" ] && [ -f "$W/eterm/lattice.checkpoint/job.h5" ]' \
+      "SIGTERM during --edges: exit $rc after $took s, left $(ls -A "$W/eterm" 2> /dev/null | tr '\n' ' '): $(tail -2 "$W/eterm.err")"
 # A workload without checkpoints stops too: exit 143, the old result kept.
 "$BIN" gen tensor --shape 40x40x40 --rank 3 --seed 1 -o "$W/big.npy"
 "$BIN" bcp "$W/big.npy" --rank 3 -o "$W/bt" -q --max-iter 2

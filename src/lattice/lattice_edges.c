@@ -3,6 +3,7 @@
 
 #include "../common/bitset.h"
 #include "../common/env.h"
+#include "../common/interrupt.h"
 #include "../common/par_rows.h"
 
 #include <math.h>
@@ -446,6 +447,9 @@ static fd_status covers_range(void *arg, uint64_t i0, uint64_t i1, int thread)
     cov_ctx *c = arg;
     cov_scratch *s = &c->scratch[thread];
     if (!s->mask) FD_TRY(scratch_make(c, s));
+    /* The covers of a large lattice take minutes: a signal stops them
+     * here, and a checkpointed run keeps what --resume needs. */
+    if (fd_interrupted()) return fd_interrupt_check();
     for (uint64_t i = i0; i < i1; i++) FD_TRY(c->down ? lower_covers(c, s, i) : upper_covers(c, s, i));
     return FD_OK;
 }
