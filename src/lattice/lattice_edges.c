@@ -555,8 +555,8 @@ static fd_status index_rows(cov_ctx *c)
  * min(attributes, |A| rbar)) hashed and tested against the covers as
  * masks of |A| / 64 + 1 words, about 8 times over.  This picks the
  * faster pass on mushroom, T10I4D100K at support 100, chess at 1500 and
- * a 3,000 x 44 context at density 0.3 (runs of each pass by hand on the
- * dev VM).  Without the supports |A| is taken as the rarest attribute's. */
+ * a 3,000 x 44 context at density 0.3 (bench/lattice-edges.sh --passes;
+ * docs/performance.md).  Without the supports |A| is taken as the rarest attribute's. */
 static fd_status choose_pass(cov_ctx *c, const uint32_t *supports)
 {
     const fca_context *ctx = c->ctx;
