@@ -168,6 +168,21 @@ static inline int words_equal(const uint64_t *a, const uint64_t *b, uint32_t w)
     return 1;
 }
 
+/* Item (an object up, an attribute down) gets bit in word q of its mask
+ * of mw words; the first time in concept cur - 1 its mask is cleared and
+ * it joins the touched list (*t items). */
+static inline void mark(cov_scratch *s, uint32_t item, uint32_t mw, uint64_t cur, uint32_t q, uint64_t bit,
+                        uint32_t *t)
+{
+    uint64_t *M = s->mask + (size_t)item * mw;
+    if (s->stamp[item] != cur) {
+        s->stamp[item] = cur;
+        for (uint32_t x = 0; x < mw; x++) M[x] = 0;
+        s->touched[(*t)++] = item;
+    }
+    M[q] |= bit;
+}
+
 /* Candidate nd, already at s->cand + nd * cw: kept (returns nd + 1)
  * unless an equal one is. */
 static uint32_t add_distinct(cov_scratch *s, uint32_t nd, uint32_t cw)
@@ -194,16 +209,7 @@ static uint32_t candidates_by_columns(const cov_ctx *c, cov_scratch *s, uint64_t
     for (uint32_t p = 0; p < k; p++) {
         const uint64_t bit = 1ull << (p & 63u);
         const uint32_t q = p >> 6;
-        for (uint64_t e = c->col_ptr[b[p]]; e < c->col_ptr[b[p] + 1]; e++) {
-            const uint32_t g = c->col_obj[e];
-            uint64_t *M = s->mask + (size_t)g * kw;
-            if (s->stamp[g] != cur) {
-                s->stamp[g] = cur;
-                for (uint32_t x = 0; x < kw; x++) M[x] = 0;
-                s->touched[t++] = g;
-            }
-            M[q] |= bit;
-        }
+        for (uint64_t e = c->col_ptr[b[p]]; e < c->col_ptr[b[p] + 1]; e++) mark(s, c->col_obj[e], kw, cur, q, bit, &t);
     }
     *empty = t < c->ctx->n_obj;
     const uint64_t last = k % 64 ? (1ull << (k % 64)) - 1 : ~0ull;
@@ -392,14 +398,7 @@ static fd_status lower_covers(cov_ctx *c, cov_scratch *s, uint64_t i)
         const uint64_t bit = 1ull << (pos & 63u);
         for (uint64_t e = ctx->row_ptr[g]; e < ctx->row_ptr[g + 1]; e++) {
             const uint32_t m = ctx->row_idx[e];
-            if (bs_test(s->B, m)) continue;
-            uint64_t *M = s->mask + (size_t)m * aw;
-            if (s->stamp[m] != cur) {
-                s->stamp[m] = cur;
-                for (uint32_t x = 0; x < aw; x++) M[x] = 0;
-                s->touched[t++] = m;
-            }
-            M[q] |= bit;
+            if (!bs_test(s->B, m)) mark(s, m, aw, cur, q, bit, &t);
         }
     }
     for (uint32_t a = 0; a < t; a++) {
