@@ -9,9 +9,11 @@ two GPUs, on two.  --top-k runs on the GPU too (per-row screens feeding the
 host's heaps): the same partners, ties included, with k = 1, 3 and 40, k
 beyond the partners a row has, and two inputs.  n > 128 falls back to the
 CPU backend, which the backend attribute must say.  --method kendall
-(sign vectors of n(n-1)/2 values) at 8, 12 and 16 observations, and 17,
-which falls back; Kendall's --pvalue and --fdr fall back too.  --missing
-pairwise: on the GPU without a NaN, on the CPU with one.
+(sign vectors of n(n-1)/2 values) at 8, 12 and 16 observations on the
+int8 kernel, at 17, 25, 30 and 64 on the wide one (but --top-k falls
+back); Kendall's --pvalue and --fdr fall back.  --missing
+pairwise on the GPU (the pairs with a NaN by a kernel of their own), but
+--fdr on the CPU.
 usage: gpu_spearman.py FCBO_DIST WORKDIR GPU_BACKEND GPUS"""
 import os
 import re
@@ -90,13 +92,26 @@ for n, rows in [(7, 600), (30, 5000), (64, 1500), (90, 1100), (128, 900), (200, 
             same("n=%d rows=%d %s" % (n, rows, " ".join(sel)), [src] + sel, be, np_gpu=2)
 
 # --method kendall: rows of 8, 12 and 16 observations are sign vectors of
-# 28, 66 and 120 values, on the GPU; 17 observations (136) fall back.
-for n, rows in [(8, 700), (12, 2100), (16, 500), (17, 300)]:
+# 28, 66 and 120 values, on the int8 tensor-core kernel; from 17
+# observations (136 signs) the wide kernel (spearman_gpu_wide.cu) takes
+# them, over more than one record at 30 (435 signs, 7 steps of 64 bytes)
+# and at 64 (2,016); --top-k of wide rows falls back to the CPU.
+for n, rows in [(8, 700), (12, 2100), (16, 500), (17, 300), (30, 5000), (64, 700)]:
     src = os.path.join(WORK, "k%d.txt" % n)
     write(matrix(rows, n, n, far_equal=True), src)
-    be = "cuda" if n <= 16 else "cpu"
-    for sel in (["--rho", "0.4123"], ["--count-only", "--rho", "0.6"], ["--top-k", "3"]):
+    for sel in (["--rho", "0.4123"], ["--count-only", "--rho", "0.6"], ["--rho", "0.2", "--no-histogram"],
+                ["--top-k", "3"]):
+        be = "cuda" if n <= 16 or sel[0] != "--top-k" else "cpu"
         same("kendall n=%d rows=%d %s" % (n, rows, " ".join(sel)), [src, "--method", "kendall"] + sel, be)
+    if GPUS >= 2 and n == 30:
+        same("kendall n=30 rows=%d" % rows, [src, "--method", "kendall", "--rho", "0.3"], "cuda", np_gpu=2)
+kx, ky = os.path.join(WORK, "kx.txt"), os.path.join(WORK, "ky.txt")
+write(matrix(700, 25, 7, far_equal=True), kx)
+write(matrix(4500, 25, 8, far_equal=True), ky)
+for sel in (["--rho", "0.4"], ["--count-only", "--rho", "0.25"]):
+    same("kendall --y n=25 %s" % " ".join(sel), [kx, "--y", ky, "--method", "kendall"] + sel, "cuda")
+same("kendall n=30 FD_GPU_RECORDS=64", [os.path.join(WORK, "k30.txt"), "--method", "kendall", "--rho", "0.2"], "cuda",
+     env={"FD_GPU_RECORDS": "64"})
 
 # Kendall's --pvalue and --fdr (each pair's p from both rows' ties) run
 # on the CPU backend, which the backend attribute says.
@@ -104,15 +119,42 @@ k12 = os.path.join(WORK, "k12.txt")
 for sel in (["--pvalue", "0.01"], ["--fdr", "0.05"]):
     same("kendall n=12 %s" % " ".join(sel), [k12, "--method", "kendall"] + sel, "cpu")
 
-# --missing pairwise: rows with a missing value run on the CPU backend
-# (the summary says so); without one the GPU keeps the run.
+# --missing pairwise: the pairs with a row that misses a value run on the
+# GPU too (spearman_gpu_missing.cu), re-ranked over their common columns:
+# NaN in 1%, 20% and 70% of the values (pairs of fewer than 3 common
+# columns, rows left constant over them), rows that miss nothing but vary
+# or not, over more than one 4,096-row record at 20 values; --top-k takes
+# them on the host, --fdr (each pair's p its key) falls back to the CPU.
+rng = np.random.default_rng(5)
+for n, rows, frac in [(20, 800, 0.01), (20, 5000, 0.2), (7, 600, 0.7), (30, 900, 0.2), (128, 300, 0.2)]:
+    x = matrix(rows, n, n, far_equal=True).astype(float)
+    x[rng.random(x.shape) < frac] = np.nan
+    src = os.path.join(WORK, "pw%d_%d.txt" % (n, rows))
+    np.savetxt(src, x, fmt="%g")
+    for sel in (["--pvalue", "0.01"], ["--pvalue", "1e-6"], ["--rho", "0.4123"], ["--count-only"],
+                ["--count-only", "--rho", "0.3"], ["--pvalue", "0.05", "--no-histogram"], ["--top-k", "3"]):
+        same("pairwise n=%d rows=%d %g NaN %s" % (n, rows, frac, " ".join(sel)),
+             [src, "--missing", "pairwise"] + sel, "cuda")
+    same("pairwise n=%d %g NaN --fdr" % (n, frac), [src, "--missing", "pairwise", "--fdr", "0.05"], "cpu")
+    if GPUS >= 2 and n == 20:
+        same("pairwise n=%d rows=%d" % (n, rows), [src, "--missing", "pairwise", "--pvalue", "0.01"], "cuda", np_gpu=2)
+src = os.path.join(WORK, "pw20_800.txt")
+same("pairwise FD_GPU_RECORDS=64", [src, "--missing", "pairwise", "--pvalue", "0.05"], "cuda",
+     env={"FD_GPU_RECORDS": "64"})
 x = matrix(800, 20, 20, far_equal=True).astype(float)
-src = os.path.join(WORK, "pw.txt")
-np.savetxt(src, x, fmt="%g")
-same("pairwise, no NaN", [src, "--missing", "pairwise", "--pvalue", "0.01"], "cuda")
-x[np.random.default_rng(5).random(x.shape) < 0.01] = np.nan
-np.savetxt(src, x, fmt="%g")
-same("pairwise, 1% NaN", [src, "--missing", "pairwise", "--pvalue", "0.01"], "cpu")
+np.savetxt(os.path.join(WORK, "pw_full.txt"), x, fmt="%g")
+same("pairwise, no NaN", [os.path.join(WORK, "pw_full.txt"), "--missing", "pairwise", "--pvalue", "0.01"], "cuda")
+# --y: NaN on both sides, and on one side only
+x, y = matrix(700, 30, 5).astype(float), matrix(4500, 30, 6).astype(float)
+y[rng.random(y.shape) < 0.1] = np.nan
+np.savetxt(os.path.join(WORK, "pwy.txt"), y, fmt="%g")
+np.savetxt(os.path.join(WORK, "pwx.txt"), x, fmt="%g")
+x[rng.random(x.shape) < 0.1] = np.nan
+np.savetxt(os.path.join(WORK, "pwx2.txt"), x, fmt="%g")
+for xs in ("pwx.txt", "pwx2.txt"):
+    for sel in (["--pvalue", "0.05"], ["--count-only"]):
+        same("pairwise --y %s %s" % (xs, " ".join(sel)), [os.path.join(WORK, xs), "--y", os.path.join(WORK, "pwy.txt"),
+             "--missing", "pairwise"] + sel, "cuda")
 
 # The tuning knobs give the same results: a strip of one column tile, and
 # strips that end inside a row; each screen of the common path alone (the

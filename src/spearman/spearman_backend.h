@@ -20,9 +20,9 @@ struct spearman_ops {
      * the cores the backend may use for its host-side work. */
     fd_status (*open)(void **state, const spearman_mat *x, const spearman_mat *y, int device, int host_threads);
     void (*close)(void *state);
-    /* Whether this backend runs a selection: --top-k and n beyond the GPU's
-     * exact range fall back to the CPU backend. */
-    int (*supports)(int mode, uint32_t n);
+    /* Whether this backend runs a selection (spearman_opts' mode) on x:
+     * rows beyond the GPU's exact range fall back to the CPU backend. */
+    int (*supports)(int mode, const spearman_mat *x);
     /* Rows [i0, i1) of x against rows [j0, j1) of y, with spearman_tile's
      * contract on acc (tile.h); upper: y == x, only pairs with j > i. */
     fd_status (*rect)(void *state, const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1, uint64_t j0,

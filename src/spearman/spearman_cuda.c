@@ -13,6 +13,8 @@
 #include "../common/par_rows.h"
 #include "../cuda/fdcuda.h"
 #include "spearman_gpu.h"
+#include "spearman_gpu_missing.h"
+#include "spearman_gpu_wide.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -20,6 +22,9 @@
 
 typedef struct {
     spearman_gpu *g;
+    spearman_gpu_wide *gw;    /* Kendall's sign vectors wider than 128 bytes (then g is NULL) */
+    spearman_gpu_missing *gm; /* --missing pairwise with rows that miss a value, else NULL */
+    double q_by_m[SPEARMAN_GPU_MAX_N + 1];
     spearman_gpu_out out;
     uint64_t passed; /* --top-k: pairs through the screens (merged on the GPU) */
     double lists_s;  /* --top-k: the seconds taken to hand the lists to the host's heaps */
@@ -28,11 +33,12 @@ typedef struct {
 static int cuda_devices(void) { return fd_cuda_device_count(); }
 static int cuda_available(void) { return fd_cuda_device_count() > 0; }
 
-/* int8 holds a_k exactly up to n = 128. */
-static int cuda_supports(int mode, uint32_t n)
+/* int8 holds a_k exactly up to n = 128; Kendall's signs at any width,
+ * by the wide kernel past 128 (not for --top-k yet). */
+static int cuda_supports(int mode, const spearman_mat *x)
 {
-    (void)mode;
-    return n <= SPEARMAN_GPU_MAX_N;
+    if (x->n <= SPEARMAN_GPU_MAX_N) return 1;
+    return x->ties && mode != 'k' && x->n <= SPEARMAN_GPU_WIDE_MAX_N;
 }
 
 /* The rank matrix as int8 rows of kp bytes, zero past n (the packed int16
@@ -119,14 +125,94 @@ static void cuda_close(void *state)
                             "the lists to the heaps\n",
                     (unsigned long long)c->passed, c->lists_s);
     }
+    if (c->gm && getenv("FD_GPU_VERBOSE")) {
+        double sec;
+        uint64_t launches;
+        spearman_gpu_missing_stats(c->gm, &sec, &launches);
+        fprintf(stderr, "gpu: --missing pairwise: %llu launches, %.4f s from launch to results\n",
+                (unsigned long long)launches, sec);
+    }
+    if (c->gw && getenv("FD_GPU_VERBOSE")) {
+        double sec;
+        uint64_t launches;
+        spearman_gpu_wide_stats(c->gw, &sec, &launches);
+        fprintf(stderr, "gpu: wide sign vectors: %llu launches, %.4f s from launch to results\n",
+                (unsigned long long)launches, sec);
+    }
+    spearman_gpu_missing_destroy(&c->gm);
+    spearman_gpu_wide_destroy(&c->gw);
     spearman_gpu_destroy(&c->g);
     free(c);
+}
+
+/* The rows of m that miss a value, for the GPU (spearman_gpu_missing.h);
+ * the caller frees *rows and *values. */
+static fd_status incomplete_rows(const spearman_mat *m, spearman_gpu_incomplete *in, uint32_t **rows, int16_t **values)
+{
+    uint64_t count = 0;
+    for (uint64_t r = 0; r < m->rows; r++) count += smat_incomplete(m, r);
+    *rows = malloc((count ? count : 1) * sizeof **rows);
+    *values = malloc((count ? count : 1) * m->n * sizeof **values);
+    if (!*rows || !*values) return fd_fail(FD_ERR_NOMEM, "out of memory for the rows with missing values");
+    uint64_t k = 0;
+    for (uint64_t r = 0; r < m->rows; r++)
+        if (smat_incomplete(m, r)) {
+            (*rows)[k] = (uint32_t)r;
+            for (uint32_t c = 0; c < m->n; c++) (*values)[k * m->n + c] = (int16_t)smat_a(m, r, c);
+            k++;
+        }
+    *in = (spearman_gpu_incomplete){count, *rows, *values};
+    return FD_OK;
+}
+
+static fd_status missing_open(cuda_state *c, const spearman_mat *x, const spearman_mat *y, uint64_t records)
+{
+    spearman_gpu_incomplete ix, iy;
+    uint32_t *rx = NULL, *ry = NULL;
+    int16_t *vx = NULL, *vy = NULL;
+    fd_status st = incomplete_rows(x, &ix, &rx, &vx);
+    if (st == FD_OK && y != x) st = incomplete_rows(y, &iy, &ry, &vy);
+    if (st == FD_OK) st = spearman_gpu_missing_create(&c->gm, c->g, x->n, &ix, y != x ? &iy : NULL, records);
+    free(rx);
+    free(vx);
+    free(ry);
+    free(vy);
+    return st;
+}
+
+/* --missing pairwise: the rectangle's pairs with a row that misses a
+ * value.  On the GPU for a threshold (--pvalue, --rho, --count-only);
+ * --top-k's heaps and --fdr's keys (each pair's p) take them on the host,
+ * as the CPU backend does. */
+static fd_status missing_rect(cuda_state *c, const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1,
+                              uint64_t j0, uint64_t j1, int upper, const spearman_sel *sel, spearman_acc *acc)
+{
+    if (acc->topk || acc->xhist || sel->kendall || (sel->mode != 'p' && sel->mode != 'r' && sel->mode != 'a')) {
+        spearman_tile_missing(x, y, i0, i1, j0, j1, upper, sel, acc);
+        return FD_OK;
+    }
+    for (uint32_t m = 0; m <= x->n; m++) c->q_by_m[m] = sel->by_n && m >= 3 ? sel->by_n[m].q : sel->q;
+    const spearman_gpu_missing_sel gs = {
+        .mode = sel->mode, .q_by_m = c->q_by_m, .hist = acc->hist != NULL, .emit = acc->out != NULL};
+    spearman_gpu_missing_out o;
+    FD_TRY(spearman_gpu_missing_rect(c->gm, i0, i1, j0, j1, upper, &gs, &o));
+    acc->pairs += o.pairs;
+    acc->selected += o.selected;
+    if (acc->hist && o.hist)
+        for (int b = 0; b < SPEARMAN_HIST_BINS; b++) acc->hist[b] += o.hist[b];
+    for (uint64_t k = 0; k < o.nrec; k++) {
+        const spearman_gpu_mpair *q = &o.rec[k];
+        spearman_acc_take_sums(sel, acc, q->i, q->j, q->m, q->s, q->sii, q->sjj, q->keep);
+    }
+    return FD_OK;
 }
 
 static fd_status cuda_open(void **state, const spearman_mat *x, const spearman_mat *y, int device, int host_threads)
 {
     fd_status st = FD_OK;
-    const uint32_t kp = (x->n + 31) / 32 * 32;
+    /* rows of the int8 tensor-core kernel, or of the wide one */
+    const int wide = x->n > SPEARMAN_GPU_MAX_N;
+    const uint32_t kp = wide ? (x->n + 63) / 64 * 64 : (x->n + 31) / 32 * 32;
     int8_t *ax = NULL, *ay = NULL;
     size_t bx = 0, by = 0;
     spearman_gpu_tuning tu;
@@ -140,7 +226,12 @@ static fd_status cuda_open(void **state, const spearman_mat *x, const spearman_m
     FD_TRY_GOTO(tuning_from_env(&tu), st, done);
     fd_cuda_set_oom_hint("every GPU holds the whole rank matrix (32 bytes a row) and a strip of tiles: set "
                          "FD_GPU_STRIP lower (column tiles a block), or use --backend cpu");
+    if (wide) {
+        FD_TRY_GOTO(spearman_gpu_wide_create(&c->gw, device, kp, &gx, y != x ? &gy : NULL, tu.records), st, done);
+        goto done;
+    }
     FD_TRY_GOTO(spearman_gpu_create(&c->g, device, kp ? kp : 32, &tu, &gx, y != x ? &gy : NULL), st, done);
+    if (x->incomplete || (y != x && y->incomplete)) FD_TRY_GOTO(missing_open(c, x, y, tu.records), st, done);
     if (getenv("FD_GPU_VERBOSE")) {
         spearman_gpu_stats s;
         spearman_gpu_get_stats(c->g, &s);
@@ -211,25 +302,13 @@ static fd_status cuda_topk(cuda_state *c, const spearman_mat *x, uint64_t i0, ui
     return FD_OK;
 }
 
-static fd_status cuda_rect(void *state, const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1,
-                           uint64_t j0, uint64_t j1, int upper, const spearman_sel *sel, spearman_acc *acc)
+/* The pairs of rows that miss no value (the others have S_ii = 0 there,
+ * as constant rows). */
+/* What the host adds of a launch's results: the counts, the histograms,
+ * and the pairs that came back (decided here where the GPU did not). */
+static void take_out(const spearman_mat *x, const spearman_mat *y, const spearman_sel *sel, spearman_acc *acc,
+                     const spearman_gpu_out *o)
 {
-    cuda_state *c = state;
-    spearman_gpu_out *o = &c->out;
-    if (acc->topk) return cuda_topk(c, x, i0, i1, j0, j1, acc);
-    /* Keeping pairs in pass 1, a launch emits no more than the room left. */
-    const uint64_t room = acc->keep_cap > acc->nout ? acc->keep_cap - acc->nout : 1;
-    const spearman_gpu_sel gs = {.mode = sel->mode,
-                                 .q = sel->q,
-                                 .x_lo = sel->x_lo,
-                                 .x_hi = sel->x_hi,
-                                 .pre = sel->pre,
-                                 .hist = acc->hist != NULL,
-                                 .emit = acc->out != NULL,
-                                 .xbins = acc->xhist ? acc->xbins : 0,
-                                 .xscale = acc->xscale,
-                                 .emit_cap = acc->keep_cap ? room : 0};
-    FD_TRY(spearman_gpu_rect(c->g, i0, i1, j0, j1, upper, &gs, o));
     if (o->emit_dropped) acc->keep_over = 1;
     acc->pairs += o->pairs;
     acc->selected += o->selected;
@@ -241,7 +320,56 @@ static fd_status cuda_rect(void *state, const spearman_mat *x, const spearman_ma
         const spearman_gpu_pair *q = &o->rec[k];
         spearman_acc_take(x, y, sel, acc, q->i, q->j, q->s, (int)q->keep);
     }
+}
+
+static spearman_gpu_sel gpu_sel(const spearman_sel *sel, const spearman_acc *acc)
+{
+    /* Keeping pairs in pass 1, a launch emits no more than the room left. */
+    const uint64_t room = acc->keep_cap > acc->nout ? acc->keep_cap - acc->nout : 1;
+    return (spearman_gpu_sel){.mode = sel->mode,
+                              .q = sel->q,
+                              .x_lo = sel->x_lo,
+                              .x_hi = sel->x_hi,
+                              .pre = sel->pre,
+                              .hist = acc->hist != NULL,
+                              .emit = acc->out != NULL,
+                              .xbins = acc->xhist ? acc->xbins : 0,
+                              .xscale = acc->xscale,
+                              .emit_cap = acc->keep_cap ? room : 0};
+}
+
+/* The pairs of rows that miss no value (the others have S_ii = 0 there,
+ * as constant rows). */
+static fd_status cuda_pairs(cuda_state *c, const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1,
+                            uint64_t j0, uint64_t j1, int upper, const spearman_sel *sel, spearman_acc *acc)
+{
+    const spearman_gpu_sel gs = gpu_sel(sel, acc);
+    FD_TRY(spearman_gpu_rect(c->g, i0, i1, j0, j1, upper, &gs, &c->out));
+    take_out(x, y, sel, acc, &c->out);
     return FD_OK;
+}
+
+/* Kendall's wide sign vectors: --rho and --count-only (backend_for sends
+ * the rest to the CPU). */
+static fd_status wide_rect(cuda_state *c, const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1,
+                           uint64_t j0, uint64_t j1, int upper, const spearman_sel *sel, spearman_acc *acc)
+{
+    const spearman_gpu_sel gs = gpu_sel(sel, acc);
+    if (acc->topk || acc->xhist || sel->kendall)
+        return fd_fail(FD_ERR_INTERNAL, "Kendall's wide rows on the GPU: --rho and --count-only only");
+    FD_TRY(spearman_gpu_wide_rect(c->gw, i0, i1, j0, j1, upper, &gs, &c->out));
+    take_out(x, y, sel, acc, &c->out);
+    return FD_OK;
+}
+
+static fd_status cuda_rect(void *state, const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1,
+                           uint64_t j0, uint64_t j1, int upper, const spearman_sel *sel, spearman_acc *acc)
+{
+    cuda_state *c = state;
+    if (c->gw) return wide_rect(c, x, y, i0, i1, j0, j1, upper, sel, acc);
+    if (acc->topk) FD_TRY(cuda_topk(c, x, i0, i1, j0, j1, acc));
+    else FD_TRY(cuda_pairs(c, x, y, i0, i1, j0, j1, upper, sel, acc));
+    return c->gm ? missing_rect(c, x, y, i0, i1, j0, j1, upper, sel, acc) : FD_OK;
 }
 
 /* 16 blocks of rows (4,096) per record and the whole record in one launch

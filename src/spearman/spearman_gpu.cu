@@ -1156,6 +1156,12 @@ extern "C" void spearman_gpu_get_stats(const spearman_gpu *g, spearman_gpu_stats
  * launch, kept plus undecided pairs bound the pairs at or past pre; after
  * a max launch, the halves that took the closer look are counted.  The
  * results are the same either way; only the time differs. */
+extern "C" void spearman_gpu_get_rows(const spearman_gpu *g, int y, spearman_gpu_rows *r)
+{
+    const dside &S = y && g->y.a ? g->y : g->x;
+    *r = (spearman_gpu_rows){(const int8_t *)S.a, (const int64_t *)S.sii, S.rows, g->kp, g->device, g->stream};
+}
+
 static void choose_screen(spearman_gpu *g)
 {
     if (g->screen != SPEARMAN_GPU_SCREEN_AUTO) return;

@@ -130,6 +130,20 @@ fd_status spearman_gpu_rect(spearman_gpu *g, uint64_t i0, uint64_t i1, uint64_t 
 
 void spearman_gpu_get_stats(const spearman_gpu *g, spearman_gpu_stats *s);
 
+/* The resident rows of x (y = 0) or of y (y = 1; x's for pairs within
+ * x), with the device and stream they live on: for the engine of the
+ * pairs with missing values (spearman_gpu_missing.h), which launches on
+ * the same stream. */
+typedef struct spearman_gpu_rows {
+    const int8_t *a;             /* rows x kp bytes, on the device */
+    const int64_t *sii;          /* per row, on the device */
+    uint64_t rows;
+    uint32_t kp;
+    int device;
+    void *stream;                /* cudaStream_t */
+} spearman_gpu_rows;
+void spearman_gpu_get_rows(const spearman_gpu *g, int y, spearman_gpu_rows *r);
+
 /* --top-k: empty lists of up to k partners for rows [i0, i0 + rows) of x
  * (same: x is y, so a row is not its own partner), for the mode 'k'
  * launches of those rows that follow.  Each launch screens a row's pairs

@@ -95,21 +95,24 @@ static const fd_device_ops *backend_for(fd_job *j)
 {
     spearman_run *jb = j->w;
     const spearman_mat *y = jb->y ? jb->y : jb->x;
-    const int missing = jb->x->incomplete || y->incomplete;
+    /* --fdr's key under --missing pairwise is each pair's p of its own n,
+     * which the GPU's binning of x = 1 - rho^2 cannot give. */
+    const int missing = (jb->x->incomplete || y->incomplete) && jb->o->mode == 'f';
     /* Kendall's p depends on both rows' ties, not on |tau| alone: the
      * GPU's selection (a threshold on |S| / sqrt(S_ii S_jj)) cannot take it. */
     const int kendall_p = jb->x->ties && (jb->o->mode == 'p' || jb->o->mode == 'f');
-    if (!missing && !kendall_p && (!jb->ops->supports || jb->ops->supports(jb->o->mode, jb->x->n))) return j->dev;
+    if (!missing && !kendall_p && (!jb->ops->supports || jb->ops->supports(jb->o->mode, jb->x))) return j->dev;
     if (jb->ops == &spearman_cpu_ops) return j->dev;
     if (fd_job_speaks(j) && kendall_p)
         fprintf(stderr, "fcbo-dist spearman: Kendall's --pvalue runs on the CPU backend (each pair's p from both rows' "
                 "ties; not on %s yet)\n", jb->ops->dev.name);
     else if (fd_job_speaks(j) && missing)
-        fprintf(stderr, "fcbo-dist spearman: --missing pairwise with rows that miss values runs on the CPU backend "
-                "(each such pair is re-ranked over its own columns; not on %s yet)\n", jb->ops->dev.name);
+        fprintf(stderr, "fcbo-dist spearman: --fdr with --missing pairwise and rows that miss values runs on the "
+                "CPU backend (its key is each pair's p of its own n; not on %s yet)\n", jb->ops->dev.name);
     else if (fd_job_speaks(j) && jb->x->ties)
         fprintf(stderr, "fcbo-dist spearman: Kendall's rows of %u observations (%u signs each) run on the CPU backend "
-                "(%s takes up to 128 signs: 16 observations)\n", jb->x->n_obs, jb->x->n, jb->ops->dev.name);
+                "(%s takes %s)\n", jb->x->n_obs, jb->x->n, jb->ops->dev.name,
+                jb->o->mode == 'k' ? "up to 16 observations with --top-k" : "up to 128 observations");
     else if (fd_job_speaks(j))
         fprintf(stderr, "fcbo-dist spearman: rows of %u values run on the CPU backend (%s takes up to 128)\n",
                 jb->x->n, jb->ops->dev.name);

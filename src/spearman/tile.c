@@ -291,6 +291,25 @@ static inline void visit(const spearman_mat *x, const spearman_mat *y, uint64_t 
     spearman_acc_take(x, y, sel, acc, i, j, s, 0);
 }
 
+void spearman_acc_take_sums(const spearman_sel *sel, spearman_acc *acc, uint64_t i, uint64_t j, uint32_t m, int64_t s,
+                            int64_t sii, int64_t sjj, int known_keep)
+{
+    if (known_keep) {
+        if (acc->out) emit(acc, i, j, s);
+        return;
+    }
+    double p = -1;
+    if (sel->mode == 'x') { /* --fdr: a range of p (sel->pkey) */
+        p = spearman_p_of_x(pair_x(s, sii, sjj), (int)m - 2);
+        if (p < sel->x_lo || p > sel->x_hi) return;
+    } else if (!spearman_keep(sel->by_n ? &sel->by_n[m] : sel, s, sii, sjj)) {
+        return;
+    }
+    acc->selected++;
+    if (acc->xhist) acc->xhist[spearman_xbin(acc, p >= 0 ? p : spearman_p_of_x(pair_x(s, sii, sjj), (int)m - 2))]++;
+    if (acc->out) emit(acc, i, j, s);
+}
+
 /* One pair with a missing value: its own sums, its own selection. */
 static void visit_missing(const spearman_mat *x, const spearman_mat *y, uint64_t i, uint64_t j,
                           const spearman_sel *sel, spearman_acc *acc)
@@ -307,16 +326,7 @@ static void visit_missing(const spearman_mat *x, const spearman_mat *y, uint64_t
     if (acc->hist)
         acc->hist[spearman_hist_bin((int32_t)s, spearman_hist_factor((float)(1 / sqrt((double)sii))),
                                     (float)(1 / sqrt((double)sjj)))]++;
-    double p = -1;
-    if (sel->mode == 'x') { /* --fdr: a range of p (sel->pkey) */
-        p = spearman_p_of_x(pair_x(s, sii, sjj), (int)m - 2);
-        if (p < sel->x_lo || p > sel->x_hi) return;
-    } else if (!spearman_keep(sel->by_n ? &sel->by_n[m] : sel, s, sii, sjj)) {
-        return;
-    }
-    acc->selected++;
-    if (acc->xhist) acc->xhist[spearman_xbin(acc, p >= 0 ? p : spearman_p_of_x(pair_x(s, sii, sjj), (int)m - 2))]++;
-    if (acc->out) emit(acc, i, j, s);
+    spearman_acc_take_sums(sel, acc, i, j, m, s, sii, sjj, 0);
 }
 
 void spearman_tile_missing(const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1, uint64_t j0,

@@ -131,6 +131,13 @@ void spearman_tile(const spearman_mat *x, const spearman_mat *y, uint64_t i0, ui
 void spearman_acc_take(const spearman_mat *x, const spearman_mat *y, const spearman_sel *sel, spearman_acc *acc,
                        uint64_t i, uint64_t j, int64_t s, int known_keep);
 
+/* The same for a pair with a missing value, of m common observations
+ * and its own sums (smat_pair_sums): the selection of its m (sel->by_n),
+ * or --fdr's range of its p.  A GPU backend hands over the pairs its
+ * screen did not settle, and those it kept for certain (known_keep). */
+void spearman_acc_take_sums(const spearman_sel *sel, spearman_acc *acc, uint64_t i, uint64_t j, uint32_t m, int64_t s,
+                            int64_t sii, int64_t sjj, int known_keep);
+
 /* --fdr's key of a selected pair: x = 1 - rho^2, or its p (sel->pkey). */
 double spearman_pair_key(const spearman_mat *x, const spearman_mat *y, const spearman_sel *sel, uint64_t i, uint64_t j,
                          int64_t s);

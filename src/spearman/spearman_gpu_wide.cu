@@ -1,0 +1,332 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* Kendall's sign vectors wider than 128 bytes on the GPU
+ * (spearman_gpu_wide.h).
+ *
+ * A block takes WT rows of x against a strip of STRIP column tiles of WT
+ * rows of y; its 256 threads each hold a 4 x 4 block of sums (rows ty +
+ * 16 r, columns tx + 16 c, so that a warp's reads of shared memory fall in
+ * distinct banks or broadcast).  The rows go through shared memory KC
+ * bytes at a time.  The histogram is the block's in shared memory, added
+ * to the device's once at the end. */
+#include "../cuda/check.cuh"
+#include "../common/clock.h"
+#include "spearman_decide.h"
+#include "spearman_gpu_wide.h"
+#include "spearman_hist.h"
+
+#include <cooperative_groups.h>
+#include <stdlib.h>
+#include <string.h>
+
+namespace cg = cooperative_groups;
+
+#define WT 64                    /* rows and columns of a tile */
+#define KC 64                    /* bytes of a row per step */
+#define KW (KC / 4)              /* its words */
+#define NT 256
+#define STRIP 8                  /* column tiles a block */
+#define BINS SPEARMAN_HIST_BINS
+#define CK(call) CUDA_CHECK_GOTO(call, st, done)
+
+struct wside {
+    uint32_t *a;                 /* rows padded to whole tiles, kp bytes each */
+    long long *sii;
+    float *inv;
+    uint64_t rows;
+};
+
+struct wparams {
+    const uint32_t *x, *y;
+    const long long *xsii, *ysii;
+    const float *xinv, *yinv;
+    uint64_t i0, i1, j0, j1;
+    uint32_t kw;                 /* words a row */
+    int upper, mode, hist, emit;
+    double q;
+    unsigned long long *cnt;     /* pairs, kept for certain, records */
+    unsigned long long *hist_out;
+    spearman_gpu_pair *rec;
+    unsigned long long cap;
+};
+
+__global__ void __launch_bounds__(NT) k_wide(wparams P)
+{
+    __shared__ uint32_t sA[WT][KW + 1], sB[WT][KW + 1];
+    __shared__ unsigned int sh_hist[BINS];
+    __shared__ unsigned long long bcnt[2];
+    const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
+    const uint64_t ib = P.i0 + (uint64_t)blockIdx.y * WT;
+    if (P.hist)
+        for (uint32_t b = threadIdx.x; b < BINS; b += NT) sh_hist[b] = 0;
+    if (threadIdx.x == 0) bcnt[0] = bcnt[1] = 0;
+    long long sii[4];
+    float hk[4];
+#pragma unroll
+    for (int r = 0; r < 4; r++) {
+        const uint64_t i = ib + ty + 16 * r; /* padded: readable past i1 */
+        sii[r] = P.xsii[i];
+        hk[r] = spearman_hist_factor(P.xinv[i]);
+    }
+    unsigned long long pairs = 0, kept = 0;
+    for (int t = 0; t < STRIP; t++) {
+        const uint64_t jb = P.j0 + ((uint64_t)blockIdx.x * STRIP + t) * WT;
+        if (jb >= P.j1) break;
+        if (P.upper && jb + WT <= ib + 1) continue; /* every j <= i */
+        int acc[4][4];
+#pragma unroll
+        for (int r = 0; r < 4; r++)
+#pragma unroll
+            for (int c = 0; c < 4; c++) acc[r][c] = 0;
+        for (uint32_t k0 = 0; k0 < P.kw; k0 += KW) {
+            __syncthreads();
+            for (uint32_t q = threadIdx.x; q < WT * KW; q += NT) {
+                const uint32_t r = q / KW, w = q % KW;
+                sA[r][w] = P.x[(ib + r) * P.kw + k0 + w];
+                sB[r][w] = P.y[(jb + r) * P.kw + k0 + w];
+            }
+            __syncthreads();
+#pragma unroll
+            for (int w = 0; w < KW; w++) {
+                int a[4], b[4];
+#pragma unroll
+                for (int r = 0; r < 4; r++) a[r] = (int)sA[ty + 16 * r][w];
+#pragma unroll
+                for (int c = 0; c < 4; c++) b[c] = (int)sB[tx + 16 * c][w];
+#pragma unroll
+                for (int r = 0; r < 4; r++)
+#pragma unroll
+                    for (int c = 0; c < 4; c++) acc[r][c] = __dp4a(a[r], b[c], acc[r][c]);
+            }
+        }
+#pragma unroll
+        for (int c = 0; c < 4; c++) {
+            const uint64_t j = jb + tx + 16 * c;
+            const long long sjj = P.ysii[j];
+            const float invj = P.yinv[j];
+#pragma unroll
+            for (int r = 0; r < 4; r++) {
+                const uint64_t i = ib + ty + 16 * r;
+                if (i >= P.i1 || j >= P.j1 || (P.upper && j <= i) || sii[r] == 0 || sjj == 0) continue;
+                const int s = acc[r][c];
+                pairs++;
+                if (P.hist) atomicAdd(&sh_hist[spearman_hist_bin(s, hk[r], invj)], 1u);
+                const int d = spearman_decide(P.mode, P.q, 0, 0, s, sii[r], sjj);
+                if (d == SPEARMAN_DROP) continue;
+                if (d == SPEARMAN_KEEP) kept++;
+                if (d == SPEARMAN_KEEP && !P.emit) continue;
+                cg::coalesced_group g = cg::coalesced_threads();
+                unsigned long long at = 0;
+                if (g.thread_rank() == 0) at = atomicAdd(&P.cnt[2], (unsigned long long)g.size());
+                at = g.shfl(at, 0) + g.thread_rank();
+                if (at < P.cap) {
+                    spearman_gpu_pair p;
+                    p.i = (uint32_t)i;
+                    p.j = (uint32_t)j;
+                    p.s = s;
+                    p.keep = d == SPEARMAN_KEEP;
+                    P.rec[at] = p;
+                }
+            }
+        }
+    }
+    if (pairs) atomicAdd(&bcnt[0], pairs);
+    if (kept) atomicAdd(&bcnt[1], kept);
+    __syncthreads();
+    if (threadIdx.x == 0) {
+        if (bcnt[0]) atomicAdd(&P.cnt[0], bcnt[0]);
+        if (bcnt[1]) atomicAdd(&P.cnt[1], bcnt[1]);
+    }
+    if (P.hist)
+        for (uint32_t b = threadIdx.x; b < BINS; b += NT)
+            if (sh_hist[b]) atomicAdd(&P.hist_out[b], (unsigned long long)sh_hist[b]);
+}
+
+/* ---------------- host ---------------- */
+
+struct spearman_gpu_wide {
+    int device;
+    cudaStream_t stream;
+    uint32_t kp;
+    wside x, y;                  /* y.a NULL: pairs within x */
+    unsigned long long *d_cnt, *h_cnt, *d_hist, *h_hist;
+    spearman_gpu_pair *d_rec, *h_rec;
+    uint64_t cap_d, cap_h;
+    double seconds;
+    uint64_t launches;
+};
+
+static void wside_free(wside *s)
+{
+    cudaFree(s->a);
+    cudaFree(s->sii);
+    cudaFree(s->inv);
+    memset(s, 0, sizeof *s);
+}
+
+/* The rows padded with zero rows (S_ii = 0: never a pair) to whole tiles
+ * and one more, so that a block reads whole tiles anywhere. */
+static fd_status wside_upload(spearman_gpu_wide *w, wside *s, const spearman_gpu_mat *m)
+{
+    fd_status st = FD_OK;
+    const uint64_t pad = (m->rows + WT - 1) / WT * WT + WT;
+    s->rows = m->rows;
+    FD_TRY(fd_cuda_alloc((void **)&s->a, pad * w->kp, "the sign vectors"));
+    FD_TRY(fd_cuda_alloc((void **)&s->sii, pad * 8, "the sign vectors"));
+    FD_TRY(fd_cuda_alloc((void **)&s->inv, pad * 4, "the sign vectors"));
+    CK(cudaMemsetAsync(s->a, 0, pad * w->kp, w->stream));
+    CK(cudaMemsetAsync(s->sii, 0, pad * 8, w->stream));
+    CK(cudaMemsetAsync(s->inv, 0, pad * 4, w->stream));
+    if (m->rows) {
+        CK(cudaMemcpyAsync(s->a, m->a, m->rows * w->kp, cudaMemcpyHostToDevice, w->stream));
+        CK(cudaMemcpyAsync(s->sii, m->sii, m->rows * 8, cudaMemcpyHostToDevice, w->stream));
+        CK(cudaMemcpyAsync(s->inv, m->inv_root, m->rows * 4, cudaMemcpyHostToDevice, w->stream));
+    }
+    CK(cudaStreamSynchronize(w->stream)); /* pageable sources */
+done:
+    return st;
+}
+
+extern "C" void spearman_gpu_wide_destroy(spearman_gpu_wide **pw)
+{
+    spearman_gpu_wide *w = *pw;
+    if (!w) return;
+    cudaSetDevice(w->device);
+    if (w->stream) cudaStreamSynchronize(w->stream);
+    wside_free(&w->x);
+    wside_free(&w->y);
+    cudaFree(w->d_cnt);
+    cudaFree(w->d_hist);
+    cudaFree(w->d_rec);
+    if (w->h_cnt) cudaFreeHost(w->h_cnt);
+    if (w->h_hist) cudaFreeHost(w->h_hist);
+    if (w->h_rec) cudaFreeHost(w->h_rec);
+    if (w->stream) cudaStreamDestroy(w->stream);
+    free(w);
+    *pw = NULL;
+}
+
+extern "C" fd_status spearman_gpu_wide_create(spearman_gpu_wide **out, int device, uint32_t kp,
+                                              const spearman_gpu_mat *x, const spearman_gpu_mat *y,
+                                              uint64_t records)
+{
+    fd_status st = FD_OK;
+    *out = NULL;
+    if (kp == 0 || kp % KC || kp > (SPEARMAN_GPU_WIDE_MAX_N + KC - 1) / KC * KC)
+        return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_wide_create: %u bytes a row, expected a multiple of %d", kp, KC);
+    if (x->rows >= (1ull << 32) || (y && y->rows >= (1ull << 32)))
+        return fd_fail(FD_ERR_USAGE, "the GPU kernel takes fewer than 2^32 rows per input");
+    spearman_gpu_wide *w = (spearman_gpu_wide *)calloc(1, sizeof *w);
+    if (!w) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    w->device = device;
+    w->kp = kp;
+    CK(cudaSetDevice(device));
+    CK(cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking));
+    FD_TRY_GOTO(wside_upload(w, &w->x, x), st, done);
+    if (y) FD_TRY_GOTO(wside_upload(w, &w->y, y), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&w->d_cnt, 3 * 8, "counters"), st, done);
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&w->d_hist, BINS * 8, "the histogram"), st, done);
+    CK(cudaHostAlloc((void **)&w->h_cnt, 3 * 8, cudaHostAllocDefault));
+    CK(cudaHostAlloc((void **)&w->h_hist, BINS * 8, cudaHostAllocDefault));
+    w->cap_d = records ? records : 1;
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&w->d_rec, w->cap_d * sizeof(spearman_gpu_pair), "selected pairs"), st, done);
+    *out = w;
+    return FD_OK;
+done:
+    spearman_gpu_wide_destroy(&w);
+    return st;
+}
+
+/* One rectangle's launches (row tiles in runs of 65,535) into the
+ * counters, histogram and records, cleared first. */
+static fd_status launch_all(spearman_gpu_wide *w, wparams P)
+{
+    fd_status st = FD_OK;
+    const uint64_t i0 = P.i0, i1 = P.i1;
+    const uint64_t gx = ((P.j1 - P.j0 + WT - 1) / WT + STRIP - 1) / STRIP;
+    CK(cudaMemsetAsync(w->d_cnt, 0, 3 * 8, w->stream));
+    if (P.hist) CK(cudaMemsetAsync(w->d_hist, 0, BINS * 8, w->stream));
+    for (uint64_t r = i0; r < i1; r += 65535ull * WT) {
+        P.i0 = r;
+        P.i1 = i1 - r > 65535ull * WT ? r + 65535ull * WT : i1;
+        const uint64_t gy = (P.i1 - P.i0 + WT - 1) / WT;
+        k_wide<<<dim3((unsigned)gx, (unsigned)gy), NT, 0, w->stream>>>(P);
+        CK(cudaGetLastError());
+        w->launches++;
+    }
+    CK(cudaMemcpyAsync(w->h_cnt, w->d_cnt, 3 * 8, cudaMemcpyDeviceToHost, w->stream));
+    CK(cudaStreamSynchronize(w->stream));
+done:
+    return st;
+}
+
+extern "C" fd_status spearman_gpu_wide_rect(spearman_gpu_wide *w, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,
+                                            int upper, const spearman_gpu_sel *sel, spearman_gpu_out *out)
+{
+    fd_status st = FD_OK;
+    const wside &Y = w->y.a ? w->y : w->x;
+    memset(out, 0, sizeof *out);
+    out->rec = w->h_rec;
+    if (i1 > w->x.rows) i1 = w->x.rows;
+    if (j1 > Y.rows) j1 = Y.rows;
+    if (i0 >= i1 || j0 >= j1) return FD_OK;
+    if ((sel->mode != 'r' && sel->mode != 'a') || sel->xbins)
+        return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_wide_rect: mode %c is the host's", sel->mode);
+    if ((j1 - j0 + WT - 1) / WT / STRIP >= 0x7fffffffull)
+        return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_wide_rect: too many columns for one launch");
+    const double t0 = fd_now();
+    CK(cudaSetDevice(w->device));
+    {
+        wparams P;
+        memset(&P, 0, sizeof P);
+        P.x = w->x.a;
+        P.y = Y.a;
+        P.xsii = w->x.sii;
+        P.ysii = Y.sii;
+        P.xinv = w->x.inv;
+        P.yinv = Y.inv;
+        P.i0 = i0;
+        P.i1 = i1;
+        P.j0 = j0;
+        P.j1 = j1;
+        P.kw = w->kp / 4;
+        P.upper = upper;
+        P.mode = sel->mode;
+        P.hist = sel->hist;
+        P.emit = sel->emit;
+        P.q = sel->q;
+        P.cnt = w->d_cnt;
+        P.hist_out = w->d_hist;
+        P.rec = w->d_rec;
+        P.cap = w->cap_d;
+        FD_TRY(launch_all(w, P));
+        uint64_t nrec = w->h_cnt[2];
+        if (nrec > w->cap_d) { /* the buffer was short: grow it and launch again */
+            FD_TRY(fd_cuda_grow((void **)&w->d_rec, &w->cap_d, nrec, sizeof(spearman_gpu_pair), "selected pairs"));
+            P.rec = w->d_rec;
+            P.cap = w->cap_d;
+            FD_TRY(launch_all(w, P));
+            nrec = w->h_cnt[2];
+        }
+        if (nrec) {
+            FD_TRY(fd_cuda_host_grow((void **)&w->h_rec, &w->cap_h, nrec, sizeof(spearman_gpu_pair)));
+            CK(cudaMemcpyAsync(w->h_rec, w->d_rec, nrec * sizeof(spearman_gpu_pair), cudaMemcpyDeviceToHost,
+                               w->stream));
+        }
+        if (sel->hist) CK(cudaMemcpyAsync(w->h_hist, w->d_hist, BINS * 8, cudaMemcpyDeviceToHost, w->stream));
+        CK(cudaStreamSynchronize(w->stream));
+        out->pairs = w->h_cnt[0];
+        out->selected = w->h_cnt[1];
+        out->hist = sel->hist ? w->h_hist : NULL;
+        out->rec = w->h_rec;
+        out->nrec = nrec;
+    }
+    w->seconds += fd_now() - t0;
+done:
+    return st;
+}
+
+extern "C" void spearman_gpu_wide_stats(const spearman_gpu_wide *w, double *seconds, uint64_t *launches)
+{
+    *seconds = w->seconds;
+    *launches = w->launches;
+}
