@@ -18,6 +18,8 @@ the highest lower bound kept):
    factors, rank 3 and a held-out error within 5% of the noise, the same
    bits on 2 ranks;
  - the lower bound never decreases between sweeps of the same rank;
+ - --fuse with missing entries (NaN, a mask; 1 and 2 ranks): rank 3, the
+   held-out error near the noise, the fit over the observed entries;
  - the rank checked by the bound: rank-5 50^3 tensors, 30 and 70%
    missing, which the sweeps leave at rank 6 and 7, end at rank 5 with
    a higher bound (and one component fewer would lower it), the held-out
@@ -26,7 +28,7 @@ the highest lower bound kept):
    bits as NaN at the same entries, and 1 and 2 threads the same bits;
  - refusals, exit 2, nothing written: NaN without --missing, an
    infinity, a mask of another shape or of int32, a mask that is not
-   there, every entry missing, --fuse (on 1 and 2 ranks); --predict-at
+   there, every entry missing, a --fuse sub-tensor with nothing observed; --predict-at
    files of another width, an index outside the tensor, negative or not
    an integer, no rows; and `info` refuses a result whose /completed is
    not of its dims, or whose /predictions do not agree.
@@ -224,6 +226,47 @@ for frac in (0.3, 0.7):
     held, noise = np.sqrt(((C - X)[M] ** 2).mean()), (X - T).std()
     check(held <= 1.05 * noise, "%s: held-out RMSE %.4f, noise sd %.4f" % (what, held, noise))
 
+# ---------------- --missing with --fuse ----------------
+# The 30% missing rank-3 tensor cut into 2 x 2 x 1 sub-tensors, each
+# fitted on its observed entries, fused: rank 3, the held-out error within
+# 25% of the noise, the counts and the fit over the observed entries (the
+# fit recomputed here from the factors), /completed the factors' model;
+# NaN or an HDF5 uint8 mask at the same entries give the same factors, and
+# 2 ranks (the sub-tensors shared out) the same factors within rounding.
+with h5py.File(os.path.join(WORK, "t4.h5")) as f:
+    X4 = f["tensor"][:]
+    T4 = model([f["factors/A%d" % (n + 1)][:] for n in range(3)])
+M4 = np.random.default_rng(4).random(X4.shape) < 0.3
+with h5py.File(os.path.join(WORK, "mask4.h5"), "w") as f:
+    f["mask"] = (~M4).astype(np.uint8)
+np.save(os.path.join(WORK, "full4.npy"), X4)
+fused = {}
+for name, args, ranks in (("NaN", [os.path.join(WORK, "y4.npy"), "--missing"], 1),
+                          ("mask", [os.path.join(WORK, "full4.npy"), "--mask", os.path.join(WORK, "mask4.h5") + ":/mask"], 1),
+                          ("NaN, 2 ranks", [os.path.join(WORK, "y4.npy"), "--missing"], 2)):
+    out = os.path.join(WORK, "fuse-" + name.replace(" ", "").replace(",", ""))
+    r = run("bcp", *args, "--fuse", "2x2x1", "--rank", 3, "--completed", "-o", out, "--force", ranks=ranks)
+    check(r.returncode == 0 and "missing entries: %d of %d" % (M4.sum(), M4.size) in r.stderr,
+          "--fuse, %s: exit %d: %s" % (name, r.returncode, r.stderr))
+    if r.returncode:
+        continue
+    with h5py.File(os.path.join(out, "bcp.h5")) as f:
+        a, C = dict(f.attrs), f["completed"][:]
+        A = [f["factors/A%d" % (n + 1)][:] for n in range(3)]
+    fused[name] = A
+    X_obs, C_obs = X4[~M4], model(A)[~M4]
+    fit = 1 - np.sqrt(((X_obs - C_obs) ** 2).sum() / (X_obs ** 2).sum())
+    held = np.sqrt(((C - X4)[M4] ** 2).mean())
+    check(a["rank"] == 3 and a["missing_entries"] == M4.sum() and a["observed_entries"] == (~M4).sum(),
+          "--fuse, %s: rank %d, counts %d/%d" % (name, a["rank"], a["missing_entries"], a["observed_entries"]))
+    check(abs(a["fit"] - fit) <= 1e-9, "--fuse, %s: fit %.12f, over the observed entries %.12f" % (name, a["fit"], fit))
+    check(held <= 1.25 * (X4 - T4).std(), "--fuse, %s: held-out RMSE %.4f, noise sd %.4f" % (name, held, (X4 - T4).std()))
+    check(np.abs(C - model(A)).max() <= 1e-10 * np.abs(C).max(), "--fuse, %s: /completed is not the model" % name)
+if len(fused) == 3:
+    check(all(np.array_equal(u, v) for u, v in zip(fused["NaN"], fused["mask"])), "--fuse: mask and NaN differ")
+    check(all(np.allclose(u, v, rtol=1e-10, atol=1e-12) for u, v in zip(fused["NaN"], fused["NaN, 2 ranks"])),
+          "--fuse: 2 ranks differ from one")
+
 # ---------------- refusals ----------------
 y5 = os.path.join(WORK, "y5.npy")
 Y = np.load(y5)
@@ -245,8 +288,12 @@ np.save(os.path.join(WORK, "mask-shape.npy"), np.ones((30, 25, 19), dtype=bool))
 refused("a mask of another shape", y5, "--mask", os.path.join(WORK, "mask-shape.npy"), needle="shape")
 np.save(os.path.join(WORK, "nothing.npy"), np.full((4, 5, 6), np.nan))
 refused("every entry missing", os.path.join(WORK, "nothing.npy"), "--missing", needle="missing")
-refused("--missing --fuse", y5, "--missing", "--fuse", "2x1x1", needle="--fuse")
-refused("--missing --fuse on 2 ranks", y5, "--missing", "--fuse", "2x1x1", ranks=2, needle="--fuse")
+# A sub-tensor of --fuse with nothing observed: refused, naming its block.
+Z = Y.copy()
+Z[:15, :12] = np.nan
+np.save(os.path.join(WORK, "empty-block.npy"), Z)
+refused("--fuse: a sub-tensor with nothing observed", os.path.join(WORK, "empty-block.npy"), "--missing", "--fuse",
+        "2x2x1", needle="every entry of the block [0:15, 0:12, 0:20] is missing")
 np.save(os.path.join(WORK, "mask-int.npy"), np.ones((30, 25, 20), dtype=np.int32))
 refused("a mask of int32", y5, "--mask", os.path.join(WORK, "mask-int.npy"), needle="uint8 or bool")
 M5 = np.ones((30, 25, 20))

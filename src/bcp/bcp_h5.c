@@ -86,8 +86,8 @@ done:
 }
 
 fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor *t, const bcp_model *m, int ranks,
-                       double t_load, double t_fit, uint32_t fuse_iters, const bcp_starts *starts,
-                       const bcp_entries *at)
+                       double t_load, double t_fit, uint32_t fuse_iters, uint64_t fuse_observed,
+                       const bcp_starts *starts, const bcp_entries *at)
 {
     fd_status st = FD_OK;
     h5u_out out = {-1, NULL, NULL};
@@ -117,9 +117,11 @@ fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor
     FD_TRY_GOTO(h5u_attr_u64(f, "ranks", (uint64_t)ranks), st, done);
     /* Missing entries: how many, and what said so; the fit is over the
      * observed ones. */
-    const uint64_t observed = t->observed ? t->n_observed : t->size;
-    FD_TRY_GOTO(h5u_attr_u64(f, "observed_entries", o->fuse_n ? 0 : observed), st, done);
-    FD_TRY_GOTO(h5u_attr_u64(f, "missing_entries", o->fuse_n ? 0 : t->size - observed), st, done);
+    uint64_t size = 1, observed = t->observed ? t->n_observed : t->size;
+    for (uint32_t n = 0; n < m->order; n++) size *= m->dims[n];
+    if (o->fuse_n) observed = o->missing ? fuse_observed : 0; /* the sub-tensors' (t is the first) */
+    FD_TRY_GOTO(h5u_attr_u64(f, "observed_entries", observed), st, done);
+    FD_TRY_GOTO(h5u_attr_u64(f, "missing_entries", o->fuse_n && !o->missing ? 0 : size - observed), st, done);
     FD_TRY_GOTO(h5u_attr_str(f, "missing", !o->missing ? "refuse" : o->mask ? o->mask : "nan"), st, done);
     if (o->fuse_n) {
         char grid[160];

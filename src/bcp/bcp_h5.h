@@ -30,8 +30,8 @@ typedef struct bcp_starts {
  * starts: NULL, or written as /starts when there were several; at:
  * --predict-at's entries, or NULL. */
 fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor *t, const bcp_model *m, int ranks,
-                       double t_load, double t_fit, uint32_t fuse_iters, const bcp_starts *starts,
-                       const bcp_entries *at);
+                       double t_load, double t_fit, uint32_t fuse_iters, uint64_t fuse_observed,
+                       const bcp_starts *starts, const bcp_entries *at);
 fd_status bcp_h5_info(hid_t f, const char *path, FILE *out);
 /* "mode row value..." per factor row. */
 fd_status bcp_h5_text(hid_t f, const char *path, FILE *out);

@@ -416,14 +416,16 @@ static fd_status fit_subtensors(const bcp_job_opts *o, const struct bcp_ops *ops
         bcp_model mk;
         memset(&mk, 0, sizeof mk);
         bcp_grid_block(k, order, dims, grid, lo, cnt);
-        st = bcp_tensor_read(&b, o->input, lo, cnt, k == 0, threads);
+        st = o->missing ? bcp_tensor_read_missing(&b, o->input, o->mask, lo, cnt, k == 0, threads)
+                        : bcp_tensor_read(&b, o->input, lo, cnt, k == 0, threads);
         if (st == FD_OK) { /* fitted as a tensor of its own */
             for (uint32_t n = 0; n < order; n++) {
                 b->lo[n] = 0;
                 b->full[n] = b->dims[n];
             }
             b->full_size = b->size;
-            st = ops->open(&state, b, so.rank, device);
+            /* one with missing entries by the masked fit, on the CPU */
+            if (!b->observed) st = ops->open(&state, b, so.rank, device);
         }
         if (st == FD_OK) st = fit_best(b, &so, o->starts ? o->starts : 4, NULL, ops, state, &mk, NULL, NULL);
         if (st == FD_OK && mk.R < R)
@@ -464,9 +466,32 @@ done:
     return st;
 }
 
+/* With missing entries, block b's share of the fit over its observed
+ * entries: sums[0] += y^2, sums[1] += y x, sums[2] += x^2 and sums[3] +=
+ * 1 for each, x the model's value there (O(observed N R)). */
+static void observed_sums(const bcp_model *m, const bcp_tensor *b, const uint64_t *lo, double *sums)
+{
+    uint64_t idx[BCP_MAX_ORDER];
+    for (uint32_t n = 0; n < b->order; n++) idx[n] = lo[n];
+    for (uint64_t e = 0; e < b->size; e++) {
+        if (!b->observed || b->observed[e]) {
+            const double x = bcp_model_entry(m, idx), y = b->x[e];
+            sums[0] += y * y;
+            sums[1] += y * x;
+            sums[2] += x * x;
+            sums[3] += 1;
+        }
+        for (uint32_t n = b->order; n-- > 0;) { /* the next index, C order */
+            if (++idx[n] < lo[n] + b->dims[n]) break;
+            idx[n] = lo[n];
+        }
+    }
+}
+
 /* This rank's share of the fit of the fused model: sums[0] += ||Y||^2 and
  * sums[1] += <Y, [[A]]> (the last mode's MTTKRP of each sub-tensor
- * against its rows of A) over its sub-tensors. */
+ * against its rows of A) over its sub-tensors; with missing entries,
+ * observed_sums' four over the observed ones. */
 static fd_status fused_fit_sums(const bcp_job_opts *o, const struct bcp_ops *ops, int device, const bcp_model *m,
                                 const uint64_t *grid, uint64_t K, int P, int me, int threads, double *sums)
 {
@@ -479,6 +504,12 @@ static fd_status fused_fit_sums(const bcp_job_opts *o, const struct bcp_ops *ops
     if (!G) return fd_fail(FD_ERR_NOMEM, "out of memory");
     for (uint64_t k = (uint64_t)me; k < K && st == FD_OK; k += (uint64_t)P) {
         bcp_grid_block(k, order, m->dims, grid, lo, cnt);
+        if (o->missing) {
+            st = bcp_tensor_read_missing(&b, o->input, o->mask, lo, cnt, 0, threads);
+            if (st == FD_OK) observed_sums(m, b, lo, sums);
+            bcp_tensor_destroy(&b);
+            continue;
+        }
         st = bcp_tensor_read(&b, o->input, lo, cnt, 0, threads);
         if (st == FD_OK) st = ops->open(&state, b, R, device);
         double yx = 0;
@@ -500,8 +531,9 @@ static fd_status fused_fit_sums(const bcp_job_opts *o, const struct bcp_ops *ops
 
 /* The fused model's fit, noise precision and component precisions, as a
  * fit of the whole tensor would start, from the sums over all
- * sub-tensors: ||Y - [[A]]||^2 = ||Y||^2 - 2 <Y, [[A]]> + ||[[A]]||^2. */
-static void fused_moments(bcp_model *m, const double *sums)
+ * sub-tensors: ||Y - [[A]]||^2 = ||Y||^2 - 2 <Y, [[A]]> + ||[[A]]||^2
+ * (with missing entries, over the observed ones: sums[2] and sums[3]). */
+static void fused_moments(bcp_model *m, const double *sums, int missing)
 {
     const uint32_t order = m->order, R = m->R;
     double xx = 0, Msize = 1;
@@ -514,6 +546,10 @@ static void fused_moments(bcp_model *m, const double *sums)
             p *= g;
         }
         xx += p;
+    }
+    if (missing) {
+        xx = sums[2];
+        Msize = sums[3];
     }
     const double res = fmax(0, sums[0] - 2 * sums[1] + xx);
     m->fit[0] = sums[0] > 0 ? 1 - sqrt(res / sums[0]) : 1;
@@ -538,13 +574,13 @@ static void fused_moments(bcp_model *m, const double *sums)
  * metadata). */
 static fd_status fuse_job(const bcp_job_opts *o, const fd_mpi *mpi, const bcp_comm *comm, const struct bcp_ops *ops,
                           int device, uint32_t order, const uint64_t *dims, int threads, bcp_model *m,
-                          bcp_tensor **first, uint32_t *fiters, int quiet)
+                          bcp_tensor **first, uint32_t *fiters, uint64_t *observed, int quiet)
 {
     fd_status st = FD_OK;
     const uint32_t R = o->fit.rank;
     const int P = comm->sum ? mpi->size : 1, me = comm->sum ? mpi->rank : 0;
     uint64_t grid[BCP_MAX_ORDER], K = 1;
-    double *sub = NULL, sums[2] = {0, 0};
+    double *sub = NULL, sums[4] = {0, 0, 0, 0};
     if (o->fuse_n != order)
         return fd_fail(FD_ERR_USAGE, "--fuse gives %u modes; the tensor has %u", o->fuse_n, order);
     for (uint32_t n = 0; n < order; n++) {
@@ -563,8 +599,9 @@ static fd_status fuse_job(const bcp_job_opts *o, const fd_mpi *mpi, const bcp_co
     m->converged = *fiters < BCP_FUSE_ITERS;
     st = fused_fit_sums(o, ops, device, m, grid, K, P, me, threads, sums);
     FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);
-    if (comm->sum) FD_TRY_GOTO(comm->sum(comm->ctx, sums, 2), st, done);
-    fused_moments(m, sums);
+    if (comm->sum) FD_TRY_GOTO(comm->sum(comm->ctx, sums, 4), st, done);
+    fused_moments(m, sums, o->missing);
+    *observed = o->missing ? (uint64_t)sums[3] : 0;
 done:
     free(sub);
     return st;
@@ -582,6 +619,7 @@ typedef struct {
     int gc_open, distributed, rank;
     bcp_model m;
     uint32_t fiters;      /* --fuse: the fusion's sweeps */
+    uint64_t fuse_observed; /* --fuse with missing entries: the observed entries of all sub-tensors */
     double t_fit;
     bcp_starts starts;    /* --starts S > 1: each start's end */
     bcp_entries at;       /* --predict-at's entries (rank 0), checked before the fit */
@@ -599,7 +637,7 @@ static fd_status read_tensor(fd_job *j)
         FD_TRY(bcp_entries_read(r->o->predict_at, r->order, r->dims, j->threads, &r->at));
     if (r->o->missing) { /* every rank reads it whole: the ranks share the rows (bcp_masked.h) */
         for (uint32_t n = 0; n < r->order; n++) r->grid[n] = 1;
-        return bcp_tensor_read_missing(&r->t, r->o->input, r->o->mask, j->threads);
+        return bcp_tensor_read_missing(&r->t, r->o->input, r->o->mask, NULL, NULL, 1, j->threads);
     }
     if (r->o->fuse_n) return FD_OK;
     uint64_t lo[BCP_MAX_ORDER], cnt[BCP_MAX_ORDER];
@@ -661,7 +699,7 @@ static fd_status run(fd_job *j)
     if (o->fuse_n) {
         const bcp_comm comm = {.sum = r->distributed ? mpi_sum : NULL, .ctx = &r->rank};
         st = fuse_job(o, &j->mpi, &comm, r->ops, j->device, r->order, r->dims, j->threads, &r->m, &r->t, &r->fiters,
-                      !fd_job_speaks(j));
+                      &r->fuse_observed, !fd_job_speaks(j));
     } else {
         const int masked = r->t && r->t->observed, d = r->distributed;
         const bcp_comm comm = {.sum = d ? grid_sum : NULL,
@@ -692,7 +730,7 @@ static fd_status commit(fd_job *j)
     if (j->mpi.rank != 0 || !j->out.result) return FD_OK;
     FD_TRY(bcp_tensor_hash(r->t));
     return bcp_h5_write(j->out.result, r->o, r->t, &r->m, j->mpi.size, r->o->fuse_n ? 0 : j->setup_s, r->t_fit,
-                        r->fiters, &r->starts, r->o->predict_at ? &r->at : NULL);
+                        r->fiters, r->fuse_observed, &r->starts, r->o->predict_at ? &r->at : NULL);
 }
 
 /* The restarts' diagnostics: the bound kept, how far the others ended
@@ -751,11 +789,14 @@ static void report(fd_job *j)
     }
     if (j->out.result) fprintf(stderr, "; wrote %s", j->out.result);
     fputc('\n', stderr);
-    if (r->t && r->t->observed)
+    uint64_t size = 1, seen = 0;
+    for (uint32_t n = 0; n < r->order; n++) size *= r->dims[n];
+    if (o->fuse_n && o->missing) seen = r->fuse_observed;
+    else if (!o->fuse_n && r->t && r->t->observed) seen = r->t->n_observed;
+    if (seen && seen < size)
         fprintf(stderr, "missing entries: %llu of %llu (%.1f%%); the fit is over the %llu observed\n",
-                (unsigned long long)(r->t->size - r->t->n_observed), (unsigned long long)r->t->size,
-                100.0 * (double)(r->t->size - r->t->n_observed) / (double)r->t->size,
-                (unsigned long long)r->t->n_observed);
+                (unsigned long long)(size - seen), (unsigned long long)size, 100.0 * (double)(size - seen) / (double)size,
+                (unsigned long long)seen);
     print_starts(&r->starts);
     if (o->stats && !o->fuse_n) print_stats(m, j->setup_s, r->t_fit);
 }

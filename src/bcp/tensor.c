@@ -539,22 +539,36 @@ fd_status bcp_tensor_read(bcp_tensor **out, const char *spec, const uint64_t *lo
     return tensor_read(out, spec, lo, cnt, hash, READ_VALUES, threads);
 }
 
-fd_status bcp_tensor_read_missing(bcp_tensor **out, const char *spec, const char *mask_spec, int threads)
+fd_status bcp_tensor_read_missing(bcp_tensor **out, const char *spec, const char *mask_spec, const uint64_t *lo,
+                                  const uint64_t *cnt, int hash, int threads)
 {
     bcp_tensor *t = NULL, *mk = NULL;
-    FD_TRY(tensor_read(&t, spec, NULL, NULL, 1, READ_NAN, threads));
+    FD_TRY(tensor_read(&t, spec, lo, cnt, hash, READ_NAN, threads));
     fd_status st = FD_OK;
     if (mask_spec) {
-        FD_TRY_GOTO(tensor_read(&mk, mask_spec, NULL, NULL, 0, READ_MASK, threads), st, done);
-        int same = mk->order == t->order;
-        for (uint32_t n = 0; same && n < t->order; n++) same = mk->dims[n] == t->dims[n];
+        /* the shapes compared before a block of the mask is cut */
+        uint32_t order;
+        uint64_t full[BCP_MAX_ORDER];
+        FD_TRY_GOTO(tensor_shape(mask_spec, 1, &order, full), st, done);
+        int same = order == t->order;
+        for (uint32_t n = 0; same && n < t->order; n++) same = full[n] == t->full[n];
         if (!same) {
             st = fd_fail(FD_ERR_INPUT, "%s: the mask's shape is not the tensor's (%s)", mask_spec, spec);
             goto done;
         }
+        FD_TRY_GOTO(tensor_read(&mk, mask_spec, lo, cnt, 0, READ_MASK, threads), st, done);
     }
     uint64_t seen = 0;
     for (uint64_t i = 0; i < t->size; i++) seen += !isnan(t->x[i]) && !(mk && mk->x[i] == 0);
+    if (seen == 0 && lo) {
+        char at[256];
+        size_t len = 0;
+        for (uint32_t n = 0; n < t->order && len < sizeof at; n++)
+            len += (size_t)snprintf(at + len, sizeof at - len, "%s%llu:%llu", n ? ", " : "", (unsigned long long)lo[n],
+                                    (unsigned long long)(lo[n] + t->dims[n]));
+        st = fd_fail(FD_ERR_INPUT, "%s: every entry of the block [%s] is missing", spec, at);
+        goto done;
+    }
     if (seen == 0) {
         st = fd_fail(FD_ERR_INPUT, "%s: every entry is missing", spec);
         goto done;

@@ -53,12 +53,14 @@ fd_status bcp_tensor_shape(const char *spec, uint32_t *order, uint64_t *dims);
  * at most) and to check the values on. */
 fd_status bcp_tensor_read(bcp_tensor **out, const char *spec, const uint64_t *lo, const uint64_t *cnt, int hash,
                           int threads);
-/* The whole tensor with missing entries: NaN in it is missing (an
- * infinity is still refused), and with mask_spec (NULL: none) so is every
- * entry where that array, of the same shape (a .npy of float32/64, uint8
- * or bool, or an HDF5 dataset of any numeric type), is 0.  t->observed
- * stays NULL when nothing is missing; everything missing is an error. */
-fd_status bcp_tensor_read_missing(bcp_tensor **out, const char *spec, const char *mask_spec, int threads);
+/* The tensor, or its block [lo, lo + cnt) as bcp_tensor_read, with
+ * missing entries: NaN in it is missing (an infinity is still refused),
+ * and with mask_spec (NULL: none) so is every entry where that array, of
+ * the same shape (a .npy of float32/64, uint8 or bool, or an HDF5 dataset
+ * of any numeric type), is 0.  t->observed stays NULL when nothing is
+ * missing; everything missing is an error (naming the block). */
+fd_status bcp_tensor_read_missing(bcp_tensor **out, const char *spec, const char *mask_spec, const uint64_t *lo,
+                                  const uint64_t *cnt, int hash, int threads);
 /* The read's SHA-256 into t->sha256: the hash runs on a thread of its own
  * from the read on (one stream: about 2 GB/s with SHA-NI, slower than the
  * threaded read), so that a run that needs it only for its result file

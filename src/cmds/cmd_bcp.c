@@ -42,7 +42,8 @@ static const char *help =
     "                        at a time (from 3 R, pruned), the R strongest\n"
     "                        components of each fused into full factors of rank\n"
     "                        R = --rank; for tensors larger than memory\n"
-    "                        (sub-tensors spread over the ranks)\n"
+    "                        (sub-tensors spread over the ranks; with\n"
+    "                        --missing each sub-tensor by the masked fit)\n"
     "  --missing             NaN entries are missing (unobserved): the fit uses the\n"
     "                        observed ones only (BCPF's completion variant: a\n"
     "                        covariance per factor row; CPU, any ranks (each\n"
@@ -136,7 +137,6 @@ static fd_status parse_args(int argc, char **argv, bcp_job_opts *a, int *done)
         }
     }
     if (optind != argc - 1) return fd_fail(FD_ERR_USAGE, "bcp needs exactly one TENSOR; see 'fcbo-dist bcp --help'");
-    if (a->missing && a->fuse_n) return fd_fail(FD_ERR_USAGE, "--missing/--mask with --fuse: not yet");
     a->input = argv[optind];
     a->command = fd_command_line;
     return FD_OK;
