@@ -33,12 +33,12 @@ typedef struct {
 static int cuda_devices(void) { return fd_cuda_device_count(); }
 static int cuda_available(void) { return fd_cuda_device_count() > 0; }
 
-/* int8 holds a_k exactly up to n = 128; Kendall's signs at any width,
- * by the wide kernel past 128 (not for --top-k yet). */
+/* int8 holds a_k exactly up to n = 128; Kendall's signs by the wide
+ * kernel past 128. */
 static int cuda_supports(int mode, const spearman_mat *x)
 {
-    if (x->n <= SPEARMAN_GPU_MAX_N) return 1;
-    return x->ties && mode != 'k' && x->n <= SPEARMAN_GPU_WIDE_MAX_N;
+    (void)mode;
+    return x->n <= SPEARMAN_GPU_MAX_N || (x->ties && x->n <= SPEARMAN_GPU_WIDE_MAX_N);
 }
 
 /* The rank matrix as int8 rows of kp bytes, zero past n (the packed int16
@@ -349,15 +349,42 @@ static fd_status cuda_pairs(cuda_state *c, const spearman_mat *x, const spearman
     return FD_OK;
 }
 
-/* Kendall's wide sign vectors: --rho and --count-only (backend_for sends
- * the rest to the CPU). */
+/* --top-k of Kendall's wide sign vectors: the host's heaps (tile.c) take
+ * the pairs that reach their row's weakest partner, in runs of columns
+ * that double from k + 1, the thresholds rising after each run (as
+ * cuda_topk's device lists do). */
+static fd_status wide_topk(cuda_state *c, const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1,
+                           uint64_t j0, uint64_t j1, spearman_acc *acc)
+{
+    spearman_topk *t = acc->topk;
+    if (i1 > x->rows) i1 = x->rows;
+    if (i0 >= i1) return FD_OK;
+    const spearman_gpu_sel gs = {.mode = 'k'};
+    uint64_t width = (uint64_t)t->k + 1;
+    for (uint64_t a = j0; a < j1;) {
+        const uint64_t b = j1 - a > width ? a + width : j1;
+        FD_TRY(spearman_gpu_wide_rect(c->gw, i0, i1, a, b, 0, &gs, t->thr + (i0 - t->i0), &c->out));
+        acc->pairs += c->out.pairs - (t->same ? diagonal_pairs(x, i0, i1, a, b) : 0);
+        for (uint64_t k = 0; k < c->out.nrec; k++) {
+            const spearman_gpu_pair *q = &c->out.rec[k];
+            if (!(t->same && q->i == q->j)) spearman_topk_offer(t, x, q->i, q->j, q->s, y->sii[q->j]);
+        }
+        width = b - j0;
+        a = b;
+    }
+    return FD_OK;
+}
+
+/* Kendall's wide sign vectors: --rho, --count-only and --top-k
+ * (backend_for sends the rest to the CPU). */
 static fd_status wide_rect(cuda_state *c, const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1,
                            uint64_t j0, uint64_t j1, int upper, const spearman_sel *sel, spearman_acc *acc)
 {
+    if (acc->topk) return wide_topk(c, x, y, i0, i1, j0, j1, acc);
     const spearman_gpu_sel gs = gpu_sel(sel, acc);
-    if (acc->topk || acc->xhist || sel->kendall)
-        return fd_fail(FD_ERR_INTERNAL, "Kendall's wide rows on the GPU: --rho and --count-only only");
-    FD_TRY(spearman_gpu_wide_rect(c->gw, i0, i1, j0, j1, upper, &gs, &c->out));
+    if (acc->xhist || sel->kendall)
+        return fd_fail(FD_ERR_INTERNAL, "Kendall's wide rows on the GPU: --rho, --count-only and --top-k only");
+    FD_TRY(spearman_gpu_wide_rect(c->gw, i0, i1, j0, j1, upper, &gs, NULL, &c->out));
     take_out(x, y, sel, acc, &c->out);
     return FD_OK;
 }

@@ -43,6 +43,12 @@ struct wparams {
     uint32_t kw;                 /* words a row */
     int upper, mode, hist, emit;
     double q;
+    /* mode 'k' (--top-k): a pair comes back when |tau| reaches its row's
+     * weakest kept partner, row_thr[i - thr_i0], less 1e-5 of it (the
+     * float error of |S| / sqrt(S_ii) / sqrt(S_jj) is below 1e-6), as
+     * tile.c's screen does; the host's heaps decide */
+    const float *row_thr;
+    uint64_t thr_i0;
     unsigned long long *cnt;     /* pairs, kept for certain, records */
     unsigned long long *hist_out;
     spearman_gpu_pair *rec;
@@ -60,12 +66,14 @@ __global__ void __launch_bounds__(NT) k_wide(wparams P)
         for (uint32_t b = threadIdx.x; b < BINS; b += NT) sh_hist[b] = 0;
     if (threadIdx.x == 0) bcnt[0] = bcnt[1] = 0;
     long long sii[4];
-    float hk[4];
+    float hk[4], xinv[4], thr[4];
 #pragma unroll
     for (int r = 0; r < 4; r++) {
         const uint64_t i = ib + ty + 16 * r; /* padded: readable past i1 */
         sii[r] = P.xsii[i];
-        hk[r] = spearman_hist_factor(P.xinv[i]);
+        xinv[r] = P.xinv[i];
+        hk[r] = spearman_hist_factor(xinv[r]);
+        thr[r] = P.row_thr && i < P.i1 ? P.row_thr[i - P.thr_i0] * (1 - 1e-5f) : 0;
     }
     unsigned long long pairs = 0, kept = 0;
     for (int t = 0; t < STRIP; t++) {
@@ -110,7 +118,9 @@ __global__ void __launch_bounds__(NT) k_wide(wparams P)
                 const int s = acc[r][c];
                 pairs++;
                 if (P.hist) atomicAdd(&sh_hist[spearman_hist_bin(s, hk[r], invj)], 1u);
-                const int d = spearman_decide(P.mode, P.q, 0, 0, s, sii[r], sjj);
+                const int d = P.mode == 'k' ? (fabsf((float)s) * xinv[r] * invj >= thr[r] ? SPEARMAN_UNDECIDED
+                                                                                          : SPEARMAN_DROP)
+                                            : spearman_decide(P.mode, P.q, 0, 0, s, sii[r], sjj);
                 if (d == SPEARMAN_DROP) continue;
                 if (d == SPEARMAN_KEEP) kept++;
                 if (d == SPEARMAN_KEEP && !P.emit) continue;
@@ -151,6 +161,8 @@ struct spearman_gpu_wide {
     unsigned long long *d_cnt, *h_cnt, *d_hist, *h_hist;
     spearman_gpu_pair *d_rec, *h_rec;
     uint64_t cap_d, cap_h;
+    float *d_thr;                /* --top-k: the record's rows' thresholds */
+    uint64_t cap_thr;
     double seconds;
     uint64_t launches;
 };
@@ -197,6 +209,7 @@ extern "C" void spearman_gpu_wide_destroy(spearman_gpu_wide **pw)
     cudaFree(w->d_cnt);
     cudaFree(w->d_hist);
     cudaFree(w->d_rec);
+    cudaFree(w->d_thr);
     if (w->h_cnt) cudaFreeHost(w->h_cnt);
     if (w->h_hist) cudaFreeHost(w->h_hist);
     if (w->h_rec) cudaFreeHost(w->h_rec);
@@ -260,7 +273,8 @@ done:
 }
 
 extern "C" fd_status spearman_gpu_wide_rect(spearman_gpu_wide *w, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,
-                                            int upper, const spearman_gpu_sel *sel, spearman_gpu_out *out)
+                                            int upper, const spearman_gpu_sel *sel, const float *row_thr,
+                                            spearman_gpu_out *out)
 {
     fd_status st = FD_OK;
     const wside &Y = w->y.a ? w->y : w->x;
@@ -269,12 +283,17 @@ extern "C" fd_status spearman_gpu_wide_rect(spearman_gpu_wide *w, uint64_t i0, u
     if (i1 > w->x.rows) i1 = w->x.rows;
     if (j1 > Y.rows) j1 = Y.rows;
     if (i0 >= i1 || j0 >= j1) return FD_OK;
-    if ((sel->mode != 'r' && sel->mode != 'a') || sel->xbins)
+    if ((sel->mode != 'r' && sel->mode != 'a' && sel->mode != 'k') || sel->xbins || (sel->mode == 'k') != !!row_thr ||
+        (sel->mode == 'k' && (sel->hist || upper)))
         return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_wide_rect: mode %c is the host's", sel->mode);
     if ((j1 - j0 + WT - 1) / WT / STRIP >= 0x7fffffffull)
         return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_wide_rect: too many columns for one launch");
     const double t0 = fd_now();
     CK(cudaSetDevice(w->device));
+    if (row_thr) {
+        FD_TRY(fd_cuda_grow((void **)&w->d_thr, &w->cap_thr, i1 - i0, sizeof(float), "the --top-k thresholds"));
+        CK(cudaMemcpyAsync(w->d_thr, row_thr, (i1 - i0) * sizeof(float), cudaMemcpyHostToDevice, w->stream));
+    }
     {
         wparams P;
         memset(&P, 0, sizeof P);
@@ -294,6 +313,8 @@ extern "C" fd_status spearman_gpu_wide_rect(spearman_gpu_wide *w, uint64_t i0, u
         P.hist = sel->hist;
         P.emit = sel->emit;
         P.q = sel->q;
+        P.row_thr = row_thr ? w->d_thr : NULL;
+        P.thr_i0 = i0;
         P.cnt = w->d_cnt;
         P.hist_out = w->d_hist;
         P.rec = w->d_rec;

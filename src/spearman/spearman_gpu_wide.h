@@ -11,8 +11,8 @@
  * spearman_gpu_pair for spearman_acc_take: the CPU backend's pairs, bit
  * for bit (tests/gpu_spearman.py).
  *
- * Modes 'r' and 'a' (Kendall's --pvalue and --fdr need each pair's ties
- * and run on the CPU; --top-k too, for now). */
+ * Modes 'r', 'a' and --top-k's screen (Kendall's --pvalue and --fdr need
+ * each pair's ties and run on the CPU). */
 #ifndef FD_SPEARMAN_GPU_WIDE_H
 #define FD_SPEARMAN_GPU_WIDE_H
 
@@ -37,9 +37,13 @@ fd_status spearman_gpu_wide_create(spearman_gpu_wide **out, int device, uint32_t
                                    const spearman_gpu_mat *y, uint64_t records);
 void spearman_gpu_wide_destroy(spearman_gpu_wide **w);
 
-/* As spearman_gpu_rect, for sel->mode 'r' or 'a' without xbins. */
+/* As spearman_gpu_rect, for sel->mode 'r' or 'a' without xbins; or mode
+ * 'k' (--top-k, no histogram, no triangle) with row_thr[i - i0] the |tau|
+ * of row i's weakest kept partner (0 while it has fewer than k, as
+ * spearman_topk's thr): the pairs that may enter the host's heaps come
+ * back, undecided. */
 fd_status spearman_gpu_wide_rect(spearman_gpu_wide *w, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1, int upper,
-                                 const spearman_gpu_sel *sel, spearman_gpu_out *out);
+                                 const spearman_gpu_sel *sel, const float *row_thr, spearman_gpu_out *out);
 
 /* Seconds from the launches to their results on the host, and launches. */
 void spearman_gpu_wide_stats(const spearman_gpu_wide *w, double *seconds, uint64_t *launches);

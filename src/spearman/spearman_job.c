@@ -111,8 +111,7 @@ static const fd_device_ops *backend_for(fd_job *j)
                 "CPU backend (its key is each pair's p of its own n; not on %s yet)\n", jb->ops->dev.name);
     else if (fd_job_speaks(j) && jb->x->ties)
         fprintf(stderr, "fcbo-dist spearman: Kendall's rows of %u observations (%u signs each) run on the CPU backend "
-                "(%s takes %s)\n", jb->x->n_obs, jb->x->n, jb->ops->dev.name,
-                jb->o->mode == 'k' ? "up to 16 observations with --top-k" : "up to 128 observations");
+                "(%s takes up to 128 observations)\n", jb->x->n_obs, jb->x->n, jb->ops->dev.name);
     else if (fd_job_speaks(j))
         fprintf(stderr, "fcbo-dist spearman: rows of %u values run on the CPU backend (%s takes up to 128)\n",
                 jb->x->n, jb->ops->dev.name);
