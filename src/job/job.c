@@ -22,8 +22,12 @@ static fd_status read_stage(fd_job *j)
         st = FD_OK;
     }
     if (j->o->place_first) st = fd_mpi_agree(st, NULL);
+    double t = fd_now();
     if (st == FD_OK && j->ops->read) st = j->ops->read(j);
+    j->input_s = fd_now() - t;
+    t = fd_now();
     fd_warm_join(&warm);
+    j->warm_wait_s = fd_now() - t;
     if (j->o->place_first) j->device = warm.device;
     return fd_mpi_agree(st, NULL);
 }
@@ -88,6 +92,7 @@ int fd_job_speaks(const fd_job *j) { return !j->o->quiet && j->mpi.rank == 0; }
 
 void fd_job_print_phases(const fd_job *j, FILE *f)
 {
-    fprintf(f, "read %.3f s, setup %.3f s (the output directory, the device), run %.3f s, output %.3f s\n", j->read_s,
-            j->setup_s - j->read_s, j->run_s, j->commit_s);
+    fprintf(f, "read %.3f s (the input %.3f s, then %.3f s waiting for the GPU's start-up beside it), setup %.3f s (the "
+            "output directory, the device), run %.3f s, output %.3f s\n",
+            j->read_s, j->input_s, j->warm_wait_s, j->setup_s - j->read_s, j->run_s, j->commit_s);
 }

@@ -75,6 +75,9 @@ struct fd_job {
     int device;                /* the rank's GPU, -1 on the CPU */
     double t0;                 /* the start */
     double read_s, setup_s;    /* the read; everything before run (read included) */
+    /* Of read_s: the workload's read of its input, and then the wait for
+     * the GPU's start-up that ran beside it (fd_warm_start). */
+    double input_s, warm_wait_s;
     double run_s, commit_s;    /* the stages' wall times, this rank's */
     void *w;                   /* the workload's own state */
 };
