@@ -6,10 +6,11 @@
 #include "../common/backend.h"
 #include "version.h" /* FD_HAVE_CUDA */
 
-static int cpu_supports(int mode, const spearman_mat *x)
+static int cpu_supports(int mode, const spearman_mat *x, int incomplete)
 {
     (void)mode;
     (void)x;
+    (void)incomplete;
     return 1;
 }
 
