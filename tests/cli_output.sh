@@ -14,6 +14,12 @@ n=$(wc -l < "$W/want")
 check 'grep -qE "^n_concepts +$n$" "$W/info"' "info does not say $n concepts: $(cat "$W/info")"
 check 'grep -qE "^complete +1$" "$W/info"' "info does not say complete"
 check 'grep -qE "^input_sha256 +$(sha256sum "$W/c.cxt" | cut -c1-64)$" "$W/info"' "input_sha256 differs from sha256sum"
+# The output directory names its one result.
+"$BIN" info "$W/out" > "$W/info-dir"
+check 'cmp -s "$W/info" "$W/info-dir"' "info DIR differs from info DIR/lattice.h5"
+mkdir -p "$W/empty-dir"
+"$BIN" info "$W/empty-dir" > /dev/null 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "a directory with no result" "$W/err"' "info of an empty directory: exit $rc: $(cat "$W/err")"
 "$BIN" info --text "$W/out/lattice.h5" > "$W/back"
 check 'same_set "$W/back" "$W/want"' "info --text differs from the run's --text"
 if command -v h5dump > /dev/null; then

@@ -11,12 +11,14 @@
 #include <getopt.h>
 #include <stdio.h>
 #include <string.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 static const char *help =
-    "usage: fcbo-dist info FILE.h5 [--text [--names]]\n\n"
+    "usage: fcbo-dist info FILE.h5|DIR [--text [--names]]\n\n"
     "Prints the metadata of a result file (lattice, rules, spearman, dpc or bcp; single or a\n"
-    "master over parts): what was run, on which input (with its SHA-256),\n"
+    "master over parts), or of the one result in an output directory DIR\n"
+    "(DIR/lattice.h5, rules.h5, spearman.h5, dpc.h5 or bcp.h5): what was run, on which input (with its SHA-256),\n"
     "how many results, and whether it is complete.  A master file is\n"
     "refused when one of its parts is missing or incomplete.\n\n"
     "  --text      print the results instead: for a lattice the intents, one\n"
@@ -42,6 +44,30 @@ static fd_status as_input(fd_status st, const char *path)
 /* text: 0 the summary, 1 the results, 2 the results with names. */
 static fd_status info_file(const char *path, int text);
 
+/* An output directory names its one result (the master where there are
+ * parts): a directory holding none, or several, is refused by name. */
+static fd_status result_in(const char *path, char *out, size_t cap)
+{
+    static const char *const names[] = {"lattice.h5", "rules.h5", "spearman.h5", "dpc.h5", "bcp.h5"};
+    struct stat sb;
+    snprintf(out, cap, "%s", path);
+    if (stat(path, &sb) != 0 || !S_ISDIR(sb.st_mode)) return FD_OK; /* a file: fd_input_check says the rest */
+    int found = 0;
+    char cand[4096];
+    for (size_t k = 0; k < sizeof names / sizeof *names; k++) {
+        snprintf(cand, sizeof cand, "%s/%s", path, names[k]);
+        if (stat(cand, &sb) == 0 && S_ISREG(sb.st_mode)) {
+            if (found++) return fd_fail(FD_ERR_USAGE, "%s holds more than one result (%s and %s): name the file", path, out,
+                                        cand);
+            snprintf(out, cap, "%s", cand);
+        }
+    }
+    if (!found)
+        return fd_fail(FD_ERR_INPUT, "%s: a directory with no result in it (lattice.h5, rules.h5, spearman.h5, dpc.h5 "
+                                     "or bcp.h5)", path);
+    return FD_OK;
+}
+
 fd_status cmd_info(int argc, char **argv)
 {
     static const struct option opts[] = {{"text", no_argument, 0, 't'}, {"names", no_argument, 0, 'n'},
@@ -56,7 +82,9 @@ fd_status cmd_info(int argc, char **argv)
     }
     if (optind != argc - 1) return fd_fail(FD_ERR_USAGE, "info needs exactly one FILE.h5; see 'fcbo-dist info --help'");
     if (names && !text) return fd_fail(FD_ERR_USAGE, "--names goes with --text");
-    return as_input(info_file(argv[optind], text + names), argv[optind]);
+    char path[4096];
+    FD_TRY(result_in(argv[optind], path, sizeof path));
+    return as_input(info_file(path, text + names), path);
 }
 
 static fd_status info_file(const char *path, int text)
