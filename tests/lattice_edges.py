@@ -86,6 +86,18 @@ r = fcbo(BIN, "lattice", os.path.join(WORK, "c1.cxt"), "--edges", "-o", os.path.
          env=dict(ENV, FD_EDGES_PASS="sideways"))
 check(r.returncode == 2 and "FD_EDGES_PASS" in r.stderr and not os.path.exists(os.path.join(WORK, "bad", "lattice.h5")),
       "bad FD_EDGES_PASS: %d %s" % (r.returncode, r.stderr.strip()))
+# FD_EDGES_PASS=down where the rows do not fit its memory (2 bitsets of
+# 200,000 objects a attribute over 12,000 attributes: past 256 MiB):
+# refused by name, nothing written; auto takes the up pass there.
+r = fcbo(BIN, "gen", "context", "--objects", 200000, "--attributes", 12000, "--density", 0.0001, "--seed", 3,
+         "-o", os.path.join(WORK, "wide.dat"))
+r = fcbo(BIN, "lattice", os.path.join(WORK, "wide.dat"), "--edges", "-o", os.path.join(WORK, "wide"),
+         env=dict(ENV, FD_EDGES_PASS="down"))
+check(r.returncode == 2 and "FD_EDGES_PASS=down: the rows (200000 x 12000) do not fit" in r.stderr
+      and not os.path.exists(os.path.join(WORK, "wide", "lattice.h5")), "down past its memory: %d %s" % (
+          r.returncode, r.stderr.strip()[-300:]))
+r = fcbo(BIN, "lattice", os.path.join(WORK, "wide.dat"), "--edges", "-o", os.path.join(WORK, "wide"), "--force")
+check(r.returncode == 0 and "up" in r.stderr, "auto past down's memory: %d %s" % (r.returncode, r.stderr.strip()[-300:]))
 # A damaged /edges is refused by info.
 bad = os.path.join(WORK, "e1", "lattice.h5")
 with h5py.File(bad, "r+") as f:

@@ -40,7 +40,15 @@ typedef struct {
     uint64_t *B;        /* the intent as a bitset */
     uint64_t *single;   /* up by columns: the positions some object has alone */
     uint64_t hsize;
+    /* maximal's index of the kept candidates by position: the first node
+     * of each position's list (NONE: empty), how many kept hold it, and
+     * the nodes (kept candidate, next node), grown as needed */
+    uint32_t *ihead, *icnt;
+    uint32_t (*inode)[2];
+    uint64_t inodes_cap;
 } cov_scratch;
+
+#define NONE UINT32_MAX
 
 typedef struct {
     const fca_context *ctx;
@@ -128,6 +136,9 @@ static void scratch_free(cov_scratch *s)
     free(s->B);
     free(s->ext);
     free(s->single);
+    free(s->ihead);
+    free(s->icnt);
+    free(s->inode);
 }
 
 static fd_status scratch_make(const cov_ctx *c, cov_scratch *s)
@@ -151,8 +162,11 @@ static fd_status scratch_make(const cov_ctx *c, cov_scratch *s)
     s->key = malloc((c->down ? na : (size_t)c->kmax + 1) * sizeof *s->key);
     s->ext = malloc((c->down ? no : 1) * sizeof *s->ext);
     s->single = calloc(kw, sizeof *s->single);
+    s->ihead = malloc(cw * 64 * sizeof *s->ihead);
+    s->icnt = calloc(cw * 64, sizeof *s->icnt);
+    if (s->ihead) memset(s->ihead, 0xff, cw * 64 * sizeof *s->ihead); /* NONE */
     if (s->mask && s->stamp && s->touched && s->cand && s->hslot && s->used && s->pops && s->bucket && s->kept &&
-        s->order && s->key && s->B && s->ext && s->single)
+        s->order && s->key && s->B && s->ext && s->single && s->ihead && s->icnt)
         return FD_OK;
     scratch_free(s);
     memset(s, 0, sizeof *s);
@@ -269,12 +283,67 @@ static uint32_t candidates_by_rows(const cov_ctx *c, cov_scratch *s, const uint3
     return nd;
 }
 
+/* Kept candidates from which maximal() indexes them by position. */
+#define MAXIMAL_INDEX_FROM 32
+
+/* Kept candidate b into the index by position (maximal). */
+static fd_status index_add(cov_scratch *s, uint32_t b, uint32_t kw, uint64_t *nn)
+{
+    const uint64_t *K = s->cand + (size_t)s->kept[b] * kw;
+    const uint32_t pop = s->pops[s->kept[b]];
+    if (*nn + pop > s->inodes_cap) FD_TRY(fd_grow((void **)&s->inode, &s->inodes_cap, *nn + pop, sizeof *s->inode));
+    for (uint32_t q = 0; q < kw; q++)
+        for (uint64_t x = K[q]; x; x &= x - 1) {
+            const uint32_t pos = q * 64u + (uint32_t)__builtin_ctzll(x);
+            s->inode[*nn][0] = b;
+            s->inode[*nn][1] = s->ihead[pos];
+            s->ihead[pos] = (uint32_t)(*nn)++;
+            s->icnt[pos]++;
+        }
+    return FD_OK;
+}
+
+/* Whether candidate A lies in a kept one: each tested in turn while they
+ * are few, then (indexed) only those that hold A's rarest position among
+ * them. */
+static int below_kept(const cov_scratch *s, const uint64_t *A, uint32_t m, uint32_t kw, int indexed)
+{
+    uint32_t n = 0, best = NONE, fewest = NONE;
+    if (indexed) {
+        for (uint32_t q = 0; q < kw && fewest; q++)
+            for (uint64_t x = A[q]; x && fewest; x &= x - 1) {
+                const uint32_t pos = q * 64u + (uint32_t)__builtin_ctzll(x);
+                if (s->icnt[pos] < fewest) {
+                    fewest = s->icnt[pos];
+                    best = pos;
+                }
+            }
+        if (best == NONE) return m > 0; /* empty: below any */
+        if (!fewest) return 0;          /* a position no kept one holds */
+        n = s->ihead[best];
+    }
+    for (uint32_t b = 0; indexed ? n != NONE : b < m; b++) {
+        const uint64_t *K = s->cand + (size_t)s->kept[indexed ? s->inode[n][0] : b] * kw;
+        int sub = 1;
+        for (uint32_t q = 0; q < kw && sub; q++) sub = (A[q] & ~K[q]) == 0;
+        if (sub) return 1;
+        if (indexed) n = s->inode[n][1];
+    }
+    return 0;
+}
+
 /* The maximal ones of nd candidates, largest first: a candidate is
  * maximal when no maximal one kept before it contains it (a containing
  * candidate is larger, so it came first, and is itself in or below a kept
- * one).  Returns their number, in s->kept. */
-static uint32_t maximal(cov_scratch *s, uint32_t nd, uint32_t k, uint32_t kw)
+ * one).  Past MAXIMAL_INDEX_FROM kept ones, only those that hold the
+ * candidate's rarest position among them are tested (below_kept):
+ * testing every one was quadratic where a concept has many covers, as
+ * the bottom of a wide sparse context has its atoms (50,000 x 3,000 at
+ * density 0.0004: 94% of the run in here).  Their number into *m, the
+ * candidates in s->kept. */
+static fd_status maximal(cov_scratch *s, uint32_t nd, uint32_t k, uint32_t kw, uint32_t *m_out)
 {
+    fd_status st = FD_OK;
     /* A stable counting sort on the sizes, so ties keep the objects' order. */
     for (uint32_t a = 0; a <= k; a++) s->bucket[a] = 0;
     for (uint32_t a = 0; a < nd; a++) s->bucket[s->pops[a] = bs_count(s->cand + (size_t)a * kw, kw)]++;
@@ -285,18 +354,27 @@ static uint32_t maximal(cov_scratch *s, uint32_t nd, uint32_t k, uint32_t kw)
     }
     for (uint32_t a = 0; a < nd; a++) s->order[s->bucket[s->pops[a]]++] = a;
     uint32_t m = 0;
-    for (uint32_t a = 0; a < nd; a++) {
-        const uint64_t *A = s->cand + (size_t)s->order[a] * kw;
-        int below = 0;
-        for (uint32_t b = 0; b < m && !below; b++) {
-            const uint64_t *K = s->cand + (size_t)s->kept[b] * kw;
-            int sub = 1;
-            for (uint32_t q = 0; q < kw && sub; q++) sub = (A[q] & ~K[q]) == 0;
-            below = sub;
-        }
-        if (!below) s->kept[m++] = s->order[a];
+    uint64_t nn = 0;
+    int indexed = 0;
+    for (uint32_t a = 0; a < nd && st == FD_OK; a++) {
+        if (below_kept(s, s->cand + (size_t)s->order[a] * kw, m, kw, indexed)) continue;
+        s->kept[m++] = s->order[a];
+        if (indexed) st = index_add(s, m - 1, kw, &nn);
+        else if (m == MAXIMAL_INDEX_FROM)
+            for (uint32_t b = 0; b < m && st == FD_OK; b++) st = index_add(s, b, kw, &nn);
+        indexed = m >= MAXIMAL_INDEX_FROM;
     }
-    return m;
+    for (uint32_t b = 0; nn && b < m; b++) { /* the index emptied for the next call */
+        const uint64_t *K = s->cand + (size_t)s->kept[b] * kw;
+        for (uint32_t q = 0; q < kw; q++)
+            for (uint64_t x = K[q]; x; x &= x - 1) {
+                const uint32_t pos = q * 64u + (uint32_t)__builtin_ctzll(x);
+                s->ihead[pos] = NONE;
+                s->icnt[pos] = 0;
+            }
+    }
+    *m_out = m;
+    return st;
 }
 
 /* Concept i's covers into c->covers (its own array) and c->ncov. */
@@ -335,7 +413,8 @@ static fd_status upper_covers(cov_ctx *c, cov_scratch *s, uint64_t i)
     if (by_rows) atomic_fetch_add_explicit(&c->by_rows, 1, memory_order_relaxed);
     const uint32_t cw = by_rows ? c->w : kw;
     const uint32_t nd = by_rows ? candidates_by_rows(c, s, b, k, &empty) : candidates_by_columns(c, s, i, b, k, kw, &empty);
-    const uint32_t m = maximal(s, nd, k, cw);
+    uint32_t m;
+    FD_TRY(maximal(s, nd, k, cw, &m));
     uint64_t *out = malloc(((size_t)m + 1) * sizeof *out);
     uint32_t t = 0;
     if (!out) return fd_fail(FD_ERR_NOMEM, "out of memory for the covers");
@@ -407,7 +486,8 @@ static fd_status lower_covers(cov_ctx *c, cov_scratch *s, uint64_t i)
         nd = add_distinct(s, nd, aw);
     }
     for (uint32_t a = 0; a < nd; a++) s->hslot[s->used[a]] = 0;
-    const uint32_t m = maximal(s, nd, nx, aw);
+    uint32_t m;
+    FD_TRY(maximal(s, nd, nx, aw, &m));
     uint64_t *out = malloc(((size_t)m + 1) * sizeof *out);
     uint32_t nout = 0;
     if (!out) return fd_fail(FD_ERR_NOMEM, "out of memory for the covers");
