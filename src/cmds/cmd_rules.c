@@ -57,7 +57,7 @@ enum { OPT_BASIS = 0x200, OPT_MINCONF, OPT_CONTEXT, OPT_NAMES, OPT_TEXT };
 static void sets_passed(void *arg, uint64_t sets)
 {
     (void)sets;
-    fd_progress_add(arg, 1u << 16);
+    fd_progress_add(arg, 64);
 }
 
 fd_status cmd_rules(int argc, char **argv)

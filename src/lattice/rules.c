@@ -206,7 +206,9 @@ fd_status rules_stem_base(const fca_context *ctx, rules_out *out, void (*progres
             out->support[out->n++] = supp;
         }
         if (bs_equal(A, full, w)) break;
-        if (progress && !(sets & 0xffff)) progress(arg, sets);
+        /* every 64: a set can take milliseconds on a wide context, where
+         * every 65,536 left the progress line at 0 for minutes */
+        if (progress && !(sets & 63)) progress(arg, sets);
         /* The next L*-closed set after A in lectic order: the largest i
          * not in A such that L*(A ∩ {0..i-1} ∪ {i}) adds nothing below i. */
         int found = 0;

@@ -43,7 +43,7 @@ typedef struct rules_out {
 void rules_out_free(rules_out *r);
 
 /* The stem base of ctx into *out (premises in lectic order).  progress:
- * called now and then with the sets enumerated so far, or NULL. */
+ * called every 64 sets enumerated with the count so far, or NULL. */
 fd_status rules_stem_base(const fca_context *ctx, rules_out *out, void (*progress)(void *arg, uint64_t sets),
                           void *arg);
 
