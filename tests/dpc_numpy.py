@@ -127,8 +127,11 @@ cases = []
 # distance and duplicate points, which its bounds must still offer), 64
 # by brute force.
 for n, d, integer in [(40, 2, True), (300, 2, False), (250, 3, True), (500, 8, False), (1200, 2, False),
-                      (600, 5, True), (700, 10, False), (300, 64, False)]:
-    X = rng.integers(0, 6, size=(n, d)).astype(float) if integer else rng.normal(size=(n, d)) * [1 + k for k in range(d)]
+                      (600, 5, True), (700, 10, False), (300, 64, False), (1500, 2, "dup")]:
+    # "dup": 1,500 points on 9 places, some 170 equal points each (a
+    # nearest denser point at distance 0 ends the search at once)
+    X = rng.integers(0, 3 if integer == "dup" else 6, size=(n, d)).astype(float) if integer else \
+        rng.normal(size=(n, d)) * [1 + k for k in range(d)]
     if not integer:
         X[: n // 3] += 6  # two groups
     truth = rng.integers(1, 4, size=n)
@@ -211,7 +214,11 @@ for n, d, X, path, truth in cases:
     m = int(math.floor(Kn * n + 0.5))
     want = math.sqrt(np.sort(off)[m - 1])
     out = os.path.join(WORK, "nb")
-    r = run([path, "--label-column", str(d + 1), "--neighbors", str(Kn), "-o", out, "--force", "-q"])
+    # (on the equal points of "dup" the distance is 0: refused, d_c = 0)
+    r = run([path, "--label-column", str(d + 1), "--neighbors", str(Kn), "-o", out, "--force", "-q"],
+            expect=0 if want > 0 else 2)
+    if want == 0:
+        check("d_c = 0" in r.stderr, "n=%d d=%d --neighbors: %s" % (n, d, r.stderr.strip()))
     if r.returncode == 0 and want > 0:
         check(load(out)["attrs"]["dc"] == want, "n=%d d=%d --neighbors: d_c %r, expected %r" %
               (n, d, load(out)["attrs"]["dc"], want))

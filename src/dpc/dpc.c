@@ -492,7 +492,11 @@ typedef struct {
  * after ring r, every point not yet seen is at least r h away (less a
  * rounding margin), so a nearest one closer than that is final.  Points
  * whose rings would pass DPC_RING_CELLS cells (local density peaks, the
- * densest point) scan every point as delta_range does. */
+ * densest point) scan every point as delta_range does.  A denser point at
+ * distance 0 is final at once: it has the same coordinates, so it is in
+ * the point's own cell, ring 0, whose points come in ascending index, so
+ * no point before it ties with it (many equal points made every one of
+ * them scan the whole cell: bench/ab.sh, row delta-zero). */
 FD_HOT static fd_status gdelta_range(void *arg, uint64_t i0, uint64_t i1, int thread)
 {
     const gdelta_ctx *gr = arg;
@@ -507,7 +511,7 @@ FD_HOT static fd_status gdelta_range(void *arg, uint64_t i0, uint64_t i1, int th
         int done = 0;
         for (rr = 0; !done && rr <= gr->rings; rr++) {
             uint64_t it = 0, cell;
-            while (next_cell(g, c, rr, 1, &it, &cell))
+            while (!done && next_cell(g, c, rr, 1, &it, &cell))
                 for (uint64_t q = g->start[cell]; q < g->start[cell + 1]; q++) {
                     const uint64_t j = g->idx[q];
                     const double rj = r->rho[j];
@@ -516,10 +520,14 @@ FD_HOT static fd_status gdelta_range(void *arg, uint64_t i0, uint64_t i1, int th
                     if (t < best || (t == best && (int64_t)j < bj)) {
                         best = t;
                         bj = (int64_t)j;
+                        if (t == 0) {
+                            done = 1;
+                            break;
+                        }
                     }
                 }
             const double reach = ((double)rr - gr->slack) * g->h;
-            done = bj >= 0 && reach > 0 && best < reach * reach;
+            done = done || (bj >= 0 && reach > 0 && best < reach * reach);
         }
         if (done) {
             r->delta[i - r->base] = sqrt(best);
