@@ -127,10 +127,11 @@ cases = []
 # distance and duplicate points, which its bounds must still offer), 64
 # by brute force.
 for n, d, integer in [(40, 2, True), (300, 2, False), (250, 3, True), (500, 8, False), (1200, 2, False),
-                      (600, 5, True), (700, 10, False), (300, 64, False), (1500, 2, "dup")]:
-    # "dup": 1,500 points on 9 places, some 170 equal points each (a
+                      (600, 5, True), (700, 10, False), (300, 64, False), (1500, 2, "dup"), (1500, 5, "dup")]:
+    # "dup": 1,500 points on 9 places (2-D, the grid) or 32 (5-D, the
+    # kd-tree's leaves of equal points), dozens of equal points each (a
     # nearest denser point at distance 0 ends the search at once)
-    X = rng.integers(0, 3 if integer == "dup" else 6, size=(n, d)).astype(float) if integer else \
+    X = rng.integers(0, (3 if d == 2 else 2) if integer == "dup" else 6, size=(n, d)).astype(float) if integer else \
         rng.normal(size=(n, d)) * [1 + k for k in range(d)]
     if not integer:
         X[: n // 3] += 6  # two groups

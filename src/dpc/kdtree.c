@@ -34,6 +34,7 @@
 typedef struct {
     uint32_t a, b;        /* the node's points: tree order [a, b) */
     uint32_t left, right; /* children, or 0 for a leaf (0 is the root, never a child) */
+    uint32_t equal;       /* a leaf of equal points (any number), in ascending index */
 } kd_node;
 
 struct dpc_kdtree {
@@ -84,6 +85,12 @@ static void select_rank(const dpc_kdtree *t, uint32_t k, uint64_t lo, uint64_t h
 
 /* Node for points [a, b), split at the median of its widest coordinate
  * until a leaf; returns its number (preorder, so children come after). */
+static int cmp_u32(const void *x, const void *y)
+{
+    const uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return (a > b) - (a < b);
+}
+
 static uint32_t build_node(dpc_kdtree *t, uint64_t a, uint64_t b)
 {
     const uint32_t c = (uint32_t)t->nodes++, d = t->d;
@@ -99,8 +106,13 @@ static uint32_t build_node(dpc_kdtree *t, uint64_t a, uint64_t b)
         }
         if (hi[k] - lo[k] > hi[widest] - lo[widest]) widest = k;
     }
-    t->node[c] = (kd_node){(uint32_t)a, (uint32_t)b, 0, 0};
-    if (b - a <= LEAF || !(hi[widest] > lo[widest])) return c;
+    t->node[c] = (kd_node){(uint32_t)a, (uint32_t)b, 0, 0, 0};
+    if (!(hi[widest] > lo[widest])) { /* every point the same: at any distance, the smallest index first */
+        qsort(t->perm + a, b - a, sizeof *t->perm, cmp_u32);
+        t->node[c].equal = 1;
+        return c;
+    }
+    if (b - a <= LEAF) return c;
     const uint64_t mid = a + (b - a) / 2;
     select_rank(t, widest, a, b - 1, mid);
     const uint32_t left = build_node(t, a, mid), right = build_node(t, mid, b);
@@ -319,7 +331,8 @@ static int64_t denser_row(const dpc_kdtree *t, const double *xi, double ri, int6
             const uint64_t s1 = s0 + CHUNK < nd->b ? s0 + CHUNK : nd->b;
             leaf_d2(t, xi, s0, s1, d2);
             w += s1 - s0;
-            for (uint64_t s = s0; s < s1; s++) {
+            int last = 0;
+            for (uint64_t s = s0; s < s1 && !last; s++) {
                 const double rj = t->rs[s];
                 const int64_t j = t->perm[s];
                 if (!(rj > ri || (rj == ri && j < tie))) continue;
@@ -327,7 +340,11 @@ static int64_t denser_row(const dpc_kdtree *t, const double *xi, double ri, int6
                     best = d2[s - s0];
                     bj = j;
                 }
+                /* equal points in ascending index: the first denser one is
+                 * the leaf's answer (many equal points each scanned all) */
+                last = (int)nd->equal;
             }
+            if (last) break;
         }
     }
     *d2out = best;
