@@ -829,6 +829,7 @@ typedef struct {
     double *border;       /* per thread: k + 1 values */
     const ball *b;        /* the grid's cells, or NULL */
     const dpc_kdtree *t;  /* the tree, or NULL; neither: every point */
+    const int32_t *cell_label; /* with the grid: a cell's one label, or -1 where its points have several */
 } halo_ctx;
 
 static void halo_pair(const halo_ctx *h, double *b, uint64_t i, uint64_t j)
@@ -850,7 +851,11 @@ FD_HOT static fd_status ghalo_range(void *arg, uint64_t i0, uint64_t i1, int thr
         const double *xi = h->p->x + i * h->p->d;
         dpc_grid_coords(g, i, c);
         while (next_cell(g, c, h->b->reach, 0, &it, &cell)) {
-            if (g->start[cell] == g->start[cell + 1] || ball_test(h->b, xi, cell) == CELL_OUT) continue;
+            /* a cell of i's own cluster alone holds no pair of the halo
+             * (many equal points in one cell made each visit all) */
+            if (g->start[cell] == g->start[cell + 1] || h->cell_label[cell] == h->labels[i] ||
+                ball_test(h->b, xi, cell) == CELL_OUT)
+                continue;
             for (uint64_t s = g->start[cell]; s < g->start[cell + 1]; s++) {
                 const uint64_t j = g->idx[s];
                 if (j != i && pair_d2(h->p, i, j) < h->dc2) halo_pair(h, b, i, j);
@@ -905,22 +910,31 @@ fd_status dpc_halo_border(const dpc_points *p, double dc, const double *rho, con
     dpc_kdtree *tree = NULL;
     st = tree_for(&tree, p, NULL, dpc_cutoff_d2(dc));
     if (tree) {
-        halo_ctx h = {p, dpc_cutoff_d2(dc), rho, labels, k, b, NULL, tree};
+        halo_ctx h = {p, dpc_cutoff_d2(dc), rho, labels, k, b, NULL, tree, NULL};
         st = par_rows(threads, i0, i1, thalo_range, &h, prog);
         dpc_kdtree_free(tree);
     } else if (st != FD_OK) {
     } else if (dpc_grid_usable(p)) {
-        dpc_grid g;
+        dpc_grid g = {0};
         ball bl;
         st = dpc_grid_build(&g, p, dc / 4);
+        int32_t *cl = st == FD_OK ? malloc(g.ncells * sizeof *cl) : NULL;
+        if (st == FD_OK && !cl) st = fd_fail(FD_ERR_NOMEM, "out of memory for the halo's cells");
         if (st == FD_OK) {
+            for (uint64_t cell = 0; cell < g.ncells; cell++) {
+                int32_t one = g.start[cell] < g.start[cell + 1] ? labels[g.idx[g.start[cell]]] : -1;
+                for (uint64_t s = g.start[cell]; s < g.start[cell + 1] && one >= 0; s++)
+                    if (labels[g.idx[s]] != one) one = -1;
+                cl[cell] = one;
+            }
             ball_init(&bl, &g, dc, ball_margin(p, &g, dc));
-            halo_ctx h = {p, dpc_cutoff_d2(dc), rho, labels, k, b, &bl, NULL};
+            halo_ctx h = {p, dpc_cutoff_d2(dc), rho, labels, k, b, &bl, NULL, cl};
             st = par_rows(threads, i0, i1, ghalo_range, &h, prog);
-            dpc_grid_free(&g);
         }
+        free(cl);
+        if (g.start) dpc_grid_free(&g);
     } else {
-        halo_ctx h = {p, dpc_cutoff_d2(dc), rho, labels, k, b, NULL, NULL};
+        halo_ctx h = {p, dpc_cutoff_d2(dc), rho, labels, k, b, NULL, NULL, NULL};
         st = par_rows(threads, i0, i1, halo_range, &h, prog);
     }
     for (int t = 0; st == FD_OK && t < threads; t++)
