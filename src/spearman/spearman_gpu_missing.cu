@@ -19,18 +19,14 @@
 #include "../common/clock.h"
 #include "spearman_decide.h"
 #include "spearman_gpu_missing.h"
-#include "spearman_hist.h"
+#include "spearman_gpu_out.cuh"
 
-#include <cooperative_groups.h>
 #include <math.h>
 #include <stdlib.h>
 #include <string.h>
 
-namespace cg = cooperative_groups;
-
 #define MT 128                                 /* threads a block */
 #define MAXW (SPEARMAN_GPU_MAX_N / 32)         /* mask words a row */
-#define BINS SPEARMAN_HIST_BINS
 #define MISSING_MARK (-32768)                  /* SMAT_MISSING (rankmat.h) */
 #define CK(call) CUDA_CHECK_GOTO(call, st, done)
 
@@ -98,20 +94,17 @@ __device__ __forceinline__ int rerank(const int16_t *v, int stride, uint32_t k, 
 __global__ void __launch_bounds__(MT) k_missing(mparams P)
 {
     extern __shared__ int16_t sm[]; /* the block's row (n), then a column of n per thread */
-    __shared__ unsigned int sh_hist[BINS];
+    __shared__ pair_tally tally;
     __shared__ uint32_t umask[MAXW];
-    __shared__ unsigned long long bcnt[2];
     const uint64_t i = P.ilist ? P.ilist[blockIdx.y] : P.i0 + blockIdx.y;
     /* (B): a row of x that misses nothing and varies */
     if (!P.ilist && (slot_of(P.x, i) >= 0 || P.x.sii[i] == 0)) return;
     int16_t *vu = sm, *vw = sm + P.n + threadIdx.x;
-    if (P.hist)
-        for (uint32_t b = threadIdx.x; b < BINS; b += MT) sh_hist[b] = 0;
+    pair_out_begin(&tally, P.hist);
     if (threadIdx.x == 0) {
         uint32_t mk[MAXW];
         load_row(P.x, i, P.n, P.kp, vu, 1, mk);
         for (int w = 0; w < MAXW; w++) umask[w] = mk[w];
-        bcnt[0] = bcnt[1] = 0;
     }
     __syncthreads();
     uint32_t mu[MAXW];
@@ -150,30 +143,18 @@ __global__ void __launch_bounds__(MT) k_missing(mparams P)
         if (P.hist) {
             /* visit_missing's bin (tile.c): the same roundings */
             const float ki = spearman_hist_factor((float)(1.0 / sqrt((double)sii)));
-            atomicAdd(&sh_hist[spearman_hist_bin(s, ki, (float)(1.0 / sqrt((double)sjj)))], 1u);
+            atomicAdd(&tally.hist[spearman_hist_bin(s, ki, (float)(1.0 / sqrt((double)sjj)))], 1u);
         }
         const int d = spearman_decide(P.mode, P.mode == 'a' ? 0.0 : P.q[m], 0, 0, s, sii, sjj);
         if (d == SPEARMAN_DROP) continue;
         if (d == SPEARMAN_KEEP) kept++;
         if (d == SPEARMAN_KEEP && !P.emit) continue;
-        cg::coalesced_group g = cg::coalesced_threads();
-        unsigned long long at = 0;
-        if (g.thread_rank() == 0) at = atomicAdd(&P.cnt[2], (unsigned long long)g.size());
-        at = g.shfl(at, 0) + g.thread_rank();
+        const unsigned long long at = pair_out_slot(P.cnt);
         if (at < P.cap)
             P.rec[at] = spearman_gpu_mpair{(uint32_t)i, (uint32_t)j, s, sii, sjj, (uint16_t)m,
                                            (uint16_t)(d == SPEARMAN_KEEP)};
     }
-    if (pairs) atomicAdd(&bcnt[0], pairs);
-    if (kept) atomicAdd(&bcnt[1], kept);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        if (bcnt[0]) atomicAdd(&P.cnt[0], bcnt[0]);
-        if (bcnt[1]) atomicAdd(&P.cnt[1], bcnt[1]);
-    }
-    if (P.hist)
-        for (uint32_t b = threadIdx.x; b < BINS; b += MT)
-            if (sh_hist[b]) atomicAdd(&P.hist_out[b], (unsigned long long)sh_hist[b]);
+    pair_out_flush(&tally, pairs, kept, P.hist, P.cnt, P.hist_out);
 }
 
 /* ---------------- host ---------------- */
@@ -194,9 +175,7 @@ struct spearman_gpu_missing {
     int same;
     double *d_q, h_q[SPEARMAN_GPU_MAX_N + 1];
     int q_set;
-    unsigned long long *d_cnt, *h_cnt, *d_hist, *h_hist;
-    spearman_gpu_mpair *d_rec, *h_rec;
-    uint64_t cap_d, cap_h;
+    pair_out out;
     double seconds;
     uint64_t launches;
 };
@@ -251,12 +230,7 @@ extern "C" void spearman_gpu_missing_destroy(spearman_gpu_missing **pm)
     hside_free(&m->x);
     hside_free(&m->y);
     cudaFree(m->d_q);
-    cudaFree(m->d_cnt);
-    cudaFree(m->d_hist);
-    cudaFree(m->d_rec);
-    if (m->h_cnt) cudaFreeHost(m->h_cnt);
-    if (m->h_hist) cudaFreeHost(m->h_hist);
-    if (m->h_rec) cudaFreeHost(m->h_rec);
+    pair_out_free(&m->out);
     free(m);
     *pm = NULL;
 }
@@ -281,13 +255,7 @@ extern "C" fd_status spearman_gpu_missing_create(spearman_gpu_missing **out, spe
     FD_TRY_GOTO(hside_upload(m, &m->x, x, m->xr.rows), st, done);
     if (y) FD_TRY_GOTO(hside_upload(m, &m->y, y, m->yr.rows), st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&m->d_q, sizeof m->h_q, "the selection"), st, done);
-    FD_TRY_GOTO(fd_cuda_alloc((void **)&m->d_cnt, 3 * 8, "counters"), st, done);
-    FD_TRY_GOTO(fd_cuda_alloc((void **)&m->d_hist, BINS * 8, "the histogram"), st, done);
-    CK(cudaHostAlloc((void **)&m->h_cnt, 3 * 8, cudaHostAllocDefault));
-    CK(cudaHostAlloc((void **)&m->h_hist, BINS * 8, cudaHostAllocDefault));
-    m->cap_d = records ? records : 1;
-    FD_TRY_GOTO(fd_cuda_alloc((void **)&m->d_rec, m->cap_d * sizeof(spearman_gpu_mpair), "pairs with missing values"),
-                st, done);
+    FD_TRY_GOTO(pair_out_make(&m->out, sizeof(spearman_gpu_mpair), records, "pairs with missing values"), st, done);
     *out = m;
     return FD_OK;
 done:
@@ -319,15 +287,25 @@ static unsigned blocks_across(uint64_t nj, uint64_t gy)
     return (unsigned)(want < most ? want : most ? most : 1);
 }
 
-/* Launches (A) and (B) for the rectangle into the counters, histogram and
- * records (cleared first). */
-static fd_status launch_all(spearman_gpu_missing *m, mparams P, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1)
+/* A rectangle's launches, for pair_out_run. */
+typedef struct {
+    spearman_gpu_missing *m;
+    mparams P;
+    uint64_t i0, i1, j0, j1;
+} rect_launch;
+
+/* (A) and (B) over the rectangle, into rec (cap records). */
+static fd_status launch_all(void *arg, void *rec, unsigned long long cap)
 {
     fd_status st = FD_OK;
+    rect_launch *L = (rect_launch *)arg;
+    spearman_gpu_missing *m = L->m;
+    mparams P = L->P;
+    const uint64_t i0 = L->i0, i1 = L->i1, j0 = L->j0, j1 = L->j1;
     const hside &X = m->x, &Y = m->same ? m->x : m->y;
     const size_t smem = (size_t)m->n * (MT + 1) * 2;
-    CK(cudaMemsetAsync(m->d_cnt, 0, 3 * 8, m->stream));
-    if (P.hist) CK(cudaMemsetAsync(m->d_hist, 0, BINS * 8, m->stream));
+    P.rec = (spearman_gpu_mpair *)rec;
+    P.cap = cap;
     /* (A): x's rows that miss a value in [i0, i1), against all of [j0, j1) */
     {
         const uint64_t a = lower_bound(X.h_list, X.count, i0), b = lower_bound(X.h_list, X.count, i1);
@@ -357,8 +335,6 @@ static fd_status launch_all(spearman_gpu_missing *m, mparams P, uint64_t i0, uin
                 m->launches++;
             }
     }
-    CK(cudaMemcpyAsync(m->h_cnt, m->d_cnt, 3 * 8, cudaMemcpyDeviceToHost, m->stream));
-    CK(cudaStreamSynchronize(m->stream));
 done:
     return st;
 }
@@ -383,8 +359,14 @@ extern "C" fd_status spearman_gpu_missing_rect(spearman_gpu_missing *m, uint64_t
         m->q_set = 1;
     }
     {
-        mparams P;
-        memset(&P, 0, sizeof P);
+        rect_launch L;
+        memset(&L, 0, sizeof L);
+        L.m = m;
+        L.i0 = i0;
+        L.i1 = i1;
+        L.j0 = j0;
+        L.j1 = j1;
+        mparams &P = L.P;
         P.x = dev_side(m->xr, m->x);
         P.y = dev_side(m->yr, m->same ? m->x : m->y);
         P.n = m->n;
@@ -394,31 +376,14 @@ extern "C" fd_status spearman_gpu_missing_rect(spearman_gpu_missing *m, uint64_t
         P.hist = sel->hist;
         P.emit = sel->emit;
         P.q = m->d_q;
-        P.cnt = m->d_cnt;
-        P.hist_out = m->d_hist;
-        P.rec = m->d_rec;
-        P.cap = m->cap_d;
-        FD_TRY(launch_all(m, P, i0, i1, j0, j1));
-        uint64_t nrec = m->h_cnt[2];
-        if (nrec > m->cap_d) { /* the buffer was short: grow it and launch again */
-            FD_TRY(fd_cuda_grow((void **)&m->d_rec, &m->cap_d, nrec, sizeof(spearman_gpu_mpair),
-                                "pairs with missing values"));
-            P.rec = m->d_rec;
-            P.cap = m->cap_d;
-            FD_TRY(launch_all(m, P, i0, i1, j0, j1));
-            nrec = m->h_cnt[2];
-        }
-        if (nrec) {
-            FD_TRY(fd_cuda_host_grow((void **)&m->h_rec, &m->cap_h, nrec, sizeof(spearman_gpu_mpair)));
-            CK(cudaMemcpyAsync(m->h_rec, m->d_rec, nrec * sizeof(spearman_gpu_mpair), cudaMemcpyDeviceToHost,
-                               m->stream));
-        }
-        if (sel->hist) CK(cudaMemcpyAsync(m->h_hist, m->d_hist, BINS * 8, cudaMemcpyDeviceToHost, m->stream));
-        CK(cudaStreamSynchronize(m->stream));
-        out->pairs = m->h_cnt[0];
-        out->selected = m->h_cnt[1];
-        out->hist = sel->hist ? m->h_hist : NULL;
-        out->rec = m->h_rec;
+        P.cnt = m->out.d_cnt;
+        P.hist_out = m->out.d_hist;
+        uint64_t nrec = 0;
+        FD_TRY(pair_out_run(&m->out, m->stream, sel->hist, launch_all, &L, &nrec));
+        out->pairs = m->out.h_cnt[0];
+        out->selected = m->out.h_cnt[1];
+        out->hist = sel->hist ? m->out.h_hist : NULL;
+        out->rec = (const spearman_gpu_mpair *)m->out.h_rec;
         out->nrec = nrec;
     }
     m->seconds += fd_now() - t0;

@@ -11,21 +11,17 @@
 #include "../cuda/check.cuh"
 #include "../common/clock.h"
 #include "spearman_decide.h"
+#include "spearman_gpu_out.cuh"
 #include "spearman_gpu_wide.h"
-#include "spearman_hist.h"
 
-#include <cooperative_groups.h>
 #include <stdlib.h>
 #include <string.h>
-
-namespace cg = cooperative_groups;
 
 #define WT 64                    /* rows and columns of a tile */
 #define KC 64                    /* bytes of a row per step */
 #define KW (KC / 4)              /* its words */
 #define NT 256
 #define STRIP 8                  /* column tiles a block */
-#define BINS SPEARMAN_HIST_BINS
 #define CK(call) CUDA_CHECK_GOTO(call, st, done)
 
 struct wside {
@@ -58,13 +54,10 @@ struct wparams {
 __global__ void __launch_bounds__(NT) k_wide(wparams P)
 {
     __shared__ uint32_t sA[WT][KW + 1], sB[WT][KW + 1];
-    __shared__ unsigned int sh_hist[BINS];
-    __shared__ unsigned long long bcnt[2];
+    __shared__ pair_tally tally;
     const int tx = threadIdx.x & 15, ty = threadIdx.x >> 4;
     const uint64_t ib = P.i0 + (uint64_t)blockIdx.y * WT;
-    if (P.hist)
-        for (uint32_t b = threadIdx.x; b < BINS; b += NT) sh_hist[b] = 0;
-    if (threadIdx.x == 0) bcnt[0] = bcnt[1] = 0;
+    pair_out_begin(&tally, P.hist);
     long long sii[4];
     float hk[4], xinv[4], thr[4];
 #pragma unroll
@@ -117,17 +110,14 @@ __global__ void __launch_bounds__(NT) k_wide(wparams P)
                 if (i >= P.i1 || j >= P.j1 || (P.upper && j <= i) || sii[r] == 0 || sjj == 0) continue;
                 const int s = acc[r][c];
                 pairs++;
-                if (P.hist) atomicAdd(&sh_hist[spearman_hist_bin(s, hk[r], invj)], 1u);
+                if (P.hist) atomicAdd(&tally.hist[spearman_hist_bin(s, hk[r], invj)], 1u);
                 const int d = P.mode == 'k' ? (fabsf((float)s) * xinv[r] * invj >= thr[r] ? SPEARMAN_UNDECIDED
                                                                                           : SPEARMAN_DROP)
                                             : spearman_decide(P.mode, P.q, 0, 0, s, sii[r], sjj);
                 if (d == SPEARMAN_DROP) continue;
                 if (d == SPEARMAN_KEEP) kept++;
                 if (d == SPEARMAN_KEEP && !P.emit) continue;
-                cg::coalesced_group g = cg::coalesced_threads();
-                unsigned long long at = 0;
-                if (g.thread_rank() == 0) at = atomicAdd(&P.cnt[2], (unsigned long long)g.size());
-                at = g.shfl(at, 0) + g.thread_rank();
+                const unsigned long long at = pair_out_slot(P.cnt);
                 if (at < P.cap) {
                     spearman_gpu_pair p;
                     p.i = (uint32_t)i;
@@ -139,16 +129,7 @@ __global__ void __launch_bounds__(NT) k_wide(wparams P)
             }
         }
     }
-    if (pairs) atomicAdd(&bcnt[0], pairs);
-    if (kept) atomicAdd(&bcnt[1], kept);
-    __syncthreads();
-    if (threadIdx.x == 0) {
-        if (bcnt[0]) atomicAdd(&P.cnt[0], bcnt[0]);
-        if (bcnt[1]) atomicAdd(&P.cnt[1], bcnt[1]);
-    }
-    if (P.hist)
-        for (uint32_t b = threadIdx.x; b < BINS; b += NT)
-            if (sh_hist[b]) atomicAdd(&P.hist_out[b], (unsigned long long)sh_hist[b]);
+    pair_out_flush(&tally, pairs, kept, P.hist, P.cnt, P.hist_out);
 }
 
 /* ---------------- host ---------------- */
@@ -158,9 +139,7 @@ struct spearman_gpu_wide {
     cudaStream_t stream;
     uint32_t kp;
     wside x, y;                  /* y.a NULL: pairs within x */
-    unsigned long long *d_cnt, *h_cnt, *d_hist, *h_hist;
-    spearman_gpu_pair *d_rec, *h_rec;
-    uint64_t cap_d, cap_h;
+    pair_out out;
     float *d_thr;                /* --top-k: the record's rows' thresholds */
     uint64_t cap_thr;
     double seconds;
@@ -206,13 +185,8 @@ extern "C" void spearman_gpu_wide_destroy(spearman_gpu_wide **pw)
     if (w->stream) cudaStreamSynchronize(w->stream);
     wside_free(&w->x);
     wside_free(&w->y);
-    cudaFree(w->d_cnt);
-    cudaFree(w->d_hist);
-    cudaFree(w->d_rec);
+    pair_out_free(&w->out);
     cudaFree(w->d_thr);
-    if (w->h_cnt) cudaFreeHost(w->h_cnt);
-    if (w->h_hist) cudaFreeHost(w->h_hist);
-    if (w->h_rec) cudaFreeHost(w->h_rec);
     if (w->stream) cudaStreamDestroy(w->stream);
     free(w);
     *pw = NULL;
@@ -236,12 +210,7 @@ extern "C" fd_status spearman_gpu_wide_create(spearman_gpu_wide **out, int devic
     CK(cudaStreamCreateWithFlags(&w->stream, cudaStreamNonBlocking));
     FD_TRY_GOTO(wside_upload(w, &w->x, x), st, done);
     if (y) FD_TRY_GOTO(wside_upload(w, &w->y, y), st, done);
-    FD_TRY_GOTO(fd_cuda_alloc((void **)&w->d_cnt, 3 * 8, "counters"), st, done);
-    FD_TRY_GOTO(fd_cuda_alloc((void **)&w->d_hist, BINS * 8, "the histogram"), st, done);
-    CK(cudaHostAlloc((void **)&w->h_cnt, 3 * 8, cudaHostAllocDefault));
-    CK(cudaHostAlloc((void **)&w->h_hist, BINS * 8, cudaHostAllocDefault));
-    w->cap_d = records ? records : 1;
-    FD_TRY_GOTO(fd_cuda_alloc((void **)&w->d_rec, w->cap_d * sizeof(spearman_gpu_pair), "selected pairs"), st, done);
+    FD_TRY_GOTO(pair_out_make(&w->out, sizeof(spearman_gpu_pair), records, "selected pairs"), st, done);
     *out = w;
     return FD_OK;
 done:
@@ -249,25 +218,30 @@ done:
     return st;
 }
 
-/* One rectangle's launches (row tiles in runs of 65,535) into the
- * counters, histogram and records, cleared first. */
-static fd_status launch_all(spearman_gpu_wide *w, wparams P)
+/* A rectangle's launches, for pair_out_run. */
+typedef struct {
+    spearman_gpu_wide *w;
+    wparams P;
+} rect_launch;
+
+/* The rectangle's row tiles in runs of 65,535, into rec (cap records). */
+static fd_status launch_all(void *arg, void *rec, unsigned long long cap)
 {
     fd_status st = FD_OK;
+    rect_launch *L = (rect_launch *)arg;
+    wparams P = L->P;
     const uint64_t i0 = P.i0, i1 = P.i1;
     const uint64_t gx = ((P.j1 - P.j0 + WT - 1) / WT + STRIP - 1) / STRIP;
-    CK(cudaMemsetAsync(w->d_cnt, 0, 3 * 8, w->stream));
-    if (P.hist) CK(cudaMemsetAsync(w->d_hist, 0, BINS * 8, w->stream));
+    P.rec = (spearman_gpu_pair *)rec;
+    P.cap = cap;
     for (uint64_t r = i0; r < i1; r += 65535ull * WT) {
         P.i0 = r;
         P.i1 = i1 - r > 65535ull * WT ? r + 65535ull * WT : i1;
         const uint64_t gy = (P.i1 - P.i0 + WT - 1) / WT;
-        k_wide<<<dim3((unsigned)gx, (unsigned)gy), NT, 0, w->stream>>>(P);
+        k_wide<<<dim3((unsigned)gx, (unsigned)gy), NT, 0, L->w->stream>>>(P);
         CK(cudaGetLastError());
-        w->launches++;
+        L->w->launches++;
     }
-    CK(cudaMemcpyAsync(w->h_cnt, w->d_cnt, 3 * 8, cudaMemcpyDeviceToHost, w->stream));
-    CK(cudaStreamSynchronize(w->stream));
 done:
     return st;
 }
@@ -279,7 +253,7 @@ extern "C" fd_status spearman_gpu_wide_rect(spearman_gpu_wide *w, uint64_t i0, u
     fd_status st = FD_OK;
     const wside &Y = w->y.a ? w->y : w->x;
     memset(out, 0, sizeof *out);
-    out->rec = w->h_rec;
+    out->rec = (spearman_gpu_pair *)w->out.h_rec;
     if (i1 > w->x.rows) i1 = w->x.rows;
     if (j1 > Y.rows) j1 = Y.rows;
     if (i0 >= i1 || j0 >= j1) return FD_OK;
@@ -295,8 +269,10 @@ extern "C" fd_status spearman_gpu_wide_rect(spearman_gpu_wide *w, uint64_t i0, u
         CK(cudaMemcpyAsync(w->d_thr, row_thr, (i1 - i0) * sizeof(float), cudaMemcpyHostToDevice, w->stream));
     }
     {
-        wparams P;
-        memset(&P, 0, sizeof P);
+        rect_launch L;
+        memset(&L, 0, sizeof L);
+        L.w = w;
+        wparams &P = L.P;
         P.x = w->x.a;
         P.y = Y.a;
         P.xsii = w->x.sii;
@@ -315,30 +291,14 @@ extern "C" fd_status spearman_gpu_wide_rect(spearman_gpu_wide *w, uint64_t i0, u
         P.q = sel->q;
         P.row_thr = row_thr ? w->d_thr : NULL;
         P.thr_i0 = i0;
-        P.cnt = w->d_cnt;
-        P.hist_out = w->d_hist;
-        P.rec = w->d_rec;
-        P.cap = w->cap_d;
-        FD_TRY(launch_all(w, P));
-        uint64_t nrec = w->h_cnt[2];
-        if (nrec > w->cap_d) { /* the buffer was short: grow it and launch again */
-            FD_TRY(fd_cuda_grow((void **)&w->d_rec, &w->cap_d, nrec, sizeof(spearman_gpu_pair), "selected pairs"));
-            P.rec = w->d_rec;
-            P.cap = w->cap_d;
-            FD_TRY(launch_all(w, P));
-            nrec = w->h_cnt[2];
-        }
-        if (nrec) {
-            FD_TRY(fd_cuda_host_grow((void **)&w->h_rec, &w->cap_h, nrec, sizeof(spearman_gpu_pair)));
-            CK(cudaMemcpyAsync(w->h_rec, w->d_rec, nrec * sizeof(spearman_gpu_pair), cudaMemcpyDeviceToHost,
-                               w->stream));
-        }
-        if (sel->hist) CK(cudaMemcpyAsync(w->h_hist, w->d_hist, BINS * 8, cudaMemcpyDeviceToHost, w->stream));
-        CK(cudaStreamSynchronize(w->stream));
-        out->pairs = w->h_cnt[0];
-        out->selected = w->h_cnt[1];
-        out->hist = sel->hist ? w->h_hist : NULL;
-        out->rec = w->h_rec;
+        P.cnt = w->out.d_cnt;
+        P.hist_out = w->out.d_hist;
+        uint64_t nrec = 0;
+        FD_TRY(pair_out_run(&w->out, w->stream, sel->hist, launch_all, &L, &nrec));
+        out->pairs = w->out.h_cnt[0];
+        out->selected = w->out.h_cnt[1];
+        out->hist = sel->hist ? w->out.h_hist : NULL;
+        out->rec = (spearman_gpu_pair *)w->out.h_rec;
         out->nrec = nrec;
     }
     w->seconds += fd_now() - t0;
