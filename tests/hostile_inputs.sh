@@ -18,9 +18,11 @@ for spec in "lattice|$W/fifo.dat" "spearman|$W/fifo.txt" "dpc|$W/fifo.npy" "bcp|
   refused "${spec%%|*} on a FIFO" "FIFO" "$BIN" ${spec%%|*} "${spec#*|}"
 done
 for spec in "lattice|/dev/zero" "spearman|/dev/zero" "dpc|/dev/zero" "info|/dev/zero" "lattice|$W" "spearman|$W" \
-            "dpc|$W" "info|$W"; do
+            "dpc|$W"; do
   refused "${spec%%|*} on ${spec#*|}" "not a regular file" "$BIN" ${spec%%|*} "${spec#*|}"
 done
+# info takes an output directory, and refuses one that holds no result.
+refused "info on a directory without a result" "a directory with no result" "$BIN" info "$W"
 # A FIFO is not hashed as an empty file either: no result, no directory.
 check '[ ! -e "$W/out" ]' "a FIFO run made an output"
 

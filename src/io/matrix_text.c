@@ -474,6 +474,14 @@ static fd_status read_batch(text_reader *r, chunk *cs, chunk_job *jobs, int T, i
         r->offset += got;
         size_t len = r->ncarry + got, cut = len;
         r->eof = got < want;
+        if (r->eof) { /* the last line is bounded too (one line of 70 MB without an end was read whole) */
+            size_t start = len;
+            while (start > 0 && c->buf[start - 1] != '\n') start--;
+            if (len - start > FD_LINE_MAX)
+                return fd_fail(FD_ERR_INPUT, "%s: a line longer than %u MiB near byte %llu: not a matrix of text "
+                               "lines",
+                               r->path, FD_LINE_MAX >> 20, (unsigned long long)r->offset);
+        }
         if (!r->eof) {
             while (cut > 0 && c->buf[cut - 1] != '\n') cut--;
             if (cut == 0) {
