@@ -22,6 +22,7 @@
  * conversion instruction and no branch (docs/performance.md). */
 #include "../cuda/check.cuh"
 #include "spearman_gpu.h"
+#include "spearman_gpu_rows.cuh"
 #include "../common/clock.h"
 #include "spearman_decide.h"
 #include "spearman_hist.h"
@@ -1047,27 +1048,10 @@ static void side_free(dside *s)
     memset(s, 0, sizeof *s);
 }
 
-/* The rows padded with zero rows (S_ii = 0: never a pair) to whole tiles
- * and one more, so that a block may read a full tile anywhere. */
 static fd_status side_upload(spearman_gpu *g, dside *s, const spearman_gpu_mat *m)
 {
-    fd_status st = FD_OK;
-    const uint64_t pad = (m->rows + TILE - 1) / TILE * TILE + TILE;
     s->rows = m->rows;
-    FD_TRY(fd_cuda_alloc((void **)&s->a, pad * g->kp, "the rank matrix"));
-    FD_TRY(fd_cuda_alloc((void **)&s->sii, pad * 8, "the rank matrix"));
-    FD_TRY(fd_cuda_alloc((void **)&s->inv, pad * 4, "the rank matrix"));
-    CK(cudaMemsetAsync(s->a, 0, pad * g->kp, g->stream));
-    CK(cudaMemsetAsync(s->sii, 0, pad * 8, g->stream));
-    CK(cudaMemsetAsync(s->inv, 0, pad * 4, g->stream));
-    if (m->rows) {
-        CK(cudaMemcpyAsync(s->a, m->a, m->rows * g->kp, cudaMemcpyHostToDevice, g->stream));
-        CK(cudaMemcpyAsync(s->sii, m->sii, m->rows * 8, cudaMemcpyHostToDevice, g->stream));
-        CK(cudaMemcpyAsync(s->inv, m->inv_root, m->rows * 4, cudaMemcpyHostToDevice, g->stream));
-    }
-    CK(cudaStreamSynchronize(g->stream)); /* pageable sources */
-done:
-    return st;
+    return gpu_rows_upload(g->stream, g->kp, TILE, m, (void **)&s->a, &s->sii, &s->inv);
 }
 
 extern "C" void spearman_gpu_destroy(spearman_gpu **pg)

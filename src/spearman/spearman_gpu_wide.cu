@@ -12,6 +12,7 @@
 #include "../common/clock.h"
 #include "spearman_decide.h"
 #include "spearman_gpu_out.cuh"
+#include "spearman_gpu_rows.cuh"
 #include "spearman_gpu_wide.h"
 
 #include <stdlib.h>
@@ -154,27 +155,10 @@ static void wside_free(wside *s)
     memset(s, 0, sizeof *s);
 }
 
-/* The rows padded with zero rows (S_ii = 0: never a pair) to whole tiles
- * and one more, so that a block reads whole tiles anywhere. */
 static fd_status wside_upload(spearman_gpu_wide *w, wside *s, const spearman_gpu_mat *m)
 {
-    fd_status st = FD_OK;
-    const uint64_t pad = (m->rows + WT - 1) / WT * WT + WT;
     s->rows = m->rows;
-    FD_TRY(fd_cuda_alloc((void **)&s->a, pad * w->kp, "the sign vectors"));
-    FD_TRY(fd_cuda_alloc((void **)&s->sii, pad * 8, "the sign vectors"));
-    FD_TRY(fd_cuda_alloc((void **)&s->inv, pad * 4, "the sign vectors"));
-    CK(cudaMemsetAsync(s->a, 0, pad * w->kp, w->stream));
-    CK(cudaMemsetAsync(s->sii, 0, pad * 8, w->stream));
-    CK(cudaMemsetAsync(s->inv, 0, pad * 4, w->stream));
-    if (m->rows) {
-        CK(cudaMemcpyAsync(s->a, m->a, m->rows * w->kp, cudaMemcpyHostToDevice, w->stream));
-        CK(cudaMemcpyAsync(s->sii, m->sii, m->rows * 8, cudaMemcpyHostToDevice, w->stream));
-        CK(cudaMemcpyAsync(s->inv, m->inv_root, m->rows * 4, cudaMemcpyHostToDevice, w->stream));
-    }
-    CK(cudaStreamSynchronize(w->stream)); /* pageable sources */
-done:
-    return st;
+    return gpu_rows_upload(w->stream, w->kp, WT, m, (void **)&s->a, &s->sii, &s->inv);
 }
 
 extern "C" void spearman_gpu_wide_destroy(spearman_gpu_wide **pw)
