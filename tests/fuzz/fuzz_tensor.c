@@ -18,7 +18,8 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
     uint64_t dims[BCP_MAX_ORDER], lo[BCP_MAX_ORDER] = {0}, cnt[BCP_MAX_ORDER];
     bcp_tensor *t = NULL;
     if (missing) {
-        if (bcp_tensor_read_missing(&t, path, (data[0] & 4) ? path : NULL, 1 + (data[0] & 1)) == FD_OK) {
+        if (bcp_tensor_read_missing(&t, path, (data[0] & 4) ? path : NULL, NULL, NULL, 1, 1 + (data[0] & 1)) ==
+            FD_OK) {
             if (t->n_observed == 0 || t->n_observed > t->size) abort();
             for (uint64_t i = 0; i < t->size; i++)
                 if (!isfinite(t->x[i]) || (t->observed && !t->observed[i] && t->x[i] != 0)) abort();
