@@ -8,6 +8,13 @@ rm -rf "$WORK"; mkdir -p "$WORK"
 # more ranks than GPUs).
 export FD_BACKEND=cpu
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
+# Each test's mpirun sessions in a directory of its own: under ctest -j,
+# one test's mpirun removing the shared session directory while another
+# made its own failed the latter ("A call to mkdir was unable to create
+# the desired directory", mpi_lattice, 2026-12-05).  Short, under /tmp:
+# the session holds Unix sockets, whose paths are limited to 108 bytes.
+OMPI_MCA_orte_tmpdir_base=$(mktemp -d /tmp/fd-ompi.XXXXXX) && export OMPI_MCA_orte_tmpdir_base
+trap 'rm -rf "$OMPI_MCA_orte_tmpdir_base"' EXIT
 PASS=0; FAIL=0
 ok()   { PASS=$((PASS + 1)); }
 bad()  { FAIL=$((FAIL + 1)); echo "FAIL: $*" >&2; }

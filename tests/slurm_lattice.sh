@@ -14,7 +14,7 @@ if ! command -v slurmctld > /dev/null || ! command -v munged > /dev/null; then
 fi
 W=$WORK
 S=$W/slurm
-trap '"$ROOT/tools/slurm-local.sh" stop "$S"' EXIT
+trap '"$ROOT/tools/slurm-local.sh" stop "$S"; rm -rf "$OMPI_MCA_orte_tmpdir_base"' EXIT
 eval "$(FAKE_GPUS=2 "$ROOT/tools/slurm-local.sh" start "$S")" || { echo "FAIL: SLURM did not start"; exit 1; }
 
 "$BIN" gen context --objects 400 --attributes 20 --density 0.3 --seed 11 -o "$W/ctx.cxt"

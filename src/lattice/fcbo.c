@@ -106,6 +106,8 @@ static int choose_layout(int layout, uint64_t n_obj, uint64_t n_attr, uint64_t n
     return bytes > 32.0 * (1 << 20) && density < 0.02;
 }
 
+#define OCC_MAX_ENTRIES ((uint64_t)32 << 20)
+
 static int cmp_desc_u32(const void *x, const void *y)
 {
     uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
@@ -217,6 +219,21 @@ lists_done:;
                 st, fail);
     p->list_max = (uint32_t)list_max;
 
+    /* Each worker's occurrence store (process(), deliver_occ): a bucket per
+     * attribute as long as the longest extent it can take there, the
+     * attribute's support or the longest list.  Past 32 Mi entries a
+     * worker (128 MiB), the delivery counts first and takes its buckets
+     * from the search stack instead. */
+    FD_ALLOC_GOTO(p->occ_base, (size_t)n + 1, st, fail);
+    p->occ_len = p->list_max;
+    p->occ_base[0] = 0;
+    for (uint32_t m = 0; m < n; m++)
+        p->occ_base[m + 1] = p->occ_base[m] + (p->supp[m] < p->occ_len ? p->supp[m] : p->occ_len);
+    if (p->occ_base[n] > OCC_MAX_ENTRIES) {
+        free(p->occ_base);
+        p->occ_base = NULL;
+    }
+
     free(usupp);
     free(order);
     free(to_int);
@@ -245,6 +262,7 @@ void fcbo_prep_destroy(fcbo_prep **pp)
     free(p->supp);
     free(p->all);
     free(p->to_user);
+    free(p->occ_base);
     free(p);
     *pp = NULL;
 }
@@ -341,6 +359,9 @@ struct fcbo_ws {
     arena ar;
     fd_word *ubits;
     uint32_t *cand;          /* n_attr: the sparse layout's closure candidates */
+    uint32_t *occ;           /* the occurrence store (p->occ_base's buckets) */
+    uint32_t *occ_n;         /* n_attr: objects in each bucket, 0 between deliveries */
+    fd_word *occ_seen;       /* aw: attributes delivered to, 0 between deliveries */
     int no_failed_sets;
     uint32_t part, nparts;   /* expand (out != NULL) only candidates ci = part mod nparts */
     fcbo_stats st;
@@ -359,12 +380,20 @@ fd_status fcbo_ws_create(fcbo_ws **out, const fcbo_prep *p, concept_sink *sink)
     FD_ALLOC_GOTO(w->M, (size_t)p->n_attr + 1, st, fail);
     FD_ALLOC_GOTO(w->ubits, p->uw, st, fail);
     if (p->sparse) FD_ALLOC_GOTO(w->cand, (size_t)p->n_attr + 1, st, fail);
+    if (p->occ_base) {
+        FD_ALLOC_GOTO(w->occ, p->occ_base[p->n_attr] + 1, st, fail);
+        FD_ALLOC_GOTO(w->occ_n, (size_t)p->n_attr + 1, st, fail);
+        FD_ALLOC_GOTO(w->occ_seen, p->aw, st, fail);
+    }
     *out = w;
     return FD_OK;
 fail:
     if (w) {
         free(w->M);
         free(w->ubits);
+        free(w->cand);
+        free(w->occ);
+        free(w->occ_n);
         free(w);
     }
     return st;
@@ -386,6 +415,9 @@ void fcbo_ws_destroy(fcbo_ws **pw)
     concept_batch_free(&w->batch);
     arena_free(&w->ar);
     free(w->cand);
+    free(w->occ);
+    free(w->occ_n);
+    free(w->occ_seen);
     free(w->M);
     free(w->undo);
     free(w->ubits);
@@ -745,6 +777,49 @@ FD_HOT static fd_status deliver(fcbo_ws *w, const fnode *nd, uint32_t y, uint32_
     return FD_OK;
 }
 
+/* Occurrence delivery into the worker's store, LCM's way (Uno et al.,
+ * FIMI 2004): one pass over A's rows, each object appended to the bucket
+ * of each of its attributes from y up that B lacks.  The candidates (the
+ * attributes delivered to, and j*) come out ascending, from occ_seen.
+ * A child at j delivers only to attributes above j, so process() recurses
+ * into its children from the last: the buckets of the siblings still to
+ * come lie below j and stay as they are.  Against deliver(): no counting
+ * pass and no pass over every attribute from y (its prefix sums), which
+ * were half of its time on T10I4D100K (bench/results/ab.csv, occ-store).
+ * A's size is at most occ_len, the buckets' length (else deliver()). */
+FD_HOT static fd_status deliver_occ(fcbo_ws *w, const fnode *nd, uint32_t y, uint32_t jstar, uint32_t **cand_out,
+                                    uint32_t *ncand_out)
+{
+    const fcbo_prep *p = w->p;
+    const uint32_t span = p->n_attr - y;
+    uint32_t *cand = arena_alloc(&w->ar, ((size_t)span + 2) / 2 + 1);
+    if (!cand) return ARENA_OOM();
+    const uint32_t *A = nd->ext;
+    const fd_word *B = nd->intent;
+    uint32_t *restrict occ = w->occ, *restrict cnt = w->occ_n;
+    fd_word *seen = w->occ_seen;
+    const uint64_t *base = p->occ_base;
+    for (uint32_t i = 0; i < nd->size; i++) {
+        const uint32_t o = A[i];
+        for (uint64_t k = p->rl_ptr[o]; k < p->rl_ptr[o + 1]; k++) {
+            const uint32_t m = p->rl_idx[k];
+            if (m < y) break;
+            if (bs_test(B, m)) continue;
+            if (!cnt[m]) bs_set(seen, m);
+            occ[base[m] + cnt[m]++] = o;
+        }
+    }
+    if (jstar >= y && jstar < p->n_attr) bs_set(seen, jstar); /* as deliver(): j* below y is no candidate */
+    uint32_t nc = 0;
+    for (uint32_t k = y / 64u; k < p->aw; k++) {
+        for (fd_word v = seen[k]; v; v &= v - 1) cand[nc++] = k * 64u + (uint32_t)__builtin_ctzll(v);
+        seen[k] = 0;
+    }
+    *cand_out = cand;
+    *ncand_out = nc;
+    return FD_OK;
+}
+
 /* The sparse layout: A ∩ col(j) for a bitset extent A, from j's object
  * list: a list (on the arena) up to list_max objects, else a bitset. */
 static fd_status column_and(fcbo_ws *w, const fnode *nd, uint32_t j, fnode *c)
@@ -792,6 +867,7 @@ FD_HOT static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_li
     uint32_t nq = 0;
     uint32_t *start = NULL, *bucket = NULL, *cand = NULL, ncand = n - y;
     fd_word *scratch = NULL, *spare = NULL; /* spare: a closure's room that nothing kept */
+    int occ = 0;                            /* the children's extents are in the store */
     if (!q) { st = ARENA_OOM(); goto done; }
     /* j*: the first attribute not in B.  Only there can an empty extent be
      * canonical (its closure, all attributes, agrees with B below j only if
@@ -809,12 +885,21 @@ FD_HOT static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_li
      * (1,022,209 against 266,711 closures), and delivery was 36% of the
      * time (bench/results/ab.csv, label lazy-extents). */
     const int lazy = !nd->is_bits && !p->sparse && aw <= 2;
+    occ = !nd->is_bits && !lazy && w->occ && nd->size <= p->occ_len;
     uint32_t *lspare = NULL;
-    if (!nd->is_bits && !lazy) FD_TRY_GOTO(deliver(w, nd, y, jstar, &start, &bucket, &cand, &ncand), st, done);
+    if (occ) FD_TRY_GOTO(deliver_occ(w, nd, y, jstar, &cand, &ncand), st, done);
+    else if (!nd->is_bits && !lazy) FD_TRY_GOTO(deliver(w, nd, y, jstar, &start, &bucket, &cand, &ncand), st, done);
 
     for (uint32_t ci = 0; ci < ncand; ci++) {
-        if (nparts > 1 && ci % nparts != w->part) continue;
         uint32_t j = cand ? cand[ci] : y + ci;
+        /* The bucket's count goes back to 0 at once, whatever becomes of
+         * the candidate (the store's invariant between deliveries). */
+        uint32_t occ_size = 0;
+        if (occ) {
+            occ_size = w->occ_n[j];
+            w->occ_n[j] = 0;
+        }
+        if (nparts > 1 && ci % nparts != w->part) continue;
         if (bs_test(B, j)) continue;
         const fd_word *Nj = w->M[j];
         if (Nj && !bs_prefix_subset(Nj, B, j)) {
@@ -837,6 +922,10 @@ FD_HOT static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_li
             c.ext = l;
         } else if (nd->is_bits && p->sparse) {
             FD_TRY_GOTO(column_and(w, nd, j, &c), st, done);
+        } else if (occ) {
+            c.size = occ_size;
+            c.is_bits = 0;
+            c.ext = w->occ + p->occ_base[j];
         } else if (nd->is_bits) {
             if (!scratch && !(scratch = arena_alloc(&w->ar, ow))) { st = ARENA_OOM(); goto done; }
             c.size = bs_and_count(scratch, nd->ext, p->cols + (size_t)j * ow, ow);
@@ -893,10 +982,14 @@ FD_HOT static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_li
         }
     }
     for (uint32_t i = 0; i < nq; i++) {
-        if (out) FD_TRY_GOTO(serialize(w, &q[i].nd, q[i].j + 1, out), st, done);
-        else FD_TRY_GOTO(process(w, &q[i].nd, q[i].j + 1, NULL), st, done);
+        /* Children in the store: the last first (deliver_occ). */
+        const child *ch = &q[occ && !out ? nq - 1 - i : i];
+        if (out) FD_TRY_GOTO(serialize(w, &ch->nd, ch->j + 1, out), st, done);
+        else FD_TRY_GOTO(process(w, &ch->nd, ch->j + 1, NULL), st, done);
     }
 done:
+    if (occ && st != FD_OK) /* a loop left early: the store's counts back to 0 */
+        for (uint32_t ci = 0; ci < ncand; ci++) w->occ_n[cand[ci]] = 0;
     w->mwords -= (w->nundo - undo0) * aw;
     while (w->nundo > undo0) {
         w->nundo--;

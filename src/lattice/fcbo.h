@@ -53,6 +53,11 @@ typedef struct fcbo_prep {
     uint32_t n_user_attr, uw;
     uint32_t min_support;
     uint32_t list_max;       /* extents up to this size are object lists */
+    uint64_t *occ_base;      /* n_attr + 1: each attribute's bucket in a worker's
+                              * occurrence store, min(support, occ_len) long;
+                              * NULL when the store would be too large */
+    uint32_t occ_len;        /* the store takes the children of extents up to this
+                              * size (list_max when it was made) */
 } fcbo_prep;
 
 /* The layout of the context: bitsets of rows and columns (dense: what the
