@@ -440,6 +440,27 @@ void fcbo_stats_add(fcbo_stats *a, const fcbo_stats *s)
     a->split_seconds += s->split_seconds;
 }
 
+static int cmp_u32(const void *x, const void *y)
+{
+    uint32_t a = *(const uint32_t *)x, b = *(const uint32_t *)y;
+    return (a > b) - (a < b);
+}
+
+/* Ascending; insertion sort for the short lists most intents are. */
+static void sort_u32(uint32_t *v, size_t n)
+{
+    if (n > 32) {
+        qsort(v, n, sizeof *v, cmp_u32);
+        return;
+    }
+    for (size_t i = 1; i < n; i++) {
+        const uint32_t x = v[i];
+        size_t j = i;
+        for (; j > 0 && v[j - 1] > x; j--) v[j] = v[j - 1];
+        v[j] = x;
+    }
+}
+
 FD_HOT static fd_status emit(fcbo_ws *w, const fnode *nd)
 {
     const fcbo_prep *p = w->p;
@@ -447,11 +468,21 @@ FD_HOT static fd_status emit(fcbo_ws *w, const fnode *nd)
     int ext = w->sink->with_extents;
     FD_TRY(concept_batch_reserve(b, p->n_user_attr, ext ? nd->size : 0, ext));
     /* Internal attribute order is by support; the user wants ids ascending,
-     * which is user index order: scatter into a user-order bitset. */
-    bs_zero(w->ubits, p->uw);
-    BS_FOREACH(m, nd->intent, p->aw, bs_set(w->ubits, p->to_user[m]););
+     * which is user index order.  Narrow contexts scatter into a user-order
+     * bitset; wide ones (over 4 words) sort the intent's user indices, as
+     * clearing and scanning that bitset for every concept took 15% of a
+     * sparse 16,000-attribute context's run (intents of a few attributes). */
     size_t k = b->nint;
-    BS_FOREACH(u, w->ubits, p->uw, b->int_ids[k++] = p->label[u];);
+    if (p->uw <= 4) {
+        bs_zero(w->ubits, p->uw);
+        BS_FOREACH(m, nd->intent, p->aw, bs_set(w->ubits, p->to_user[m]););
+        BS_FOREACH(u, w->ubits, p->uw, b->int_ids[k++] = p->label[u];);
+    } else {
+        uint32_t *u = b->int_ids + k;
+        BS_FOREACH(m, nd->intent, p->aw, u[k++ - b->nint] = p->to_user[m];);
+        sort_u32(u, k - b->nint);
+        for (size_t i = 0; i < k - b->nint; i++) u[i] = p->label[u[i]];
+    }
     b->nint = k;
     b->int_end[b->n] = k;
     b->supp[b->n] = nd->size;
