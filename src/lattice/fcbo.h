@@ -94,10 +94,14 @@ fd_status task_list_push(task_list *t, const uint64_t *task);
  * prune closures whose canonicity test would fail anyway. */
 typedef struct fcbo_task_info {
     uint32_t y, size, is_bits;
-    const fd_word *intent;   /* aw words */
+    const fd_word *intent;   /* aw words, or NULL: the intent is held as ids */
+    const uint32_t *intent_ids; /* with intent NULL: nintent internal attribute ids */
+    uint32_t nintent;
     const void *ext;         /* ow words of bits, or size ascending uint32 ids */
 } fcbo_task_info;
 void fcbo_task_info_get(const fcbo_prep *p, const uint64_t *task, fcbo_task_info *ti);
+/* The task's intent as aw words: in the task itself, or made in room. */
+const fd_word *fcbo_task_intent(const fcbo_prep *p, const fcbo_task_info *ti, fd_word *room);
 /* A rough cost for ordering: extent size times attributes left. */
 double fcbo_task_cost(const fcbo_prep *p, const uint64_t *task);
 

@@ -92,7 +92,9 @@ static fd_status host_nodes_add(host_nodes *h, const fcbo_prep *p, const fcbo_ta
     FD_TRY(fd_grow((void **)&h->y, &h->cap_y, h->n + 1, sizeof *h->y));
     FD_TRY(fd_grow((void **)&h->size, &h->cap_size, h->n + 1, sizeof *h->size));
     FD_TRY(fd_grow((void **)&h->ext, &h->cap_ext, h->next + ti->size, sizeof *h->ext));
-    memcpy(h->intent + h->n * p->aw, ti->intent, p->aw * sizeof *h->intent);
+    fd_word *B = h->intent + h->n * p->aw;
+    const fd_word *made = fcbo_task_intent(p, ti, B); /* B itself where the task holds ids */
+    if (made != B) memcpy(B, made, p->aw * sizeof *B);
     h->y[h->n] = ti->y;
     h->size[h->n] = ti->size;
     uint32_t *e = h->ext + h->next;
