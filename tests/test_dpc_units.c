@@ -4,7 +4,11 @@
  *    included, and exact at 0 and past the underflow;
  *  - the grid's shape: every point's cell inside it, and two points closer
  *    than the cell side never more than one cell apart (what the passes'
- *    reach relies on), with the slack dpc_grid_slack reports. */
+ *    reach relies on), with the slack dpc_grid_slack reports;
+ *  - d_c from --neighbors on the grid against the scan of every point
+ *    (FD_DPC_GRID=off), bit for bit, on uniform, clustered, duplicated
+ *    and outlying points of 1 to 3 coordinates. */
+#include "dpc/dpc.h"
 #include "dpc/dpc_exp.h"
 #include "dpc/grid.h"
 #include "common/clock.h"
@@ -95,9 +99,58 @@ static void test_grid(void)
     }
 }
 
+/* Point sets just past DPC_DC_GRID_MIN: uniform; in 8 tight clusters;
+ * with a third of them copies of others; with one point far away (the
+ * uniform guess of the threshold is then far too wide). */
+static void test_dc_grid(void)
+{
+    fd_rng rng = {20261205};
+    for (int rep = 0; rep < 6; rep++) {
+        dpc_points p = {0};
+        const int kind = rep % 4;
+        p.n = DPC_DC_GRID_MIN + 1000 + (uint64_t)(fd_rng_unif(&rng) * 2000);
+        p.d = 1 + (uint32_t)(rep % 3);
+        p.x = malloc(p.n * p.d * sizeof *p.x);
+        p.xt = malloc(p.n * p.d * sizeof *p.xt);
+        double ctr[8][3];
+        for (int c = 0; c < 8; c++)
+            for (int k = 0; k < 3; k++) ctr[c][k] = 100 * fd_rng_unif(&rng);
+        for (uint64_t i = 0; i < p.n; i++) {
+            const int c = (int)(fd_rng_next(&rng) % 8);
+            for (uint32_t k = 0; k < p.d; k++) {
+                double v = 100 * fd_rng_unif(&rng);
+                if (kind == 1) v = ctr[c][k] + 0.01 * (fd_rng_unif(&rng) + fd_rng_unif(&rng) - 1);
+                p.x[i * p.d + k] = v;
+            }
+            if (kind == 2 && i > 10 && fd_rng_unif(&rng) < 0.33) {
+                const uint64_t src = fd_rng_next(&rng) % i;
+                for (uint32_t k = 0; k < p.d; k++) p.x[i * p.d + k] = p.x[src * p.d + k];
+            }
+        }
+        if (kind == 3)
+            for (uint32_t k = 0; k < p.d; k++) p.x[k] = 1e7;
+        for (uint64_t i = 0; i < p.n; i++)
+            for (uint32_t k = 0; k < p.d; k++) p.xt[(size_t)k * p.n + i] = p.x[i * p.d + k];
+        const double kk = rep % 2 ? 30 : 4.5;
+        double grid = NAN, scan = NAN;
+        unsetenv("FD_DPC_GRID");
+        const fd_status a = dpc_dc_neighbors(&p, kk, 7, 2, &grid);
+        setenv("FD_DPC_GRID", "off", 1);
+        const fd_status b = dpc_dc_neighbors(&p, kk, 7, 2, &scan);
+        unsetenv("FD_DPC_GRID");
+        CHECK(a == FD_OK && b == FD_OK && grid == scan,
+              "d_c, %s points, d = %u, n = %llu, %g neighbours: grid %.17g (status %d), scan %.17g (status %d)",
+              (const char *[]){"uniform", "clustered", "duplicated", "outlying"}[kind], p.d, (unsigned long long)p.n,
+              kk, grid, (int)a, scan, (int)b);
+        free(p.x);
+        free(p.xt);
+    }
+}
+
 int main(void)
 {
     test_exp();
     test_grid();
+    test_dc_grid();
     return t_report();
 }

@@ -25,6 +25,9 @@ enum { DPC_CUTOFF = 0, DPC_GAUSSIAN = 1 };
  *    DPC_NEIGHBOR_ROWS, else a seeded sample) to every other point. */
 #define DPC_EXACT_PAIRS 10000000ull
 #define DPC_NEIGHBOR_ROWS 2048u
+/* From this many points of 1 to 3 coordinates, d_c from --neighbors is
+ * found on a grid (the same value; dpc.c, dc_grid). */
+#define DPC_DC_GRID_MIN 65536u
 fd_status dpc_dc_percent(const dpc_points *p, double percent, uint64_t seed, double *dc);
 fd_status dpc_dc_neighbors(const dpc_points *p, double k, uint64_t seed, int threads, double *dc);
 /* The parts of the neighbours rule a backend shares: the s rows it looks
