@@ -138,10 +138,21 @@ fd_status dpc_grid_build(dpc_grid *g, const dpc_points *p, double h)
     return FD_OK;
 }
 
+fd_status dpc_grid_gather(dpc_grid *g, const dpc_points *p)
+{
+    free(g->xs);
+    g->xs = malloc(p->n * p->d * sizeof *g->xs);
+    if (!g->xs) return fd_fail(FD_ERR_NOMEM, "out of memory for the grid's coordinates");
+    for (uint64_t s = 0; s < p->n; s++)
+        for (uint32_t k = 0; k < p->d; k++) g->xs[s * p->d + k] = p->x[(uint64_t)g->idx[s] * p->d + k];
+    return FD_OK;
+}
+
 void dpc_grid_free(dpc_grid *g)
 {
     free(g->start);
     free(g->idx);
     free(g->cell);
+    free(g->xs);
     memset(g, 0, sizeof *g);
 }

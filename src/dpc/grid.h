@@ -22,6 +22,8 @@ typedef struct dpc_grid {
     uint64_t *start;      /* ncells + 1: points of cell c are idx[start[c] .. start[c+1]) */
     uint32_t *idx;
     int64_t *cell;        /* per point: its cell's coordinates, packed (see grid.c) */
+    double *xs;           /* NULL, or after dpc_grid_gather: the points' coordinates in
+                           * idx's order (point idx[s] at xs[s d]) */
 } dpc_grid;
 
 /* h: the smallest cell side (it is made a little larger, so that two
@@ -31,6 +33,10 @@ fd_status dpc_grid_build(dpc_grid *g, const dpc_points *p, double h);
  * its own. */
 fd_status dpc_grid_shape(dpc_grid *g, const dpc_points *p, double h);
 void dpc_grid_free(dpc_grid *g);
+/* Fills g->xs, so that a pass over a cell reads its points' coordinates
+ * in one run instead of one cache line each from the input's order (10M
+ * 2-D points: 160 MB read at random). */
+fd_status dpc_grid_gather(dpc_grid *g, const dpc_points *p);
 
 /* Whether dpc's passes may use a grid for these points: up to 3
  * coordinates, unless FD_DPC_GRID=off (the tests run both ways). */
