@@ -406,6 +406,13 @@ double dpc_kernel_d2(double dc, int kernel) { return kernel == DPC_CUTOFF ? dpc_
  * starts from the density of uniform points over the points' box and is
  * scaled until between m and DC_GRID_SLACK m values lie below it. */
 
+/* The volume of the unit ball in d = 1 to 3 coordinates. */
+static double unit_ball(uint32_t d)
+{
+    const double pi = 3.14159265358979323846;
+    return d == 1 ? 2.0 : d == 2 ? pi : 4.0 * pi / 3.0;
+}
+
 #define DC_GRID_SLACK 32
 #define DC_GRID_TRIES 40
 
@@ -462,17 +469,12 @@ static fd_status dc_grid(const dpc_points *p, const uint64_t *rows, uint64_t s, 
     const uint32_t d = p->d;
     *found = 0;
     double lo[DPC_GRID_MAX_D], hi[DPC_GRID_MAX_D], vol = 1;
-    for (uint32_t k = 0; k < d; k++) lo[k] = INFINITY, hi[k] = -INFINITY;
-    for (uint64_t i = 0; i < p->n; i++)
-        for (uint32_t k = 0; k < d; k++) {
-            lo[k] = fmin(lo[k], p->x[i * d + k]);
-            hi[k] = fmax(hi[k], p->x[i * d + k]);
-        }
+    dpc_grid_box(p, lo, hi);
     for (uint32_t k = 0; k < d; k++) vol *= hi[k] - lo[k];
     if (!(vol > 0) || !isfinite(vol)) return FD_OK;
-    /* Uniform points: n c_d r^d / vol = K neighbours, c_d the unit ball's volume. */
-    const double pi = 3.14159265358979323846, unit[] = {2.0, pi, 4.0 * pi / 3.0}, kk = (double)m / (double)s;
-    double r = pow(kk * vol / ((double)p->n * unit[d - 1]), 1.0 / d);
+    /* Uniform points: n c_d r^d / vol = K neighbours. */
+    const double kk = (double)m / (double)s;
+    double r = pow(kk * vol / ((double)p->n * unit_ball(d)), 1.0 / d);
     uint64_t *count = calloc(s + 1, sizeof *count), total = 0;
     double *vals = NULL;
     if (!count) return fd_fail(FD_ERR_NOMEM, "out of memory");
@@ -544,8 +546,7 @@ static fd_status rho_grid_build(dpc_grid *g, const dpc_points *p, double dc)
         const double k = (double)(g->start[c + 1] - g->start[c]);
         share += k * k;
     }
-    const double pi = 3.14159265358979323846, unit[] = {2.0, pi, 4.0 * pi / 3.0};
-    const double in_ball = share / (double)p->n * unit[p->d - 1] * pow(dc / g->h, (double)p->d);
+    const double in_ball = share / (double)p->n * unit_ball(p->d) * pow(dc / g->h, (double)p->d);
     const double q = in_ball < 100 ? 1 : in_ball < 1000 ? 2 : 4;
     if (q == 1) return FD_OK;
     dpc_grid_free(g);

@@ -21,6 +21,20 @@ int dpc_grid_usable(const dpc_points *p)
     return p->d <= DPC_GRID_MAX_D && !fd_env_switched("FD_DPC_GRID");
 }
 
+void dpc_grid_box(const dpc_points *p, double *lo, double *hi)
+{
+    for (uint32_t k = 0; k < p->d; k++) {
+        lo[k] = p->x[k];
+        hi[k] = p->x[k];
+    }
+    for (uint64_t i = 1; i < p->n; i++)
+        for (uint32_t k = 0; k < p->d; k++) {
+            const double v = p->x[i * p->d + k];
+            lo[k] = v < lo[k] ? v : lo[k];
+            hi[k] = v > hi[k] ? v : hi[k];
+        }
+}
+
 double dpc_grid_delta_side(const dpc_points *p)
 {
     double ext = 0;

@@ -41,6 +41,9 @@ fd_status dpc_grid_gather(dpc_grid *g, const dpc_points *p);
 /* Whether dpc's passes may use a grid for these points: up to 3
  * coordinates, unless FD_DPC_GRID=off (the tests run both ways). */
 int dpc_grid_usable(const dpc_points *p);
+/* The points' bounding box: lo[k], hi[k] for each of their d coordinates
+ * (lo and hi hold d each). */
+void dpc_grid_box(const dpc_points *p, double *lo, double *hi);
 /* The cell side for the delta pass: about one expected nearest-neighbour
  * distance (the largest extent over the d-th root of n). */
 double dpc_grid_delta_side(const dpc_points *p);
