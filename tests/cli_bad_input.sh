@@ -79,7 +79,7 @@ done
 # Knobs read where a failure cannot be passed on are checked before any
 # work: a wrong one stops the command with exit 2 and its name, under
 # mpirun too; the others where they are read (FD_LIST_MAX).
-for kv in FD_DPC_GRID=of FD_DPC_TREE=on FD_NCCL=yes FD_SPEARMAN_SCALAR=2 FD_GPU_UNVERIFIED=yes FD_PROGRESS_INTERVAL=0 FD_PROGRESS_INTERVAL=1s \
+for kv in FD_DPC_GRID=of FD_DPC_TREE=on FD_NCCL=yes FD_SPEARMAN_SCALAR=2 FD_PROGRESS_INTERVAL=0 FD_PROGRESS_INTERVAL=1s \
           FD_LIST_MAX=1.5 FD_LIST_MAX=-1; do
   rm -rf "$W/out"
   env "$kv" "$BIN" lattice "$W/ok.dat" -o "$W/out" -q > /dev/null 2> "$W/err"; rc=$?

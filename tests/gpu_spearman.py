@@ -91,10 +91,9 @@ for n, rows in [(7, 600), (30, 5000), (64, 1500), (90, 1100), (128, 900), (200, 
         for sel in (["--pvalue", "0.01"], ["--fdr", "0.05"], ["--count-only"], ["--top-k", "3"]):
             same("n=%d rows=%d %s" % (n, rows, " ".join(sel)), [src] + sel, be, np_gpu=2)
 
-# The kernels written without a GPU at hand (the rows with missing values,
-# Kendall's wide sign vectors) run only with FD_GPU_UNVERIFIED=1 until
-# this test has passed on one; without it those runs take the CPU backend.
-NEW = {"FD_GPU_UNVERIFIED": "1"}
+# The kernels of the rows with missing values and of Kendall's wide sign
+# vectors (first passed here on an H100, 2026-12-05).
+NEW = {}
 
 # --method kendall: rows of 8, 12 and 16 observations are sign vectors of
 # 28, 66 and 120 values, on the int8 tensor-core kernel; from 17
@@ -109,8 +108,6 @@ for n, rows in [(8, 700), (12, 2100), (16, 500), (17, 300), (30, 5000), (64, 700
                 ["--top-k", "3"]):
         same("kendall n=%d rows=%d %s" % (n, rows, " ".join(sel)), [src, "--method", "kendall"] + sel, "cuda",
              env=None if n <= 16 else NEW)
-    if n > 16:  # not asked for: the CPU backend
-        same("kendall n=%d without FD_GPU_UNVERIFIED" % n, [src, "--method", "kendall", "--rho", "0.5"], "cpu")
     if n == 17:
         same("kendall n=17 --top-k 800", [src, "--method", "kendall", "--top-k", "800"], "cuda", env=NEW)
     if GPUS >= 2 and n == 30:
@@ -146,8 +143,6 @@ for n, rows, frac in [(20, 800, 0.01), (20, 5000, 0.2), (7, 600, 0.7), (30, 900,
         same("pairwise n=%d rows=%d %g NaN %s" % (n, rows, frac, " ".join(sel)),
              [src, "--missing", "pairwise"] + sel, "cuda", env=NEW)
     same("pairwise n=%d %g NaN --fdr" % (n, frac), [src, "--missing", "pairwise", "--fdr", "0.05"], "cpu", env=NEW)
-    same("pairwise n=%d %g NaN without FD_GPU_UNVERIFIED" % (n, frac), [src, "--missing", "pairwise", "--pvalue",
-         "0.01"], "cpu")
     if GPUS >= 2 and n == 20:
         same("pairwise n=%d rows=%d" % (n, rows), [src, "--missing", "pairwise", "--pvalue", "0.01"], "cuda", np_gpu=2,
              env=NEW)

@@ -78,7 +78,6 @@ static const struct {
     {"FD_LATTICE_LAYOUT", fd_env_layouts}, /* lattice/fcbo.c */
     {"FD_NCCL", on_off},              /* mpi/nccl_comm.c */
     {"FD_SPEARMAN_SCALAR", zero_one}, /* spearman/tile.c */
-    {"FD_GPU_UNVERIFIED", zero_one},  /* spearman/spearman_cuda.c */
 };
 
 int fd_env_switched(const char *name)

@@ -9,8 +9,6 @@
 #include "../common/backend.h"
 #include "tile.h"
 
-enum { SPEARMAN_UNCHECKED = -1 };
-
 struct spearman_ops {
     fd_device_ops dev; /* name, devices, the context (common/backend.h) */
     /* Record shape: rows per record and columns per rect call, in tile
@@ -24,9 +22,7 @@ struct spearman_ops {
     void (*close)(void *state);
     /* Whether this backend runs a selection (spearman_opts' mode) on x
      * (incomplete: x or y has rows that miss values): 1; 0 for rows beyond
-     * the GPU's exact range; SPEARMAN_UNCHECKED for a kernel not yet
-     * checked on a GPU against the CPU backend, which runs only with
-     * FD_GPU_UNVERIFIED=1.  Either falls back to the CPU backend. */
+     * the GPU's exact range, which fall back to the CPU backend. */
     int (*supports)(int mode, const spearman_mat *x, int incomplete);
     /* Rows [i0, i1) of x against rows [j0, j1) of y, with spearman_tile's
      * contract on acc (tile.h); upper: y == x, only pairs with j > i. */

@@ -34,17 +34,13 @@ static int cuda_devices(void) { return fd_cuda_device_count(); }
 static int cuda_available(void) { return fd_cuda_device_count() > 0; }
 
 /* int8 holds a_k exactly up to n = 128; Kendall's signs by the wide
- * kernel past 128.  The kernels of the rows with missing values and of
- * the wide sign vectors were written without a GPU to check them on
- * (tests/gpu_spearman.py does, with FD_GPU_UNVERIFIED=1): until that has
- * passed they run only when asked for. */
+ * kernel past 128.  Rows that miss values take their own kernel
+ * (spearman_gpu_missing.cu) at any n up to 128. */
 static int cuda_supports(int mode, const spearman_mat *x, int incomplete)
 {
     (void)mode;
-    const int unchecked_ok = fd_env_switched("FD_GPU_UNVERIFIED");
-    if (x->n > SPEARMAN_GPU_MAX_N && !(x->ties && x->n <= SPEARMAN_GPU_WIDE_MAX_N)) return 0;
-    if (incomplete || x->n > SPEARMAN_GPU_MAX_N) return unchecked_ok ? 1 : SPEARMAN_UNCHECKED;
-    return 1;
+    (void)incomplete;
+    return x->n <= SPEARMAN_GPU_MAX_N || (x->ties && x->n <= SPEARMAN_GPU_WIDE_MAX_N);
 }
 
 /* The rank matrix as int8 rows of kp bytes, zero past n (the packed int16

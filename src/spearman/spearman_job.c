@@ -102,7 +102,7 @@ static const fd_device_ops *backend_for(fd_job *j)
      * GPU's selection (a threshold on |S| / sqrt(S_ii S_jj)) cannot take it. */
     const int kendall_p = jb->x->ties && (jb->o->mode == 'p' || jb->o->mode == 'f');
     const int takes = jb->ops->supports ? jb->ops->supports(jb->o->mode, jb->x, jb->x->incomplete || y->incomplete) : 1;
-    if (!missing && !kendall_p && takes == 1) return j->dev;
+    if (!missing && !kendall_p && takes) return j->dev;
     if (jb->ops == &spearman_cpu_ops) return j->dev;
     if (fd_job_speaks(j) && kendall_p)
         fprintf(stderr, "fcbo-dist spearman: Kendall's --pvalue runs on the CPU backend (each pair's p from both rows' "
@@ -110,11 +110,6 @@ static const fd_device_ops *backend_for(fd_job *j)
     else if (fd_job_speaks(j) && missing)
         fprintf(stderr, "fcbo-dist spearman: --fdr with --missing pairwise and rows that miss values runs on the "
                 "CPU backend (its key is each pair's p of its own n; not on %s yet)\n", jb->ops->dev.name);
-    else if (fd_job_speaks(j) && takes == SPEARMAN_UNCHECKED)
-        fprintf(stderr, "fcbo-dist spearman: %s run on the CPU backend: %s's kernel for them has not been checked on a "
-                "GPU yet (FD_GPU_UNVERIFIED=1 takes it)\n",
-                jb->x->ties ? "Kendall's rows of more than 16 observations" : "rows that miss values",
-                jb->ops->dev.name);
     else if (fd_job_speaks(j) && jb->x->ties)
         fprintf(stderr, "fcbo-dist spearman: Kendall's rows of %u observations (%u signs each) run on the CPU backend "
                 "(%s takes up to 128 observations)\n", jb->x->n_obs, jb->x->n, jb->ops->dev.name);
