@@ -125,6 +125,42 @@ FD_TEST_KILL_AFTER=1:2:1 mpirun -np 3 "$BIN" lattice "$W/c.cxt" -o "$W/lx" -t 1 
 killed "$W/lx" $?
 "$BIN" lattice "$W/c.cxt" --min-support 3 --resume "$W/lx" -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "min_support=3" "$W/err"' "lattice: resume with another --min-support: exit $rc: $(cat "$W/err")"
+# A forged work list (a record changed and the list's digest recomputed)
+# is refused by the records' own checks, never run: each forgery would
+# read or write outside the context's bitsets or the matrix.
+forge() { # job.h5, record index, word index, python expression of w (the word)
+  python3 - "$@" << 'EOF'
+import hashlib, struct, sys, h5py, numpy as np
+path, rec, word, expr = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), sys.argv[4]
+with h5py.File(path, "r+") as f:
+    start = f["records/start"][:].astype(np.uint64)
+    words = f["records/words"][:].astype(np.uint64)
+    i = int(start[rec]) + word
+    w = int(words[i])
+    words[i] = np.uint64(eval(expr) & (2**64 - 1))
+    f["records/words"][:] = words
+    n = len(start) - 1
+    h = hashlib.sha256(struct.pack("<Q", n))
+    h.update(start[:n].astype("<u8").tobytes())
+    h.update(struct.pack("<Q", len(words)))
+    h.update(words.astype("<u8").tobytes())
+    f.attrs.create("records_sha256", h.hexdigest(), dtype=h5py.string_dtype("ascii"))
+EOF
+}
+for f in "0 0 w|0xffff" "0 1 w|0xfffff" "0 2 w+1" "0 3 w|1<<63" "0 0 w|1<<40"; do
+  rm -rf "$W/lforged" && cp -r "$W/lx" "$W/lforged"
+  # shellcheck disable=SC2086 # the fields are the forgery's arguments
+  forge "$W/lforged/lattice.checkpoint/job.h5" $f
+  "$BIN" lattice "$W/c.cxt" --resume "$W/lforged" -q 2> "$W/err"; rc=$?
+  check '[ $rc -eq 2 ] && grep -q "not one this run could have made" "$W/err" && [ ! -e "$W/lforged/lattice.h5" ]' \
+        "lattice: resume from a forged task ($f): exit $rc: $(cat "$W/err")"
+done
+# The forger itself is right: an unchanged word recomputed resumes.
+rm -rf "$W/lforged" && cp -r "$W/lx" "$W/lforged"
+forge "$W/lforged/lattice.checkpoint/job.h5" 0 0 w
+"$BIN" lattice "$W/c.cxt" --resume "$W/lforged" -q 2> "$W/err"; rc=$?
+"$BIN" info --text "$W/lforged/lattice.h5" | sort > "$W/lforged.txt"
+check '[ $rc -eq 0 ] && cmp -s "$W/lref.txt" "$W/lforged.txt"' "lattice: resume after a digest recomputed: exit $rc: $(cat "$W/err")"
 
 # Single rank, checkpoints every record: the same result.
 "$BIN" spearman "$W/m.npy" --pvalue 1e-3 -o "$W/one" -q --checkpoint-seconds 1e-9
@@ -173,6 +209,14 @@ check '[ $rc -eq 0 ] && cmp -s <(pairs_of "$W/ref-pvalue1e31/spearman.h5") <(pai
        [ "$(attr "$W/sp-twice/spearman.h5" resumed_records)" -gt 0 ] &&
        [ "$(attr "$W/sp-twice/spearman.h5" input_sha256)" = "$(sha256sum "$W/m-twice.npy" | cut -c1-64)" ]' \
       "resume from the same ranks in other bytes: exit $rc: $(cat "$W/err")"
+for f in "0 0 w+1000000" "0 3 1<<60" "0 2 w+1000"; do
+  rm -rf "$W/sp-forged" && cp -r "$W/sp-x" "$W/sp-forged"
+  # shellcheck disable=SC2086 # the fields are the forgery's arguments
+  forge "$W/sp-forged/spearman.checkpoint/job.h5" $f
+  "$BIN" spearman "$W/m.npy" --pvalue 1e-3 --resume "$W/sp-forged" -q 2> "$W/err"; rc=$?
+  check '[ $rc -eq 2 ] && grep -q "not one this run could have made" "$W/err" && [ ! -e "$W/sp-forged/spearman.h5" ]' \
+        "spearman: resume from a forged record ($f): exit $rc: $(cat "$W/err")"
+done
 "$BIN" spearman "$W/m.npy" --pvalue 1e-3 --resume "$W/ref-pvalue1e31" -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "no checkpoint there" "$W/err" && [ -e "$W/ref-pvalue1e31/spearman.h5" ]' \
       "resume of a finished run: exit $rc: $(cat "$W/err")"

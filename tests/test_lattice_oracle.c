@@ -102,7 +102,7 @@ static size_t run_fcbo(const fca_context *ctx, uint32_t min_support, int threads
     col->n = 0;
     col->dup_ids = 0;
     if (fcbo_prep_create(&p, ctx, min_support, g_layout) != FD_OK) return (size_t)-1;
-    p->list_max = list_max;
+    if (fcbo_prep_set_list_max(p, list_max) != FD_OK) return (size_t)-1;
     concept_sink_init(&sink, 0, NULL);
     concept_sink_add(&sink, (concept_writer){collect, col});
     fd_status st;

@@ -16,6 +16,11 @@ static inline uint32_t bs_words(uint32_t nbits) { return (nbits + 63u) / 64u; }
 static inline int bs_test(const fd_word *s, uint32_t i) { return (int)((s[i >> 6] >> (i & 63u)) & 1u); }
 static inline void bs_set(fd_word *s, uint32_t i) { s[i >> 6] |= (fd_word)1 << (i & 63u); }
 static inline void bs_clear_bit(fd_word *s, uint32_t i) { s[i >> 6] &= ~((fd_word)1 << (i & 63u)); }
+/* Sets the bits of n ids (each below the set's size). */
+static inline void bs_set_ids(fd_word *s, const uint32_t *ids, size_t n)
+{
+    for (size_t k = 0; k < n; k++) bs_set(s, ids[k]);
+}
 static inline void bs_zero(fd_word *s, uint32_t w) { memset(s, 0, (size_t)w * sizeof *s); }
 static inline void bs_copy(fd_word *d, const fd_word *s, uint32_t w) { memcpy(d, s, (size_t)w * sizeof *s); }
 

@@ -406,6 +406,17 @@ static size_t rec_len(const fd_records *r, size_t i)
     return (i + 1 < r->n ? r->start[i + 1] : r->nwords) - r->start[i];
 }
 
+fd_status ckpt_check_records(const ckpt *ck, const fd_records *recs, ckpt_record_check valid, const void *arg)
+{
+    for (size_t i = 0; i < recs->n; i++)
+        if (!valid(arg, recs->data + recs->start[i], rec_len(recs, i)))
+            return fd_fail(FD_ERR_INPUT,
+                           "%s: record %zu of its work list is not one this run could have made (a forged or "
+                           "foreign checkpoint); it cannot be trusted: remove %s and start again",
+                           ck->job, i, ck->dir);
+    return FD_OK;
+}
+
 fd_status ckpt_records_left(const fd_records *all, const uint8_t *done, fd_records *left)
 {
     *left = (fd_records){0};

@@ -63,6 +63,12 @@ int ckpt_resuming(const ckpt *ck);
  * memory belongs to ck. */
 fd_status ckpt_save_records(ckpt *ck, const fd_records *recs);
 fd_status ckpt_load_records(ckpt *ck, fd_records *recs);
+/* Rank 0, after ckpt_load_records: every record passes valid (the
+ * workload's check that it names only rows, tiles or ids of this run's
+ * data), else FD_ERR_INPUT naming the file.  The records' digest only
+ * shows an edit; a forged file recomputes it. */
+typedef int (*ckpt_record_check)(const void *arg, const uint64_t *rec, size_t words);
+fd_status ckpt_check_records(const ckpt *ck, const fd_records *recs, ckpt_record_check valid, const void *arg);
 
 /* What a resumed run still has to do: a copy in *left of the records of
  * all whose done[i] is 0 (every one when done is NULL), each with its

@@ -114,6 +114,28 @@ static int cmp_desc_u32(const void *x, const void *y)
     return (a < b) - (a > b);
 }
 
+/* Each worker's occurrence store (process(), deliver_occ) takes the
+ * children of list extents: a bucket per attribute as long as the longest
+ * extent it can take there, the attribute's support or list_max.  Past
+ * 32 Mi entries a worker (128 MiB), the delivery counts first and takes
+ * its buckets from the search stack instead (occ_base NULL). */
+fd_status fcbo_prep_set_list_max(fcbo_prep *p, uint32_t list_max)
+{
+    const uint32_t n = p->n_attr;
+    p->list_max = list_max;
+    free(p->occ_base);
+    p->occ_base = malloc(((size_t)n + 1) * sizeof *p->occ_base);
+    if (!p->occ_base) return fd_fail(FD_ERR_NOMEM, "out of memory for the occurrence store's index");
+    p->occ_base[0] = 0;
+    for (uint32_t m = 0; m < n; m++)
+        p->occ_base[m + 1] = p->occ_base[m] + (p->supp[m] < list_max ? p->supp[m] : list_max);
+    if (p->occ_base[n] > OCC_MAX_ENTRIES) {
+        free(p->occ_base);
+        p->occ_base = NULL;
+    }
+    return FD_OK;
+}
+
 fd_status fcbo_prep_create(fcbo_prep **out, const fca_context *ctx, uint32_t min_support, int layout)
 {
     fd_status st = FD_OK;
@@ -217,22 +239,7 @@ lists_done:;
     FD_TRY_GOTO(fd_env_count("FD_LIST_MAX", 0, UINT32_MAX, lm > (double)UINT32_MAX ? UINT32_MAX : (uint64_t)lm,
                              "objects", &list_max),
                 st, fail);
-    p->list_max = (uint32_t)list_max;
-
-    /* Each worker's occurrence store (process(), deliver_occ): a bucket per
-     * attribute as long as the longest extent it can take there, the
-     * attribute's support or the longest list.  Past 32 Mi entries a
-     * worker (128 MiB), the delivery counts first and takes its buckets
-     * from the search stack instead. */
-    FD_ALLOC_GOTO(p->occ_base, (size_t)n + 1, st, fail);
-    p->occ_len = p->list_max;
-    p->occ_base[0] = 0;
-    for (uint32_t m = 0; m < n; m++)
-        p->occ_base[m + 1] = p->occ_base[m] + (p->supp[m] < p->occ_len ? p->supp[m] : p->occ_len);
-    if (p->occ_base[n] > OCC_MAX_ENTRIES) {
-        free(p->occ_base);
-        p->occ_base = NULL;
-    }
+    FD_TRY_GOTO(fcbo_prep_set_list_max(p, (uint32_t)list_max), st, fail);
 
     free(usupp);
     free(order);
@@ -341,11 +348,58 @@ void fcbo_task_info_get(const fcbo_prep *p, const uint64_t *task, fcbo_task_info
     }
 }
 
+/* No bit at or past nbits in a set of w words. */
+static int bits_within(const fd_word *s, uint32_t w, uint32_t nbits)
+{
+    if (nbits & 63u && s[nbits >> 6] & ~bs_below_mask(nbits)) return 0;
+    for (uint32_t k = bs_words(nbits); k < w; k++)
+        if (s[k]) return 0;
+    return 1;
+}
+
+int fcbo_task_valid(const fcbo_prep *p, const uint64_t *task, size_t words)
+{
+    if (words < TASK_HDR || task[2] != words || task[0] >> 34) return 0;
+    const uint32_t y = (uint32_t)task[0], size = (uint32_t)task[1], nm = (uint32_t)(task[1] >> 32);
+    const int is_bits = (int)(task[0] >> 32 & 1u), ids = (task[0] & TASK_IDS) != 0;
+    if (y > p->n_attr || size > p->n_obj) return 0;
+    const uint64_t *q = task + TASK_HDR, *end = task + words;
+    /* Each part's length is checked against what is left before it is read. */
+    if (ids) {
+        if (q >= end || q[0] > p->n_attr || (size_t)(end - q) < 1 + (q[0] + 1) / 2) return 0;
+        const uint32_t *x = (const uint32_t *)(q + 1);
+        for (uint64_t k = 0; k < q[0]; k++)
+            if (x[k] >= p->n_attr) return 0;
+        q += 1 + (q[0] + 1) / 2;
+    } else {
+        if ((size_t)(end - q) < p->aw || !bits_within(q, p->aw, p->n_attr)) return 0;
+        q += p->aw;
+    }
+    if (is_bits) {
+        if ((size_t)(end - q) < p->ow || !bits_within(q, p->ow, p->n_obj) || bs_count(q, p->ow) != size) return 0;
+        q += p->ow;
+    } else {
+        if ((size_t)(end - q) < ((size_t)size + 1) / 2) return 0;
+        const uint32_t *x = (const uint32_t *)q;
+        for (uint32_t k = 0; k < size; k++)
+            if (x[k] >= p->n_obj || (k && x[k] <= x[k - 1])) return 0;
+        q += ((size_t)size + 1) / 2;
+    }
+    if ((size_t)(end - q) != (size_t)nm * (1 + p->aw)) return 0;
+    /* M_k ascending from y: a task's loading clears M from y on, and an
+     * entry below it would outlive the task it points into. */
+    for (uint32_t i = 0; i < nm; i++, q += 1 + p->aw)
+        if (q[0] < y || q[0] >= p->n_attr || (i && q[0] <= q[-1 - (ptrdiff_t)p->aw]) ||
+            !bits_within(q + 1, p->aw, p->n_attr))
+            return 0;
+    return 1;
+}
+
 const fd_word *fcbo_task_intent(const fcbo_prep *p, const fcbo_task_info *ti, fd_word *room)
 {
     if (ti->intent) return ti->intent;
     bs_zero(room, p->aw);
-    for (uint32_t k = 0; k < ti->nintent; k++) bs_set(room, ti->intent_ids[k]);
+    bs_set_ids(room, ti->intent_ids, ti->nintent);
     return room;
 }
 
@@ -658,7 +712,7 @@ static void closure_lists(const fcbo_prep *p, const fnode *c, uint32_t j, const 
         const uint32_t *l = c->ext;
         for (uint32_t i = 1; i < c->size && nc; i++) nc = list_filter(p, l[i], cand, nc);
     }
-    for (uint32_t k = 0; k < nc; k++) bs_set(D, cand[k]);
+    bs_set_ids(D, cand, nc);
 }
 
 /* D = C↑ for a child of <A,B> at attribute j.  D ⊇ B ∪ {j} always.
@@ -685,7 +739,7 @@ FD_HOT static void closure(const fcbo_prep *p, const fnode *c, uint32_t j, const
             return;
         }
         for (uint32_t i = 1; i < c->size && nc; i++) nc = sparse_filter(p, l[i], cand, nc);
-        for (uint32_t k = 0; k < nc; k++) bs_set(D, cand[k]);
+        bs_set_ids(D, cand, nc);
         return;
     }
     const fd_word *C = c->ext;
@@ -701,7 +755,7 @@ FD_HOT static void closure(const fcbo_prep *p, const fnode *c, uint32_t j, const
                 fd_word w = k == first ? C[k] & (C[k] - 1) : C[k]; /* o0 is done */
                 for (; w && nc; w &= w - 1) nc = sparse_filter(p, k * 64u + (uint32_t)__builtin_ctzll(w), cand, nc);
             }
-            for (uint32_t k = 0; k < nc; k++) bs_set(D, cand[k]);
+            bs_set_ids(D, cand, nc);
             return;
         }
     }
@@ -744,7 +798,7 @@ static const fd_word *child_intent(const fcbo_prep *p, const child *ch, const fd
     if (ch->nd.intent) return ch->nd.intent;
     bs_copy(room, B, p->aw);
     bs_set(room, ch->j);
-    for (uint32_t k = 0; k < ch->nextra; k++) bs_set(room, ch->extra[k]);
+    bs_set_ids(room, ch->extra, ch->nextra);
     return room;
 }
 
@@ -904,7 +958,7 @@ FD_HOT static fd_status deliver(fcbo_ws *w, const fnode *nd, uint32_t y, uint32_
  * come lie below j and stay as they are.  Against deliver(): no counting
  * pass and no pass over every attribute from y (its prefix sums), which
  * were half of its time on T10I4D100K (bench/results/ab.csv, occ-store).
- * A's size is at most occ_len, the buckets' length (else deliver()). */
+ * A's size is at most list_max, the buckets' length (else deliver()). */
 FD_HOT static fd_status deliver_occ(fcbo_ws *w, const fnode *nd, uint32_t y, uint32_t jstar, uint32_t **cand_out,
                                     uint32_t *ncand_out)
 {
@@ -958,7 +1012,7 @@ static fd_status column_and(fcbo_ws *w, const fnode *nd, uint32_t j, fnode *c)
     fd_word *bits = arena_alloc(&w->ar, p->ow);
     if (!bits) return ARENA_OOM();
     memset(bits, 0, (size_t)p->ow * sizeof *bits);
-    for (uint32_t k = 0; k < n; k++) bs_set(bits, l[k]);
+    bs_set_ids(bits, l, n);
     c->is_bits = 1;
     c->ext = bits;
     return FD_OK;
@@ -1003,7 +1057,7 @@ FD_HOT static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_li
      * (1,022,209 against 266,711 closures), and delivery was 36% of the
      * time (bench/results/ab.csv, label lazy-extents). */
     const int lazy = !nd->is_bits && !p->sparse && aw <= 2;
-    occ = !nd->is_bits && !lazy && w->occ && nd->size <= p->occ_len;
+    occ = !nd->is_bits && !lazy && w->occ && nd->size <= p->list_max;
     uint32_t *lspare = NULL;
     if (occ) FD_TRY_GOTO(deliver_occ(w, nd, y, jstar, &cand, &ncand), st, done);
     else if (!nd->is_bits && !lazy) FD_TRY_GOTO(deliver(w, nd, y, jstar, &start, &bucket, &cand, &ncand), st, done);

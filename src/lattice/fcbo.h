@@ -54,10 +54,8 @@ typedef struct fcbo_prep {
     uint32_t min_support;
     uint32_t list_max;       /* extents up to this size are object lists */
     uint64_t *occ_base;      /* n_attr + 1: each attribute's bucket in a worker's
-                              * occurrence store, min(support, occ_len) long;
+                              * occurrence store, min(support, list_max) long;
                               * NULL when the store would be too large */
-    uint32_t occ_len;        /* the store takes the children of extents up to this
-                              * size (list_max when it was made) */
 } fcbo_prep;
 
 /* The layout of the context: bitsets of rows and columns (dense: what the
@@ -72,6 +70,9 @@ enum { FCBO_LAYOUT_AUTO = 0, FCBO_LAYOUT_DENSE, FCBO_LAYOUT_SPARSE };
  * must outlive the prep (its labels are used for output). */
 fd_status fcbo_prep_create(fcbo_prep **out, const fca_context *ctx, uint32_t min_support, int layout);
 void fcbo_prep_destroy(fcbo_prep **p);
+/* Sets list_max (tests force either node layout) and resizes the
+ * occurrence store's index to match. */
+fd_status fcbo_prep_set_list_max(fcbo_prep *p, uint32_t list_max);
 
 /* Growable list of serialized tasks (see fcbo.c for the layout). */
 typedef struct task_list {
@@ -100,6 +101,10 @@ typedef struct fcbo_task_info {
     const void *ext;         /* ow words of bits, or size ascending uint32 ids */
 } fcbo_task_info;
 void fcbo_task_info_get(const fcbo_prep *p, const uint64_t *task, fcbo_task_info *ti);
+/* Whether a task record of words words (one read from a checkpoint) is
+ * one this prep could have made: every length, id and bitset within the
+ * context, so that running it cannot read or write out of bounds. */
+int fcbo_task_valid(const fcbo_prep *p, const uint64_t *task, size_t words);
 /* The task's intent as aw words: in the task itself, or made in room. */
 const fd_word *fcbo_task_intent(const fcbo_prep *p, const fcbo_task_info *ti, fd_word *room);
 /* A rough cost for ordering: extent size times attributes left. */

@@ -174,7 +174,7 @@ fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const str
         fd_records recs = {0};
         if (o->ckpt && lattice_ckpt_resuming(o->ckpt)) {
             /* The first run's list, less what its checkpoint holds. */
-            split_st = lattice_ckpt_remaining(o->ckpt, &recs);
+            split_st = lattice_ckpt_remaining(o->ckpt, p, &recs);
         } else {
             split_st = fcbo_root(p, &tasks);
             /* A device rank is one consumer; CPU threads are one each. */

@@ -315,10 +315,13 @@ static fd_status take_segment(void *arg, const char *path, hid_t f, int stage, c
     return FD_OK;
 }
 
-fd_status lattice_ckpt_remaining(lattice_ckpt *lc, fd_records *out)
+static int task_valid(const void *p, const uint64_t *rec, size_t words) { return fcbo_task_valid(p, rec, words); }
+
+fd_status lattice_ckpt_remaining(lattice_ckpt *lc, const fcbo_prep *p, fd_records *out)
 {
     fd_status st = FD_OK;
     FD_TRY(ckpt_load_records(lc->ck, &lc->recs));
+    FD_TRY(ckpt_check_records(lc->ck, &lc->recs, task_valid, p));
     const fd_records *r = &lc->recs;
     FD_ALLOC_GOTO(lc->done, r->n + 1, st, done);
     FD_TRY_GOTO(ckpt_scan(lc->ck, r->n, take_segment, lc), st, done);

@@ -46,10 +46,11 @@ int lattice_ckpt_resuming(const lattice_ckpt *ck);
 concept_writer lattice_ckpt_writer(lattice_ckpt *ck);
 
 /* Rank 0.  After the split of a fresh run: commits the split's segment
- * and saves the list.  On --resume: the saved list less the subtrees
- * earlier runs committed (out is ck's memory). */
+ * and saves the list.  On --resume: the saved list (each task checked
+ * against p) less the subtrees earlier runs committed (out is ck's
+ * memory). */
 fd_status lattice_ckpt_split_done(lattice_ckpt *ck, const fd_records *all);
-fd_status lattice_ckpt_remaining(lattice_ckpt *ck, fd_records *out);
+fd_status lattice_ckpt_remaining(lattice_ckpt *ck, const fcbo_prep *p, fd_records *out);
 uint64_t lattice_ckpt_resumed(const lattice_ckpt *ck);
 
 /* A task source over the pool that tracks which subtree each consumer

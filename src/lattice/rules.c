@@ -261,13 +261,13 @@ fd_status rules_luxenburger(const fca_context *ctx, uint64_t n, const uint64_t *
     for (uint64_t c = 0; c < n; c++) {
         if (!supp[c]) continue;
         bs_zero(lo, w);
-        for (uint64_t k = off[c]; k < off[c + 1]; k++) bs_set(lo, ids[k]);
+        bs_set_ids(lo, ids + off[c], off[c + 1] - off[c]);
         for (uint64_t e = cov_off[c]; e < cov_off[c + 1]; e++) {
             const uint64_t u = cov_ids[e];
             const double conf = (double)supp[c] / (double)supp[u];
             if (conf < min_conf) continue;
             bs_zero(up, w);
-            for (uint64_t k = off[u]; k < off[u + 1]; k++) bs_set(up, ids[k]);
+            bs_set_ids(up, ids + off[u], off[u + 1] - off[u]);
             for (uint32_t q = 0; q < w; q++) b.tmp[q] = lo[q] & ~up[q];
             /* |(B2\B1)'| >= |A2| > 0: the conclusion's own support. */
             const uint64_t sc = bits_extent(&b, b.tmp);

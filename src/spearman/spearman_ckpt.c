@@ -163,6 +163,7 @@ static fd_status work_list(spearman_run *jb, const fd_records *all)
         jb->ck->recs = (fd_records){jb->ck->rec_words, jb->ck->rec_start, all->n, all->nwords, NULL};
     } else {
         FD_TRY(ckpt_load_records(jb->ck->ck, &jb->ck->recs));
+        FD_TRY(ckpt_check_records(jb->ck->ck, &jb->ck->recs, spearman_record_valid, jb));
     }
     for (int s = 1; s <= 2; s++) FD_ALLOC_GOTO(old->done[s], jb->ck->recs.n + 1, st, done);
     FD_ALLOC_GOTO(old->hist, SPEARMAN_HIST_BINS, st, done);

@@ -42,6 +42,13 @@ uint64_t spearman_rows_per_record(const spearman_run *jb)
     return fit >= 4 * r ? 4 * r : fit > r ? fit : r;
 }
 
+int spearman_record_valid(const void *arg, const uint64_t *rec, size_t words)
+{
+    const spearman_run *jb = arg;
+    const uint64_t nbx = (jb->x->rows + BLOCK - 1) / BLOCK, nby = (jb->y->rows + BLOCK - 1) / BLOCK;
+    return words == REC_WORDS && rec[0] < nbx && rec[1] < rec[2] && rec[2] <= nby && rec[3] >= 1 && rec[3] <= nbx;
+}
+
 static fd_status make_segments(const spearman_run *jb, int workers, seglist *s)
 {
     uint64_t nbx = (jb->x->rows + BLOCK - 1) / BLOCK, nby = (jb->y->rows + BLOCK - 1) / BLOCK;

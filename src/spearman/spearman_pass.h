@@ -117,6 +117,9 @@ fd_status spearman_pass(spearman_run *jb, int emit);
 /* Records of 4 words, {first row block, first and end column block, row
  * blocks}: rows of a record for this run's backend and selection. */
 uint64_t spearman_rows_per_record(const spearman_run *jb);
+/* Whether a record read from a checkpoint (words long) names only row and
+ * column blocks of jb's matrices (a ckpt_record_check; arg: jb). */
+int spearman_record_valid(const void *jb, const uint64_t *rec, size_t words);
 /* Writes what pass 1 kept (jb->nkept per thread). */
 fd_status spearman_write_kept(spearman_run *jb);
 /* Writes n pairs (i, j, rho, p) to h5 (a segment, or the part). */
