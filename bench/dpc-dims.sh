@@ -15,7 +15,7 @@ CSV=$here/results/dpc-dims.csv
 bench_options 2,9 "--n=N --dims=DIMS --backends=BACKENDS --bin=BIN --csv=CSV" "$@"
 gpu_machine
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-version=$("$BIN" version | head -1 | cut -d' ' -f2)
+version=$(bin_version "$BIN")
 [ -f "$CSV" ] || echo "points,dims,backend,load_s,dc_s,rho_s,delta_s,assign_s,wall_s,clusters,ari,machine,date,version" > "$CSV"
 for d in $DIMS; do
   "$BIN" gen blobs --n "$N" --dims "$d" --clusters 8 --seed 7 -o "$tmp/p.npy" > /dev/null || exit 1
@@ -24,14 +24,8 @@ for d in $DIMS; do
     "$BIN" dpc "$tmp/p.npy" --labels "$tmp/p.labels.npy" --neighbors 30 --centers 8 --backend "$be" --stats \
       -o "$tmp/o" --force > /dev/null 2> "$tmp/err" || { cat "$tmp/err" >&2; continue; }
     t1=$(date +%s.%N)
-    python3 - "$tmp/o/dpc.h5" "$N" "$d" "$be" "$(awk -v a="$t0" -v b="$t1" 'BEGIN { print b - a }')" "$MACHINE" "$version" << 'PY' | tee -a "$CSV"
-import sys, h5py
-f = h5py.File(sys.argv[1])
-a = f.attrs
-print("%s,%s,%s,%.3f,%.3f,%.3f,%.3f,%.3f,%.3f,%d,%.4f,\"%s\",%s,%s" % (
-    sys.argv[2], sys.argv[3], sys.argv[4], a["load_seconds"], a["dc_seconds"], a["rho_seconds"], a["delta_seconds"],
-    a["assign_seconds"], float(sys.argv[5]), a["n_clusters"], a["ari"], sys.argv[6],
-    __import__("datetime").date.today().isoformat(), sys.argv[7]))
-PY
+    wall=$(awk -v a="$t0" -v b="$t1" 'BEGIN { printf "%.3f", b - a }')
+    IFS=, read -r load dc rho delta assign clusters ari <<< "$(dpc_phases "$tmp/o/dpc.h5")"
+    echo "$N,$d,$be,$load,$dc,$rho,$delta,$assign,$wall,$clusters,$ari,\"$MACHINE\",$(date +%F),$version" | tee -a "$CSV"
   done
 done

@@ -106,3 +106,19 @@ bench_options() {
     exit 2
   done
 }
+
+# The phases of a `fcbo-dist dpc` result, from its attributes:
+# "load,dc,rho,delta,assign,clusters,ari" (seconds to the millisecond).
+dpc_phases() {
+  python3 - "$1" << 'PY'
+import sys, h5py
+a = h5py.File(sys.argv[1]).attrs
+print("%.3f,%.3f,%.3f,%.3f,%.3f,%d,%.4f" % (a["load_seconds"], a["dc_seconds"], a["rho_seconds"], a["delta_seconds"],
+                                           a["assign_seconds"], a["n_clusters"], a["ari"]))
+PY
+}
+
+# "0.1.0+COMMIT" of a binary, from the first line of `BIN version`.
+bin_version() {
+  "$1" version | head -1 | sed -E 's/^[^ ]+ ([^ ]+)( \(commit ([^)]*)\))?.*/\1+\3/; s/\+$//'
+}

@@ -5,19 +5,22 @@
 # --cmd "ARGS", of `fcbo-dist ARGS` (a small GPU run, say, where making
 # the device's context is part of the wall).  Several binaries side by
 # side (--bin PATH[:LABEL], repeatable: a build of another commit),
-# alternating, the median of --reps runs each.  Appends to
-# bench/results/startup.csv (the command in its last column).
+# alternating, the median of --reps runs each, and the peak resident
+# memory of one more run (GNU time's maximum RSS, in MB: what the
+# program and its shared libraries take before any work).  Appends to
+# bench/results/startup.csv.
 #
 #   bench/startup.sh [--reps 21] [--bin PATH[:LABEL]]... [--cmd "ARGS"] [--csv FILE]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 REPS=21; BINS=(); CSV=$here/results/startup.csv; CMD=version
-bench_options 2,11 "--reps=REPS --bin=BINS+ --csv=CSV --cmd=CMD" "$@"
+bench_options 2,13 "--reps=REPS --bin=BINS+ --csv=CSV --cmd=CMD" "$@"
 [ ${#BINS[@]} -gt 0 ] || BINS=("$here/../build/fcbo-dist:build")
 read -r -a ARGS <<< "$CMD"
 gpu_machine
-[ -f "$CSV" ] || echo "binary,version,seconds,machine,date,command" > "$CSV"
+[ -x /usr/bin/time ] || { echo "bench/startup.sh: needs GNU time (/usr/bin/time)" >&2; exit 2; }
+[ -f "$CSV" ] || echo "binary,version,seconds,machine,date,command,peak_mb" > "$CSV"
 declare -A t=()
 for b in "${BINS[@]}"; do
   "${b%%:*}" "${ARGS[@]}" > /dev/null 2> /tmp/startup.$$ ||
@@ -32,6 +35,8 @@ for r in $(seq "$REPS"); do
 done
 for b in "${BINS[@]}"; do
   bin=${b%%:*}; label=${b#*:}; [ "$label" = "$b" ] && label=$(basename "$bin")
-  echo "$label,$("$bin" version | head -1 | cut -d' ' -f2),$(printf '%s\n' ${t[$b]} | median),\"$MACHINE\",$(date -u +%F),\"$CMD\"" |
+  /usr/bin/time -f %M -o /tmp/startup.$$ "$bin" "${ARGS[@]}" > /dev/null 2>&1
+  mb=$(awk '{ printf "%.1f", $1 / 1024 }' /tmp/startup.$$); rm -f /tmp/startup.$$
+  echo "$label,$(bin_version "$bin"),$(printf '%s\n' ${t[$b]} | median),\"$MACHINE\",$(date -u +%F),\"$CMD\",$mb" |
     tee -a "$CSV"
 done

@@ -402,7 +402,8 @@ double dpc_kernel_d2(double dc, int kernel) { return kernel == DPC_CUTOFF ? dpc_
  * row, and when there are at least m such values, the m-th smallest of
  * them is the m-th smallest of all: the same value as the scan of every
  * point, bit for bit, in a few passes over the rows' cells instead of
- * s x n distances (10,000,000 points: 33 s of 135 s on 2 cores).  T
+ * s x n distances (10,000,000 points: 30.4 s of 135.4 s on 2 cores,
+ * 0.68 s now: bench/results/dpc-phases.csv).  T
  * starts from the density of uniform points over the points' box and is
  * scaled until between m and DC_GRID_SLACK m values lie below it. */
 
@@ -769,9 +770,10 @@ static fd_status delta_grid(dpc_grid *g, const dpc_points *p, const double *rho,
 }
 
 /* The rows whose rings did not settle their nearest denser point (the
- * peaks, and points far from any denser one).  Each scanned every point:
- * on 10M 2-D blobs, 2,242 rows and 40% of delta's time on 2 cores (a
- * kd-tree instead took 10.9 s to build).  They go through grids of cells
+ * peaks, and points far from any denser one).  Each scanned every point,
+ * the larger part of delta's time on 10M 2-D blobs (delta 67.7 s then,
+ * 12.2 s now with the cell order: bench/results/dpc-phases.csv).  They go
+ * through grids of cells
  * DELTA_COARSER times wider in every coordinate, each by the same rings,
  * until a grid's rings reach across it; what is left (the densest point,
  * which has no denser one) scans. */
