@@ -3,6 +3,7 @@
  * independent method), at ranks from 1 to 256; the inverse must be
  * exactly symmetric (bcp's expected Gram matrices rely on it), its log
  * determinant right, and a matrix that is not positive definite refused. */
+#include "bcp/bcp_lapack.h"
 #include "bcp/chol.h"
 #include "common/clock.h"
 #include "testutil.h"
@@ -97,6 +98,10 @@ static void test_spd_inverse(void)
 
 int main(void)
 {
+    if (bcp_lapack_load() != FD_OK) {
+        fprintf(stderr, "%s\n", fd_errmsg());
+        return 1;
+    }
     test_spd_inverse();
     return t_report();
 }

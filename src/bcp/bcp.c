@@ -19,10 +19,9 @@
 #include "../common/interrupt.h"
 #include "../common/par_rows.h"
 #include "bcp_backend.h"
+#include "bcp_lapack.h"
 #include "chol.h"
 
-#include <lapacke.h>
-#undef I /* complex.h's, through lapacke.h: I is a mode's length here */
 #include <math.h>
 #include <signal.h>
 #include <stdlib.h>
@@ -122,8 +121,8 @@ static fd_status leading_eigen(double *G, uint64_t I, uint32_t R, uint32_t N, do
     FD_ALLOC_GOTO(isuppz, 2 * k, st, done);
     /* Eigenvalues il..iu of I, ascending: the k largest. */
     const lapack_int n = (lapack_int)I, il = (lapack_int)(I - k + 1), iu = (lapack_int)I;
-    const lapack_int info = LAPACKE_dsyevr(LAPACK_ROW_MAJOR, 'V', 'I', 'U', n, G, n, 0, 0, il, iu, 0, &found, w, Z,
-                                           (lapack_int)k, isuppz);
+    const lapack_int info = bcp_lapack.dsyevr(LAPACK_ROW_MAJOR, 'V', 'I', 'U', n, G, n, 0, 0, il, iu, 0, &found, w,
+                                              Z, (lapack_int)k, isuppz);
     if (info != 0 || (uint64_t)found != k) {
         st = fd_fail(FD_ERR_INTERNAL, "LAPACK dsyevr failed on mode Gram of %llu rows (info %d)",
                      (unsigned long long)I, (int)info);
@@ -646,7 +645,7 @@ fd_status bcp_fit(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, 
     memset(m, 0, sizeof *m);
     const uint32_t R = o->rank, N = t->order;
     if (R < 1 || R > 256) return fd_fail(FD_ERR_USAGE, "--rank %u: 1 to 256", R);
-    fd_blas_one_thread(); /* the LAPACK calls below are small (chol.c) */
+    FD_TRY(bcp_lapack_load());
     w.t = t;
     w.threads = o->threads > 0 ? o->threads : 1;
     w.comm = comm;

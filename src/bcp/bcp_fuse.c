@@ -7,6 +7,7 @@
  * the update of one ALS step; the objective is
  *   sum over k of ||[[U_k]]||^2 - 2 sum(Hadamard_m P_m(k)) + sum(Hadamard_m Q_m(k)). */
 #include "bcp_fuse.h"
+#include "bcp_lapack.h"
 #include "chol.h"
 
 #include "../common/clock.h"
@@ -133,6 +134,7 @@ static void aligned_start(uint32_t order, const uint64_t *dims, const uint64_t *
 fd_status bcp_fuse(uint32_t order, const uint64_t *dims, const uint64_t *grid, uint32_t R, const double *sub,
                    uint32_t max_iter, double tol, double **A, uint32_t *iters)
 {
+    FD_TRY(bcp_lapack_load());
     fd_status st = FD_OK;
     const uint64_t K = grid_count(order, grid);
     const size_t RR = (size_t)R * R;

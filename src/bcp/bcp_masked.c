@@ -15,6 +15,7 @@
 #include "../common/clock.h"
 #include "../common/interrupt.h"
 #include "../common/par_rows.h"
+#include "bcp_lapack.h"
 #include "chol.h"
 
 #include <math.h>
@@ -388,6 +389,7 @@ fd_status bcp_fit_masked(const bcp_tensor *t, const bcp_opts *o, const bcp_comm 
     memset(&w, 0, sizeof w);
     memset(m, 0, sizeof *m);
     if (R < 1 || R > 256) return fd_fail(FD_ERR_USAGE, "--rank %u: 1 to 256", R);
+    FD_TRY(bcp_lapack_load());
     if (!t->observed || t->n_observed == 0)
         return fd_fail(FD_ERR_INTERNAL, "bcp_fit_masked: a tensor without missing entries");
     for (uint32_t n = 0; n < N; n++)

@@ -159,9 +159,7 @@ static fd_status parse_args(int argc, char **argv, dpc_opts *a, int *done)
                                      "--rho-min/--delta-min are rules of their own");
     if (a->centers.alpha != 0 && !(a->centers.alpha > 0 && a->centers.alpha < 1))
         return fd_fail(FD_ERR_USAGE, "--outlier-alpha must be between 0 and 1");
-    if (a->plot && !dpc_plot_available())
-        return fd_fail(FD_ERR_UNAVAILABLE, "--plot: this fcbo-dist was built without cairo; install libcairo2-dev and "
-                                           "rebuild");
+    if (a->plot) FD_TRY(dpc_plot_ready());
     if (optind != argc - 1) return fd_fail(FD_ERR_USAGE, "dpc needs exactly one POINTS file; see 'fcbo-dist dpc --help'");
     if (a->cols.label && a->cols.labels) return fd_fail(FD_ERR_USAGE, "--label-column and --labels exclude each other");
     a->input = argv[optind];

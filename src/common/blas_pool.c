@@ -5,20 +5,22 @@
  * sleeps.  fcbo-dist never uses them (fd_dgemm runs one-thread calls on
  * its own threads, bcp's LAPACK factorisations are R x R): on the GPU
  * machine's 16 cores they took the cores of a short lattice run's
- * workers (bench/results/ab.csv, "blas-pool").  The symbols are weak: an
- * OpenMP or serial BLAS, or none, lacks them and nothing is done. */
+ * workers (bench/results/ab.csv, "blas-pool").  OpenBLAS is loaded when
+ * bcp first needs it (dynlib.h), and this runs right after: a BLAS without
+ * these symbols (OpenMP or serial) is left alone. */
 #include "gemm.h"
 
-#include <stddef.h>
+#include <dlfcn.h>
 
-extern void openblas_set_num_threads(int) __attribute__((weak));
-/* OpenBLAS's own fork handler uses it (driver/others/blas_server.c):
- * wakes the pool, joins it, and marks the server unavailable, so that a
- * later threaded call would start it again. */
-extern int blas_thread_shutdown_(void) __attribute__((weak));
-
-void fd_blas_pool_stop(void)
+void fd_blas_pool_stop(void *lib)
 {
-    if (openblas_set_num_threads) openblas_set_num_threads(1);
-    if (blas_thread_shutdown_) (void)blas_thread_shutdown_();
+    void (*set_threads)(int);
+    /* OpenBLAS's own fork handler uses it (driver/others/blas_server.c):
+     * wakes the pool, joins it, and marks the server unavailable, so that
+     * a later threaded call would start it again. */
+    int (*shutdown)(void);
+    *(void **)&set_threads = dlsym(lib, "openblas_set_num_threads");
+    *(void **)&shutdown = dlsym(lib, "blas_thread_shutdown_");
+    if (set_threads) set_threads(1);
+    if (shutdown) (void)shutdown();
 }

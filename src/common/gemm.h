@@ -6,6 +6,8 @@
 #ifndef FD_GEMM_H
 #define FD_GEMM_H
 
+#include "status.h"
+
 #include <stdint.h>
 
 /* Whether fd_dgemm can take a product of these sizes (BLAS takes int
@@ -19,14 +21,21 @@ int fd_dgemm_can(uint64_t m, uint64_t n, uint64_t k);
 void fd_dgemm(int trans_a, uint64_t m, uint64_t n, uint64_t k, const double *A, uint64_t lda, const double *B,
               uint64_t ldb, double *C, uint64_t ldc, int threads);
 
+/* Loads OpenBLAS (src/common/dynlib.h; a no-op in a build without it)
+ * and stops the pool it starts: before fd_dgemm or fd_blas_one_thread.
+ * Its failure names the library. */
+fd_status fd_blas_load(void);
+
 /* OpenBLAS's own threads off (a no-op without OpenBLAS): our threads split
  * the work, so that the bits do not depend on their number, and LAPACK's
  * small R x R factorisations pay no thread start (bcp/chol.c). */
 void fd_blas_one_thread(void);
 
 /* Stops the thread pool a pthread OpenBLAS starts when it loads (its
- * threads spin for ~0.1 s, taking cores from ours): first thing in main.
- * Always built (blas_pool.c), whatever BLAS the binary links. */
-void fd_blas_pool_stop(void);
+ * threads spin for ~0.1 s, taking cores from ours), right after a dlopen
+ * of it or of a library that pulls it in (a LAPACK on OpenBLAS): lib is
+ * the handle, whose dependencies are searched too.  Always built
+ * (blas_pool.c), whatever BLAS the binary was built with. */
+void fd_blas_pool_stop(void *lib);
 
 #endif

@@ -6,10 +6,33 @@
  * call, so every entry comes from the same call whatever the threads. */
 #include "gemm.h"
 
+#include "dynlib.h"
 #include "par_rows.h"
 
 #include <cblas.h>
 #include <limits.h>
+
+static struct {
+    __typeof__(&cblas_dgemm) dgemm;
+    __typeof__(&openblas_set_num_threads) set_threads;
+} ob;
+
+static const fd_dynsym syms[] = {
+    {"cblas_dgemm", (void **)&ob.dgemm, 0},
+    {"openblas_set_num_threads", (void **)&ob.set_threads, 0},
+    {NULL, NULL, 0},
+};
+
+static fd_dynlib lib = {FD_OPENBLAS_SONAME, FD_OPENBLAS_DIR, "bcp on the CPU", FD_ERR_UNAVAILABLE, syms,
+                        FD_DYNLIB_STATE};
+
+fd_status fd_blas_load(void)
+{
+    const int first = !lib.handle;
+    FD_TRY(fd_dynlib_load(&lib));
+    if (first) fd_blas_pool_stop(lib.handle); /* a second call finds it stopped: harmless */
+    return FD_OK;
+}
 
 /* Rows of C a call: large enough for OpenBLAS's blocking, small enough
  * for several per thread. */
@@ -28,8 +51,8 @@ static fd_status gemm_rows(void *arg, uint64_t i0, uint64_t i1, int thread)
     (void)thread;
     /* Rows i0.. of op(A): rows of A, or its columns when transposed. */
     const double *a = g->trans_a ? g->A + i0 : g->A + i0 * g->lda;
-    cblas_dgemm(CblasRowMajor, g->trans_a ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)(i1 - i0), (int)g->n,
-                (int)g->k, 1.0, a, (int)g->lda, g->B, (int)g->ldb, 0.0, g->C + i0 * g->ldc, (int)g->ldc);
+    ob.dgemm(CblasRowMajor, g->trans_a ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)(i1 - i0), (int)g->n,
+             (int)g->k, 1.0, a, (int)g->lda, g->B, (int)g->ldb, 0.0, g->C + i0 * g->ldc, (int)g->ldc);
     return FD_OK;
 }
 
@@ -38,7 +61,10 @@ int fd_dgemm_can(uint64_t m, uint64_t n, uint64_t k)
     return m <= INT_MAX && n <= INT_MAX && k <= INT_MAX;
 }
 
-void fd_blas_one_thread(void) { openblas_set_num_threads(1); }
+void fd_blas_one_thread(void)
+{
+    if (ob.set_threads) ob.set_threads(1);
+}
 
 void fd_dgemm(int trans_a, uint64_t m, uint64_t n, uint64_t k, const double *A, uint64_t lda, const double *B,
               uint64_t ldb, double *C, uint64_t ldc, int threads)

@@ -2,14 +2,17 @@
 /* --plot FILE.png: the decision graph (rho against delta, centres in
  * their clusters' colours) and, for 2-D points, the points coloured by
  * cluster (halo points grey), side by side.  Drawn with cairo where the
- * build found it (dpc_plot_cairo.c); otherwise dpc_plot_available() is 0
- * and --plot is refused before anything runs (dpc_plot_none.c). */
+ * build found it (dpc_plot_cairo.c, which loads it when asked); --plot is
+ * refused before anything runs where the build has no cairo
+ * (dpc_plot_none.c) or it cannot be loaded. */
 #ifndef FD_DPC_PLOT_H
 #define FD_DPC_PLOT_H
 
 #include "points.h"
 
-int dpc_plot_available(void);
+/* FD_OK when --plot can draw (cairo built in, and loaded now); else
+ * FD_ERR_UNAVAILABLE saying why. */
+fd_status dpc_plot_ready(void);
 
 /* core: the labels with halo points 0, or NULL; gamma_thr: the outlier
  * rule's threshold, drawn as the curve rho delta = gamma_thr (NaN: none).

@@ -6,6 +6,7 @@
 #include "dpc_plot.h"
 
 #include "../common/atomicfile.h"
+#include "../common/dynlib.h"
 
 #include <cairo.h>
 #include <math.h>
@@ -13,10 +14,48 @@
 #include <stdlib.h>
 #include <unistd.h>
 
+/* cairo is loaded when --plot is asked for (src/common/dynlib.h): with the
+ * X11, font and PNG libraries it pulls in, linking it cost every command's
+ * start 1.9 MB and 2.5 ms on the dev VM.  Every cairo call goes through
+ * this table. */
+#define CAIRO_FNS(X) \
+    X(cairo_arc) \
+    X(cairo_create) \
+    X(cairo_destroy) \
+    X(cairo_fill_preserve) \
+    X(cairo_image_surface_create) \
+    X(cairo_image_surface_get_data) \
+    X(cairo_image_surface_get_stride) \
+    X(cairo_line_to) \
+    X(cairo_move_to) \
+    X(cairo_paint) \
+    X(cairo_rectangle) \
+    X(cairo_select_font_face) \
+    X(cairo_set_dash) \
+    X(cairo_set_font_size) \
+    X(cairo_set_line_width) \
+    X(cairo_set_source_rgb) \
+    X(cairo_show_text) \
+    X(cairo_status) \
+    X(cairo_status_to_string) \
+    X(cairo_stroke) \
+    X(cairo_surface_destroy) \
+    X(cairo_surface_flush) \
+    X(cairo_surface_mark_dirty) \
+    X(cairo_surface_write_to_png)
+#define CAIRO_SLOT(f) __typeof__(&f) f;
+static struct {
+    CAIRO_FNS(CAIRO_SLOT)
+} ca;
+#define CAIRO_SYM(f) {#f, (void **)&ca.f, 0},
+static const fd_dynsym syms[] = {CAIRO_FNS(CAIRO_SYM){NULL, NULL, 0}};
+static fd_dynlib lib = {FD_CAIRO_SONAME, FD_CAIRO_DIR, "dpc --plot", FD_ERR_UNAVAILABLE, syms, FD_DYNLIB_STATE};
+
+fd_status dpc_plot_ready(void) { return fd_dynlib_load(&lib); }
+
 #define PANEL 800
 #define MARGIN 60
 
-int dpc_plot_available(void) { return 1; }
 
 /* A colour per cluster: hues spread by the golden angle. */
 static void colour(int32_t label, double rgb[3])
@@ -59,31 +98,31 @@ static void put(unsigned char *data, int stride, int width, double px, double py
 static void frame(cairo_t *cr, const panel *pn, const char *title, const char *xl, const char *yl)
 {
     char buf[64];
-    cairo_set_source_rgb(cr, 0, 0, 0);
-    cairo_set_line_width(cr, 1);
-    cairo_rectangle(cr, pn->left + MARGIN - 4, MARGIN - 4, PANEL - 2 * MARGIN + 8, PANEL - 2 * MARGIN + 8);
-    cairo_stroke(cr);
-    cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
-    cairo_set_font_size(cr, 16);
-    cairo_move_to(cr, pn->left + MARGIN, MARGIN - 16);
-    cairo_show_text(cr, title);
-    cairo_set_font_size(cr, 12);
-    cairo_move_to(cr, pn->left + PANEL / 2 - 20, PANEL - 20);
-    cairo_show_text(cr, xl);
+    ca.cairo_set_source_rgb(cr, 0, 0, 0);
+    ca.cairo_set_line_width(cr, 1);
+    ca.cairo_rectangle(cr, pn->left + MARGIN - 4, MARGIN - 4, PANEL - 2 * MARGIN + 8, PANEL - 2 * MARGIN + 8);
+    ca.cairo_stroke(cr);
+    ca.cairo_select_font_face(cr, "sans-serif", CAIRO_FONT_SLANT_NORMAL, CAIRO_FONT_WEIGHT_NORMAL);
+    ca.cairo_set_font_size(cr, 16);
+    ca.cairo_move_to(cr, pn->left + MARGIN, MARGIN - 16);
+    ca.cairo_show_text(cr, title);
+    ca.cairo_set_font_size(cr, 12);
+    ca.cairo_move_to(cr, pn->left + PANEL / 2 - 20, PANEL - 20);
+    ca.cairo_show_text(cr, xl);
     snprintf(buf, sizeof buf, "%.4g", pn->x0);
-    cairo_move_to(cr, pn->left + MARGIN, PANEL - MARGIN + 18);
-    cairo_show_text(cr, buf);
+    ca.cairo_move_to(cr, pn->left + MARGIN, PANEL - MARGIN + 18);
+    ca.cairo_show_text(cr, buf);
     snprintf(buf, sizeof buf, "%.4g", pn->x1);
-    cairo_move_to(cr, pn->left + PANEL - MARGIN - 40, PANEL - MARGIN + 18);
-    cairo_show_text(cr, buf);
+    ca.cairo_move_to(cr, pn->left + PANEL - MARGIN - 40, PANEL - MARGIN + 18);
+    ca.cairo_show_text(cr, buf);
     snprintf(buf, sizeof buf, "%.4g", pn->y0);
-    cairo_move_to(cr, pn->left + 4, PANEL - MARGIN);
-    cairo_show_text(cr, buf);
+    ca.cairo_move_to(cr, pn->left + 4, PANEL - MARGIN);
+    ca.cairo_show_text(cr, buf);
     snprintf(buf, sizeof buf, "%.4g", pn->y1);
-    cairo_move_to(cr, pn->left + 4, MARGIN + 8);
-    cairo_show_text(cr, buf);
-    cairo_move_to(cr, pn->left + 8, PANEL / 2);
-    cairo_show_text(cr, yl);
+    ca.cairo_move_to(cr, pn->left + 4, MARGIN + 8);
+    ca.cairo_show_text(cr, buf);
+    ca.cairo_move_to(cr, pn->left + 8, PANEL / 2);
+    ca.cairo_show_text(cr, yl);
 }
 
 static void ranges(const double *x, uint64_t n, size_t step, double *lo, double *hi)
@@ -102,20 +141,21 @@ fd_status dpc_plot_write(const char *path, const dpc_points *p, const double *rh
                          double gamma_thr)
 {
     fd_status st = FD_OK;
+    FD_TRY(dpc_plot_ready());
     const int two = p->d == 2, width = two ? 2 * PANEL : PANEL;
     char *tmp = fd_tmp_name(path);
     if (!tmp) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    cairo_surface_t *s = cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, PANEL);
-    cairo_t *cr = cairo_create(s);
-    if (cairo_status(cr) != CAIRO_STATUS_SUCCESS) {
-        st = fd_fail(FD_ERR_NOMEM, "%s: cairo: %s", path, cairo_status_to_string(cairo_status(cr)));
+    cairo_surface_t *s = ca.cairo_image_surface_create(CAIRO_FORMAT_RGB24, width, PANEL);
+    cairo_t *cr = ca.cairo_create(s);
+    if (ca.cairo_status(cr) != CAIRO_STATUS_SUCCESS) {
+        st = fd_fail(FD_ERR_NOMEM, "%s: cairo: %s", path, ca.cairo_status_to_string(ca.cairo_status(cr)));
         goto done;
     }
-    cairo_set_source_rgb(cr, 1, 1, 1);
-    cairo_paint(cr);
-    cairo_surface_flush(s);
-    unsigned char *data = cairo_image_surface_get_data(s);
-    const int stride = cairo_image_surface_get_stride(s);
+    ca.cairo_set_source_rgb(cr, 1, 1, 1);
+    ca.cairo_paint(cr);
+    ca.cairo_surface_flush(s);
+    unsigned char *data = ca.cairo_image_surface_get_data(s);
+    const int stride = ca.cairo_image_surface_get_stride(s);
     /* The decision graph: every point grey, the centres on top. */
     panel dg = {0, 0, 0, 0, 0};
     ranges(rho, p->n, 1, &dg.x0, &dg.x1);
@@ -137,22 +177,22 @@ fd_status dpc_plot_write(const char *path, const dpc_points *p, const double *rh
             put(data, stride, width, px, py, rgb);
         }
     }
-    cairo_surface_mark_dirty(s);
+    ca.cairo_surface_mark_dirty(s);
     for (uint32_t q = 0; q < k; q++) {
         const int64_t i = centers[q];
         double px, py, rgb[3];
         colour((int32_t)(q + 1), rgb);
         to_px(&dg, rho[i], delta[i], &px, &py);
-        cairo_arc(cr, px, py, 5, 0, 2 * M_PI);
-        cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
-        cairo_fill_preserve(cr);
-        cairo_set_source_rgb(cr, 0, 0, 0);
-        cairo_stroke(cr);
+        ca.cairo_arc(cr, px, py, 5, 0, 2 * M_PI);
+        ca.cairo_set_source_rgb(cr, rgb[0], rgb[1], rgb[2]);
+        ca.cairo_fill_preserve(cr);
+        ca.cairo_set_source_rgb(cr, 0, 0, 0);
+        ca.cairo_stroke(cr);
         if (two) {
             to_px(&sc, p->x[2 * i], p->x[2 * i + 1], &px, &py);
-            cairo_arc(cr, px, py, 5, 0, 2 * M_PI);
-            cairo_set_source_rgb(cr, 0, 0, 0);
-            cairo_stroke(cr);
+            ca.cairo_arc(cr, px, py, 5, 0, 2 * M_PI);
+            ca.cairo_set_source_rgb(cr, 0, 0, 0);
+            ca.cairo_stroke(cr);
         }
     }
     /* The outlier rule's threshold: points above the curve rho delta =
@@ -166,18 +206,18 @@ fd_status dpc_plot_write(const char *path, const dpc_points *p, const double *rh
             if (d > dg.y1 * 1.05) continue;
             double px, py;
             to_px(&dg, r, d, &px, &py);
-            if (!started) cairo_move_to(cr, px, py);
-            else cairo_line_to(cr, px, py);
+            if (!started) ca.cairo_move_to(cr, px, py);
+            else ca.cairo_line_to(cr, px, py);
             started = 1;
         }
         if (started) {
             const double dash[] = {6, 4};
-            cairo_set_dash(cr, dash, 2, 0);
-            cairo_set_source_rgb(cr, 0.8, 0.1, 0.1);
-            cairo_set_line_width(cr, 1.5);
-            cairo_stroke(cr);
-            cairo_set_dash(cr, NULL, 0, 0);
-            cairo_set_line_width(cr, 1);
+            ca.cairo_set_dash(cr, dash, 2, 0);
+            ca.cairo_set_source_rgb(cr, 0.8, 0.1, 0.1);
+            ca.cairo_set_line_width(cr, 1.5);
+            ca.cairo_stroke(cr);
+            ca.cairo_set_dash(cr, NULL, 0, 0);
+            ca.cairo_set_line_width(cr, 1);
         }
     }
     char title[128];
@@ -191,17 +231,17 @@ fd_status dpc_plot_write(const char *path, const dpc_points *p, const double *rh
                  core ? " (halo grey)" : "");
         frame(cr, &sc, title, "x1", "x2");
     }
-    cairo_surface_flush(s);
-    cairo_status_t cs = cairo_surface_write_to_png(s, tmp);
+    ca.cairo_surface_flush(s);
+    cairo_status_t cs = ca.cairo_surface_write_to_png(s, tmp);
     if (cs != CAIRO_STATUS_SUCCESS) {
-        st = fd_fail(FD_ERR_IO, "%s: cannot write the PNG: %s", tmp, cairo_status_to_string(cs));
+        st = fd_fail(FD_ERR_IO, "%s: cannot write the PNG: %s", tmp, ca.cairo_status_to_string(cs));
         goto done;
     }
     if (rename(tmp, path) != 0) st = fd_fail(FD_ERR_IO, "%s: cannot rename %s into place", path, tmp);
 done:
     if (st != FD_OK) unlink(tmp);
-    cairo_destroy(cr);
-    cairo_surface_destroy(s);
+    ca.cairo_destroy(cr);
+    ca.cairo_surface_destroy(s);
     free(tmp);
     return st;
 }

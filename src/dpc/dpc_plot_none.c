@@ -2,7 +2,11 @@
 /* --plot without cairo in the build (see dpc_plot.h). */
 #include "dpc_plot.h"
 
-int dpc_plot_available(void) { return 0; }
+fd_status dpc_plot_ready(void)
+{
+    return fd_fail(FD_ERR_UNAVAILABLE, "--plot: this fcbo-dist was built without cairo; install libcairo2-dev and "
+                                       "rebuild");
+}
 
 fd_status dpc_plot_write(const char *path, const dpc_points *p, const double *rho, const double *delta,
                          const int32_t *labels, const int32_t *core, const int64_t *centers, uint32_t k,
