@@ -7,7 +7,7 @@
 # (missing-pairwise-all: the re-ranking's own rate; each pair with an
 # incomplete row is re-ranked, on the CUDA backend by its own kernel),
 # Kendall's tau-b with --pvalue 1e-6 instead (kendall-pvalue: each pair's
-# p, on the CPU), and Kendall's tau-b (--method kendall: past 16
+# p; on the CUDA backend by the wide kernel), and Kendall's tau-b (--method kendall: past 16
 # observations the GPU's wide kernel), on `gen counts` matrices of --rows rows and each
 # of --cols observations, --count-only --rho 0.9, on each of --backends;
 # pairs/s from the summary line.  Appends to bench/results/spearman-methods.csv.

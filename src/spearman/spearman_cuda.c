@@ -23,6 +23,9 @@
 typedef struct {
     spearman_gpu *g;
     spearman_gpu_wide *gw;    /* Kendall's sign vectors wider than 128 bytes (then g is NULL) */
+    spearman_gpu_wide *gk;    /* Kendall's --pvalue where g holds the rows: the wide kernel's copy */
+    int kendall_ready;        /* the wide kernel has the ties and verdicts (kendall_p_rect) */
+    int device, host_threads;
     spearman_gpu_missing *gm; /* --missing pairwise with rows that miss a value, else NULL */
     double q_by_m[SPEARMAN_GPU_MAX_N + 1];
     spearman_gpu_out out;
@@ -143,6 +146,7 @@ static void cuda_close(void *state)
     }
     spearman_gpu_missing_destroy(&c->gm);
     spearman_gpu_wide_destroy(&c->gw);
+    spearman_gpu_wide_destroy(&c->gk);
     spearman_gpu_destroy(&c->g);
     free(c);
 }
@@ -221,6 +225,8 @@ static fd_status cuda_open(void **state, const spearman_mat *x, const spearman_m
     spearman_gpu_mat gx, gy;
     cuda_state *c = calloc(1, sizeof *c);
     if (!c) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    c->device = device;
+    c->host_threads = host_threads;
     const double t0 = fd_now();
     FD_TRY_GOTO(to_int8_rows(x, kp, host_threads, &ax, &bx, &gx), st, done);
     if (y != x) FD_TRY_GOTO(to_int8_rows(y, kp, host_threads, &ay, &by, &gy), st, done);
@@ -377,6 +383,55 @@ static fd_status wide_topk(cuda_state *c, const spearman_mat *x, const spearman_
     return FD_OK;
 }
 
+/* The wide kernel's copy of the sign vectors where the int8 kernel holds
+ * them (rows of up to 16 observations): Kendall's --pvalue runs on the
+ * wide kernel at every width. */
+static fd_status wide_copy(cuda_state *c, const spearman_mat *x, const spearman_mat *y)
+{
+    fd_status st = FD_OK;
+    const uint32_t kp = (x->n + 63) / 64 * 64;
+    int8_t *ax = NULL, *ay = NULL;
+    size_t bx = 0, by = 0;
+    spearman_gpu_mat gx, gy;
+    spearman_gpu_tuning tu;
+    FD_TRY(tuning_from_env(&tu));
+    FD_TRY_GOTO(to_int8_rows(x, kp, c->host_threads, &ax, &bx, &gx), st, done);
+    if (y != x) FD_TRY_GOTO(to_int8_rows(y, kp, c->host_threads, &ay, &by, &gy), st, done);
+    st = spearman_gpu_wide_create(&c->gk, c->device, kp, &gx, y != x ? &gy : NULL, tu.records);
+done:
+    fd_big_free(ax, bx);
+    fd_big_free(ay, by);
+    return st;
+}
+
+/* Kendall's --pvalue: each pair's verdict is kendall_p_le's (tile.c's
+ * exact test), on the GPU where double settles it (spearman_gpu_wide.cu,
+ * kendall_decide), by the host for the pairs that come back undecided.
+ * The verdicts of two rows without ties depend on |S| alone: tabled here
+ * once, by kendall_p_le itself. */
+static fd_status kendall_p_rect(cuda_state *c, const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1,
+                                uint64_t j0, uint64_t j1, int upper, const spearman_sel *sel, spearman_acc *acc)
+{
+    if (!c->gw && !c->gk) FD_TRY(wide_copy(c, x, y));
+    spearman_gpu_wide *w = c->gw ? c->gw : c->gk;
+    if (!c->kendall_ready) {
+        const uint32_t N = kendall_width(x->n_obs);
+        unsigned char *keep = malloc((size_t)N + 1);
+        if (!keep) return fd_fail(FD_ERR_NOMEM, "out of memory");
+        const kendall_ties none = {0, 0, 0};
+        for (uint32_t a = 0; a <= N; a++) keep[a] = (unsigned char)kendall_p_le(sel->kendall, a, &none, &none);
+        const spearman_gpu_kendall k = {x->n_obs, sel->kendall->z2, keep, x->ties, y != x ? y->ties : NULL};
+        const fd_status st = spearman_gpu_wide_kendall(w, &k);
+        free(keep);
+        FD_TRY(st);
+        c->kendall_ready = 1;
+    }
+    const spearman_gpu_sel gs = gpu_sel(sel, acc);
+    FD_TRY(spearman_gpu_wide_rect(w, i0, i1, j0, j1, upper, &gs, NULL, &c->out));
+    take_out(x, y, sel, acc, &c->out);
+    return FD_OK;
+}
+
 /* Kendall's wide sign vectors: --rho, --count-only and --top-k
  * (backend_for sends the rest to the CPU). */
 static fd_status wide_rect(cuda_state *c, const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1,
@@ -395,6 +450,7 @@ static fd_status cuda_rect(void *state, const spearman_mat *x, const spearman_ma
                            uint64_t j0, uint64_t j1, int upper, const spearman_sel *sel, spearman_acc *acc)
 {
     cuda_state *c = state;
+    if (sel->kendall && !acc->topk) return kendall_p_rect(c, x, y, i0, i1, j0, j1, upper, sel, acc);
     if (c->gw) return wide_rect(c, x, y, i0, i1, j0, j1, upper, sel, acc);
     if (acc->topk) FD_TRY(cuda_topk(c, x, i0, i1, j0, j1, acc));
     else FD_TRY(cuda_pairs(c, x, y, i0, i1, j0, j1, upper, sel, acc));

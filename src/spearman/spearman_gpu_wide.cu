@@ -40,6 +40,12 @@ struct wparams {
     uint32_t kw;                 /* words a row */
     int upper, mode, hist, emit;
     double q;
+    /* mode 'p' (Kendall's --pvalue): each row's ties (kendall_ties: ties,
+     * t3, t5), the verdict by |S| of two rows without ties, and z_alpha^2,
+     * n (n - 1) and n of the normal branch (kendall_decide) */
+    const double *xties, *yties;
+    const unsigned char *untied_keep;
+    double kz2, km, kn;
     /* mode 'k' (--top-k): a pair comes back when |tau| reaches its row's
      * weakest kept partner, row_thr[i - thr_i0], less 1e-5 of it (the
      * float error of |S| / sqrt(S_ii) / sqrt(S_jj) is below 1e-6), as
@@ -51,6 +57,30 @@ struct wparams {
     spearman_gpu_pair *rec;
     unsigned long long cap;
 };
+
+/* Kendall's --pvalue for a pair of varying rows, the host's kendall_p_le
+ * where it is certain.  Two rows without ties: the verdict is a function
+ * of |S| alone (the exact branch, or the normal one with the untied
+ * variance), tabled on the host by kendall_p_le itself.  Otherwise the
+ * normal branch: z^2 = S^2 / var with var from both rows' ties in the
+ * host's order of operations (the sums of integers are exact; a product
+ * or quotient rounds within 2^-53), so that z^2 is within a few ulps of
+ * the host's and a margin of 1e-6 of z_alpha^2 (the host's own band is
+ * 1e-9) settles it; inside, the host decides. */
+__device__ __forceinline__ int kendall_decide(const wparams &P, int s, const double *ti, const double *tj)
+{
+    if (ti[0] == 0 && tj[0] == 0) return P.untied_keep[s < 0 ? -s : s] ? SPEARMAN_KEEP : SPEARMAN_DROP;
+    const double m = P.km;
+    const double var = __dadd_rn(__dadd_rn(__ddiv_rn(__dsub_rn(__dsub_rn(__dmul_rn(m, __dadd_rn(2.0 * P.kn, 5.0)), ti[2]),
+                                                               tj[2]),
+                                                     18.0),
+                                           __ddiv_rn(__dmul_rn(2.0 * ti[0], tj[0]), m)),
+                                 __ddiv_rn(__dmul_rn(ti[1], tj[1]), __dmul_rn(9.0 * m, P.kn - 2.0)));
+    const double z2 = __ddiv_rn(__dmul_rn((double)s, (double)s), var);
+    if (z2 > P.kz2 * (1 + 1e-6)) return SPEARMAN_KEEP;
+    if (z2 < P.kz2 * (1 - 1e-6)) return SPEARMAN_DROP;
+    return SPEARMAN_UNDECIDED;
+}
 
 __global__ void __launch_bounds__(NT) k_wide(wparams P)
 {
@@ -112,9 +142,10 @@ __global__ void __launch_bounds__(NT) k_wide(wparams P)
                 const int s = acc[r][c];
                 pairs++;
                 if (P.hist) atomicAdd(&tally.hist[spearman_hist_bin(s, hk[r], invj)], 1u);
-                const int d = P.mode == 'k' ? (fabsf((float)s) * xinv[r] * invj >= thr[r] ? SPEARMAN_UNDECIDED
-                                                                                          : SPEARMAN_DROP)
-                                            : spearman_decide(P.mode, P.q, 0, 0, s, sii[r], sjj);
+                const int d = P.mode == 'k'   ? (fabsf((float)s) * xinv[r] * invj >= thr[r] ? SPEARMAN_UNDECIDED
+                                                                                            : SPEARMAN_DROP)
+                              : P.mode == 'p' ? kendall_decide(P, s, P.xties + 3 * i, P.yties + 3 * j)
+                                              : spearman_decide(P.mode, P.q, 0, 0, s, sii[r], sjj);
                 if (d == SPEARMAN_DROP) continue;
                 if (d == SPEARMAN_KEEP) kept++;
                 if (d == SPEARMAN_KEEP && !P.emit) continue;
@@ -143,6 +174,9 @@ struct spearman_gpu_wide {
     pair_out out;
     float *d_thr;                /* --top-k: the record's rows' thresholds */
     uint64_t cap_thr;
+    double *d_xties, *d_yties;   /* Kendall's --pvalue (spearman_gpu_wide_kendall) */
+    unsigned char *d_untied;
+    spearman_gpu_kendall k;
     double seconds;
     uint64_t launches;
 };
@@ -171,6 +205,9 @@ extern "C" void spearman_gpu_wide_destroy(spearman_gpu_wide **pw)
     wside_free(&w->y);
     pair_out_free(&w->out);
     cudaFree(w->d_thr);
+    cudaFree(w->d_xties);
+    cudaFree(w->d_yties);
+    cudaFree(w->d_untied);
     if (w->stream) cudaStreamDestroy(w->stream);
     free(w);
     *pw = NULL;
@@ -199,6 +236,34 @@ extern "C" fd_status spearman_gpu_wide_create(spearman_gpu_wide **out, int devic
     return FD_OK;
 done:
     spearman_gpu_wide_destroy(&w);
+    return st;
+}
+
+static fd_status ties_upload(spearman_gpu_wide *w, const kendall_ties *t, uint64_t rows, double **d)
+{
+    fd_status st = FD_OK;
+    FD_TRY(fd_cuda_alloc((void **)d, (rows ? rows : 1) * sizeof *t, "each row's ties"));
+    if (rows) CK(cudaMemcpyAsync(*d, t, rows * sizeof *t, cudaMemcpyHostToDevice, w->stream));
+done:
+    return st;
+}
+
+extern "C" fd_status spearman_gpu_wide_kendall(spearman_gpu_wide *w, const spearman_gpu_kendall *k)
+{
+    fd_status st = FD_OK;
+    static_assert(sizeof(kendall_ties) == 3 * sizeof(double), "kendall_ties is read as three doubles a row");
+    if (w->d_untied) return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_wide_kendall: called twice");
+    if (k->n_obs < 3 || k->n_obs > KENDALL_MAX_N || !k->xties)
+        return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_wide_kendall: %u observations", k->n_obs);
+    const uint32_t N = kendall_width(k->n_obs);
+    CK(cudaSetDevice(w->device));
+    FD_TRY(ties_upload(w, k->xties, w->x.rows, &w->d_xties));
+    if (w->y.a) FD_TRY(ties_upload(w, k->yties, w->y.rows, &w->d_yties));
+    FD_TRY(fd_cuda_alloc((void **)&w->d_untied, N + 1, "Kendall's verdicts by |S|"));
+    CK(cudaMemcpyAsync(w->d_untied, k->untied_keep, N + 1, cudaMemcpyHostToDevice, w->stream));
+    CK(cudaStreamSynchronize(w->stream));
+    w->k = *k;
+done:
     return st;
 }
 
@@ -241,8 +306,8 @@ extern "C" fd_status spearman_gpu_wide_rect(spearman_gpu_wide *w, uint64_t i0, u
     if (i1 > w->x.rows) i1 = w->x.rows;
     if (j1 > Y.rows) j1 = Y.rows;
     if (i0 >= i1 || j0 >= j1) return FD_OK;
-    if ((sel->mode != 'r' && sel->mode != 'a' && sel->mode != 'k') || sel->xbins || (sel->mode == 'k') != !!row_thr ||
-        (sel->mode == 'k' && (sel->hist || upper)))
+    if ((sel->mode != 'r' && sel->mode != 'a' && sel->mode != 'k' && !(sel->mode == 'p' && w->d_untied)) ||
+        sel->xbins || (sel->mode == 'k') != !!row_thr || (sel->mode == 'k' && (sel->hist || upper)))
         return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_wide_rect: mode %c is the host's", sel->mode);
     if ((j1 - j0 + WT - 1) / WT / STRIP >= 0x7fffffffull)
         return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_wide_rect: too many columns for one launch");
@@ -274,6 +339,12 @@ extern "C" fd_status spearman_gpu_wide_rect(spearman_gpu_wide *w, uint64_t i0, u
         P.emit = sel->emit;
         P.q = sel->q;
         P.row_thr = row_thr ? w->d_thr : NULL;
+        P.xties = w->d_xties;
+        P.yties = w->y.a ? w->d_yties : w->d_xties;
+        P.untied_keep = w->d_untied;
+        P.kz2 = w->k.z2;
+        P.km = (double)w->k.n_obs * (w->k.n_obs - 1.0);
+        P.kn = (double)w->k.n_obs;
         P.thr_i0 = i0;
         P.cnt = w->out.d_cnt;
         P.hist_out = w->out.d_hist;
