@@ -7,21 +7,26 @@
 # (missing-pairwise-all: the re-ranking's own rate; each pair with an
 # incomplete row is re-ranked, on the CUDA backend by its own kernel),
 # Kendall's tau-b with --pvalue 1e-6 instead (kendall-pvalue: each pair's
-# p; on the CUDA backend by the wide kernel), and Kendall's tau-b (--method kendall: past 16
-# observations the GPU's wide kernel), on `gen counts` matrices of --rows rows and each
-# of --cols observations, --count-only --rho 0.9, on each of --backends;
-# pairs/s from the summary line.  Appends to bench/results/spearman-methods.csv.
+# p; on the CUDA backend by the wide kernel) and with --fdr 0.05
+# (kendall-fdr: its pass 1 bins each pair's p, then the cutoff), and
+# Kendall's tau-b (--method kendall: past 16 observations the GPU's wide
+# kernel), on `gen counts` matrices of --rows rows and each of --cols
+# observations, --count-only --rho 0.9, on each of --backends;
+# pairs/s from the summary line (--methods: a subset, by these names).
+# Appends to bench/results/spearman-methods.csv.
 #
-#   bench/spearman-methods.sh [--rows 100000] [--cols "16 30"] [--backends "cpu cuda"] [--bin PATH] [--csv FILE]
+#   bench/spearman-methods.sh [--rows 100000] [--cols "16 30"] [--backends "cpu cuda"] [--methods "..."]
+#                             [--bin PATH] [--csv FILE]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; ROWS=100000; COLS="16 30"; BACKENDS="cpu cuda"
+METHODS="spearman missing-drop missing-pairwise missing-pairwise-1pct missing-pairwise-all kendall kendall-pvalue kendall-fdr"
 CSV=$here/results/spearman-methods.csv
-bench_options 2,9 "--rows=ROWS --cols=COLS --backends=BACKENDS --bin=BIN --csv=CSV" "$@"
+bench_options 2,18 "--rows=ROWS --cols=COLS --backends=BACKENDS --methods=METHODS --bin=BIN --csv=CSV" "$@"
 gpu_machine
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-version=$("$BIN" version | head -1 | cut -d' ' -f2)
+version=$(bin_version "$BIN")
 [ -f "$CSV" ] || echo "rows,cols,method,backend,pairs,seconds,pairs_per_s,machine,date,version" > "$CSV"
 for c in $COLS; do
   "$BIN" gen counts --rows "$ROWS" --cols "$c" --groups 50 --seed 3 -o "$tmp/m.npy" > /dev/null || exit 1
@@ -30,14 +35,17 @@ x[r.integers(0, len(x), 10), 0] = np.nan; np.save(sys.argv[2], x)
 x[r.random(len(x)) < 0.01, 1] = np.nan; np.save(sys.argv[3], x)
 x[np.arange(len(x)), r.integers(0, x.shape[1], len(x))] = np.nan; np.save(sys.argv[4], x)" \
     "$tmp/m.npy" "$tmp/nan.npy" "$tmp/nan1.npy" "$tmp/nanall.npy" || exit 1
-  for method in spearman missing-drop missing-pairwise missing-pairwise-1pct missing-pairwise-all kendall kendall-pvalue; do
+  for method in $METHODS; do
     args=("$tmp/m.npy"); sel=(--rho 0.9); case $method in
+      spearman) ;;
       missing-drop) args=("$tmp/nan.npy" --missing drop);;
       missing-pairwise) args=("$tmp/nan.npy" --missing pairwise);;
       missing-pairwise-1pct) args=("$tmp/nan1.npy" --missing pairwise);;
       missing-pairwise-all) args=("$tmp/nanall.npy" --missing pairwise);;
       kendall) args=("$tmp/m.npy" --method kendall);;
       kendall-pvalue) args=("$tmp/m.npy" --method kendall); sel=(--pvalue 1e-6);;
+      kendall-fdr) args=("$tmp/m.npy" --method kendall); sel=(--fdr 0.05);;
+      *) echo "bench/spearman-methods.sh: unknown method $method" >&2; exit 2;;
     esac
     for be in $BACKENDS; do
       line=$("$BIN" spearman "${args[@]}" --count-only "${sel[@]}" --backend "$be" 2>&1 | grep "pairs selected")

@@ -11,8 +11,8 @@ beyond the partners a row has, and two inputs.  n > 128 falls back to the
 CPU backend, which the backend attribute must say.  --method kendall
 (sign vectors of n(n-1)/2 values) at 8, 12 and 16 observations on the
 int8 kernel, at 17, 25, 30 and 64 on the wide one (--top-k included);
-Kendall's --pvalue on the wide one at every width, tied and untied rows;
-Kendall's --fdr falls back.  --missing
+Kendall's --pvalue and --fdr on the wide one at every width, tied and
+untied rows.  --missing
 pairwise on the GPU (the pairs with a NaN by a kernel of their own), but
 --fdr on the CPU.
 usage: gpu_spearman.py FCBO_DIST WORKDIR GPU_BACKEND GPUS"""
@@ -121,20 +121,19 @@ for sel in (["--rho", "0.4"], ["--count-only", "--rho", "0.25"]):
 same("kendall n=30 FD_GPU_RECORDS=64", [os.path.join(WORK, "k30.txt"), "--method", "kendall", "--rho", "0.2"], "cuda",
      env=dict(NEW, FD_GPU_RECORDS="64"))
 
-# Kendall's --pvalue on the GPU at every width (the wide kernel, also
-# below 17 observations): each pair's p from both rows' ties, decided on
-# the GPU where double settles it, else by the host.  Tied rows (the
-# zero-inflated matrices: the normal branch with tie-corrected variance),
-# rows without ties (the verdict tabled by |S|: the exact branch at 12
+# Kendall's --pvalue and --fdr on the GPU at every width (the wide
+# kernel, also below 17 observations): each pair's p from both rows'
+# ties, decided (and, in --fdr's first pass, binned) on the GPU where
+# double settles it, else by the host.  Tied rows (the zero-inflated
+# matrices: the normal branch with tie-corrected variance), rows without
+# ties (the verdict and p tabled by |S|: the exact branch at 12
 # observations, the normal one at 40, with equal and opposite rows whose
 # discordant pairs number 0), and rows of both kinds at 20; --y; a pair
-# buffer that must grow.  --fdr (each pair's p its key) falls back to the
-# CPU backend, which the backend attribute says.
-k12 = os.path.join(WORK, "k12.txt")
-same("kendall n=12 --fdr 0.05", [k12, "--method", "kendall", "--fdr", "0.05"], "cpu")
-for n, sels in [(8, [["--pvalue", "0.01"]]), (12, [["--pvalue", "0.01"], ["--pvalue", "1e-6"]]),
-                (16, [["--pvalue", "0.05", "--no-histogram"]]), (30, [["--pvalue", "0.01"], ["--pvalue", "1e-8"]]),
-                (64, [["--pvalue", "1e-3"]])]:
+# buffer that must grow.
+for n, sels in [(8, [["--pvalue", "0.01"], ["--fdr", "0.1"]]),
+                (12, [["--pvalue", "0.01"], ["--pvalue", "1e-6"], ["--fdr", "0.05"]]),
+                (16, [["--pvalue", "0.05", "--no-histogram"], ["--count-only", "--fdr", "0.05"]]),
+                (30, [["--pvalue", "0.01"], ["--pvalue", "1e-8"], ["--fdr", "0.05"]]), (64, [["--pvalue", "1e-3"]])]:
     for sel in sels:
         same("kendall n=%d %s" % (n, " ".join(sel)), [os.path.join(WORK, "k%d.txt" % n), "--method", "kendall"] + sel,
              "cuda")
@@ -147,14 +146,18 @@ for n, rows in [(12, 2000), (40, 1500), (20, 3000)]:
         z[::2] = np.round(z[::2])  # every other row tied
     src = os.path.join(WORK, "ku%d.txt" % n)
     np.savetxt(src, z, fmt="%.17g")
-    for sel in (["--pvalue", "0.05"], ["--pvalue", "1e-4"]):
+    for sel in (["--pvalue", "0.05"], ["--pvalue", "1e-4"], ["--fdr", "0.05"], ["--fdr", "0.5", "--no-histogram"]):
         same("kendall untied n=%d %s" % (n, " ".join(sel)), [src, "--method", "kendall"] + sel, "cuda")
-same("kendall --y n=25 --pvalue 0.01", [kx, "--y", ky, "--method", "kendall", "--pvalue", "0.01"], "cuda")
+for sel in (["--pvalue", "0.01"], ["--fdr", "0.05"]):
+    same("kendall --y n=25 %s" % " ".join(sel), [kx, "--y", ky, "--method", "kendall"] + sel, "cuda")
 same("kendall n=30 --pvalue 0.2 FD_GPU_RECORDS=64", [os.path.join(WORK, "k30.txt"), "--method", "kendall", "--pvalue",
                                                      "0.2"], "cuda", env={"FD_GPU_RECORDS": "64"})
+same("kendall n=20 --fdr 0.2 FD_GPU_RECORDS=64", [os.path.join(WORK, "ku20.txt"), "--method", "kendall", "--fdr",
+                                                  "0.2"], "cuda", env={"FD_GPU_RECORDS": "64"})
 if GPUS >= 2:
-    same("kendall n=20 --pvalue 0.01", [os.path.join(WORK, "ku20.txt"), "--method", "kendall", "--pvalue", "0.01"],
-         "cuda", np_gpu=2)
+    for sel in (["--pvalue", "0.01"], ["--fdr", "0.05"]):
+        same("kendall n=20 %s" % " ".join(sel), [os.path.join(WORK, "ku20.txt"), "--method", "kendall"] + sel, "cuda",
+             np_gpu=2)
 
 # --missing pairwise: the pairs with a row that misses a value run on the
 # GPU too (spearman_gpu_missing.cu), re-ranked over their common columns:

@@ -404,11 +404,12 @@ done:
     return st;
 }
 
-/* Kendall's --pvalue: each pair's verdict is kendall_p_le's (tile.c's
- * exact test), on the GPU where double settles it (spearman_gpu_wide.cu,
+/* Kendall's --pvalue and --fdr: each pair's verdict is tile.c's exact
+ * test (kendall_p_le, or its p in a range), and its --fdr bin tile.c's,
+ * on the GPU where double settles them (spearman_gpu_wide.cu,
  * kendall_decide), by the host for the pairs that come back undecided.
- * The verdicts of two rows without ties depend on |S| alone: tabled here
- * once, by kendall_p_le itself. */
+ * The verdicts and p of two rows without ties depend on |S| alone:
+ * tabled here once, by kendall_p_le and kendall_p_tab themselves. */
 static fd_status kendall_p_rect(cuda_state *c, const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1,
                                 uint64_t j0, uint64_t j1, int upper, const spearman_sel *sel, spearman_acc *acc)
 {
@@ -417,12 +418,17 @@ static fd_status kendall_p_rect(cuda_state *c, const spearman_mat *x, const spea
     if (!c->kendall_ready) {
         const uint32_t N = kendall_width(x->n_obs);
         unsigned char *keep = malloc((size_t)N + 1);
-        if (!keep) return fd_fail(FD_ERR_NOMEM, "out of memory");
+        double *p = malloc(((size_t)N + 1) * sizeof *p);
+        fd_status st = keep && p ? FD_OK : fd_fail(FD_ERR_NOMEM, "out of memory");
         const kendall_ties none = {0, 0, 0};
-        for (uint32_t a = 0; a <= N; a++) keep[a] = (unsigned char)kendall_p_le(sel->kendall, a, &none, &none);
-        const spearman_gpu_kendall k = {x->n_obs, sel->kendall->z2, keep, x->ties, y != x ? y->ties : NULL};
-        const fd_status st = spearman_gpu_wide_kendall(w, &k);
+        for (uint32_t a = 0; st == FD_OK && a <= N; a++) {
+            keep[a] = (unsigned char)kendall_p_le(sel->kendall, a, &none, &none);
+            p[a] = kendall_p_tab(sel->kendall, a, &none, &none);
+        }
+        const spearman_gpu_kendall k = {x->n_obs, sel->kendall->z2, keep, p, x->ties, y != x ? y->ties : NULL};
+        if (st == FD_OK) st = spearman_gpu_wide_kendall(w, &k);
         free(keep);
+        free(p);
         FD_TRY(st);
         c->kendall_ready = 1;
     }

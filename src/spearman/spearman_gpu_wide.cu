@@ -40,12 +40,18 @@ struct wparams {
     uint32_t kw;                 /* words a row */
     int upper, mode, hist, emit;
     double q;
-    /* mode 'p' (Kendall's --pvalue): each row's ties (kendall_ties: ties,
-     * t3, t5), the verdict by |S| of two rows without ties, and z_alpha^2,
-     * n (n - 1) and n of the normal branch (kendall_decide) */
+    /* Kendall's p (modes 'p' and 'x', kendall_decide): each row's ties
+     * (kendall_ties: ties, t3, t5), the verdict and the p by |S| of two
+     * rows without ties, and z_alpha^2, n (n - 1) and n of the normal
+     * branch; --fdr's pass 1 bins p (xbins bins of xscale, into xhist),
+     * its later passes take p in [x_lo, x_hi] */
     const double *xties, *yties;
     const unsigned char *untied_keep;
+    const double *untied_p;
     double kz2, km, kn;
+    uint32_t xbins;
+    double xscale, x_lo, x_hi;
+    unsigned long long *xhist;
     /* mode 'k' (--top-k): a pair comes back when |tau| reaches its row's
      * weakest kept partner, row_thr[i - thr_i0], less 1e-5 of it (the
      * float error of |S| / sqrt(S_ii) / sqrt(S_jj) is below 1e-6), as
@@ -58,28 +64,92 @@ struct wparams {
     unsigned long long cap;
 };
 
-/* Kendall's --pvalue for a pair of varying rows, the host's kendall_p_le
- * where it is certain.  Two rows without ties: the verdict is a function
- * of |S| alone (the exact branch, or the normal one with the untied
- * variance), tabled on the host by kendall_p_le itself.  Otherwise the
- * normal branch: z^2 = S^2 / var with var from both rows' ties in the
- * host's order of operations (the sums of integers are exact; a product
- * or quotient rounds within 2^-53), so that z^2 is within a few ulps of
- * the host's and a margin of 1e-6 of z_alpha^2 (the host's own band is
- * 1e-9) settles it; inside, the host decides. */
+__device__ __forceinline__ double kendall_var(const wparams &P, const double *ti, const double *tj)
+{
+    const double m = P.km;
+    return __dadd_rn(__dadd_rn(__ddiv_rn(__dsub_rn(__dsub_rn(__dmul_rn(m, __dadd_rn(2.0 * P.kn, 5.0)), ti[2]), tj[2]),
+                                         18.0),
+                               __ddiv_rn(__dmul_rn(2.0 * ti[0], tj[0]), m)),
+                     __ddiv_rn(__dmul_rn(ti[1], tj[1]), __dmul_rn(9.0 * m, P.kn - 2.0)));
+}
+
+/* The pair's p: the host's own value for two rows without ties (*exact
+ * 1), else the normal branch's erfc(z / sqrt 2), z = |S| / sqrt(var) as
+ * the host computes it; CUDA's erfc is within a few ulps of glibc's and
+ * z within an ulp or two, so p is within 1e-11 of the host's, relatively
+ * (its slope, 2 z^2 at most 2,000 before p underflows, times their
+ * errors), and KENDALL_P_REL settles a comparison. */
+#define KENDALL_P_REL 1e-9
+__device__ __forceinline__ double kendall_p_dev(const wparams &P, int s, const double *ti, const double *tj, int *exact)
+{
+    const int a = s < 0 ? -s : s;
+    if (ti[0] == 0 && tj[0] == 0) {
+        *exact = 1;
+        return P.untied_p[a];
+    }
+    *exact = 0;
+    const double z = __ddiv_rn((double)a, __dsqrt_rn(kendall_var(P, ti, tj)));
+    return erfc(__ddiv_rn(z, M_SQRT2));
+}
+
+/* p >= lo and p <= hi for certain (KEEP), not for certain (DROP), or not
+ * known (UNDECIDED). */
+__device__ __forceinline__ int kendall_in_range(double p, int exact, double lo, double hi)
+{
+    if (exact) return p >= lo && p <= hi ? SPEARMAN_KEEP : SPEARMAN_DROP;
+    const double e = KENDALL_P_REL * p + 1e-300;
+    if (p + e < lo || p - e > hi) return SPEARMAN_DROP;
+    if (p - e >= lo && p + e <= hi) return SPEARMAN_KEEP;
+    return SPEARMAN_UNDECIDED;
+}
+
+/* spearman_xbin's bin of p (x xscale floored, clamped to the bins), or -1
+ * where p is not exact and an edge lies within its error. */
+__device__ __forceinline__ int kendall_xbin(const wparams &P, double p, int exact)
+{
+    const double b = p * P.xscale, e = exact ? 0 : KENDALL_P_REL * b + 1e-300;
+    if (b + e <= 0) return 0;
+    if (b - e >= (double)(P.xbins - 1)) return (int)P.xbins - 1;
+    if (exact) return b <= 0 ? 0 : b >= (double)(P.xbins - 1) ? (int)P.xbins - 1 : (int)b;
+    const double f = floor(b);
+    if (b - e < f || b + e >= f + 1 || b - e <= 0 || b + e >= (double)(P.xbins - 1)) return -1;
+    return (int)f;
+}
+
+/* Kendall's --pvalue (mode 'p') and --fdr's ranges of p (mode 'x') for a
+ * pair of varying rows, the host's test (kendall_p_le, or p in [x_lo,
+ * x_hi]) where it is certain.  --pvalue: for two rows without ties the
+ * verdict depends on |S| alone (the exact branch, or the normal one with
+ * the untied variance), tabled on the host by kendall_p_le itself;
+ * otherwise the normal branch's z^2 = S^2 / var, var from both rows' ties
+ * in the host's order of operations (the sums of integers are exact; a
+ * product or quotient rounds within 2^-53), within a few ulps of the
+ * host's, so that a margin of 1e-6 of z_alpha^2 (the host's own band is
+ * 1e-9) settles it.  A kept pair of --fdr's pass 1 is binned here where
+ * its bin is certain, else goes to the host.  Inside the margins: the
+ * host decides. */
 __device__ __forceinline__ int kendall_decide(const wparams &P, int s, const double *ti, const double *tj)
 {
-    if (ti[0] == 0 && tj[0] == 0) return P.untied_keep[s < 0 ? -s : s] ? SPEARMAN_KEEP : SPEARMAN_DROP;
-    const double m = P.km;
-    const double var = __dadd_rn(__dadd_rn(__ddiv_rn(__dsub_rn(__dsub_rn(__dmul_rn(m, __dadd_rn(2.0 * P.kn, 5.0)), ti[2]),
-                                                               tj[2]),
-                                                     18.0),
-                                           __ddiv_rn(__dmul_rn(2.0 * ti[0], tj[0]), m)),
-                                 __ddiv_rn(__dmul_rn(ti[1], tj[1]), __dmul_rn(9.0 * m, P.kn - 2.0)));
-    const double z2 = __ddiv_rn(__dmul_rn((double)s, (double)s), var);
-    if (z2 > P.kz2 * (1 + 1e-6)) return SPEARMAN_KEEP;
-    if (z2 < P.kz2 * (1 - 1e-6)) return SPEARMAN_DROP;
-    return SPEARMAN_UNDECIDED;
+    int d;
+    if (P.mode == 'x') {
+        int exact;
+        const double p = kendall_p_dev(P, s, ti, tj, &exact);
+        return kendall_in_range(p, exact, P.x_lo, P.x_hi);
+    }
+    if (ti[0] == 0 && tj[0] == 0) {
+        d = P.untied_keep[s < 0 ? -s : s] ? SPEARMAN_KEEP : SPEARMAN_DROP;
+    } else {
+        const double z2 = __ddiv_rn(__dmul_rn((double)s, (double)s), kendall_var(P, ti, tj));
+        d = z2 > P.kz2 * (1 + 1e-6) ? SPEARMAN_KEEP : z2 < P.kz2 * (1 - 1e-6) ? SPEARMAN_DROP : SPEARMAN_UNDECIDED;
+    }
+    if (d == SPEARMAN_KEEP && P.xbins) {
+        int exact;
+        const double p = kendall_p_dev(P, s, ti, tj, &exact);
+        const int b = kendall_xbin(P, p, exact);
+        if (b < 0) return SPEARMAN_UNDECIDED;
+        atomicAdd(&P.xhist[b], 1ull);
+    }
+    return d;
 }
 
 __global__ void __launch_bounds__(NT) k_wide(wparams P)
@@ -144,7 +214,7 @@ __global__ void __launch_bounds__(NT) k_wide(wparams P)
                 if (P.hist) atomicAdd(&tally.hist[spearman_hist_bin(s, hk[r], invj)], 1u);
                 const int d = P.mode == 'k'   ? (fabsf((float)s) * xinv[r] * invj >= thr[r] ? SPEARMAN_UNDECIDED
                                                                                             : SPEARMAN_DROP)
-                              : P.mode == 'p' ? kendall_decide(P, s, P.xties + 3 * i, P.yties + 3 * j)
+                              : P.xties       ? kendall_decide(P, s, P.xties + 3 * i, P.yties + 3 * j)
                                               : spearman_decide(P.mode, P.q, 0, 0, s, sii[r], sjj);
                 if (d == SPEARMAN_DROP) continue;
                 if (d == SPEARMAN_KEEP) kept++;
@@ -174,8 +244,11 @@ struct spearman_gpu_wide {
     pair_out out;
     float *d_thr;                /* --top-k: the record's rows' thresholds */
     uint64_t cap_thr;
-    double *d_xties, *d_yties;   /* Kendall's --pvalue (spearman_gpu_wide_kendall) */
+    double *d_xties, *d_yties;   /* Kendall's p (spearman_gpu_wide_kendall) */
     unsigned char *d_untied;
+    double *d_untied_p;
+    unsigned long long *d_xhist, *h_xhist; /* --fdr's pass 1: FDR bins of p */
+    uint32_t cap_xbins;
     spearman_gpu_kendall k;
     double seconds;
     uint64_t launches;
@@ -208,6 +281,9 @@ extern "C" void spearman_gpu_wide_destroy(spearman_gpu_wide **pw)
     cudaFree(w->d_xties);
     cudaFree(w->d_yties);
     cudaFree(w->d_untied);
+    cudaFree(w->d_untied_p);
+    cudaFree(w->d_xhist);
+    if (w->h_xhist) cudaFreeHost(w->h_xhist);
     if (w->stream) cudaStreamDestroy(w->stream);
     free(w);
     *pw = NULL;
@@ -261,6 +337,8 @@ extern "C" fd_status spearman_gpu_wide_kendall(spearman_gpu_wide *w, const spear
     if (w->y.a) FD_TRY(ties_upload(w, k->yties, w->y.rows, &w->d_yties));
     FD_TRY(fd_cuda_alloc((void **)&w->d_untied, N + 1, "Kendall's verdicts by |S|"));
     CK(cudaMemcpyAsync(w->d_untied, k->untied_keep, N + 1, cudaMemcpyHostToDevice, w->stream));
+    FD_TRY(fd_cuda_alloc((void **)&w->d_untied_p, (N + 1) * sizeof(double), "Kendall's p by |S|"));
+    CK(cudaMemcpyAsync(w->d_untied_p, k->untied_p, (N + 1) * sizeof(double), cudaMemcpyHostToDevice, w->stream));
     CK(cudaStreamSynchronize(w->stream));
     w->k = *k;
 done:
@@ -283,6 +361,8 @@ static fd_status launch_all(void *arg, void *rec, unsigned long long cap)
     const uint64_t gx = ((P.j1 - P.j0 + WT - 1) / WT + STRIP - 1) / STRIP;
     P.rec = (spearman_gpu_pair *)rec;
     P.cap = cap;
+    /* pair_out_run clears its own counts before each try; the bins too */
+    if (P.xbins) CK(cudaMemsetAsync(P.xhist, 0, P.xbins * sizeof *P.xhist, L->w->stream));
     for (uint64_t r = i0; r < i1; r += 65535ull * WT) {
         P.i0 = r;
         P.i1 = i1 - r > 65535ull * WT ? r + 65535ull * WT : i1;
@@ -306,13 +386,23 @@ extern "C" fd_status spearman_gpu_wide_rect(spearman_gpu_wide *w, uint64_t i0, u
     if (i1 > w->x.rows) i1 = w->x.rows;
     if (j1 > Y.rows) j1 = Y.rows;
     if (i0 >= i1 || j0 >= j1) return FD_OK;
-    if ((sel->mode != 'r' && sel->mode != 'a' && sel->mode != 'k' && !(sel->mode == 'p' && w->d_untied)) ||
-        sel->xbins || (sel->mode == 'k') != !!row_thr || (sel->mode == 'k' && (sel->hist || upper)))
+    const int kendall = w->d_untied && (sel->mode == 'p' || sel->mode == 'x');
+    if ((sel->mode != 'r' && sel->mode != 'a' && sel->mode != 'k' && !kendall) || (sel->xbins && sel->mode != 'p') ||
+        (sel->xbins && !kendall) || (sel->mode == 'k') != !!row_thr || (sel->mode == 'k' && (sel->hist || upper)))
         return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_wide_rect: mode %c is the host's", sel->mode);
     if ((j1 - j0 + WT - 1) / WT / STRIP >= 0x7fffffffull)
         return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_wide_rect: too many columns for one launch");
     const double t0 = fd_now();
     CK(cudaSetDevice(w->device));
+    if (sel->xbins && sel->xbins > w->cap_xbins) {
+        cudaFree(w->d_xhist);
+        if (w->h_xhist) cudaFreeHost(w->h_xhist);
+        w->d_xhist = w->h_xhist = NULL;
+        w->cap_xbins = 0;
+        FD_TRY(fd_cuda_alloc((void **)&w->d_xhist, sel->xbins * sizeof *w->d_xhist, "the FDR bins"));
+        CK(cudaHostAlloc((void **)&w->h_xhist, sel->xbins * sizeof *w->h_xhist, cudaHostAllocDefault));
+        w->cap_xbins = sel->xbins;
+    }
     if (row_thr) {
         FD_TRY(fd_cuda_grow((void **)&w->d_thr, &w->cap_thr, i1 - i0, sizeof(float), "the --top-k thresholds"));
         CK(cudaMemcpyAsync(w->d_thr, row_thr, (i1 - i0) * sizeof(float), cudaMemcpyHostToDevice, w->stream));
@@ -339,9 +429,15 @@ extern "C" fd_status spearman_gpu_wide_rect(spearman_gpu_wide *w, uint64_t i0, u
         P.emit = sel->emit;
         P.q = sel->q;
         P.row_thr = row_thr ? w->d_thr : NULL;
-        P.xties = w->d_xties;
+        P.xties = kendall ? w->d_xties : NULL;
         P.yties = w->y.a ? w->d_yties : w->d_xties;
         P.untied_keep = w->d_untied;
+        P.untied_p = w->d_untied_p;
+        P.xbins = sel->xbins;
+        P.xscale = sel->xscale;
+        P.x_lo = sel->x_lo;
+        P.x_hi = sel->x_hi;
+        P.xhist = w->d_xhist;
         P.kz2 = w->k.z2;
         P.km = (double)w->k.n_obs * (w->k.n_obs - 1.0);
         P.kn = (double)w->k.n_obs;
@@ -353,6 +449,12 @@ extern "C" fd_status spearman_gpu_wide_rect(spearman_gpu_wide *w, uint64_t i0, u
         out->pairs = w->out.h_cnt[0];
         out->selected = w->out.h_cnt[1];
         out->hist = sel->hist ? w->out.h_hist : NULL;
+        if (sel->xbins) {
+            CK(cudaMemcpyAsync(w->h_xhist, w->d_xhist, sel->xbins * sizeof *w->h_xhist, cudaMemcpyDeviceToHost,
+                               w->stream));
+            CK(cudaStreamSynchronize(w->stream));
+            out->xhist = w->h_xhist;
+        }
         out->rec = (spearman_gpu_pair *)w->out.h_rec;
         out->nrec = nrec;
     }

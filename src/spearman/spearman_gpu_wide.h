@@ -11,10 +11,10 @@
  * spearman_gpu_pair for spearman_acc_take: the CPU backend's pairs, bit
  * for bit (tests/gpu_spearman.py).
  *
- * Modes 'r', 'a', --top-k's screen, and Kendall's --pvalue (mode 'p',
- * after spearman_gpu_wide_kendall: each pair's p needs both rows' ties),
- * which serves Kendall at any width; --fdr (each pair's p as its key)
- * runs on the CPU. */
+ * Modes 'r', 'a', --top-k's screen, and Kendall's p (after
+ * spearman_gpu_wide_kendall: each pair's p needs both rows' ties), which
+ * serves Kendall at any width: --pvalue (mode 'p'), and --fdr (mode 'p'
+ * with the bins of p in its pass 1, mode 'x' for a range of p after). */
 #ifndef FD_SPEARMAN_GPU_WIDE_H
 #define FD_SPEARMAN_GPU_WIDE_H
 
@@ -41,7 +41,8 @@ fd_status spearman_gpu_wide_create(spearman_gpu_wide **out, int device, uint32_t
 void spearman_gpu_wide_destroy(spearman_gpu_wide **w);
 
 /* As spearman_gpu_rect, for sel->mode 'r' or 'a' without xbins, or 'p'
- * (Kendall's p, after spearman_gpu_wide_kendall); or mode
+ * (with xbins: bins of p) and 'x' (a range of p) for Kendall after
+ * spearman_gpu_wide_kendall; or mode
  * 'k' (--top-k, no histogram, no triangle) with row_thr[i - i0] the |tau|
  * of row i's weakest kept partner (0 while it has fewer than k, as
  * spearman_topk's thr): the pairs that may enter the host's heaps come
@@ -49,16 +50,17 @@ void spearman_gpu_wide_destroy(spearman_gpu_wide **w);
 fd_status spearman_gpu_wide_rect(spearman_gpu_wide *w, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1, int upper,
                                  const spearman_gpu_sel *sel, const float *row_thr, spearman_gpu_out *out);
 
-/* Kendall's --pvalue (mode 'p' of spearman_gpu_wide_rect), once: rows of
- * n_obs observations; z2, z_alpha^2 of the run's kendall_ptab; and
- * untied_keep[a] for a = 0 .. n_obs (n_obs - 1) / 2, kendall_p_le's
- * verdict for |S| = a between two rows without ties; each row's ties
- * (yties: of y, NULL for pairs within x).  Copied; the caller may free
- * them on return. */
+/* Kendall's p (modes 'p' and 'x' of spearman_gpu_wide_rect), once: rows
+ * of n_obs observations; z2, z_alpha^2 of the run's kendall_ptab; for a =
+ * 0 .. n_obs (n_obs - 1) / 2, untied_keep[a], kendall_p_le's verdict for
+ * |S| = a between two rows without ties, and untied_p[a], their
+ * kendall_p_tab; each row's ties (yties: of y, NULL for pairs within x).
+ * Copied; the caller may free them on return. */
 typedef struct spearman_gpu_kendall {
     uint32_t n_obs;
     double z2;
     const unsigned char *untied_keep;
+    const double *untied_p;
     const kendall_ties *xties, *yties;
 } spearman_gpu_kendall;
 fd_status spearman_gpu_wide_kendall(spearman_gpu_wide *w, const spearman_gpu_kendall *k);

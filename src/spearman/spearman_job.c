@@ -98,17 +98,10 @@ static const fd_device_ops *backend_for(fd_job *j)
     /* --fdr's key under --missing pairwise is each pair's p of its own n,
      * which the GPU's binning of x = 1 - rho^2 cannot give. */
     const int missing = (jb->x->incomplete || y->incomplete) && jb->o->mode == 'f';
-    /* --fdr's key under Kendall is each pair's p, which depends on both
-     * rows' ties, not on |tau| alone: the GPU's binning of x cannot give
-     * it (its --pvalue tests p itself, spearman_gpu_wide.cu). */
-    const int kendall_p = jb->x->ties && jb->o->mode == 'f';
     const int takes = jb->ops->supports ? jb->ops->supports(jb->o->mode, jb->x, jb->x->incomplete || y->incomplete) : 1;
-    if (!missing && !kendall_p && takes) return j->dev;
+    if (!missing && takes) return j->dev;
     if (jb->ops == &spearman_cpu_ops) return j->dev;
-    if (fd_job_speaks(j) && kendall_p)
-        fprintf(stderr, "fcbo-dist spearman: Kendall's --fdr runs on the CPU backend (its key is each pair's p, from "
-                "both rows' ties; not on %s yet)\n", jb->ops->dev.name);
-    else if (fd_job_speaks(j) && missing)
+    if (fd_job_speaks(j) && missing)
         fprintf(stderr, "fcbo-dist spearman: --fdr with --missing pairwise and rows that miss values runs on the "
                 "CPU backend (its key is each pair's p of its own n; not on %s yet)\n", jb->ops->dev.name);
     else if (fd_job_speaks(j) && jb->x->ties)
