@@ -23,7 +23,7 @@ source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; ROWS=100000; COLS="16 30"; BACKENDS="cpu cuda"
 METHODS="spearman missing-drop missing-pairwise missing-pairwise-1pct missing-pairwise-all kendall kendall-pvalue kendall-fdr"
 CSV=$here/results/spearman-methods.csv
-bench_options 2,18 "--rows=ROWS --cols=COLS --backends=BACKENDS --methods=METHODS --bin=BIN --csv=CSV" "$@"
+bench_options 2,19 "--rows=ROWS --cols=COLS --backends=BACKENDS --methods=METHODS --bin=BIN --csv=CSV" "$@"
 gpu_machine
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 version=$(bin_version "$BIN")
