@@ -248,8 +248,9 @@ struct spearman_gpu_wide {
     unsigned char *d_untied;
     double *d_untied_p;
     unsigned long long *d_xhist, *h_xhist; /* --fdr's pass 1: FDR bins of p */
-    uint32_t cap_xbins;
-    spearman_gpu_kendall k;
+    uint64_t cap_dx, cap_hx;
+    uint32_t k_nobs;             /* the rows' observations and z_alpha^2 (spearman_gpu_kendall) */
+    double k_z2;
     double seconds;
     uint64_t launches;
 };
@@ -340,7 +341,8 @@ extern "C" fd_status spearman_gpu_wide_kendall(spearman_gpu_wide *w, const spear
     FD_TRY(fd_cuda_alloc((void **)&w->d_untied_p, (N + 1) * sizeof(double), "Kendall's p by |S|"));
     CK(cudaMemcpyAsync(w->d_untied_p, k->untied_p, (N + 1) * sizeof(double), cudaMemcpyHostToDevice, w->stream));
     CK(cudaStreamSynchronize(w->stream));
-    w->k = *k;
+    w->k_nobs = k->n_obs;
+    w->k_z2 = k->z2;
 done:
     return st;
 }
@@ -387,21 +389,17 @@ extern "C" fd_status spearman_gpu_wide_rect(spearman_gpu_wide *w, uint64_t i0, u
     if (j1 > Y.rows) j1 = Y.rows;
     if (i0 >= i1 || j0 >= j1) return FD_OK;
     const int kendall = w->d_untied && (sel->mode == 'p' || sel->mode == 'x');
-    if ((sel->mode != 'r' && sel->mode != 'a' && sel->mode != 'k' && !kendall) || (sel->xbins && sel->mode != 'p') ||
-        (sel->xbins && !kendall) || (sel->mode == 'k') != !!row_thr || (sel->mode == 'k' && (sel->hist || upper)))
+    if ((sel->mode != 'r' && sel->mode != 'a' && sel->mode != 'k' && !kendall) ||
+        (sel->xbins && !(kendall && sel->mode == 'p')) || (sel->mode == 'k') != !!row_thr ||
+        (sel->mode == 'k' && (sel->hist || upper)))
         return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_wide_rect: mode %c is the host's", sel->mode);
     if ((j1 - j0 + WT - 1) / WT / STRIP >= 0x7fffffffull)
         return fd_fail(FD_ERR_INTERNAL, "spearman_gpu_wide_rect: too many columns for one launch");
     const double t0 = fd_now();
     CK(cudaSetDevice(w->device));
-    if (sel->xbins && sel->xbins > w->cap_xbins) {
-        cudaFree(w->d_xhist);
-        if (w->h_xhist) cudaFreeHost(w->h_xhist);
-        w->d_xhist = w->h_xhist = NULL;
-        w->cap_xbins = 0;
-        FD_TRY(fd_cuda_alloc((void **)&w->d_xhist, sel->xbins * sizeof *w->d_xhist, "the FDR bins"));
-        CK(cudaHostAlloc((void **)&w->h_xhist, sel->xbins * sizeof *w->h_xhist, cudaHostAllocDefault));
-        w->cap_xbins = sel->xbins;
+    if (sel->xbins) {
+        FD_TRY(fd_cuda_grow((void **)&w->d_xhist, &w->cap_dx, sel->xbins, sizeof *w->d_xhist, "the FDR bins"));
+        FD_TRY(fd_cuda_host_grow((void **)&w->h_xhist, &w->cap_hx, sel->xbins, sizeof *w->h_xhist));
     }
     if (row_thr) {
         FD_TRY(fd_cuda_grow((void **)&w->d_thr, &w->cap_thr, i1 - i0, sizeof(float), "the --top-k thresholds"));
@@ -438,9 +436,9 @@ extern "C" fd_status spearman_gpu_wide_rect(spearman_gpu_wide *w, uint64_t i0, u
         P.x_lo = sel->x_lo;
         P.x_hi = sel->x_hi;
         P.xhist = w->d_xhist;
-        P.kz2 = w->k.z2;
-        P.km = (double)w->k.n_obs * (w->k.n_obs - 1.0);
-        P.kn = (double)w->k.n_obs;
+        P.kz2 = w->k_z2;
+        P.km = (double)w->k_nobs * (w->k_nobs - 1.0);
+        P.kn = (double)w->k_nobs;
         P.thr_i0 = i0;
         P.cnt = w->out.d_cnt;
         P.hist_out = w->out.d_hist;
