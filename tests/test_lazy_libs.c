@@ -47,7 +47,7 @@ int main(void)
     /* A library that is not there, and one that lacks a symbol. */
     static const fd_dynsym none_syms[] = {{"f", (void **)&no_such_fn, 0}, {NULL, NULL, 0}};
     static fd_dynlib none = {"libfcbo-no-such-library.so.9", "/nonexistent", "this test", FD_ERR_UNAVAILABLE, none_syms,
-                             FD_DYNLIB_STATE};
+                             NULL, FD_DYNLIB_STATE};
     for (int k = 0; k < 2; k++) {
         fd_errclear(); /* the first error is kept: each case reads its own */
         CHECK(fd_dynlib_load(&none) == FD_ERR_UNAVAILABLE, "a missing library loads");
@@ -55,12 +55,12 @@ int main(void)
               "the message does not name the library and its user: %s", fd_errmsg());
     }
     static const fd_dynsym bad_syms[] = {{"fcbo_no_such_symbol", (void **)&no_such_fn, 0}, {NULL, NULL, 0}};
-    static fd_dynlib bad = {"libc.so.6", NULL, "this test", FD_ERR_UNAVAILABLE, bad_syms, FD_DYNLIB_STATE};
+    static fd_dynlib bad = {"libc.so.6", NULL, "this test", FD_ERR_UNAVAILABLE, bad_syms, NULL, FD_DYNLIB_STATE};
     fd_errclear();
     CHECK(fd_dynlib_load(&bad) == FD_ERR_UNAVAILABLE && strstr(fd_errmsg(), "fcbo_no_such_symbol"),
           "a missing symbol is not an error naming it: %s", fd_errmsg());
     static const fd_dynsym opt_syms[] = {{"fcbo_no_such_symbol", (void **)&no_such_fn, 1}, {NULL, NULL, 0}};
-    static fd_dynlib opt = {"libc.so.6", NULL, "this test", FD_ERR_UNAVAILABLE, opt_syms, FD_DYNLIB_STATE};
+    static fd_dynlib opt = {"libc.so.6", NULL, "this test", FD_ERR_UNAVAILABLE, opt_syms, NULL, FD_DYNLIB_STATE};
     CHECK(fd_dynlib_load(&opt) == FD_OK && !no_such_fn, "an optional symbol that is missing is not NULL or fails");
     return t_report();
 }

@@ -15,16 +15,15 @@ static const fd_dynsym syms[] = {
     {NULL, NULL, 0},
 };
 
-static fd_dynlib lib = {FD_LAPACKE_SONAME, FD_LAPACKE_DIR, "bcp", FD_ERR_UNAVAILABLE, syms, FD_DYNLIB_STATE};
+/* A LAPACK on OpenBLAS starts OpenBLAS's pool as it loads, where the
+ * build found no OpenBLAS of its own for fd_blas_load: stopped then. */
+static fd_dynlib lib = {FD_LAPACKE_SONAME, FD_LAPACKE_DIR, "bcp", FD_ERR_UNAVAILABLE, syms, fd_blas_pool_stop,
+                        FD_DYNLIB_STATE};
 
 fd_status bcp_lapack_load(void)
 {
     FD_TRY(fd_blas_load());
-    const int first = !lib.handle;
     FD_TRY(fd_dynlib_load(&lib));
-    /* A LAPACK on OpenBLAS starts OpenBLAS's pool as it loads, where the
-     * build found no OpenBLAS of its own for fd_blas_load. */
-    if (first) fd_blas_pool_stop(lib.handle);
     fd_blas_one_thread(); /* the calls are small R x R ones (chol.c) */
     return FD_OK;
 }

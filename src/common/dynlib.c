@@ -34,6 +34,7 @@ static void load(fd_dynlib *lib)
     }
     lib->handle = h;
     lib->state = 1;
+    if (lib->loaded) lib->loaded(h);
 }
 
 int fd_dynlib_present(const char *soname)

@@ -32,6 +32,7 @@ typedef struct fd_dynlib {
     const char *need;       /* what needs it, e.g. "dpc --plot" */
     fd_status err;          /* the status a failure is (FD_ERR_UNAVAILABLE, FD_ERR_CUDA) */
     const fd_dynsym *syms;  /* ends with a NULL name */
+    void (*loaded)(void *handle); /* NULL, or run once right after the load, under the lock */
     /* state: zero-initialised with FD_DYNLIB_STATE */
     pthread_mutex_t lock;
     int state;              /* 0 not tried, 1 loaded, -1 failed (why says why) */

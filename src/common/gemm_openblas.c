@@ -24,15 +24,9 @@ static const fd_dynsym syms[] = {
 };
 
 static fd_dynlib lib = {FD_OPENBLAS_SONAME, FD_OPENBLAS_DIR, "bcp on the CPU", FD_ERR_UNAVAILABLE, syms,
-                        FD_DYNLIB_STATE};
+                        fd_blas_pool_stop, FD_DYNLIB_STATE};
 
-fd_status fd_blas_load(void)
-{
-    const int first = !lib.handle;
-    FD_TRY(fd_dynlib_load(&lib));
-    if (first) fd_blas_pool_stop(lib.handle); /* a second call finds it stopped: harmless */
-    return FD_OK;
-}
+fd_status fd_blas_load(void) { return fd_dynlib_load(&lib); }
 
 /* Rows of C a call: large enough for OpenBLAS's blocking, small enough
  * for several per thread. */

@@ -25,7 +25,7 @@ static fd_dynlib lib = {
 #else
     NULL,
 #endif
-    "bcp's CUDA backend", FD_ERR_CUDA, syms, FD_DYNLIB_STATE};
+    "bcp's CUDA backend", FD_ERR_CUDA, syms, NULL, FD_DYNLIB_STATE};
 
 fd_status fd_cublas_get(const fd_cublas **out)
 {

@@ -49,7 +49,8 @@ static struct {
 } ca;
 #define CAIRO_SYM(f) {#f, (void **)&ca.f, 0},
 static const fd_dynsym syms[] = {CAIRO_FNS(CAIRO_SYM){NULL, NULL, 0}};
-static fd_dynlib lib = {FD_CAIRO_SONAME, FD_CAIRO_DIR, "dpc --plot", FD_ERR_UNAVAILABLE, syms, FD_DYNLIB_STATE};
+static fd_dynlib lib = {FD_CAIRO_SONAME, FD_CAIRO_DIR, "dpc --plot", FD_ERR_UNAVAILABLE, syms, NULL,
+                        FD_DYNLIB_STATE};
 
 fd_status dpc_plot_ready(void) { return fd_dynlib_load(&lib); }
 

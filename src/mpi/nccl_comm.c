@@ -28,8 +28,9 @@ static struct {
 } nc;
 #define NCCL_SYM(f) {#f, (void **)&nc.f, 0},
 static const fd_dynsym syms[] = {NCCL_FNS(NCCL_SYM){NULL, NULL, 0}};
-static fd_dynlib lib = {FD_NCCL_SONAME, FD_NCCL_DIR, "the GPUs' collectives between ranks; FD_NCCL=0 sends them through MPI",
-                        FD_ERR_UNAVAILABLE, syms, FD_DYNLIB_STATE};
+static fd_dynlib lib = {FD_NCCL_SONAME, FD_NCCL_DIR,
+                        "the GPUs' collectives between ranks; FD_NCCL=0 sends them through MPI", FD_ERR_UNAVAILABLE,
+                        syms, NULL, FD_DYNLIB_STATE};
 
 #define NCCL_CHECK_GOTO(call, st, label)                                                                               \
     do {                                                                                                               \
