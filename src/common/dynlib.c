@@ -37,13 +37,6 @@ static void load(fd_dynlib *lib)
     if (lib->loaded) lib->loaded(h);
 }
 
-int fd_dynlib_present(const char *soname)
-{
-    void *h = dlopen(soname, RTLD_NOW | RTLD_NOLOAD);
-    if (h) dlclose(h); /* NOLOAD's reference only */
-    return h != NULL;
-}
-
 fd_status fd_dynlib_load(fd_dynlib *lib)
 {
     pthread_mutex_lock(&lib->lock);

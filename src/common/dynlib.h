@@ -46,8 +46,5 @@ typedef struct fd_dynlib {
  * a library that cannot be loaded or lacks a symbol is lib->err with a
  * message that names it and what needs it, each time it is asked for. */
 fd_status fd_dynlib_load(fd_dynlib *lib);
-/* 1 when a library of this soname is in the process already (a test's
- * check that nothing links what should be loaded late). */
-int fd_dynlib_present(const char *soname);
 
 #endif

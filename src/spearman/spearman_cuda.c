@@ -439,14 +439,14 @@ static fd_status kendall_p_rect(cuda_state *c, const spearman_mat *x, const spea
 }
 
 /* Kendall's wide sign vectors: --rho, --count-only and --top-k
- * (backend_for sends the rest to the CPU). */
+ * (--pvalue and --fdr go to kendall_p_rect first). */
 static fd_status wide_rect(cuda_state *c, const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1,
                            uint64_t j0, uint64_t j1, int upper, const spearman_sel *sel, spearman_acc *acc)
 {
     if (acc->topk) return wide_topk(c, x, y, i0, i1, j0, j1, acc);
     const spearman_gpu_sel gs = gpu_sel(sel, acc);
     if (acc->xhist || sel->kendall)
-        return fd_fail(FD_ERR_INTERNAL, "Kendall's wide rows on the GPU: --rho, --count-only and --top-k only");
+        return fd_fail(FD_ERR_INTERNAL, "wide_rect: Kendall's p is kendall_p_rect's");
     FD_TRY(spearman_gpu_wide_rect(c->gw, i0, i1, j0, j1, upper, &gs, NULL, &c->out));
     take_out(x, y, sel, acc, &c->out);
     return FD_OK;
