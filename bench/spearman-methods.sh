@@ -6,7 +6,9 @@
 # with a NaN in 1% of the rows (missing-pairwise-1pct) and in every row
 # (missing-pairwise-all: the re-ranking's own rate; each pair with an
 # incomplete row is re-ranked, on the CUDA backend by its own kernel),
-# Kendall's tau-b with --pvalue 1e-6 instead (kendall-pvalue: each pair's
+# missing-pairwise-1pct with --fdr 0.05 instead (missing-pairwise-fdr:
+# the complete rows' pairs binned by x on either backend, the others by
+# their own p on the host), Kendall's tau-b with --pvalue 1e-6 instead (kendall-pvalue: each pair's
 # p; on the CUDA backend by the wide kernel) and with --fdr 0.05
 # (kendall-fdr: its pass 1 bins each pair's p, then the cutoff), and
 # Kendall's tau-b (--method kendall: past 16 observations the GPU's wide
@@ -21,7 +23,7 @@ set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; ROWS=100000; COLS="16 30"; BACKENDS="cpu cuda"
-METHODS="spearman missing-drop missing-pairwise missing-pairwise-1pct missing-pairwise-all kendall kendall-pvalue kendall-fdr"
+METHODS="spearman missing-drop missing-pairwise missing-pairwise-1pct missing-pairwise-all missing-pairwise-fdr kendall kendall-pvalue kendall-fdr"
 CSV=$here/results/spearman-methods.csv
 bench_options 2,19 "--rows=ROWS --cols=COLS --backends=BACKENDS --methods=METHODS --bin=BIN --csv=CSV" "$@"
 gpu_machine
@@ -42,6 +44,7 @@ x[np.arange(len(x)), r.integers(0, x.shape[1], len(x))] = np.nan; np.save(sys.ar
       missing-pairwise) args=("$tmp/nan.npy" --missing pairwise);;
       missing-pairwise-1pct) args=("$tmp/nan1.npy" --missing pairwise);;
       missing-pairwise-all) args=("$tmp/nanall.npy" --missing pairwise);;
+      missing-pairwise-fdr) args=("$tmp/nan1.npy" --missing pairwise); sel=(--fdr 0.05);;
       kendall) args=("$tmp/m.npy" --method kendall);;
       kendall-pvalue) args=("$tmp/m.npy" --method kendall); sel=(--pvalue 1e-6);;
       kendall-fdr) args=("$tmp/m.npy" --method kendall); sel=(--fdr 0.05);;

@@ -164,7 +164,9 @@ if GPUS >= 2:
 # NaN in 1%, 20% and 70% of the values (pairs of fewer than 3 common
 # columns, rows left constant over them), rows that miss nothing but vary
 # or not, over more than one 4,096-row record at 20 values; --top-k takes
-# them on the host, --fdr (each pair's p its key) falls back to the CPU.
+# them on the host, and so does --fdr (each pair's p its key) with the
+# incomplete pairs, while the GPU bins and selects the complete rows'
+# pairs by x at the full n (spearman_sel_p).
 rng = np.random.default_rng(5)
 for n, rows, frac in [(20, 800, 0.01), (20, 5000, 0.2), (7, 600, 0.7), (30, 900, 0.2), (128, 300, 0.2)]:
     x = matrix(rows, n, n, far_equal=True).astype(float)
@@ -175,10 +177,12 @@ for n, rows, frac in [(20, 800, 0.01), (20, 5000, 0.2), (7, 600, 0.7), (30, 900,
                 ["--count-only", "--rho", "0.3"], ["--pvalue", "0.05", "--no-histogram"], ["--top-k", "3"]):
         same("pairwise n=%d rows=%d %g NaN %s" % (n, rows, frac, " ".join(sel)),
              [src, "--missing", "pairwise"] + sel, "cuda", env=NEW)
-    same("pairwise n=%d %g NaN --fdr" % (n, frac), [src, "--missing", "pairwise", "--fdr", "0.05"], "cpu", env=NEW)
+    for q in ("0.05", "0.3"):
+        same("pairwise n=%d %g NaN --fdr %s" % (n, frac, q), [src, "--missing", "pairwise", "--fdr", q], "cuda", env=NEW)
     if GPUS >= 2 and n == 20:
-        same("pairwise n=%d rows=%d" % (n, rows), [src, "--missing", "pairwise", "--pvalue", "0.01"], "cuda", np_gpu=2,
-             env=NEW)
+        for sel in (["--pvalue", "0.01"], ["--fdr", "0.05"]):
+            same("pairwise n=%d rows=%d %s" % (n, rows, " ".join(sel)), [src, "--missing", "pairwise"] + sel, "cuda",
+                 np_gpu=2, env=NEW)
 src = os.path.join(WORK, "pw20_800.txt")
 same("pairwise FD_GPU_RECORDS=64", [src, "--missing", "pairwise", "--pvalue", "0.05"], "cuda",
      env=dict(NEW, FD_GPU_RECORDS="64"))

@@ -216,6 +216,40 @@ for rk in (1, 2):
           "pairwise --fdr %g, %d rank(s): %d pairs, BH on scipy's p %d (of %d tested, file %d)" % (
               Q, rk, len(got), len(sel), len(want), attrs["pairs_tested"]))
 
+# The same where most rows miss nothing: the complete rows' pairs are
+# binned and selected by x = 1 - rho^2 at the full n (as a GPU does), the
+# others by their own p, and Benjamini-Hochberg must still order them all
+# by p.  Both kinds lie on each side of the cutoff; 1 and 3 ranks.
+g = np.random.default_rng(0)  # its own stream: the check below holds for this draw
+X = g.normal(size=(160, 12)).round(2)
+X[:60] += 2 * g.normal(size=12)  # a common factor: p spread across the cutoff
+holes = g.random(160) < 0.3
+X[holes, g.integers(0, 12, size=holes.sum())] = np.nan
+path = os.path.join(WORK, "pwfdr_mixed.npy")
+write_matrix(X, path)
+want = pair_oracle(X)
+full = {k for k in want if not (np.isnan(X[k[0]]).any() or np.isnan(X[k[1]]).any())}
+Q = 0.1
+ps = sorted(v[1] for v in want.values())
+ks = [k for k in range(1, len(ps) + 1) if ps[k - 1] <= k * Q / len(ps)]
+pstar = ps[max(ks) - 1] if ks else -1
+sel = {k for k, v in want.items() if v[1] <= pstar}
+# the cutoff lies among both kinds: each has pairs just in and just out
+edge = sorted(want, key=lambda k: abs(np.log(want[k][1] / pstar)))[:40]
+check(len(sel & full) > 20 and len(sel - full) > 20 and any(k in full for k in edge) and
+      any(k not in full for k in edge), "pairwise --fdr mixed: the data set does not mix the kinds at the cutoff")
+for rk in (1, 3):
+    out = os.path.join(WORK, "opwfdrm%d" % rk)
+    r = run("spearman", path, "--missing", "pairwise", "--fdr", Q, "-o", out, "--force", "-q", ranks=rk)
+    check(r.returncode == 0, "pairwise --fdr mixed, %d rank(s): exit %d: %s" % (rk, r.returncode, r.stderr))
+    if r.returncode:
+        continue
+    got, attrs = read_pairs(out)
+    near = {k for k, v in want.items() if abs(v[1] - pstar) <= 1e-9 * max(pstar, 1e-300)}
+    check(set(got) - near == sel - near and attrs["pairs_tested"] == len(want),
+          "pairwise --fdr %g mixed, %d rank(s): %d pairs, BH on scipy's p %d (%d complete; of %d tested)" % (
+              Q, rk, len(got), len(sel), len(sel & full), len(want)))
+
 # --y: pairs of rows of two matrices, both with missing values
 X = rng.normal(size=(20, 15)).round(1)
 Y = rng.normal(size=(12, 15)).round(1)

@@ -7,6 +7,8 @@
  *    first size, fed every pair or only a shuffled superset of the top k
  *    (as the GPU's per-row screen feeds them), ties broken by j;
  *  - p-values against values from scipy, and x_crit as the exact boundary;
+ *  - --missing pairwise's --fdr: a range of p as a range of x for the
+ *    complete rows' pairs (spearman_sel_p), a p's bin (spearman_pbin);
  *  - the GPU epilogue's certain decisions (spearman_decide.h, float bounds
  *    and double) against the exact test, at and around the boundary, and
  *    its bins of x for --fdr (from double, and from float within the
@@ -235,7 +237,12 @@ static void test_pvalues(void)
             double x = spearman_x_crit(alphas[a], dof);
             CHECK(spearman_p_of_x(x, dof) <= alphas[a] && spearman_p_of_x(nextafter(x, 2), dof) > alphas[a],
                   "x_crit is the boundary: alpha %g dof %d", alphas[a], dof);
+            /* and x_from the other one (spearman_sel_p's lower end) */
+            x = spearman_x_from(alphas[a], dof);
+            CHECK(spearman_p_of_x(x, dof) >= alphas[a] && spearman_p_of_x(nextafter(x, -1), dof) < alphas[a],
+                  "x_from is the boundary: alpha %g dof %d", alphas[a], dof);
         }
+    CHECK(spearman_x_from(0, 5) == 0 && spearman_x_from(1.5, 5) > 1, "x_from's ends");
 }
 
 /* One pair (s, sii, sjj) through the GPU's decisions, against spearman_keep. */
@@ -475,6 +482,54 @@ static void test_digest(void)
     CHECK(digest_of(rows - 1, 0, 1, 0, 2, h) == FD_OK && strcmp(h, base) != 0, "digest: a row fewer, the same");
 }
 
+/* --fdr under --missing pairwise: spearman_sel_p selects a complete
+ * pair by x exactly where its p lies in the range (but for a p within
+ * rounding of an end), and spearman_pbin puts a p in the bin between
+ * whose edges' p it lies. */
+static void test_sel_p(void)
+{
+    fd_rng rng = {11};
+    const uint32_t n = 20;
+    const int dof = (int)n - 2;
+    uint64_t differ = 0, inside = 0;
+    for (int rep = 0; rep < 200; rep++) {
+        double lo = rep % 4 == 0 ? -1 : pow(10, -8 * fd_rng_unif(&rng)), hi = pow(10, -6 * fd_rng_unif(&rng));
+        if (lo > hi) {
+            const double t = lo;
+            lo = hi;
+            hi = t;
+        }
+        spearman_sel sel;
+        spearman_sel_init(&sel, 'p', 0.05, n);
+        sel.pkey = 1;
+        spearman_sel_p(&sel, lo, hi, n);
+        CHECK(sel.mode == 'x' && sel.p_lo == lo && sel.p_hi == hi, "sel_p keeps the range of p");
+        for (int k = 0; k < 500; k++) {
+            const int64_t sii = 1000 + (int64_t)(fd_rng_unif(&rng) * 2000), sjj = 1000 + (int64_t)(fd_rng_unif(&rng) * 2000);
+            const int32_t s = (int32_t)((2 * fd_rng_unif(&rng) - 1) * sqrt((double)sii * (double)sjj));
+            const double p = spearman_p_of_x(pair_x(s, sii, sjj), dof);
+            const int want = p >= lo && p <= hi, got = spearman_keep(&sel, s, sii, sjj);
+            inside += want;
+            if (want != got && fabs(p - lo) > 1e-12 * p && fabs(p - hi) > 1e-12 * p) differ++;
+        }
+    }
+    CHECK(differ == 0 && inside > 1000, "sel_p by x against p: %llu differ (%llu inside)", (unsigned long long)differ,
+          (unsigned long long)inside);
+    spearman_acc acc = {0};
+    acc.xbins = 1024;
+    acc.xscale = acc.xbins / spearman_x_crit(0.05, dof);
+    double edge[1025];
+    for (uint32_t b = 0; b <= acc.xbins; b++) edge[b] = spearman_p_of_x(fmin(1, b / acc.xscale), dof);
+    acc.pedge = edge;
+    uint64_t bad = 0;
+    for (int k = 0; k < 20000; k++) {
+        const double p = k < 1025 ? edge[k % 1025] : 0.05 * fd_rng_unif(&rng);
+        const int b = spearman_pbin(&acc, p);
+        bad += !(b >= 0 && b < (int)acc.xbins && (edge[b] <= p || b == 0) && (b == (int)acc.xbins - 1 || edge[b + 1] > p));
+    }
+    CHECK(bad == 0, "pbin: %llu p outside their bin's edges", (unsigned long long)bad);
+}
+
 int main(void)
 {
     test_ranks();
@@ -484,6 +539,7 @@ int main(void)
     test_decide();
     test_hist();
     test_xbin();
+    test_sel_p();
     test_digest();
     test_place();
     return t_report();

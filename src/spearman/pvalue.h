@@ -16,5 +16,8 @@ static inline double spearman_p_of_x(double x, int dof) { return fd_ibeta(0.5 * 
 /* The largest x with p(x) <= alpha (p grows with x), to double precision:
  * "p <= alpha" is "1 - rho^2 <= x_crit". */
 double spearman_x_crit(double alpha, int dof);
+/* The smallest x with p(x) >= alpha ("p >= alpha" is "x >= x_from"); 0
+ * for alpha <= 0, 2 (no x) for alpha > 1. */
+double spearman_x_from(double alpha, int dof);
 
 #endif

@@ -75,6 +75,9 @@ fd_status spearman_ckpt_open(spearman_run *jb)
              jb->x->digest, jb->y != jb->x ? jb->y->digest : "-", o->mode, o->value, o->count_only, o->drop_nan,
              !o->no_hist, SPEARMAN_HIST_DEFINITION, (unsigned long long)jb->x->rows, jb->x->n, BLOCK);
     if (o->kendall) strncat(params, "method=kendall\n", sizeof params - strlen(params) - 1);
+    /* --fdr under --missing pairwise bins by x since 2026-12-05 (by p before) */
+    if (o->mode == 'f' && o->missing_pairwise && !o->kendall)
+        strncat(params, "fdr_bins=x\n", sizeof params - strlen(params) - 1);
     ckpt_opts co = {o->outdir, jb->out->checkpoint, "spearman", params, o->checkpoint_seconds, o->resume, jb->mpi.rank,
                     jb->mpi.size};
     fd_status st = FD_OK;
@@ -384,7 +387,7 @@ fd_status spearman_ckpt_fdr(spearman_run *jb)
     if (v[3] != 0) {
         jb->fdr_cut[0] = v[0];
         jb->fdr_cut[1] = v[1];
-        spearman_sel_x(&jb->sel, v[0], v[1], jb->x->n);
+        spearman_fdr_select(jb, v[0], v[1]);
         jb->selected = (uint64_t)v[2];
         return FD_OK;
     }

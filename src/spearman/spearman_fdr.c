@@ -33,6 +33,30 @@ static double key_p(const spearman_run *jb, double key, int dof)
     return jb->sel.pkey ? key : spearman_p_of_x(key, dof);
 }
 
+/* The p of a bin's edge: the bins are of x but for Kendall, of p.  Under
+ * --missing pairwise a bin holds the complete rows' pairs by x and the
+ * others by their p between the edges' (acc->pedge), so that the GPU
+ * bins the first kind as it bins every x. */
+static double edge_p(const spearman_run *jb, double edge, int dof)
+{
+    return jb->sel.kendall ? edge : spearman_p_of_x(edge, dof);
+}
+
+void spearman_fdr_select(spearman_run *jb, double lo, double hi)
+{
+    if (jb->sel.pkey && !jb->sel.kendall) spearman_sel_p(&jb->sel, lo, hi, jb->x->n);
+    else spearman_sel_x(&jb->sel, lo, hi, jb->x->n);
+}
+
+/* The selection of the pairs in bins [b_lo, b_hi], a little wider. */
+static void select_bins(spearman_run *jb, int b_lo, int b_hi, double eps)
+{
+    const double lo = fmax(0, b_lo / jb->xscale - eps), hi = (b_hi + 1) / jb->xscale + eps;
+    if (jb->sel.pkey && !jb->sel.kendall)
+        spearman_sel_p(&jb->sel, spearman_p_of_x(lo, jb->sel.dof), spearman_p_of_x(hi, jb->sel.dof), jb->x->n);
+    else spearman_sel_x(&jb->sel, lo, hi, jb->x->n);
+}
+
 fd_status spearman_fdr_cutoff(spearman_run *jb)
 {
     fd_status st = FD_OK;
@@ -48,23 +72,23 @@ fd_status spearman_fdr_cutoff(spearman_run *jb)
     int b_hi = -1, b_lo = -1;
     const double eps = 1e-12;
     for (int b = FDR_BINS - 1; b >= 0 && b_hi < 0; b--)
-        if (jb->xhist[b] && key_p(jb, fmax(0, b / jb->xscale - eps), dof) <= (double)cum[b] * Q / m) b_hi = b;
+        if (jb->xhist[b] && edge_p(jb, fmax(0, b / jb->xscale - eps), dof) <= (double)cum[b] * Q / m) b_hi = b;
     if (b_hi < 0) { /* no pair passes: select none */
         jb->fdr_cut[0] = 1;
         jb->fdr_cut[1] = 0;
-        spearman_sel_x(&jb->sel, 1, 0, jb->x->n);
+        spearman_fdr_select(jb, 1, 0);
         jb->selected = 0;
         goto done;
     }
     for (int b = b_hi; b >= 0 && b_lo < 0; b--)
         if (jb->xhist[b] &&
-            key_p(jb, (b + 1) / jb->xscale + eps, dof) <= (double)((b ? cum[b - 1] : 0) + 1) * Q / m)
+            edge_p(jb, (b + 1) / jb->xscale + eps, dof) <= (double)((b ? cum[b - 1] : 0) + 1) * Q / m)
             b_lo = b;
     if (b_lo < 0) b_lo = 0;
     jb->bin_lo = b_lo;
     jb->bin_hi = b_hi;
     jb->collect = 1;
-    spearman_sel_x(&jb->sel, fmax(0, b_lo / jb->xscale - eps), (b_hi + 1) / jb->xscale + eps, jb->x->n);
+    select_bins(jb, b_lo, b_hi, eps);
     uint64_t pairs = jb->pairs, selected = jb->selected;
     fd_status local = spearman_pass(jb, 1);
     jb->pairs = pairs;
@@ -106,7 +130,7 @@ fd_status spearman_fdr_cutoff(spearman_run *jb)
     }
     jb->fdr_cut[0] = -1;
     jb->fdr_cut[1] = xstar;
-    spearman_sel_x(&jb->sel, -1, xstar, jb->x->n);
+    spearman_fdr_select(jb, -1, xstar);
     jb->selected = kstar;
 done:
     free(cum);

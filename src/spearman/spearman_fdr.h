@@ -12,4 +12,9 @@
  * decide it.  Collective. */
 fd_status spearman_fdr_cutoff(spearman_run *jb);
 
+/* The selection of the pairs whose key lies in [lo, hi] (jb->fdr_cut),
+ * into jb->sel: spearman_sel_p under --missing pairwise, else
+ * spearman_sel_x. */
+void spearman_fdr_select(spearman_run *jb, double lo, double hi);
+
 #endif

@@ -9,12 +9,14 @@
 
 #include "../common/clock.h"
 #include "../common/env.h"
+#include "../common/par_rows.h"
 #include "../io/h5util.h"
 #include "../job/h5part.h"
 #include "../job/job.h"
 #include "spearman_ckpt.h"
 #include "spearman_h5.h"
 #include "spearman_pass.h"
+#include "pvalue.h"
 #include "spearman_read.h"
 
 #include <math.h>
@@ -95,16 +97,9 @@ static const fd_device_ops *backend_for(fd_job *j)
 {
     spearman_run *jb = j->w;
     const spearman_mat *y = jb->y ? jb->y : jb->x;
-    /* --fdr's key under --missing pairwise is each pair's p of its own n,
-     * which the GPU's binning of x = 1 - rho^2 cannot give. */
-    const int missing = (jb->x->incomplete || y->incomplete) && jb->o->mode == 'f';
     const int takes = jb->ops->supports ? jb->ops->supports(jb->o->mode, jb->x, jb->x->incomplete || y->incomplete) : 1;
-    if (!missing && takes) return j->dev;
-    if (jb->ops == &spearman_cpu_ops) return j->dev;
-    if (fd_job_speaks(j) && missing)
-        fprintf(stderr, "fcbo-dist spearman: --fdr with --missing pairwise and rows that miss values runs on the "
-                "CPU backend (its key is each pair's p of its own n; not on %s yet)\n", jb->ops->dev.name);
-    else if (fd_job_speaks(j) && jb->x->ties)
+    if (takes || jb->ops == &spearman_cpu_ops) return j->dev;
+    if (fd_job_speaks(j) && jb->x->ties)
         fprintf(stderr, "fcbo-dist spearman: Kendall's rows of %u observations (%u signs each) run on the CPU backend "
                 "(%s takes up to 128 observations)\n", jb->x->n_obs, jb->x->n, jb->ops->dev.name);
     else if (fd_job_speaks(j))
@@ -112,6 +107,26 @@ static const fd_device_ops *backend_for(fd_job *j)
                 jb->x->n, jb->ops->dev.name);
     jb->ops = &spearman_cpu_ops;
     return &spearman_cpu_ops.dev;
+}
+
+/* --fdr under --missing pairwise: the p of each bin's lower edge at the
+ * full n (spearman_acc.pedge), by which the pairs of fewer observations
+ * are binned beside the complete rows' pairs, binned by x.  65,537
+ * incomplete beta functions, on the rank's threads. */
+static fd_status edge_rows(void *ctx, uint64_t b0, uint64_t b1, int thread)
+{
+    spearman_run *jb = ctx;
+    (void)thread;
+    for (uint64_t b = b0; b < b1; b++) jb->pedge[b] = spearman_p_of_x(fmin(1, (double)b / jb->xscale), jb->sel.dof);
+    return FD_OK;
+}
+
+static fd_status pair_edges(spearman_run *jb)
+{
+    jb->pedge = malloc((FDR_BINS + 1) * sizeof *jb->pedge);
+    if (!jb->pedge) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    return par_rows_chunk(jb->threads > jb->host_threads ? jb->threads : jb->host_threads, 0, FDR_BINS + 1, 1024,
+                          edge_rows, jb, NULL);
 }
 
 /* The backend's state (a GPU's resident rank matrix), the selection, the
@@ -167,8 +182,9 @@ static fd_status setup(fd_job *j)
     }
     if (st == FD_OK && o->mode == 'f') {
         FD_ALLOC_GOTO(jb->xhist, FDR_BINS, st, done);
-        /* the keys of pass 1's pairs lie in [0, x_crit(Q)], or (p as the key) in [0, Q] */
-        jb->xscale = FDR_BINS / fmax(jb->sel.pkey ? o->value : 1 - jb->sel.q, 1e-300);
+        /* pass 1's pairs have x in [0, x_crit(Q)]; Kendall's are binned by p, in [0, Q] */
+        jb->xscale = FDR_BINS / fmax(jb->sel.kendall ? o->value : 1 - jb->sel.q, 1e-300);
+        if (jb->sel.pkey && !jb->sel.kendall) FD_TRY_GOTO(pair_edges(jb), st, done);
     }
     for (size_t k = 0; st == FD_OK && k < T; k++) {
         FD_ALLOC_GOTO(jb->hbuf[k], SPEARMAN_HIST_BINS, st, done);
@@ -476,6 +492,7 @@ static void close_run(fd_job *j, fd_status st)
     free(jb->obufcap);
     free(jb->nkept);
     free(jb->xhist);
+    free(jb->pedge);
     free(jb->xs);
     for (int t = 0; jb->topk && t < jb->threads; t++) spearman_topk_free(&jb->topk[t]);
     free(jb->topk);

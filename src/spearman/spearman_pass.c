@@ -102,8 +102,8 @@ static fd_status collect_x(spearman_run *jb, spearman_acc *a)
     pthread_mutex_lock(&jb->lock);
     for (size_t k = 0; k < a->nout && st == FD_OK; k++) {
         const spair *q = &a->out[k];
-        const double x = spearman_pair_key(jb->x, jb->y, &jb->sel, q->i, q->j, q->s); /* spearman_fdr.c */
-        int b = spearman_xbin(a, x);
+        double x;
+        const int b = spearman_pair_bin(jb->x, jb->y, &jb->sel, a, q->i, q->j, q->s, &x); /* spearman_fdr.c */
         if (b < jb->bin_lo || b > jb->bin_hi) continue;
         st = fd_grow((void **)&jb->xs, &jb->capxs, jb->nxs + 1, sizeof *jb->xs);
         if (st == FD_OK) jb->xs[jb->nxs++] = x;
@@ -268,6 +268,7 @@ fd_status spearman_pass(spearman_run *jb, int emit)
         a->xhist = emit || !jb->xhist ? NULL : jb->xbuf[t];
         a->xbins = FDR_BINS;
         a->xscale = jb->xscale;
+        a->pedge = jb->pedge;
         /* The kernels emit only into an existing buffer (out != NULL). */
         if ((emit || keep) && !jb->obuf[t]) {
             jb->obuf[t] = malloc(2 * FLUSH_PAIRS * sizeof(spair));

@@ -93,6 +93,7 @@ struct spearman_run {
     /* --fdr: selected pairs (p <= Q) by x in pass 1, and the exact x values
      * of the bins where the Benjamini-Hochberg cutoff lies. */
     uint64_t *xhist;
+    double *pedge;                /* --missing pairwise: spearman_acc.pedge */
     int collect;
     int bin_lo, bin_hi;
     double *xs;

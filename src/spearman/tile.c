@@ -18,6 +18,7 @@ void spearman_sel_init(spearman_sel *s, int mode, double value, uint32_t n)
     s->dof = (int)n - 2;
     s->alpha = 0;
     s->x_lo = s->x_hi = 0;
+    s->p_lo = s->p_hi = 0;
     if (mode == 'p') {
         s->alpha = value;
         s->q = 1 - spearman_x_crit(value, s->dof);
@@ -43,12 +44,19 @@ void spearman_sel_x(spearman_sel *s, double x_lo, double x_hi, uint32_t n)
     s->by_n = by_n;
     s->kendall = kendall;
     s->pkey = pkey;
-    /* [x_lo, x_hi] is a range of p: no bound on |tau| for Kendall; for
-     * pairwise, the complete rows' pairs need |rho| as for p <= x_hi at
-     * their n (the others are taken one by one) */
+    s->p_lo = x_lo;
+    s->p_hi = x_hi;
+    /* Kendall: [x_lo, x_hi] is a range of p, no bound on |tau|. */
     if (kendall) s->q = 0;
-    else if (pkey) s->q = x_hi >= 1 ? 0 : 1 - spearman_x_crit(x_hi, s->dof);
     s->pre = (float)(sqrt(s->q) * (1 - 1e-5));
+}
+
+void spearman_sel_p(spearman_sel *s, double p_lo, double p_hi, uint32_t n)
+{
+    const int dof = (int)n - 2;
+    spearman_sel_x(s, spearman_x_from(p_lo, dof), spearman_x_crit(p_hi, dof), n);
+    s->p_lo = p_lo;
+    s->p_hi = p_hi;
 }
 
 fd_status spearman_sel_by_n(spearman_sel *s, int mode, double value, uint32_t n, spearman_sel **table)
@@ -71,10 +79,30 @@ double spearman_pair_key(const spearman_mat *x, const spearman_mat *y, const spe
     return sel->pkey ? spearman_p_of_x(v, dof) : v;
 }
 
+int spearman_pair_bin(const spearman_mat *x, const spearman_mat *y, const spearman_sel *sel, const spearman_acc *acc,
+                      uint64_t i, uint64_t j, int64_t s, double *key)
+{
+    *key = spearman_pair_key(x, y, sel, i, j, s);
+    if (!acc->pedge) return spearman_xbin(acc, *key);
+    if (smat_incomplete(x, i) || smat_incomplete(y, j)) return spearman_pbin(acc, *key);
+    return spearman_xbin(acc, pair_x(s, x->sii[i], y->sii[j]));
+}
+
 int spearman_xbin(const spearman_acc *acc, double x)
 {
     double b = x * acc->xscale;
     return b <= 0 ? 0 : b >= acc->xbins - 1 ? (int)acc->xbins - 1 : (int)b;
+}
+
+int spearman_pbin(const spearman_acc *acc, double p)
+{
+    uint32_t lo = 0, hi = acc->xbins; /* pedge[lo] <= p, or lo = 0 */
+    while (hi - lo > 1) {
+        const uint32_t mid = lo + (hi - lo) / 2;
+        if (acc->pedge[mid] <= p) lo = mid;
+        else hi = mid;
+    }
+    return (int)lo;
 }
 
 int spearman_keep(const spearman_sel *sel, int64_t s, int64_t sii, int64_t sjj)
@@ -261,7 +289,7 @@ void spearman_acc_take(const spearman_mat *x, const spearman_mat *y, const spear
     int keep;
     if (sel->kendall && sel->mode != 'x') {
         keep = sii != 0 && sjj != 0 && kendall_p_le(sel->kendall, s, &x->ties[i], &y->ties[j]);
-    } else if (sel->pkey && sel->mode == 'x') {
+    } else if (sel->kendall && sel->mode == 'x') {
         if (sii == 0 || sjj == 0) return;
         p = spearman_pair_key(x, y, sel, i, j, s);
         keep = p >= sel->x_lo && p <= sel->x_hi;
@@ -270,7 +298,10 @@ void spearman_acc_take(const spearman_mat *x, const spearman_mat *y, const spear
     }
     if (!keep) return;
     acc->selected++;
-    if (acc->xhist) acc->xhist[spearman_xbin(acc, p >= 0 ? p : spearman_pair_key(x, y, sel, i, j, s))]++;
+    /* the bin: of Kendall's p, else of x (under --missing pairwise too:
+     * these rows have all n observations, binned as the GPU bins them) */
+    if (acc->xhist)
+        acc->xhist[spearman_xbin(acc, p >= 0 ? p : sel->kendall ? spearman_pair_key(x, y, sel, i, j, s) : pair_x(s, sii, sjj))]++;
     if (acc->out) emit(acc, i, j, s);
 }
 
@@ -299,14 +330,14 @@ void spearman_acc_take_sums(const spearman_sel *sel, spearman_acc *acc, uint64_t
         return;
     }
     double p = -1;
-    if (sel->mode == 'x') { /* --fdr: a range of p (sel->pkey) */
+    if (sel->mode == 'x') { /* --fdr: a range of p (spearman_sel_p) */
         p = spearman_p_of_x(pair_x(s, sii, sjj), (int)m - 2);
-        if (p < sel->x_lo || p > sel->x_hi) return;
+        if (p < sel->p_lo || p > sel->p_hi) return;
     } else if (!spearman_keep(sel->by_n ? &sel->by_n[m] : sel, s, sii, sjj)) {
         return;
     }
     acc->selected++;
-    if (acc->xhist) acc->xhist[spearman_xbin(acc, p >= 0 ? p : spearman_p_of_x(pair_x(s, sii, sjj), (int)m - 2))]++;
+    if (acc->xhist) acc->xhist[spearman_pbin(acc, p >= 0 ? p : spearman_p_of_x(pair_x(s, sii, sjj), (int)m - 2))]++;
     if (acc->out) emit(acc, i, j, s);
 }
 

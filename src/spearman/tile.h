@@ -41,6 +41,10 @@ typedef struct spearman_sel {
     /* --fdr's key is each pair's p, not x = 1 - rho^2: Kendall's, and
      * --missing pairwise's, whose pairs have p-values of their own n. */
     int pkey;
+    /* --missing pairwise's mode 'x' (spearman_sel_p): the range of p;
+     * the pairs with a missing value compare their p with it, the others
+     * their x with [x_lo, x_hi], the same range at the full n. */
+    double p_lo, p_hi;
 } spearman_sel;
 
 /* Sets up a selection: mode 'p' (p <= value), 'r' (|rho| >= value), or
@@ -49,8 +53,15 @@ void spearman_sel_init(spearman_sel *s, int mode, double value, uint32_t n);
 /* --missing pairwise: s->by_n for pairs of 3 .. n common observations
  * (*table, n + 1 entries, the caller's to free). */
 fd_status spearman_sel_by_n(spearman_sel *s, int mode, double value, uint32_t n, spearman_sel **table);
-/* A selection by x = 1 - rho^2 in [x_lo, x_hi] (Benjamini-Hochberg). */
+/* A selection by x = 1 - rho^2 in [x_lo, x_hi] (Benjamini-Hochberg), or
+ * for Kendall (s->kendall) by p in that range. */
 void spearman_sel_x(spearman_sel *s, double x_lo, double x_hi, uint32_t n);
+/* --missing pairwise: a selection by p in [p_lo, p_hi], each pair's p of
+ * its own n.  The complete rows' pairs (n observations) are selected by
+ * x in [x_from(p_lo), x_crit(p_hi)] (pvalue.h), which is the same range
+ * where p grows with x, so that a GPU's kernel selects them as it does
+ * every x range. */
+void spearman_sel_p(spearman_sel *s, double p_lo, double p_hi, uint32_t n);
 
 /* x = 1 - rho^2 = (S_ii S_jj - S^2) / (S_ii S_jj), the same double
  * everywhere it is used (selection, FDR histogram, p-values). */
@@ -96,6 +107,10 @@ typedef struct spearman_acc {
     uint64_t *xhist;      /* selected pairs by x: bin (int)(x * xscale), or NULL */
     uint32_t xbins;
     double xscale;
+    /* --fdr under --missing pairwise: p at each bin's lower edge at the
+     * full n, pedge[b] = p(b / xscale) (xbins + 1 entries), by which a
+     * pair of fewer observations is binned (spearman_pbin); else NULL. */
+    const double *pedge;
     spair *out;           /* selected pairs are appended here when not NULL */
     size_t nout, capout;
     int failed;           /* out of memory growing out */
@@ -142,8 +157,16 @@ void spearman_acc_take_sums(const spearman_sel *sel, spearman_acc *acc, uint64_t
 double spearman_pair_key(const spearman_mat *x, const spearman_mat *y, const spearman_sel *sel, uint64_t i, uint64_t j,
                          int64_t s);
 
+/* The same key, and the pair's bin in acc->xhist as pass 1 filled it
+ * (spearman_acc_take, spearman_acc_take_sums). */
+int spearman_pair_bin(const spearman_mat *x, const spearman_mat *y, const spearman_sel *sel, const spearman_acc *acc,
+                      uint64_t i, uint64_t j, int64_t s, double *key);
+
 /* The bin of x in acc->xhist. */
 int spearman_xbin(const spearman_acc *acc, double x);
+/* The bin of a p-value in acc->xhist by acc->pedge: the last bin whose
+ * lower edge's p is at most p. */
+int spearman_pbin(const spearman_acc *acc, double p);
 
 /* The exact test alone (for the tests and the scalar path). */
 int spearman_keep(const spearman_sel *sel, int64_t s, int64_t sii, int64_t sjj);
