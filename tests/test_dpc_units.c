@@ -7,7 +7,10 @@
  *    reach relies on), with the slack dpc_grid_slack reports;
  *  - d_c from --neighbors on the grid against the scan of every point
  *    (FD_DPC_GRID=off), bit for bit, on uniform, clustered, duplicated
- *    and outlying points of 1 to 3 coordinates. */
+ *    and outlying points of 1 to 3 coordinates;
+ *  - dpc_label_chains: each point takes its first centre's label up the
+ *    chain (against a walk written here), and a cycle of parents or one
+ *    out of range is an error, not a hang. */
 #include "dpc/dpc.h"
 #include "dpc/dpc_exp.h"
 #include "dpc/grid.h"
@@ -147,10 +150,44 @@ static void test_dc_grid(void)
     }
 }
 
+static void test_label_chains(void)
+{
+    enum { N = 2000 };
+    static int64_t parent[N];
+    static int32_t labels[N], want[N];
+    fd_rng rng = {3};
+    /* a forest by density order: a point's parent is an earlier point;
+     * points 0, 7 and 100 are centres */
+    for (int i = 0; i < N; i++) parent[i] = i ? (int64_t)(fd_rng_unif(&rng) * i) : -1;
+    for (int i = 0; i < N; i++) labels[i] = i == 0 ? 1 : i == 7 ? 2 : i == 100 ? 3 : 0;
+    for (int i = 0; i < N; i++) {
+        int j = i;
+        while (j != 0 && j != 7 && j != 100) j = (int)parent[j];
+        want[i] = j == 0 ? 1 : j == 7 ? 2 : 3;
+    }
+    CHECK(dpc_label_chains(N, parent, labels) == FD_OK, "label_chains on a forest");
+    int bad = 0;
+    for (int i = 0; i < N; i++) bad += labels[i] != want[i];
+    CHECK(bad == 0, "label_chains: %d labels differ from the walk", bad);
+    /* a cycle 5 -> 6 -> 5 beside the centres, and a parent out of range */
+    for (int i = 0; i < N; i++) labels[i] = i == 0 ? 1 : 0;
+    parent[5] = 6;
+    parent[6] = 5;
+    fd_status st = dpc_label_chains(N, parent, labels);
+    CHECK(st == FD_ERR_INTERNAL, "label_chains: a cycle gives %d", (int)st);
+    for (int i = 0; i < N; i++) labels[i] = i == 0 ? 1 : 0;
+    parent[5] = N;
+    parent[6] = 0;
+    st = dpc_label_chains(N, parent, labels);
+    CHECK(st == FD_ERR_INTERNAL, "label_chains: a parent out of range gives %d", (int)st);
+    fd_errclear();
+}
+
 int main(void)
 {
     test_exp();
     test_grid();
     test_dc_grid();
+    test_label_chains();
     return t_report();
 }

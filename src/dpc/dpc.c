@@ -1057,23 +1057,30 @@ fd_status dpc_centers(const dpc_points *p, const double *rho, const double *delt
 
 /* Walk up to a labelled point, then label the walk: each point is walked
  * over at most twice.  Every chain ends, since the densest point, the
- * only one without a parent, is a centre. */
-void dpc_label_chains(uint64_t n, const int64_t *parent, int32_t *labels)
+ * only one without a parent, is a centre; a walk of more than n steps, or
+ * a parent out of range, is a bug upstream, reported rather than looped
+ * on (dpc_gpu_labels bounds its rounds alike). */
+fd_status dpc_label_chains(uint64_t n, const int64_t *parent, int32_t *labels)
 {
     for (uint64_t i = 0; i < n; i++) {
         int64_t j = (int64_t)i;
-        while (labels[j] == 0) j = parent[j];
+        for (uint64_t steps = 0; labels[j] == 0; steps++) {
+            if (steps >= n || parent[j] < 0 || (uint64_t)parent[j] >= n)
+                return fd_fail(FD_ERR_INTERNAL, "dpc_label_chains: point %lld's chain of parents %s", (long long)i,
+                               steps >= n ? "has a cycle" : "leaves the points");
+            j = parent[j];
+        }
         const int32_t l = labels[j];
         for (j = (int64_t)i; labels[j] == 0; j = parent[j]) labels[j] = l;
     }
+    return FD_OK;
 }
 
 fd_status dpc_assign(const dpc_points *p, const double *rho, const double *delta, const int64_t *parent,
                      const dpc_centers_rule *rule, double *gamma, int32_t *labels, int64_t **centers, uint32_t *k)
 {
     FD_TRY(dpc_centers(p, rho, delta, parent, rule, gamma, labels, centers, k, NULL));
-    dpc_label_chains(p->n, parent, labels);
-    return FD_OK;
+    return dpc_label_chains(p->n, parent, labels);
 }
 
 /* ---------------- halo ---------------- */

@@ -101,8 +101,9 @@ fd_status dpc_centers(const dpc_points *p, const double *rho, const double *delt
 fd_status dpc_gamma_outliers(uint64_t n, const double *gamma, uint64_t top, double alpha, dpc_auto_report *rep);
 /* Every point still labelled 0 takes the label of the first centre up its
  * chain of parents: what assigning in density order gives, since a parent
- * is always denser. */
-void dpc_label_chains(uint64_t n, const int64_t *parent, int32_t *labels);
+ * is always denser.  FD_ERR_INTERNAL for a cycle of parents or one out of
+ * range (a bug, never a hang). */
+fd_status dpc_label_chains(uint64_t n, const int64_t *parent, int32_t *labels);
 /* Both. */
 fd_status dpc_assign(const dpc_points *p, const double *rho, const double *delta, const int64_t *parent,
                      const dpc_centers_rule *rule, double *gamma, int32_t *labels, int64_t **centers, uint32_t *k);

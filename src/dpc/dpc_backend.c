@@ -30,8 +30,7 @@ static fd_status cpu_delta(void *state, const dpc_points *p, const double *rho, 
 static fd_status cpu_labels(void *state, uint64_t n, const int64_t *parent, int32_t *labels)
 {
     (void)state;
-    dpc_label_chains(n, parent, labels);
-    return FD_OK;
+    return dpc_label_chains(n, parent, labels);
 }
 
 const struct dpc_ops dpc_cpu_ops = {
