@@ -90,30 +90,46 @@ static char *put_u32(char *p, uint32_t v)
     return p;
 }
 
+/* The text in pieces of TEXT_CHUNK bytes (or one concept's, if larger):
+ * a whole batch's worst case, 11 bytes an id, was the largest buffer of a
+ * sparse run (9 MB of its 36). */
+#define TEXT_CHUNK ((size_t)256 << 10)
+
+static fd_status text_flush(text_writer *t, size_t len)
+{
+    if (len && fwrite(t->buf, 1, len, t->f) != len) return fd_fail(FD_ERR_IO, "writing intents to standard output failed");
+    return FD_OK;
+}
+
 static fd_status text_write(void *self, const concept_batch *b)
 {
     text_writer *t = self;
-    /* At most 11 bytes per id (10 digits and a blank) plus a newline each. */
-    size_t need = b->nint * 11 + b->n + 1;
-    if (need > t->cap) {
-        char *nb = realloc(t->buf, need);
-        if (!nb) return fd_fail(FD_ERR_NOMEM, "out of memory for text output");
-        t->buf = nb;
-        t->cap = need;
-    }
-    char *p = t->buf;
+    size_t len = 0;
     uint64_t s = 0;
     for (uint64_t i = 0; i < b->n; i++) {
+        /* At most 11 bytes per id (10 digits and a blank) plus a newline. */
+        const size_t need = (size_t)(b->int_end[i] - s) * 11 + 1;
+        if (len + need > t->cap) {
+            FD_TRY(text_flush(t, len));
+            len = 0;
+            const size_t cap = need > TEXT_CHUNK ? need : TEXT_CHUNK;
+            if (cap > t->cap) {
+                char *nb = realloc(t->buf, cap);
+                if (!nb) return fd_fail(FD_ERR_NOMEM, "out of memory for text output");
+                t->buf = nb;
+                t->cap = cap;
+            }
+        }
+        char *p = t->buf + len;
         for (uint64_t k = s; k < b->int_end[i]; k++) {
             if (k > s) *p++ = ' ';
             p = put_u32(p, b->int_ids[k]);
         }
         *p++ = '\n';
+        len = (size_t)(p - t->buf);
         s = b->int_end[i];
     }
-    size_t len = (size_t)(p - t->buf);
-    if (fwrite(t->buf, 1, len, t->f) != len) return fd_fail(FD_ERR_IO, "writing intents to standard output failed");
-    return FD_OK;
+    return text_flush(t, len);
 }
 
 concept_writer text_writer_as(text_writer *t) { return (concept_writer){text_write, t}; }

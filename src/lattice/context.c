@@ -43,6 +43,14 @@ void fca_context_destroy(fca_context **pc)
     *pc = NULL;
 }
 
+void fca_context_drop_incidence(fca_context *c)
+{
+    free(c->row_ptr);
+    free(c->row_idx);
+    c->row_ptr = NULL;
+    c->row_idx = NULL;
+}
+
 ctx_format ctx_format_from_name(const char *name)
 {
     if (!strcasecmp(name, "cxt")) return CTX_FMT_CXT;

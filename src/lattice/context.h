@@ -31,6 +31,10 @@ typedef struct fca_context {
 /* Empty context with room for the given shape; names left NULL. */
 fd_status fca_context_create(fca_context **out, uint32_t n_obj, uint32_t n_attr, uint64_t nnz);
 void fca_context_destroy(fca_context **ctx);
+/* Frees the incidence (row_ptr, row_idx; NULL after) once nothing will
+ * read it again, keeping the shape, names, labels and hash: `lattice`
+ * without --edges, whose search reads its own copy (fcbo_prep). */
+void fca_context_drop_incidence(fca_context *ctx);
 
 /* Format from a file name's extension, or CTX_FMT_AUTO when unknown. */
 ctx_format ctx_format_from_path(const char *path);

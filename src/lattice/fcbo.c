@@ -452,7 +452,7 @@ struct fcbo_ws {
     fcbo_stats st;
 };
 
-#define BATCH_IDS ((size_t)1 << 20)
+#define BATCH_IDS ((size_t)1 << 18)
 
 fd_status fcbo_ws_create(fcbo_ws **out, const fcbo_prep *p, concept_sink *sink)
 {
