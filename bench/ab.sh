@@ -16,6 +16,7 @@ root=$(cd "$here/.." && pwd)
 BASE=; CMD=; REPS=7; LABEL=; SCRATCH=${TMPDIR:-/tmp}/fcbo-ab; CSV=$here/results/ab.csv
 die() { echo "bench/ab.sh: $*" >&2; exit 2; }
 bench_options 2,11 "--base=BASE --cmd=CMD --reps=REPS --label=LABEL --scratch=SCRATCH --csv=CSV" "$@"
+case $LABEL in *[,\"]*) echo "bench/ab.sh: --label goes into a CSV field unquoted: no commas or quotes" >&2; exit 2;; esac
 [ -n "$BASE" ] || die "--base REV is required"
 [ -n "$CMD" ] || die "--cmd \"ARGS\" is required"
 [[ $REPS =~ ^[0-9]+$ && $REPS -ge 1 ]] || die "--reps wants a positive count, got '$REPS'"
