@@ -40,6 +40,16 @@ fi
 check '[ $rc -eq 2 ] && grep -q "exists; use --force" "$W/err"' "existing directory not refused: exit $rc"
 "$BIN" lattice "$W/c.cxt" -o "$W/out" -q --force; rc=$?
 check '[ $rc -eq 0 ] && [ -z "$(ls "$W/out" | grep -v "^lattice.h5$")" ]' "--force failed or left files"
+# --text writes in pieces of 256 KiB: intents longer than one piece (60,000
+# attributes, some 330 KB of text each) come out whole, against the
+# intents this context has: {0..59999}, the even, the multiples of 3 and
+# of 6 (the objects' rows and their intersection).
+python3 -c "
+for k in (1, 2, 3): print(' '.join(str(i) for i in range(0, 60000, k)))" > "$W/wide.dat"
+python3 -c "
+for k in (1, 2, 3, 6): print(' '.join(str(i) for i in range(0, 60000, k)))" > "$W/wide.want"
+"$BIN" lattice "$W/wide.dat" -q --text -t 1 > "$W/wide.text"; rc=$?
+check '[ $rc -eq 0 ] && same_set "$W/wide.text" "$W/wide.want"' "--text of intents past one piece: exit $rc, $(wc -c < "$W/wide.text") bytes"
 # Quiet means quiet; without a terminal there is no progress line either.
 "$BIN" lattice "$W/c.cxt" -q --text > /dev/null 2> "$W/err"
 check '[ ! -s "$W/err" ]' "-q printed: $(cat "$W/err")"
