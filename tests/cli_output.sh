@@ -50,6 +50,10 @@ python3 -c "
 for k in (1, 2, 3, 6): print(' '.join(str(i) for i in range(0, 60000, k)))" > "$W/wide.want"
 "$BIN" lattice "$W/wide.dat" -q --text -t 1 > "$W/wide.text"; rc=$?
 check '[ $rc -eq 0 ] && same_set "$W/wide.text" "$W/wide.want"' "--text of intents past one piece: exit $rc, $(wc -c < "$W/wide.text") bytes"
+# Ids at every digit count, to the largest label a .dat takes.
+printf "0 9 10 99 100 999 1000 65535 100000 4294967294\n" > "$W/digits.dat"
+check '[ "$("$BIN" lattice "$W/digits.dat" -q --text)" = "0 9 10 99 100 999 1000 65535 100000 4294967294" ]' \
+  "--text of ids of 1 to 10 digits: $("$BIN" lattice "$W/digits.dat" -q --text 2>&1)"
 # Quiet means quiet; without a terminal there is no progress line either.
 "$BIN" lattice "$W/c.cxt" -q --text > /dev/null 2> "$W/err"
 check '[ ! -s "$W/err" ]' "-q printed: $(cat "$W/err")"
