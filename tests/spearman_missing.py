@@ -191,6 +191,32 @@ for rk in (1, 2):
     bad = [k for k in got if abs(got[k][0] - rho[k]) > 1e-6 or not p_close(got[k], want[(min(k), max(k))])]
     check(ok and not bad, "pairwise --top-k 3, %d rank(s): partners differ from scipy's order, or %d values" % (rk, len(bad)))
 
+def bh_selection(want, Q):
+    """Benjamini-Hochberg at Q over the oracle's p: the selected pairs and
+    the cutoff p*."""
+    ps = sorted(v[1] for v in want.values())
+    ks = [k for k in range(1, len(ps) + 1) if ps[k - 1] <= k * Q / len(ps)]
+    pstar = ps[max(ks) - 1] if ks else -1
+    return {k for k, v in want.items() if v[1] <= pstar}, pstar
+
+
+def check_fdr(what, path, want, Q, ranks, min_selected=0):
+    """--missing pairwise --fdr Q on each number of ranks against BH on
+    scipy's p (pairs within 1e-9 of the cutoff may go either way)."""
+    sel, pstar = bh_selection(want, Q)
+    near = {k for k, v in want.items() if abs(v[1] - pstar) <= 1e-9 * max(pstar, 1e-300)}
+    for rk in ranks:
+        out = os.path.join(WORK, "o%s%d" % (what.replace(" ", "_"), rk))
+        r = run("spearman", path, "--missing", "pairwise", "--fdr", Q, "-o", out, "--force", "-q", ranks=rk)
+        check(r.returncode == 0, "%s, %d rank(s): exit %d: %s" % (what, rk, r.returncode, r.stderr))
+        if r.returncode:
+            continue
+        got, attrs = read_pairs(out)
+        check(len(sel) > min_selected and set(got) - near == sel - near and attrs["pairs_tested"] == len(want),
+              "%s %g, %d rank(s): %d pairs, BH on scipy's p %d (of %d tested, file %d)" % (
+                  what, Q, rk, len(got), len(sel), len(want), attrs["pairs_tested"]))
+
+
 # --fdr Q: Benjamini-Hochberg over every pair's own p (its own n) against
 # BH on scipy's p-values, on 1 and 2 ranks
 X = rng.integers(0, 8, size=(70, 14)).astype(float)
@@ -198,23 +224,7 @@ X[:20] += np.arange(14)  # correlated rows, so that some pairs pass
 X[rng.random(X.shape) < 0.12] = np.nan
 path = os.path.join(WORK, "pwfdr.npy")
 write_matrix(X, path)
-want = pair_oracle(X)
-Q = 0.05
-ps = sorted(v[1] for v in want.values())
-ks = [k for k in range(1, len(ps) + 1) if ps[k - 1] <= k * Q / len(ps)]
-pstar = ps[max(ks) - 1] if ks else -1
-for rk in (1, 2):
-    out = os.path.join(WORK, "opwfdr%d" % rk)
-    r = run("spearman", path, "--missing", "pairwise", "--fdr", Q, "-o", out, "--force", "-q", ranks=rk)
-    check(r.returncode == 0, "pairwise --fdr, %d rank(s): exit %d: %s" % (rk, r.returncode, r.stderr))
-    if r.returncode:
-        continue
-    got, attrs = read_pairs(out)
-    near = {k for k, v in want.items() if abs(v[1] - pstar) <= 1e-9 * max(pstar, 1e-300)}
-    sel = {k for k, v in want.items() if v[1] <= pstar}
-    check(len(sel) > 10 and set(got) - near == sel - near and attrs["pairs_tested"] == len(want),
-          "pairwise --fdr %g, %d rank(s): %d pairs, BH on scipy's p %d (of %d tested, file %d)" % (
-              Q, rk, len(got), len(sel), len(want), attrs["pairs_tested"]))
+check_fdr("pairwise --fdr", path, pair_oracle(X), 0.05, (1, 2), min_selected=10)
 
 # The same where most rows miss nothing: the complete rows' pairs are
 # binned and selected by x = 1 - rho^2 at the full n (as a GPU does), the
@@ -229,26 +239,12 @@ path = os.path.join(WORK, "pwfdr_mixed.npy")
 write_matrix(X, path)
 want = pair_oracle(X)
 full = {k for k in want if not (np.isnan(X[k[0]]).any() or np.isnan(X[k[1]]).any())}
-Q = 0.1
-ps = sorted(v[1] for v in want.values())
-ks = [k for k in range(1, len(ps) + 1) if ps[k - 1] <= k * Q / len(ps)]
-pstar = ps[max(ks) - 1] if ks else -1
-sel = {k for k, v in want.items() if v[1] <= pstar}
+sel, pstar = bh_selection(want, 0.1)
 # the cutoff lies among both kinds: each has pairs just in and just out
 edge = sorted(want, key=lambda k: abs(np.log(want[k][1] / pstar)))[:40]
 check(len(sel & full) > 20 and len(sel - full) > 20 and any(k in full for k in edge) and
       any(k not in full for k in edge), "pairwise --fdr mixed: the data set does not mix the kinds at the cutoff")
-for rk in (1, 3):
-    out = os.path.join(WORK, "opwfdrm%d" % rk)
-    r = run("spearman", path, "--missing", "pairwise", "--fdr", Q, "-o", out, "--force", "-q", ranks=rk)
-    check(r.returncode == 0, "pairwise --fdr mixed, %d rank(s): exit %d: %s" % (rk, r.returncode, r.stderr))
-    if r.returncode:
-        continue
-    got, attrs = read_pairs(out)
-    near = {k for k, v in want.items() if abs(v[1] - pstar) <= 1e-9 * max(pstar, 1e-300)}
-    check(set(got) - near == sel - near and attrs["pairs_tested"] == len(want),
-          "pairwise --fdr %g mixed, %d rank(s): %d pairs, BH on scipy's p %d (%d complete; of %d tested)" % (
-              Q, rk, len(got), len(sel), len(sel & full), len(want)))
+check_fdr("pairwise --fdr mixed", path, want, 0.1, (1, 3))
 
 # --y: pairs of rows of two matrices, both with missing values
 X = rng.normal(size=(20, 15)).round(1)
