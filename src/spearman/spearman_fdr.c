@@ -42,19 +42,22 @@ static double edge_p(const spearman_run *jb, double edge, int dof)
     return jb->sel.kendall ? edge : spearman_p_of_x(edge, dof);
 }
 
+/* --missing pairwise: keys of p, bins of x. */
+static int pairwise(const spearman_run *jb) { return jb->sel.pkey && !jb->sel.kendall; }
+
 void spearman_fdr_select(spearman_run *jb, double lo, double hi)
 {
-    if (jb->sel.pkey && !jb->sel.kendall) spearman_sel_p(&jb->sel, lo, hi, jb->x->n);
+    if (pairwise(jb)) spearman_sel_p(&jb->sel, lo, hi, jb->x->n);
     else spearman_sel_x(&jb->sel, lo, hi, jb->x->n);
 }
 
-/* The selection of the pairs in bins [b_lo, b_hi], a little wider. */
+/* The selection of the pairs in bins [b_lo, b_hi], a little wider: a
+ * range of keys, of p where the bins' edges are x and the keys p. */
 static void select_bins(spearman_run *jb, int b_lo, int b_hi, double eps)
 {
     const double lo = fmax(0, b_lo / jb->xscale - eps), hi = (b_hi + 1) / jb->xscale + eps;
-    if (jb->sel.pkey && !jb->sel.kendall)
-        spearman_sel_p(&jb->sel, spearman_p_of_x(lo, jb->sel.dof), spearman_p_of_x(hi, jb->sel.dof), jb->x->n);
-    else spearman_sel_x(&jb->sel, lo, hi, jb->x->n);
+    if (pairwise(jb)) spearman_fdr_select(jb, spearman_p_of_x(lo, jb->sel.dof), spearman_p_of_x(hi, jb->sel.dof));
+    else spearman_fdr_select(jb, lo, hi);
 }
 
 fd_status spearman_fdr_cutoff(spearman_run *jb)

@@ -44,8 +44,6 @@ void spearman_sel_x(spearman_sel *s, double x_lo, double x_hi, uint32_t n)
     s->by_n = by_n;
     s->kendall = kendall;
     s->pkey = pkey;
-    s->p_lo = x_lo;
-    s->p_hi = x_hi;
     /* Kendall: [x_lo, x_hi] is a range of p, no bound on |tau|. */
     if (kendall) s->q = 0;
     s->pre = (float)(sqrt(s->q) * (1 - 1e-5));
@@ -300,8 +298,10 @@ void spearman_acc_take(const spearman_mat *x, const spearman_mat *y, const spear
     acc->selected++;
     /* the bin: of Kendall's p, else of x (under --missing pairwise too:
      * these rows have all n observations, binned as the GPU bins them) */
-    if (acc->xhist)
-        acc->xhist[spearman_xbin(acc, p >= 0 ? p : sel->kendall ? spearman_pair_key(x, y, sel, i, j, s) : pair_x(s, sii, sjj))]++;
+    if (acc->xhist) {
+        const double key = p >= 0 ? p : sel->kendall ? spearman_pair_key(x, y, sel, i, j, s) : pair_x(s, sii, sjj);
+        acc->xhist[spearman_xbin(acc, key)]++;
+    }
     if (acc->out) emit(acc, i, j, s);
 }
 
