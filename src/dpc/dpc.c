@@ -23,17 +23,23 @@
 /* Squared distances from point i to points [j0, j1) into d2 (the same
  * operations, in the same order, in every pass and every test oracle:
  * the sum over k of (x_ik - x_jk)^2). */
-static void dist2(const dpc_points *p, uint64_t i, uint64_t j0, uint64_t j1, double *d2)
+static void dist2_cols(const double *xi, const double *xt, uint64_t n, uint32_t d, uint64_t j0, uint64_t j1,
+                       double *d2)
 {
     const uint64_t m = j1 - j0;
     for (uint64_t j = 0; j < m; j++) d2[j] = 0;
-    for (uint32_t k = 0; k < p->d; k++) {
-        const double xi = p->x[i * p->d + k], *xk = p->xt + (size_t)k * p->n + j0;
+    for (uint32_t k = 0; k < d; k++) {
+        const double xik = xi[k], *xk = xt + (size_t)k * n + j0;
         for (uint64_t j = 0; j < m; j++) {
-            const double t = xi - xk[j];
+            const double t = xik - xk[j];
             d2[j] += t * t;
         }
     }
+}
+
+static void dist2(const dpc_points *p, uint64_t i, uint64_t j0, uint64_t j1, double *d2)
+{
+    dist2_cols(p->x + i * p->d, p->xt, p->n, p->d, j0, j1, d2);
 }
 
 /* Points j are taken in blocks that stay in L1 with their distances. */
@@ -668,6 +674,80 @@ FD_HOT static fd_status delta_range(void *arg, uint64_t i0, uint64_t i1, int thr
     return FD_OK;
 }
 
+/* The scan by density order: with the points sorted denser first (rho
+ * decreasing, then index: dpc.h's order), the points denser than the one
+ * at place r are the places before r, so a row scans r points, not all n
+ * with the sparser ones masked: half the distances on average.  The
+ * coordinates are copied in that order (xs, column by column as xt);
+ * distances are the same sums as dist2's, and ties at the least distance
+ * go to the smallest index, as delta_range's. */
+typedef struct {
+    delta_ctx rows;
+    const uint64_t *order; /* order[r]: the point at place r */
+    const uint64_t *place; /* place[i]: point i's place */
+    const double *xs;      /* xt in that order */
+} sdelta_ctx;
+
+FD_HOT static fd_status sdelta_range(void *arg, uint64_t i0, uint64_t i1, int thread)
+{
+    const sdelta_ctx *sr = arg;
+    const delta_ctx *r = &sr->rows;
+    const uint64_t n = r->p->n;
+    const uint32_t d = r->p->d;
+    double d2[JBLOCK];
+    for (uint64_t i = i0; i < i1; i++) {
+        const uint64_t pl = sr->place[i];
+        if (pl == 0) { /* the densest point: the largest distance, as delta_range gives it */
+            FD_TRY(delta_range((void *)r, i, i + 1, thread));
+            continue;
+        }
+        const double *xi = r->p->x + i * d;
+        double best = INFINITY;
+        int64_t bj = -1;
+        for (uint64_t q0 = 0; q0 < pl; q0 += JBLOCK) {
+            const uint64_t q1 = q0 + JBLOCK < pl ? q0 + JBLOCK : pl, m = q1 - q0;
+            dist2_cols(xi, sr->xs, n, d, q0, q1, d2);
+            double bmin = INFINITY;
+            for (uint64_t q = 0; q < m; q++) bmin = d2[q] < bmin ? d2[q] : bmin;
+            if (bmin > best) continue;
+            for (uint64_t q = 0; q < m; q++)
+                if (d2[q] == bmin && (bmin < best || (int64_t)sr->order[q0 + q] < bj)) {
+                    best = bmin;
+                    bj = (int64_t)sr->order[q0 + q];
+                }
+        }
+        r->delta[i - r->base] = sqrt(best);
+        r->parent[i - r->base] = bj;
+    }
+    return FD_OK;
+}
+
+static int by_key_desc(const void *a, const void *b, void *key);
+
+/* delta by sdelta_range; FD_ERR_NOMEM when its copy of the points does
+ * not fit (the caller then scans as delta_range). */
+static fd_status delta_sorted(const dpc_points *p, const double *rho, uint64_t i0, uint64_t i1, int threads,
+                              double *delta, int64_t *parent, fd_progress *prog)
+{
+    const uint64_t n = p->n;
+    uint64_t *order = malloc(n * sizeof *order), *place = malloc(n * sizeof *place);
+    double *xs = malloc((size_t)n * p->d * sizeof *xs);
+    fd_status st = FD_ERR_NOMEM;
+    if (order && place && xs) {
+        for (uint64_t i = 0; i < n; i++) order[i] = i;
+        qsort_r(order, n, sizeof *order, by_key_desc, (void *)rho);
+        for (uint64_t q = 0; q < n; q++) place[order[q]] = q;
+        for (uint32_t k = 0; k < p->d; k++)
+            for (uint64_t q = 0; q < n; q++) xs[(size_t)k * n + q] = p->xt[(size_t)k * n + order[q]];
+        sdelta_ctx r = {{p, rho, delta, parent, i0}, order, place, xs};
+        st = par_rows(threads, i0, i1, sdelta_range, &r, prog);
+    }
+    free(order);
+    free(place);
+    free(xs);
+    return st;
+}
+
 typedef struct {
     delta_ctx rows; /* the rows and their results, as delta_range takes them */
     const dpc_grid *g;
@@ -839,7 +919,7 @@ fd_status dpc_delta_rows(const dpc_points *p, const double *rho, uint64_t i0, ui
             dpc_grid_free(&g);
         }
         if (st == FD_OK) st = delta_pending(p, rho, i0, i1, threads, delta, parent, side);
-    } else {
+    } else if ((st = delta_sorted(p, rho, i0, i1, threads, delta, parent, prog)) == FD_ERR_NOMEM) {
         delta_ctx r = {p, rho, delta, parent, i0};
         st = par_rows(threads, i0, i1, delta_range, &r, prog);
     }
