@@ -276,6 +276,59 @@ FD_HOT static fd_status rho_range(void *arg, uint64_t i0, uint64_t i1, int threa
     return FD_OK;
 }
 
+/* Cutoff rho of every point on one rank, each pair once: row i scans the
+ * points after it, counting its own neighbours and adding one to each of
+ * theirs in its thread's array (cnt[thread * n + j]), summed at the end;
+ * half the distances of rho_range, the same counts (d2 of (i, j) and
+ * (j, i) are the same sums: (a - b)^2 = (b - a)^2 in floating point). */
+typedef struct {
+    const dpc_points *p;
+    double dc2;
+    uint32_t *cnt;        /* threads x n */
+} srho_ctx;
+
+FD_HOT static fd_status srho_range(void *arg, uint64_t i0, uint64_t i1, int thread)
+{
+    const srho_ctx *r = arg;
+    const uint64_t n = r->p->n;
+    uint32_t *c = r->cnt + (size_t)thread * n;
+    double d2[JBLOCK];
+    for (uint64_t i = i0; i < i1; i++) {
+        uint32_t own = 0;
+        for (uint64_t j0 = i + 1; j0 < n; j0 += JBLOCK) {
+            const uint64_t j1 = j0 + JBLOCK < n ? j0 + JBLOCK : n;
+            dist2(r->p, i, j0, j1, d2);
+            uint32_t *cj = c + j0;
+            for (uint64_t j = 0; j < j1 - j0; j++) {
+                const uint32_t in = d2[j] < r->dc2;
+                own += in;
+                cj[j] += in;
+            }
+        }
+        c[i] += own;
+    }
+    return FD_OK;
+}
+
+/* srho_range over all n rows: FD_ERR_NOMEM when the threads' counts do
+ * not fit (the caller then scans as rho_range). */
+static fd_status rho_pairs_once(const dpc_points *p, double dc2, int threads, double *rho, fd_progress *prog)
+{
+    const uint64_t n = p->n;
+    const int T = threads > 0 ? threads : 1;
+    if (n > UINT32_MAX) return FD_ERR_NOMEM;
+    srho_ctx r = {p, dc2, calloc((size_t)T * n, sizeof(uint32_t))};
+    if (!r.cnt) return FD_ERR_NOMEM;
+    fd_status st = par_rows(T, 0, n, srho_range, &r, prog);
+    for (uint64_t i = 0; st == FD_OK && i < n; i++) {
+        uint64_t sum = 0;
+        for (int t = 0; t < T; t++) sum += r.cnt[(size_t)t * n + i];
+        rho[i] = (double)sum;
+    }
+    free(r.cnt);
+    return st;
+}
+
 /* The cells around cell c within r in every coordinate (clipped to the
  * grid), one at a time: *it starts at 0; returns 0 when done.  ring: only
  * the cells at exactly r in some coordinate. */
@@ -610,6 +663,10 @@ fd_status dpc_rho_rows(const dpc_points *p, double dc, int kernel, uint64_t i0, 
         dpc_grid_free(&g);
         return st;
     }
+    /* One rank holding every row: the cutoff counts each pair once. */
+    if (kernel == DPC_CUTOFF && i0 == 0 && i1 == p->n &&
+        (st = rho_pairs_once(p, dpc_cutoff_d2(dc), threads, rho, prog)) != FD_ERR_NOMEM)
+        return st;
     rho_ctx r = {p, dpc_kernel_d2(dc, kernel), rho, kernel, i0};
     return par_rows(threads, i0, i1, rho_range, &r, prog);
 }
