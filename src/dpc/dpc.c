@@ -316,7 +316,9 @@ static fd_status rho_pairs_once(const dpc_points *p, double dc2, int threads, do
 {
     const uint64_t n = p->n;
     const int T = threads > 0 ? threads : 1;
-    if (n > UINT32_MAX) return FD_ERR_NOMEM;
+    /* 1 GiB of counts at most (16 threads and 16M points): beyond, the
+     * scan of every point needs none */
+    if (n > UINT32_MAX || (double)T * (double)n * sizeof(uint32_t) > (double)(1u << 30)) return FD_ERR_NOMEM;
     srho_ctx r = {p, dc2, calloc((size_t)T * n, sizeof(uint32_t))};
     if (!r.cnt) return FD_ERR_NOMEM;
     fd_status st = par_rows(T, 0, n, srho_range, &r, prog);
