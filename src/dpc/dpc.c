@@ -310,17 +310,20 @@ FD_HOT static fd_status srho_range(void *arg, uint64_t i0, uint64_t i1, int thre
     return FD_OK;
 }
 
-/* srho_range over all n rows: FD_ERR_NOMEM when the threads' counts do
- * not fit (the caller then scans as rho_range). */
-static fd_status rho_pairs_once(const dpc_points *p, double dc2, int threads, double *rho, fd_progress *prog)
+/* srho_range over all n rows; *done 0 when the threads' counts do not
+ * fit (the caller then scans as rho_range). */
+static fd_status rho_pairs_once(const dpc_points *p, double dc2, int threads, double *rho, fd_progress *prog,
+                                int *done)
 {
     const uint64_t n = p->n;
     const int T = threads > 0 ? threads : 1;
     /* 1 GiB of counts at most (16 threads and 16M points): beyond, the
      * scan of every point needs none */
-    if (n > UINT32_MAX || (double)T * (double)n * sizeof(uint32_t) > (double)(1u << 30)) return FD_ERR_NOMEM;
+    *done = 0;
+    if (n > UINT32_MAX || (double)T * (double)n * sizeof(uint32_t) > (double)(1u << 30)) return FD_OK;
     srho_ctx r = {p, dc2, calloc((size_t)T * n, sizeof(uint32_t))};
-    if (!r.cnt) return FD_ERR_NOMEM;
+    if (!r.cnt) return FD_OK;
+    *done = 1;
     fd_status st = par_rows(T, 0, n, srho_range, &r, prog);
     for (uint64_t i = 0; st == FD_OK && i < n; i++) {
         uint64_t sum = 0;
@@ -666,9 +669,11 @@ fd_status dpc_rho_rows(const dpc_points *p, double dc, int kernel, uint64_t i0, 
         return st;
     }
     /* One rank holding every row: the cutoff counts each pair once. */
-    if (kernel == DPC_CUTOFF && i0 == 0 && i1 == p->n &&
-        (st = rho_pairs_once(p, dpc_cutoff_d2(dc), threads, rho, prog)) != FD_ERR_NOMEM)
-        return st;
+    if (kernel == DPC_CUTOFF && i0 == 0 && i1 == p->n) {
+        int done;
+        st = rho_pairs_once(p, dpc_cutoff_d2(dc), threads, rho, prog, &done);
+        if (st != FD_OK || done) return st;
+    }
     rho_ctx r = {p, dpc_kernel_d2(dc, kernel), rho, kernel, i0};
     return par_rows(threads, i0, i1, rho_range, &r, prog);
 }
@@ -783,16 +788,17 @@ FD_HOT static fd_status sdelta_range(void *arg, uint64_t i0, uint64_t i1, int th
 
 static int by_key_desc(const void *a, const void *b, void *key);
 
-/* delta by sdelta_range; FD_ERR_NOMEM when its copy of the points does
- * not fit (the caller then scans as delta_range). */
+/* delta by sdelta_range; *done 0 when its copy of the points does not
+ * fit (the caller then scans as delta_range). */
 static fd_status delta_sorted(const dpc_points *p, const double *rho, uint64_t i0, uint64_t i1, int threads,
-                              double *delta, int64_t *parent, fd_progress *prog)
+                              double *delta, int64_t *parent, fd_progress *prog, int *done)
 {
     const uint64_t n = p->n;
     uint64_t *order = malloc(n * sizeof *order), *place = malloc(n * sizeof *place);
     double *xs = malloc((size_t)n * p->d * sizeof *xs);
-    fd_status st = FD_ERR_NOMEM;
-    if (order && place && xs) {
+    fd_status st = FD_OK;
+    *done = order && place && xs;
+    if (*done) {
         for (uint64_t i = 0; i < n; i++) order[i] = i;
         qsort_r(order, n, sizeof *order, by_key_desc, (void *)rho);
         for (uint64_t q = 0; q < n; q++) place[order[q]] = q;
@@ -978,9 +984,13 @@ fd_status dpc_delta_rows(const dpc_points *p, const double *rho, uint64_t i0, ui
             dpc_grid_free(&g);
         }
         if (st == FD_OK) st = delta_pending(p, rho, i0, i1, threads, delta, parent, side);
-    } else if ((st = delta_sorted(p, rho, i0, i1, threads, delta, parent, prog)) == FD_ERR_NOMEM) {
-        delta_ctx r = {p, rho, delta, parent, i0};
-        st = par_rows(threads, i0, i1, delta_range, &r, prog);
+    } else {
+        int done;
+        st = delta_sorted(p, rho, i0, i1, threads, delta, parent, prog, &done);
+        if (st == FD_OK && !done) {
+            delta_ctx r = {p, rho, delta, parent, i0};
+            st = par_rows(threads, i0, i1, delta_range, &r, prog);
+        }
     }
     return st;
 }

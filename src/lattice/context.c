@@ -35,8 +35,7 @@ void fca_context_destroy(fca_context **pc)
         for (uint32_t o = 0; o < c->n_obj; o++) free(c->obj_names[o]);
     free(c->attr_names);
     free(c->obj_names);
-    free(c->row_ptr);
-    free(c->row_idx);
+    fca_context_drop_incidence(c);
     free(c->attr_label);
     free(c->source);
     free(c);
