@@ -20,16 +20,17 @@ typedef struct {
     fd_status (*run)(int argc, char **argv);
     int needs_mpi;
     const char *summary;
+    int hdf5_on_demand; /* starts HDF5 itself where it uses it (h5u_start) */
 } fd_cmd;
 
 static const fd_cmd commands[] = {
-    {"lattice", cmd_lattice, 1, "all formal concepts of a binary context (FCbO)"},
-    {"spearman", cmd_spearman, 1, "all-pairs Spearman correlation with p-values, exact"},
-    {"dpc", cmd_dpc, 1, "density peak clustering, exact"},
-    {"bcp", cmd_bcp, 1, "Bayesian CP factorisation of a dense tensor, automatic rank"},
-    {"rules", cmd_rules, 0, "implications (stem base) and association rules of a lattice"},
-    {"gen", cmd_gen, 0, "synthetic inputs for tests and benchmarks"},
-    {"info", cmd_info, 0, "summarise a result file, or print its contents as text"},
+    {"lattice", cmd_lattice, 1, "all formal concepts of a binary context (FCbO)", 1},
+    {"spearman", cmd_spearman, 1, "all-pairs Spearman correlation with p-values, exact", 0},
+    {"dpc", cmd_dpc, 1, "density peak clustering, exact", 0},
+    {"bcp", cmd_bcp, 1, "Bayesian CP factorisation of a dense tensor, automatic rank", 0},
+    {"rules", cmd_rules, 0, "implications (stem base) and association rules of a lattice", 0},
+    {"gen", cmd_gen, 0, "synthetic inputs for tests and benchmarks", 0},
+    {"info", cmd_info, 0, "summarise a result file, or print its contents as text", 0},
 };
 
 static void usage(FILE *f)
@@ -135,6 +136,7 @@ int main(int argc, char **argv)
     }
     fd_command_line = join_args(argc, argv);
     h5u_init();
+    if (!cmd->hdf5_on_demand) h5u_start();
     int mpi = cmd->needs_mpi && !wants_help(argc, argv) && launched_by_mpi();
     /* srun without an MPI plugin starts independent copies that would
      * each do the whole job and write the same files. */

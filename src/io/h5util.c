@@ -5,6 +5,7 @@
 #include "../common/env.h"
 
 #include <errno.h>
+#include <stdatomic.h>
 #include <stdio.h>
 
 #include <stdlib.h>
@@ -15,12 +16,26 @@ void h5u_init(void)
 {
     /* HDF5 closes what is still open at exit, and 1.10 crashed doing so
      * for a file whose flush had failed (a full disk, `ulimit -f`): main
-     * closes the library itself, after a run that succeeded. */
+     * closes the library itself, after a run that succeeded.  This call
+     * does not start the library. */
     H5dont_atexit();
+}
+
+static atomic_int h5_in_use;
+
+void h5u_start(void)
+{
+    atomic_store(&h5_in_use, 1);
     h5u_quiet();
 }
 
-void h5u_quiet(void) { H5Eset_auto2(H5E_DEFAULT, NULL, NULL); }
+void h5u_quiet(void)
+{
+    static _Thread_local int quiet;
+    if (quiet || !atomic_load(&h5_in_use)) return;
+    H5Eset_auto2(H5E_DEFAULT, NULL, NULL);
+    quiet = 1;
+}
 
 /* Data in chunks with HDF5's Fletcher-32 checksum (a filter every HDF5
  * and h5py reads without plugins): a damaged chunk reads as an error, not

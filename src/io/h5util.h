@@ -30,13 +30,22 @@
         }                                                                     \
     } while (0)
 
-/* Before any other HDF5 call: silences HDF5's automatic error printing,
- * and leaves closing the library to main (H5close after a success). */
+/* Before any other HDF5 call: leaves closing the library to main (H5close
+ * after a success).  It does not start HDF5. */
 void h5u_init(void);
-/* HDF5's error printing off for the calling thread: a thread-safe HDF5
- * keeps the setting per thread, and printed its whole error stack from a
- * writer thread under mpirun.  Every thread that may call HDF5 calls this
- * first (h5u_init does it for the main thread). */
+/* HDF5 in use from here: starts the library (its first call does, about
+ * 2.5 MB of its own memory, a thirteenth of a text-only lattice run's
+ * peak on sparse data) with its automatic error printing off on the
+ * calling thread, so users see one message, ours.  main calls it for
+ * every command but those that start HDF5 only when they use it (lattice:
+ * its inputs are text, and the job skeleton calls it for an output
+ * directory).  Idempotent. */
+void h5u_start(void);
+/* HDF5's error printing off for the calling thread, once HDF5 is in use
+ * (h5u_start); a thread that starts before it must not call HDF5.  A
+ * thread-safe HDF5 keeps the setting per thread, and printed its whole
+ * error stack from a writer thread under mpirun: every thread that may
+ * call HDF5 calls this first. */
 void h5u_quiet(void);
 
 /* *dcpl: a dataset creation property list of chunks of `chunk`, with

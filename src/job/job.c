@@ -3,6 +3,7 @@
 #include "job.h"
 
 #include "../common/clock.h"
+#include "../io/h5util.h"
 #include "../mpi/device_warm.h"
 #include "../mpi/placement.h"
 
@@ -62,6 +63,9 @@ fd_status fd_job_run(const fd_job_ops *ops, const fd_job_opts *o, const fd_devic
     if (ops->validate) st = ops->validate(j);
     st = fd_mpi_agree(st, NULL);
     const rd_mode mode = o->resume ? RD_RESUME : o->force ? RD_FORCE : RD_NEW;
+    /* Results, parts and checkpoints are HDF5; a run without an output
+     * directory may never start the library (h5u_start). */
+    if (o->outdir) h5u_start();
     if (st == FD_OK) st = rd_open(&j->out, o->outdir, o->workload, mode, &j->mpi, o->parts);
     else j->out.lock_fd = -1;
     st = fd_mpi_agree(st, NULL);
