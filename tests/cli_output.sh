@@ -101,6 +101,17 @@ check '[ $rc -eq 2 ]' "info --names without --text: exit $rc"
 FD_LATTICE_LAYOUT=dense "$BIN" lattice "$W/wide.dat" --min-support 4 -t 2 --text 2> /dev/null | sort > "$W/wide.dense"
 check 'grep -q "layout sparse" "$W/wide.err" && [ -s "$W/wide.auto" ] && cmp -s "$W/wide.auto" "$W/wide.dense"' \
       "layout auto on a wide sparse context: $(grep -o "layout [a-z]*" "$W/wide.err"), $(wc -l < "$W/wide.auto") against $(wc -l < "$W/wide.dense") concepts"
+# The sparse layout's child extents at every list/bitset boundary (a list
+# up to FD_LIST_MAX objects, else a bitset; a whole column read in place):
+# the same concepts as the dense layout's.
+"$BIN" gen context --objects 3000 --attributes 400 --density 0.01 --zipf 1 --seed 5 -o "$W/small.dat" > /dev/null
+FD_LATTICE_LAYOUT=dense "$BIN" lattice "$W/small.dat" --min-support 2 -t 1 --text 2> /dev/null | sort > "$W/small.dense"
+for lm in 0 1 2 7 100000; do
+  FD_LATTICE_LAYOUT=sparse FD_LIST_MAX=$lm "$BIN" lattice "$W/small.dat" --min-support 2 -t 2 --text 2> /dev/null |
+    sort > "$W/small.sparse"
+  check '[ $(wc -l < "$W/small.dense") -gt 1000 ] && cmp -s "$W/small.dense" "$W/small.sparse"' \
+        "sparse layout, FD_LIST_MAX=$lm: $(wc -l < "$W/small.sparse") against $(wc -l < "$W/small.dense") concepts"
+done
 "$BIN" lattice "$W/c.cxt" --stats --text 2>&1 > /dev/null | grep -q "layout dense"; rc=$?
 check '[ $rc -eq 0 ]' "layout auto on a small context: not dense"
 FD_LATTICE_LAYOUT=lists "$BIN" lattice "$W/c.cxt" --text > /dev/null 2> "$W/err"; rc=$?
