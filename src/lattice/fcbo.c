@@ -222,9 +222,13 @@ fd_status fcbo_prep_create(fcbo_prep **out, const fca_context *ctx, uint32_t min
             bs_set(row, m);
             bs_set(p->cols + (size_t)m * p->ow, o);
         }
-        /* Descending internal ids, so occurrence delivery stops at y. */
-        for (uint32_t m = n; m-- > 0;)
-            if (bs_test(row, m)) p->rl_idx[w++] = m;
+        /* Descending internal ids, so occurrence delivery stops at y:
+         * the row's set bits from the top word down (testing every
+         * attribute was a tenth of T10I4D100K's instructions at support 5:
+         * 100,000 rows x 870 attributes for 10 bits a row). */
+        for (uint32_t k = p->aw; k-- > 0;)
+            for (fd_word v = row[k]; v; v &= ~((fd_word)1 << (63 - __builtin_clzll(v))))
+                p->rl_idx[w++] = k * 64u + (uint32_t)(63 - __builtin_clzll(v));
     }
     p->rl_ptr[p->n_obj] = w;
 lists_done:;
