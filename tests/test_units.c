@@ -78,6 +78,20 @@ static void test_bitsets(void)
     fd_word f[2];
     bs_fill(f, 70);
     CHECK(bs_count(f, 2) == 70 && f[1] == 0x3f, "bs_fill");
+    /* bs_to_list: every set bit once, ascending, for lengths that leave a
+     * tail past the blocks of four words, and sparse sets (zero blocks). */
+    for (int t = 0; t < 300; t++) {
+        fd_word s[23];
+        uint32_t got[23 * 64], w = 1 + (uint32_t)(t % 23), want = 0, ok = 1;
+        for (uint32_t k = 0; k < w; k++) {
+            s[k] = fd_rng_next(&r);
+            for (int d = 0; d < t % 5; d++) s[k] &= fd_rng_next(&r);
+            if (fd_rng_next(&r) % 3 == 0) s[k] = 0;
+        }
+        const uint32_t n = bs_to_list(s, w, got);
+        BS_FOREACH(i, s, w, { if (want >= n || got[want] != i) ok = 0; want++; });
+        CHECK(ok && n == want, "bs_to_list: %u words, %u bits, got %u", w, want, n);
+    }
 }
 
 static int same_context(const fca_context *x, const fca_context *y, int names)

@@ -87,6 +87,24 @@ static inline int bs_prefix_equal(const fd_word *a, const fd_word *b, uint32_t j
     return ((a[jw] ^ b[jw]) & bs_below_mask(j)) == 0;
 }
 
+/* The set bits of s (w words) in ascending order into out; returns how
+ * many.  Four words are tested at once: a small set in a long bitset (a
+ * child's extent of a few hundred objects in 100,000) is mostly zero
+ * words: T10I4D100K at support 5, 5,434 M to 5,365 M instructions (eight
+ * words at once, not vectorised: 5,602 M). */
+static inline uint32_t bs_to_list(const fd_word *s, uint32_t w, uint32_t *out)
+{
+    uint32_t n = 0, i = 0;
+    for (; i + 4 <= w; i += 4) {
+        if (!(s[i] | s[i + 1] | s[i + 2] | s[i + 3])) continue;
+        for (uint32_t k = i; k < i + 4; k++)
+            for (fd_word x = s[k]; x; x &= x - 1) out[n++] = k * 64u + (uint32_t)__builtin_ctzll(x);
+    }
+    for (; i < w; i++)
+        for (fd_word x = s[i]; x; x &= x - 1) out[n++] = i * 64u + (uint32_t)__builtin_ctzll(x);
+    return n;
+}
+
 /* Calls body with `var` bound to each set bit of s (w words), ascending. */
 #define BS_FOREACH(var, s, w, body)                                           \
     do {                                                                      \

@@ -1163,8 +1163,7 @@ FD_HOT static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_li
                 if (c.size <= p->list_max) {
                     uint32_t *l = arena_alloc(&w->ar, ((size_t)c.size + 1) / 2 + 1);
                     if (!l) { st = ARENA_OOM(); goto done; }
-                    uint32_t k = 0;
-                    BS_FOREACH(o, scratch, ow, l[k++] = o;);
+                    bs_to_list(scratch, ow, l);
                     c.ext = l;
                     c.is_bits = 0;
                 } else {
