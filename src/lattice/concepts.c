@@ -68,8 +68,9 @@ fd_status concept_sink_flush(concept_sink *s, concept_batch *b)
 
 /* An id below 1000 is written by one 4-byte store from a table of its
  * digits and a blank ("7 ", "42 ", "123 "), and the pointer moves by its
- * length; the division loop it replaced took 18% of mushroom's
- * instructions (bench/results/ab.csv, text-id-table).  Larger ids write
+ * length; the division loop it replaced took 163 M of mushroom's 1,290 M
+ * instructions, the table 88 M (bench/lattice-instructions.sh; the wall
+ * time within the VM's noise, ab.csv text-id-table).  Larger ids write
  * their leading part first, then three digits at a time. */
 struct text_writer {
     FILE *f;
