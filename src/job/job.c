@@ -65,9 +65,12 @@ fd_status fd_job_run(const fd_job_ops *ops, const fd_job_opts *o, const fd_devic
     const rd_mode mode = o->resume ? RD_RESUME : o->force ? RD_FORCE : RD_NEW;
     /* Results, parts and checkpoints are HDF5; a run without an output
      * directory may never start the library (h5u_start). */
-    if (o->outdir) h5u_start();
-    if (st == FD_OK) st = rd_open(&j->out, o->outdir, o->workload, mode, &j->mpi, o->parts);
-    else j->out.lock_fd = -1;
+    if (st == FD_OK) {
+        if (o->outdir) h5u_start();
+        st = rd_open(&j->out, o->outdir, o->workload, mode, &j->mpi, o->parts);
+    } else {
+        j->out.lock_fd = -1;
+    }
     st = fd_mpi_agree(st, NULL);
     /* The rank's share of the cores, for the read's threads too. */
     j->threads = o->threads > 0 ? o->threads : fd_place_threads(&j->mpi);

@@ -582,7 +582,7 @@ FD_HOT static fd_status emit(fcbo_ws *w, const fnode *nd)
     if (ext) {
         size_t e = b->next;
         if (nd->is_bits) {
-            BS_FOREACH(o, (const fd_word *)nd->ext, p->ow, b->ext_ids[e++] = o;);
+            e += bs_to_list((const fd_word *)nd->ext, p->ow, b->ext_ids + e);
         } else {
             memcpy(b->ext_ids + e, nd->ext, (size_t)nd->size * sizeof(uint32_t));
             e += nd->size;
@@ -1019,9 +1019,9 @@ static fd_status column_and(fcbo_ws *w, const fnode *nd, uint32_t j, fnode *c)
         if (n == cap) break;
         l[n++] = t[k];
     }
-    c->is_bits = 0;
-    c->size = n;
     if (k == len) {
+        c->is_bits = 0;
+        c->size = n;
         if (n == len) {
             /* A holds the whole column (every child of the root, whose
              * extent is all objects): the child reads the column's own
