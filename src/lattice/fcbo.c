@@ -235,10 +235,17 @@ lists_done:;
 
     /* A list node pays about one step per incidence of its objects; a
      * bitset node one word per object-word for each candidate it tries.
-     * Lists win below roughly 8 * ow / (mean row length) objects. */
+     * Lists win below roughly 8 * ow / (mean row length) objects.  Narrow
+     * dense rows (aw <= 2) find a list node's child extents by one bit
+     * test per object and candidate (process: lazy), whatever the row's
+     * length, against ow words ANDed and counted at a time: there lists
+     * win below a few ow: mushroom, one thread, 44 to 508 objects, 0.228
+     * to 0.207 s and 0.249 to 0.215 s end to end; chess at 30% and a
+     * 20,000 x 100 zipf context within the VM's noise (bench/results/
+     * ab.csv, narrow-list-max). */
     double mean_row = p->n_obj ? (double)nnz / p->n_obj : 1.0;
     if (mean_row < 1.0) mean_row = 1.0;
-    double lm = 8.0 * p->ow / mean_row;
+    double lm = !p->sparse && p->aw <= 2 ? 4.0 * p->ow : 8.0 * p->ow / mean_row;
     uint64_t list_max;
     FD_TRY_GOTO(fd_env_count("FD_LIST_MAX", 0, UINT32_MAX, lm > (double)UINT32_MAX ? UINT32_MAX : (uint64_t)lm,
                              "objects", &list_max),
