@@ -224,6 +224,22 @@ for n, d, X, path, truth in cases:
         check(load(out)["attrs"]["dc"] == want, "n=%d d=%d --neighbors: d_c %r, expected %r" %
               (n, d, load(out)["attrs"]["dc"], want))
 
+# The kd-tree's halo skips subtrees whose points are all of the asking
+# point's cluster: two 5-D clusters apart, each with a lump of 40 equal
+# points (a leaf of one label) facing the other's across the gap, closer
+# than d_c, so that the densest border pair lies between two leaves of
+# one label each (skipping a subtree of the other label loses it).
+Xb = np.vstack([rng.normal(0, 0.5, (1000, 5)), rng.normal(0, 0.5, (1000, 5)) + [4, 0, 0, 0, 0],
+                np.repeat([[1.6, 0, 0, 0, 0]], 40, axis=0), np.repeat([[2.4, 0, 0, 0, 0]], 40, axis=0)])
+path = os.path.join(WORK, "bridge.txt")
+write(Xb, path)
+out = os.path.join(WORK, "bridge")
+if run([path, "--dc", "1", "--centers", "2", "--halo", "-o", out, "--force", "-q"]).returncode == 0:
+    g = load(out)
+    core = ref_halo(dist2(Xb), 1.0, g["rho"], g["labels"])
+    check((core == 0).sum() > 0 and (g["core"] == core).all(), "bridge: halo differs at %d points (%d in the halo)" %
+          ((g["core"] != core).sum(), (core == 0).sum()))
+
 # The shared benchmarks (2-D, label 0 in *.labels0.gz is noise), with the
 # parameters docs/algorithms.md gives: Gaussian kernel, d_c at 2%, the
 # true number of clusters.

@@ -1295,7 +1295,7 @@ static fd_status thalo_range(void *arg, uint64_t i0, uint64_t i1, int thread)
 {
     const halo_ctx *h = arg;
     thalo_visit v = {h, h->border + (size_t)thread * (h->k + 1)};
-    for (uint64_t i = i0; i < i1; i++) dpc_kdtree_within(h->t, i, h->dc2, thalo_pair, &v);
+    for (uint64_t i = i0; i < i1; i++) dpc_kdtree_within_other(h->t, i, h->labels[i], h->dc2, thalo_pair, &v);
     return FD_OK;
 }
 
@@ -1324,8 +1324,11 @@ fd_status dpc_halo_border(const dpc_points *p, double dc, const double *rho, con
     dpc_kdtree *tree = NULL;
     st = tree_for(&tree, p, NULL, dpc_cutoff_d2(dc));
     if (tree) {
+        /* Subtrees of i's own cluster hold no pair of the halo (many equal
+         * points made each visit all, as in the grid's cells). */
         halo_ctx h = {p, dpc_cutoff_d2(dc), rho, labels, k, b, NULL, tree, NULL};
-        st = par_rows(threads, i0, i1, thalo_range, &h, prog);
+        st = dpc_kdtree_set_labels(tree, labels);
+        if (st == FD_OK) st = par_rows(threads, i0, i1, thalo_range, &h, prog);
         dpc_kdtree_free(tree);
     } else if (st != FD_OK) {
     } else if (dpc_grid_usable(p)) {

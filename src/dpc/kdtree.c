@@ -44,6 +44,7 @@ struct dpc_kdtree {
     kd_node *node;
     double *box;          /* node c's lowest coordinates at box[2 d c], highest at box[2 d c + d] */
     double *maxrho;       /* per node: the largest rho of its points; NULL without rho */
+    int32_t *label;       /* per node: its points' one label, -1 where several (dpc_kdtree_set_labels) */
     double *rs;           /* rho by tree order; NULL without rho */
     uint32_t *perm;       /* tree order -> point */
     uint32_t *pos;        /* point -> tree order */
@@ -138,6 +139,7 @@ void dpc_kdtree_free(dpc_kdtree *t)
     free(t->node);
     free(t->box);
     free(t->maxrho);
+    free(t->label);
     free(t->rs);
     free(t->perm);
     free(t->pos);
@@ -239,7 +241,7 @@ static void leaf_d2(const dpc_kdtree *t, const double *xi, uint64_t s0, uint64_t
  * boxes and distances computed (a box costs about two distances), for
  * dpc_kdtree_cost. */
 static inline uint64_t within_rows(const dpc_kdtree *t, const double *xi, uint64_t me, double t2, dpc_kdtree_visit fn,
-                                   void *ctx, uint64_t i, uint64_t *work)
+                                   void *ctx, uint64_t i, int32_t skip, uint64_t *work)
 {
     uint64_t w = 0, cnt = 0;
     uint32_t stack[STACK];
@@ -247,7 +249,9 @@ static inline uint64_t within_rows(const dpc_kdtree *t, const double *xi, uint64
     int sp = 0;
     stack[sp++] = 0;
     while (sp) {
-        const kd_node *nd = &t->node[stack[--sp]];
+        const uint32_t c = stack[--sp];
+        if (skip >= 0 && t->label[c] == skip) continue;
+        const kd_node *nd = &t->node[c];
         double near, far;
         box_d2(t, (uint32_t)(nd - t->node), xi, &near, &far);
         w += 2;
@@ -280,19 +284,45 @@ static inline uint64_t within_rows(const dpc_kdtree *t, const double *xi, uint64
 uint64_t dpc_kdtree_count(const dpc_kdtree *t, uint64_t i, double t2)
 {
     uint64_t w;
-    return within_rows(t, t->p->x + i * t->d, t->pos[i], t2, NULL, NULL, i, &w);
+    return within_rows(t, t->p->x + i * t->d, t->pos[i], t2, NULL, NULL, i, -1, &w);
 }
 
 uint64_t dpc_kdtree_count_at(const dpc_kdtree *t, const double *xq, double t2)
 {
     uint64_t w;
-    return within_rows(t, xq, UINT64_MAX, t2, NULL, NULL, 0, &w);
+    return within_rows(t, xq, UINT64_MAX, t2, NULL, NULL, 0, -1, &w);
 }
 
 void dpc_kdtree_within(const dpc_kdtree *t, uint64_t i, double t2, dpc_kdtree_visit fn, void *ctx)
 {
     uint64_t w;
-    within_rows(t, t->p->x + i * t->d, t->pos[i], t2, fn, ctx, i, &w);
+    within_rows(t, t->p->x + i * t->d, t->pos[i], t2, fn, ctx, i, -1, &w);
+}
+
+fd_status dpc_kdtree_set_labels(dpc_kdtree *t, const int32_t *labels)
+{
+    if (!t->label && !(t->label = malloc(t->nodes * sizeof *t->label)))
+        return fd_fail(FD_ERR_NOMEM, "out of memory for a kd-tree's labels");
+    /* Children come after their parent (build_node numbers in preorder). */
+    for (uint64_t c = t->nodes; c-- > 0;) {
+        const kd_node *nd = &t->node[c];
+        int32_t one;
+        if (nd->left) {
+            one = t->label[nd->left] == t->label[nd->right] ? t->label[nd->left] : -1;
+        } else {
+            one = labels[t->perm[nd->a]];
+            for (uint32_t s = nd->a + 1; s < nd->b && one >= 0; s++)
+                if (labels[t->perm[s]] != one) one = -1;
+        }
+        t->label[c] = one;
+    }
+    return FD_OK;
+}
+
+void dpc_kdtree_within_other(const dpc_kdtree *t, uint64_t i, int32_t li, double t2, dpc_kdtree_visit fn, void *ctx)
+{
+    uint64_t w;
+    within_rows(t, t->p->x + i * t->d, t->pos[i], t2, fn, ctx, i, t->label && li >= 0 ? li : -1, &w);
 }
 
 /* The nearest point j to xi with rho_j > ri, or rho_j == ri and j < tie,
@@ -374,7 +404,7 @@ double dpc_kdtree_cost(const dpc_kdtree *t, double t2, int denser)
         const uint64_t i = r * t->n / rows;
         const double *xi = t->p->x + i * t->d;
         if (denser) denser_row(t, xi, t->rs[t->pos[i]], (int64_t)i, INFINITY, &d2, &w);
-        else within_rows(t, xi, t->pos[i], t2, NULL, NULL, i, &w);
+        else within_rows(t, xi, t->pos[i], t2, NULL, NULL, i, -1, &w);
         total += w;
     }
     return (double)total / ((double)rows * (double)t->n);

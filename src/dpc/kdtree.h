@@ -41,6 +41,15 @@ uint64_t dpc_kdtree_count_at(const dpc_kdtree *t, const double *xq, double t2);
 /* fn(ctx, i, j) for each of them. */
 typedef void (*dpc_kdtree_visit)(void *ctx, uint64_t i, uint64_t j);
 void dpc_kdtree_within(const dpc_kdtree *t, uint64_t i, double t2, dpc_kdtree_visit fn, void *ctx);
+/* Labels the tree's nodes by their points' labels (labels[j] >= 0 for
+ * every point), for dpc_kdtree_within_other.  FD_ERR_NOMEM on failure. */
+fd_status dpc_kdtree_set_labels(dpc_kdtree *t, const int32_t *labels);
+/* As dpc_kdtree_within, but a subtree whose points all carry label li
+ * is not visited (its pairs are of one cluster: the halo wants the
+ * others).  Points of label li in mixed subtrees are still passed to fn.
+ * Without dpc_kdtree_set_labels, or li < 0, the same as
+ * dpc_kdtree_within. */
+void dpc_kdtree_within_other(const dpc_kdtree *t, uint64_t i, int32_t li, double t2, dpc_kdtree_visit fn, void *ctx);
 
 /* The nearest point denser than i (rho_j > rho_i, or rho_j == rho_i and
  * j < i; nearest by dpc_d2, then by the smaller j), with *d2 its squared
