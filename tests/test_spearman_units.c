@@ -530,6 +530,79 @@ static void test_sel_p(void)
     CHECK(bad == 0, "pbin: %llu p outside their bin's edges", (unsigned long long)bad);
 }
 
+/* spearman_tile_missing_split (a GPU backend's host share of --missing
+ * pairwise on several threads) against spearman_tile_missing on one:
+ * the same counts, histograms (of rho, and of x for --fdr) and pairs in
+ * the same order, for 1 to 5 threads, within x and across to y, with
+ * buffers that grow (16 pairs at first). */
+static spearman_mat *random_missing(uint64_t rows, uint32_t n, uint64_t seed)
+{
+    spearman_mat *m = NULL;
+    fd_rng rng = {seed};
+    double *x = malloc(n * sizeof *x);
+    smat_create(&m, n);
+    for (uint64_t r = 0; r < rows; r++) {
+        for (uint32_t k = 0; k < n; k++) x[k] = floor(fd_rng_unif(&rng) * 6);
+        if (r % 3 == 1)
+            for (uint32_t k = 0; k < n; k++)
+                if (fd_rng_unif(&rng) < 0.25) x[k] = NAN;
+        smat_push_missing(m, x, r);
+    }
+    smat_finish(m, 1);
+    free(x);
+    return m;
+}
+
+static void test_missing_split(void)
+{
+    const uint32_t n = 12, rows = 150;
+    spearman_mat *x = random_missing(rows, n, 5), *y = random_missing(rows - 7, n, 6);
+    spearman_sel sel, *table = NULL;
+    spearman_sel_init(&sel, 'p', 0.2, n);
+    CHECK(spearman_sel_by_n(&sel, 'p', 0.2, n, &table) == FD_OK, "by_n table");
+    spearman_parts *parts = NULL;
+    for (int cross = 0; cross < 2; cross++)
+        for (int threads = 1; threads <= 5; threads++) {
+            const spearman_mat *yy = cross ? y : x;
+            spearman_acc a = {0}, b = {0};
+            a.hist = calloc(SPEARMAN_HIST_BINS, sizeof *a.hist);
+            b.hist = calloc(SPEARMAN_HIST_BINS, sizeof *b.hist);
+            a.xbins = b.xbins = 256;
+            a.xscale = b.xscale = 256 / spearman_x_crit(0.2, (int)n - 2);
+            double edge[257];
+            for (uint32_t e = 0; e <= 256; e++) edge[e] = spearman_p_of_x(fmin(1, e / a.xscale), (int)n - 2);
+            a.pedge = b.pedge = edge;
+            a.xhist = calloc(256, sizeof *a.xhist);
+            b.xhist = calloc(256, sizeof *b.xhist);
+            a.out = malloc(16 * sizeof *a.out); a.capout = 16;
+            b.out = malloc(16 * sizeof *b.out); b.capout = 16;
+            for (uint64_t i0 = 0; i0 < x->rows; i0 += 37) {
+                const uint64_t i1 = i0 + 37 < x->rows ? i0 + 37 : x->rows;
+                const uint64_t j0 = cross ? 0 : i0;
+                spearman_tile_missing(x, yy, i0, i1, j0, yy->rows, !cross, &sel, &a);
+                CHECK(spearman_tile_missing_split(&parts, threads, x, yy, i0, i1, j0, yy->rows, !cross, &sel, &b) ==
+                          FD_OK, "split runs");
+            }
+            uint64_t xsum = 0;
+            for (int e = 0; e < 256; e++) xsum += a.xhist[e];
+            CHECK(a.pairs > 1000 && a.selected > 100 && a.nout == a.selected && xsum > 100,
+                  "the case has pairs (%llu, %llu)",
+                  (unsigned long long)a.pairs, (unsigned long long)a.selected);
+            CHECK(a.pairs == b.pairs && a.selected == b.selected && a.nout == b.nout && !a.failed && !b.failed &&
+                      !memcmp(a.out, b.out, a.nout * sizeof *a.out) &&
+                      !memcmp(a.hist, b.hist, SPEARMAN_HIST_BINS * sizeof *a.hist) &&
+                      !memcmp(a.xhist, b.xhist, 256 * sizeof *a.xhist),
+                  "missing pairs on %d threads as on one, cross=%d (pairs %llu/%llu, selected %llu/%llu)", threads,
+                  cross, (unsigned long long)a.pairs, (unsigned long long)b.pairs, (unsigned long long)a.selected,
+                  (unsigned long long)b.selected);
+            free(a.hist); free(b.hist); free(a.xhist); free(b.xhist); free(a.out); free(b.out);
+        }
+    spearman_parts_free(&parts);
+    free(table);
+    smat_destroy(&x);
+    smat_destroy(&y);
+}
+
 int main(void)
 {
     test_ranks();
@@ -540,6 +613,7 @@ int main(void)
     test_hist();
     test_xbin();
     test_sel_p();
+    test_missing_split();
     test_digest();
     test_place();
     return t_report();

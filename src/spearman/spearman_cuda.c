@@ -27,6 +27,7 @@ typedef struct {
     int kendall_ready;        /* the wide kernel has the ties and verdicts (kendall_p_rect) */
     int device, host_threads;
     spearman_gpu_missing *gm; /* --missing pairwise with rows that miss a value, else NULL */
+    spearman_parts *parts;    /* the host's share of them, on host_threads (spearman_tile_missing_split) */
     double q_by_m[SPEARMAN_GPU_MAX_N + 1];
     spearman_gpu_out out;
     uint64_t passed; /* --top-k: pairs through the screens (merged on the GPU) */
@@ -145,6 +146,7 @@ static void cuda_close(void *state)
                 (unsigned long long)launches, sec);
     }
     spearman_gpu_missing_destroy(&c->gm);
+    spearman_parts_free(&c->parts);
     spearman_gpu_wide_destroy(&c->gw);
     spearman_gpu_wide_destroy(&c->gk);
     spearman_gpu_destroy(&c->g);
@@ -189,14 +191,14 @@ static fd_status missing_open(cuda_state *c, const spearman_mat *x, const spearm
 /* --missing pairwise: the rectangle's pairs with a row that misses a
  * value.  On the GPU for a threshold (--pvalue, --rho, --count-only);
  * --top-k's heaps and --fdr's keys (each pair's p) take them on the host,
- * as the CPU backend does. */
+ * as the CPU backend does, on the host's threads: on one, --fdr at
+ * 100,000 x 16 took 59.9 s against the CPU backend's 6.3 s on 16
+ * (bench/results/spearman-methods.csv, H100 host, f64e067). */
 static fd_status missing_rect(cuda_state *c, const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1,
                               uint64_t j0, uint64_t j1, int upper, const spearman_sel *sel, spearman_acc *acc)
 {
-    if (acc->topk || acc->xhist || sel->kendall || (sel->mode != 'p' && sel->mode != 'r' && sel->mode != 'a')) {
-        spearman_tile_missing(x, y, i0, i1, j0, j1, upper, sel, acc);
-        return FD_OK;
-    }
+    if (acc->topk || acc->xhist || sel->kendall || (sel->mode != 'p' && sel->mode != 'r' && sel->mode != 'a'))
+        return spearman_tile_missing_split(&c->parts, c->host_threads, x, y, i0, i1, j0, j1, upper, sel, acc);
     for (uint32_t m = 0; m <= x->n; m++) c->q_by_m[m] = sel->by_n && m >= 3 ? sel->by_n[m].q : sel->q;
     const spearman_gpu_missing_sel gs = {
         .mode = sel->mode, .q_by_m = c->q_by_m, .hist = acc->hist != NULL, .emit = acc->out != NULL};

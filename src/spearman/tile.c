@@ -3,6 +3,7 @@
 
 #include "pvalue.h"
 #include "../common/env.h"
+#include "../common/par_rows.h"
 
 #include <math.h>
 #include <stdatomic.h>
@@ -384,6 +385,126 @@ void spearman_tile_missing(const spearman_mat *x, const spearman_mat *y, uint64_
             }
         }
     }
+}
+
+/* ---------------- spearman_tile_missing on several threads ---------------- */
+
+struct spearman_parts {
+    int n;             /* parts allocated */
+    uint32_t xbins;    /* bins each xhist holds */
+    spearman_acc *acc; /* n parts */
+    uint64_t *hist;    /* n x SPEARMAN_HIST_BINS */
+    uint64_t *xhist;   /* n x xbins, or NULL */
+    spair **out;       /* n buffers of pairs, kept between calls */
+    size_t *cap;
+};
+
+void spearman_parts_free(spearman_parts **pp)
+{
+    spearman_parts *p = *pp;
+    if (!p) return;
+    for (int t = 0; p->out && t < p->n; t++) free(p->out[t]);
+    free(p->out);
+    free(p->cap);
+    free(p->acc);
+    free(p->hist);
+    free(p->xhist);
+    free(p);
+    *pp = NULL;
+}
+
+static fd_status parts_reserve(spearman_parts **pp, int n, uint32_t xbins)
+{
+    spearman_parts *p = *pp;
+    if (p && p->n >= n && (!xbins || p->xbins >= xbins)) return FD_OK;
+    spearman_parts_free(pp);
+    p = calloc(1, sizeof *p);
+    if (p) {
+        p->n = n;
+        p->xbins = xbins;
+        p->acc = calloc((size_t)n, sizeof *p->acc);
+        p->out = calloc((size_t)n, sizeof *p->out);
+        p->cap = calloc((size_t)n, sizeof *p->cap);
+        p->hist = malloc((size_t)n * SPEARMAN_HIST_BINS * sizeof *p->hist);
+        p->xhist = xbins ? malloc((size_t)n * xbins * sizeof *p->xhist) : NULL;
+    }
+    if (!p || !p->acc || !p->out || !p->cap || !p->hist || (xbins && !p->xhist)) {
+        spearman_parts_free(&p);
+        return fd_fail(FD_ERR_NOMEM, "out of memory for %d threads' pair counts", n);
+    }
+    *pp = p;
+    return FD_OK;
+}
+
+typedef struct {
+    const spearman_mat *x, *y;
+    uint64_t i0, run, j0, j1;
+    int upper;
+    const spearman_sel *sel;
+    spearman_acc *part;
+} split_ctx;
+
+/* One run of rows a call (the chunk is the run), into the run's part. */
+static fd_status split_rows(void *arg, uint64_t r0, uint64_t r1, int thread)
+{
+    const split_ctx *c = arg;
+    (void)thread;
+    spearman_tile_missing(c->x, c->y, r0, r1, c->j0, c->j1, c->upper, c->sel, &c->part[(r0 - c->i0) / c->run]);
+    return FD_OK;
+}
+
+fd_status spearman_tile_missing_split(spearman_parts **parts, int threads, const spearman_mat *x,
+                                      const spearman_mat *y, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,
+                                      int upper, const spearman_sel *sel, spearman_acc *acc)
+{
+    const uint64_t rows = i1 > i0 ? i1 - i0 : 0;
+    const int T = rows < (uint64_t)threads ? (int)rows : threads;
+    if (acc->topk || T <= 1) {
+        spearman_tile_missing(x, y, i0, i1, j0, j1, upper, sel, acc);
+        return FD_OK;
+    }
+    const uint32_t xbins = acc->xhist ? acc->xbins : 0;
+    FD_TRY(parts_reserve(parts, T, xbins));
+    spearman_parts *p = *parts;
+    const uint64_t run = (rows + (uint64_t)T - 1) / (uint64_t)T;
+    const int nrun = (int)((rows + run - 1) / run);
+    for (int t = 0; t < nrun; t++) {
+        spearman_acc *a = &p->acc[t];
+        *a = *acc; /* the selection's settings (xscale, pedge, ...) */
+        a->pairs = a->selected = 0;
+        a->hist = acc->hist ? p->hist + (size_t)t * SPEARMAN_HIST_BINS : NULL;
+        a->xhist = acc->xhist ? p->xhist + (size_t)t * xbins : NULL;
+        if (a->hist) memset(a->hist, 0, SPEARMAN_HIST_BINS * sizeof *a->hist);
+        if (a->xhist) memset(a->xhist, 0, xbins * sizeof *a->xhist);
+        /* The kernels emit only into a buffer that exists (out != NULL). */
+        a->out = acc->out ? p->out[t] : NULL;
+        a->capout = acc->out ? p->cap[t] : 0;
+        a->nout = 0;
+        a->failed = 0;
+        a->keep_cap = 0;
+        a->keep_over = 0;
+        if (acc->out && !out_room(a, 1)) return fd_fail(FD_ERR_NOMEM, "out of memory buffering selected pairs");
+    }
+    split_ctx c = {x, y, i0, run, j0, j1, upper, sel, p->acc};
+    const fd_status st = par_rows_chunk(T, i0, i1, run, split_rows, &c, NULL);
+    for (int t = 0; t < nrun; t++) {
+        spearman_acc *a = &p->acc[t];
+        acc->pairs += a->pairs;
+        acc->selected += a->selected;
+        if (acc->hist)
+            for (int b = 0; b < SPEARMAN_HIST_BINS; b++) acc->hist[b] += a->hist[b];
+        if (acc->xhist)
+            for (uint32_t b = 0; b < xbins; b++) acc->xhist[b] += a->xhist[b];
+        if (a->failed) acc->failed = 1;
+        if (!acc->out) continue;
+        if (a->nout && out_room(acc, a->nout)) {
+            memcpy(acc->out + acc->nout, a->out, a->nout * sizeof *a->out);
+            acc->nout += a->nout;
+        }
+        p->out[t] = a->out; /* grown by out_room */
+        p->cap[t] = a->capout;
+    }
+    return st;
 }
 
 void spearman_tile_scalar(const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1, uint64_t j0,

@@ -179,6 +179,18 @@ int spearman_keep(const spearman_sel *sel, int64_t s, int64_t sii, int64_t sjj);
 void spearman_tile_missing(const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1, uint64_t j0,
                            uint64_t j1, int upper, const spearman_sel *sel, spearman_acc *acc);
 
+/* The same over `threads` threads, for a backend that hands such tiles
+ * to the host from one thread of its own (a GPU's): contiguous runs of
+ * the rows, each counted into a part of its own (pairs, histograms,
+ * pairs out), merged into acc in row order, so the pairs come out as
+ * one thread gives them.  --top-k (acc->topk) runs on one thread.  The
+ * parts are kept in *parts between calls (spearman_parts_free). */
+typedef struct spearman_parts spearman_parts;
+fd_status spearman_tile_missing_split(spearman_parts **parts, int threads, const spearman_mat *x,
+                                      const spearman_mat *y, uint64_t i0, uint64_t i1, uint64_t j0, uint64_t j1,
+                                      int upper, const spearman_sel *sel, spearman_acc *acc);
+void spearman_parts_free(spearman_parts **parts);
+
 /* The scalar kernel, always available (tests compare the two). */
 void spearman_tile_scalar(const spearman_mat *x, const spearman_mat *y, uint64_t i0, uint64_t i1, uint64_t j0,
                           uint64_t j1, int upper, const spearman_sel *sel, spearman_acc *acc);
