@@ -323,6 +323,32 @@ for fname, text in bad.items():
 for fname, want in (("ragged.txt", ":3:"), ("nan.txt", ":2:"), ("word.csv", ":3:")):
     r = run([os.path.join(WORK, fname), "-q"], expect=2)
     check(want in r.stderr, "%s: no line number %s in: %s" % (fname, want, r.stderr.strip()))
+# A float64 .npy is read straight into place, a chunk of 2^17 values at a
+# time on threads (matrix_bin.c): 70,000 points (two chunks) give the
+# clusters of the same values as text and as float32 -> float64 rows; a
+# NaN or an infinity is named by the first bad row in the file (two bad
+# values in different chunks), exit 2, nothing written.
+Xn = np.round(rng.normal(size=(70000, 2)) * 8, 3)
+np.save(os.path.join(WORK, "n64.npy"), Xn)
+write(Xn, os.path.join(WORK, "n64.txt"))
+res = {}
+for fname in ("n64.npy", "n64.txt"):
+    out = os.path.join(WORK, "o_" + fname)
+    if run([os.path.join(WORK, fname), "--dc", "0.5", "--centers", "3", "-o", out, "--force", "-q"]).returncode == 0:
+        res[fname] = load(out)
+if len(res) == 2:
+    for k in ("rho", "delta", "parent", "labels"):
+        check(np.array_equal(res["n64.npy"][k], res["n64.txt"][k]), "n64.npy: %s differs from the text file's" % k)
+for bad_value, what in ((np.nan, "NaN or infinite"), (np.inf, "NaN or infinite")):
+    Xb = Xn.copy()
+    Xb[66000, 0] = bad_value  # the second chunk (rows 65,536 on)
+    Xb[50001, 1] = bad_value  # the first
+    path = os.path.join(WORK, "bad64.npy")
+    np.save(path, Xb)
+    out = os.path.join(WORK, "o_bad64")
+    r = run([path, "-o", out], expect=2)
+    check("bad64.npy: row 50001, column 2 is " + what in r.stderr and not os.path.exists(out),
+          "a .npy with %r: %s" % (bad_value, r.stderr.strip()))
 r = subprocess.run([BIN, "gen", "blobs", "--n", "10", "--dims", "2", "--clusters", "2", "-o",
                     os.path.join(WORK, "b.dat")], capture_output=True, text=True, env=ENV)
 check(r.returncode == 2 and not os.path.exists(os.path.join(WORK, "b.dat")), "gen blobs -o b.dat: %d" % r.returncode)

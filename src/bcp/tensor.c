@@ -6,6 +6,7 @@
 #include "../common/par_rows.h"
 #include "../common/inputfile.h"
 #include "../common/sha256.h"
+#include "../io/rawread.h"
 #include "../io/h5util.h"
 #include "../io/npy.h"
 
@@ -124,32 +125,13 @@ typedef struct {
     uint64_t *first;
 } read_how;
 
-/* Whether `how` refuses x: READ_VALUES a value that is not finite,
- * READ_NAN an infinity, READ_MASK a NaN (neither 0 nor another number). */
-static int refused(double x, int how)
-{
-    return how == READ_VALUES ? !isfinite(x) : how == READ_NAN ? isinf(x) : isnan(x);
-}
-
-/* The first element of x[a, b) that `how` refuses, or UINT64_MAX.  Blocks
- * of 256 are tested without branches (x - x is 0 for a finite x, NaN
- * otherwise; x != x only for NaN), so the loop vectorises; a block with a
- * bad element is then searched. */
+/* What each read refuses (rawread.h): READ_VALUES a value that is not
+ * finite, READ_NAN an infinity, READ_MASK a NaN (neither 0 nor another
+ * number). */
+static int refuse_of(int how) { return how == READ_VALUES ? FD_REFUSE_NONFINITE : how == READ_NAN ? FD_REFUSE_INF : FD_REFUSE_NAN; }
 static uint64_t first_bad(const double *x, uint64_t a, uint64_t b, int how)
 {
-    for (uint64_t s = a; s < b; s += 256) {
-        const uint64_t e = s + 256 < b ? s + 256 : b;
-        int bad = 0;
-        if (how == READ_VALUES)
-            for (uint64_t i = s; i < e; i++) bad |= !(x[i] - x[i] == 0);
-        else if (how == READ_NAN)
-            for (uint64_t i = s; i < e; i++) bad |= fabs(x[i]) == INFINITY;
-        else
-            for (uint64_t i = s; i < e; i++) bad |= x[i] != x[i];
-        for (uint64_t i = s; bad && i < e; i++)
-            if (refused(x[i], how)) return i;
-    }
-    return UINT64_MAX;
+    return fd_first_refused(x, a, b, refuse_of(how));
 }
 
 /* The element i (not finite) named by its index in every mode. */
@@ -231,17 +213,12 @@ static fd_status raw_chunks(void *arg, uint64_t c0, uint64_t c1, int thread)
         char *buf = narrow ? narrow : (char *)(r->x + first);
         const size_t bytes = (size_t)cnt * es;
         const off_t off = (off_t)(r->data + (r->e0 + first) * es);
-        for (size_t got = 0; got < bytes;) {
-            const ssize_t k = pread(r->fd, buf + got, bytes - got, off + (off_t)got);
-            if (k < 0 && errno == EINTR) continue;
-            if (k <= 0) {
-                st = k < 0 ? fd_fail(FD_ERR_INPUT, "%s: cannot read: %s", r->path, strerror(errno))
-                           : fd_fail(FD_ERR_INPUT, "%s: truncated: it ends before element %llu", r->path,
-                                     (unsigned long long)(r->e0 + first + got / es));
-                break;
-            }
-            got += (size_t)k;
-        }
+        const ssize_t got = fd_pread_full(r->fd, buf, bytes, off);
+        if (got < 0)
+            st = fd_fail(FD_ERR_INPUT, "%s: cannot read: %s", r->path, strerror(errno));
+        else if ((size_t)got < bytes)
+            st = fd_fail(FD_ERR_INPUT, "%s: truncated: it ends before element %llu", r->path,
+                         (unsigned long long)(r->e0 + first + (uint64_t)got / es));
         double *out = r->x + first;
         if (st == FD_OK && r->elem == ELEM_F4)
             for (uint64_t k = 0; k < cnt; k++) out[k] = ((const float *)narrow)[k];

@@ -10,8 +10,10 @@
 #include "../common/sha256.h"
 #include "h5util.h"
 #include "npy.h"
+#include "rawread.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <math.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -268,6 +270,83 @@ static fd_status npy_fail(batch_src *s, const row_batch *b)
                    (unsigned long long)(b->first + b->rows), (unsigned long long)s->rows);
 }
 
+/* ---------------- NumPy .npy of float64: straight into the sink ---------------- */
+
+/* Values a task reads and checks: 1 MiB, in cache for the check right
+ * after the read, enough to amortise a pread. */
+#define DIRECT_CHUNK ((uint64_t)1 << 17)
+
+typedef struct {
+    int fd;
+    uint64_t data, n; /* the values' file offset, and their count */
+    double *x;
+    int how;          /* FD_REFUSE_* */
+    uint64_t *first;  /* per chunk: its first refused value, or UINT64_MAX */
+    uint64_t *end;    /* per chunk: where the file ended in it, or UINT64_MAX */
+    int *err;         /* per chunk: errno of a failed read, or 0 */
+} direct_read;
+
+static fd_status direct_chunks(void *arg, uint64_t c0, uint64_t c1, int thread)
+{
+    const direct_read *r = arg;
+    (void)thread;
+    for (uint64_t c = c0; c < c1; c++) {
+        const uint64_t a = c * DIRECT_CHUNK, cnt = r->n - a < DIRECT_CHUNK ? r->n - a : DIRECT_CHUNK;
+        const ssize_t got = fd_pread_full(r->fd, r->x + a, (size_t)cnt * 8, (off_t)(r->data + a * 8));
+        r->first[c] = r->end[c] = UINT64_MAX;
+        r->err[c] = got < 0 ? errno : 0;
+        if (got >= 0 && (uint64_t)got < cnt * 8) r->end[c] = a + (uint64_t)got / 8;
+        if (got >= 0) r->first[c] = fd_first_refused(r->x, a, a + (uint64_t)got / 8, r->how);
+    }
+    return FD_OK;
+}
+
+/* The values of a float64 .npy (f at its data), rows x cols, into the
+ * sink's place for them by pread on threads, each chunk checked as it
+ * comes in; the first failure in file order is said as the row-by-row
+ * pipeline says it.  10^7 2-D points went through that pipeline at
+ * 0.47 GB/s (each row converted, copied and placed by a call). */
+static fd_status npy_direct(const char *path, FILE *f, uint64_t rows, uint32_t cols, int drop_nan,
+                            const fd_matrix_sink *sink, double *x)
+{
+    const uint64_t n = rows * cols, chunks = (n + DIRECT_CHUNK - 1) / DIRECT_CHUNK;
+    const long data = ftell(f);
+    if (data < 0) return fd_fail(FD_ERR_INPUT, "%s: cannot tell its data's offset: %s", path, strerror(errno));
+    direct_read r = {-1, (uint64_t)data, n, x, drop_nan == FD_NAN_KEEP ? FD_REFUSE_INF : FD_REFUSE_NONFINITE,
+                     malloc(chunks * sizeof *r.first), malloc(chunks * sizeof *r.end), malloc(chunks * sizeof *r.err)};
+    fd_status st = FD_OK;
+    if (!r.first || !r.end || !r.err) {
+        st = fd_fail(FD_ERR_NOMEM, "out of memory");
+        goto done;
+    }
+    if ((r.fd = open(path, O_RDONLY | O_CLOEXEC)) < 0) {
+        st = fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+        goto done;
+    }
+    st = par_rows_chunk(fd_matrix_threads(sink->threads), 0, chunks, 1, direct_chunks, &r, NULL);
+    for (uint64_t c = 0; c < chunks && st == FD_OK; c++) {
+        if (r.first[c] != UINT64_MAX) {
+            const uint64_t row = r.first[c] / cols;
+            const unsigned col = (unsigned)(r.first[c] % cols) + 1;
+            st = drop_nan == FD_NAN_KEEP
+                     ? fd_fail(FD_ERR_INPUT, "%s: row %llu, column %u is infinite", path, (unsigned long long)row, col)
+                     : fd_fail(FD_ERR_INPUT, "%s: row %llu, column %u is NaN or infinite%s", path,
+                               (unsigned long long)row, col, sink->nan_hint ? sink->nan_hint : "");
+        } else if (r.err[c]) {
+            st = fd_fail(FD_ERR_INPUT, "%s: cannot read: %s", path, strerror(r.err[c]));
+        } else if (r.end[c] != UINT64_MAX) {
+            st = fd_fail(FD_ERR_INPUT, "%s: truncated: row %llu of %llu is missing", path,
+                         (unsigned long long)(r.end[c] / cols), (unsigned long long)rows);
+        }
+    }
+done:
+    if (r.fd >= 0) close(r.fd);
+    free(r.first);
+    free(r.end);
+    free(r.err);
+    return st;
+}
+
 fd_status fd_matrix_read_npy(const char *path, int drop_nan, const fd_matrix_sink *sink)
 {
     fd_status st = FD_OK;
@@ -308,6 +387,14 @@ fd_status fd_matrix_read_npy(const char *path, int drop_nan, const fd_matrix_sin
     }
     FD_TRY_GOTO(feed_begin(&feed, sink, (uint32_t)cols, rows), st, done);
     FD_TRY_GOTO(sha256_file_start(&hash, path), st, done); /* the whole file, header and any bytes after the array */
+    if (ti == 0 && sink->values_at && drop_nan != FD_NAN_DROP_ROW) {
+        double *x = sink->values_at(sink->ctx, rows);
+        if (!x) { st = FD_ERR_NOMEM; goto done; }
+        FD_TRY_GOTO(npy_direct(path, f, rows, (uint32_t)cols, drop_nan, sink, x), st, done);
+        feed.pushed = rows;
+        st = hand_hash(sink, &hash);
+        goto done;
+    }
     src.base.rows = rows;
     src.base.rb = (size_t)npy_types[ti].size * cols;
     src.base.B = batch_rows(rows, src.base.rb);

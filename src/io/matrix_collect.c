@@ -71,6 +71,11 @@ static void place(void *ctx, const void *row, uint64_t slot)
     memcpy(m->all + slot * m->n, row, m->n * sizeof *m->all);
 }
 
+static double *values_at(void *ctx, uint64_t rows)
+{
+    return place_begin(ctx, rows) == FD_OK ? ((collector *)ctx)->m->all : NULL;
+}
+
 /* NaN is refused (drop_nan is never set), so no row drops. */
 static fd_status drop(void *ctx)
 {
@@ -122,6 +127,7 @@ fd_status fd_matrix_collect(const char *spec, int header, int name_column, int t
                                  .push = push,
                                  .place_begin = place_begin,
                                  .place = place,
+                                 .values_at = values_at,
                                  .drop = drop,
                                  .finish = finish,
                                  .threads = threads,

@@ -56,6 +56,12 @@ typedef struct fd_matrix_sink {
      * cores.  Not with drop_nan (rows would move up), nor for text. */
     fd_status (*place_begin)(void *ctx, uint64_t rows);
     void (*place)(void *ctx, const void *row, uint64_t slot);
+    /* Optional: a sink that keeps the values as read (its transform a
+     * copy of doubles): where all `rows` rows of doubles go, one after the
+     * other, after begin, so that a float64 .npy is read straight there
+     * (rawread.h) instead of row by row; NULL from it: out of memory (it
+     * has said so).  Not with drop_nan, nor for text. */
+    double *(*values_at)(void *ctx, uint64_t rows);
     /* Text and CSV: whether the first non-blank line is a header of
      * column names (docs/formats.md, "Matrices"): FD_HEADER_AUTO (0) when
      * none of its fields is a number and none is empty, FD_HEADER_YES,
