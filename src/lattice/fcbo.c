@@ -477,7 +477,9 @@ fd_status fcbo_ws_create(fcbo_ws **out, const fcbo_prep *p, concept_sink *sink)
     FD_ALLOC_GOTO(w->ubits, p->uw, st, fail);
     FD_ALLOC_GOTO(w->task_intent, p->aw, st, fail);
     if (p->sparse) FD_ALLOC_GOTO(w->cand, (size_t)p->n_attr + 1, st, fail);
-    if (p->occ_base) {
+    /* Narrow dense rows find a list node's children by bit tests (process:
+     * lazy), never in the store. */
+    if (p->occ_base && (p->sparse || p->aw > 2)) {
         FD_ALLOC_GOTO(w->occ, p->occ_base[p->n_attr] + 1, st, fail);
         FD_ALLOC_GOTO(w->occ_n, (size_t)p->n_attr + 1, st, fail);
         FD_ALLOC_GOTO(w->occ_seen, p->aw, st, fail);
