@@ -392,13 +392,12 @@ fd_status fd_matrix_read_npy(const char *path, int drop_nan, const fd_matrix_sin
         if (!x) { st = FD_ERR_NOMEM; goto done; }
         FD_TRY_GOTO(npy_direct(path, f, rows, (uint32_t)cols, drop_nan, sink, x), st, done);
         feed.pushed = rows;
-        st = hand_hash(sink, &hash);
-        goto done;
+    } else {
+        src.base.rows = rows;
+        src.base.rb = (size_t)npy_types[ti].size * cols;
+        src.base.B = batch_rows(rows, src.base.rb);
+        FD_TRY_GOTO(read_batches(&feed, &src.base, ti, (uint32_t)cols, drop_nan, path), st, done);
     }
-    src.base.rows = rows;
-    src.base.rb = (size_t)npy_types[ti].size * cols;
-    src.base.B = batch_rows(rows, src.base.rb);
-    FD_TRY_GOTO(read_batches(&feed, &src.base, ti, (uint32_t)cols, drop_nan, path), st, done);
     if (feed.pushed == 0) { st = fd_fail(FD_ERR_INPUT, "%s: no data rows", path); goto done; }
     st = hand_hash(sink, &hash);
 done:

@@ -6,7 +6,7 @@
 #include <math.h>
 #include <unistd.h>
 
-int fd_refused(double x, int how)
+static int refused(double x, int how)
 {
     return how == FD_REFUSE_NONFINITE ? !isfinite(x) : how == FD_REFUSE_INF ? isinf(x) : isnan(x);
 }
@@ -26,7 +26,7 @@ uint64_t fd_first_refused(const double *x, uint64_t a, uint64_t b, int how)
         else
             for (uint64_t i = s; i < e; i++) bad |= x[i] != x[i];
         for (uint64_t i = s; bad && i < e; i++)
-            if (fd_refused(x[i], how)) return i;
+            if (refused(x[i], how)) return i;
     }
     return UINT64_MAX;
 }

@@ -14,9 +14,6 @@
  * a missing value), or a NaN (a mask's). */
 enum { FD_REFUSE_NONFINITE = 0, FD_REFUSE_INF = 1, FD_REFUSE_NAN = 2 };
 
-/* Whether `how` refuses x. */
-int fd_refused(double x, int how);
-
 /* The first index of x[a, b) that `how` refuses, or UINT64_MAX. */
 uint64_t fd_first_refused(const double *x, uint64_t a, uint64_t b, int how);
 
