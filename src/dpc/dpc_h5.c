@@ -23,7 +23,7 @@ fd_status dpc_h5_write(const char *path, const dpc_opts *o, const dpc_result *r)
     FD_TRY_GOTO(h5u_attr_str(f, "version", FD_VERSION), st, done);
     FD_TRY_GOTO(h5u_attr_str(f, "command", o->command ? o->command : ""), st, done);
     FD_TRY_GOTO(h5u_attr_str(f, "input", r->p->source), st, done);
-    FD_TRY_GOTO(h5u_attr_str(f, "input_sha256", r->p->sha256), st, done);
+    FD_TRY_GOTO(h5u_attr_str(f, "input_sha256", r->sha256), st, done);
     FD_TRY_GOTO(h5u_attr_u64(f, "n_points", n), st, done);
     FD_TRY_GOTO(h5u_attr_u64(f, "dims", r->p->d), st, done);
     FD_TRY_GOTO(h5u_attr_str(f, "kernel", o->kernel == DPC_CUTOFF ? "cutoff" : "gaussian"), st, done);
@@ -70,7 +70,7 @@ fd_status dpc_h5_write(const char *path, const dpc_opts *o, const dpc_result *r)
         }
         const uint64_t m = r->pred->n;
         st = h5u_attr_str(g, "input", o->predict);
-        if (st == FD_OK) st = h5u_attr_str(g, "input_sha256", r->q->sha256);
+        if (st == FD_OK) st = h5u_attr_str(g, "input_sha256", r->q_sha256);
         if (st == FD_OK) st = h5u_attr_u64(g, "n_points", m);
         if (st == FD_OK) st = h5u_write_1d(g, "labels", H5T_STD_I32LE, H5T_NATIVE_INT32, r->pred->labels, m);
         if (st == FD_OK) st = h5u_write_1d(g, "rho", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, r->pred->rho, m);

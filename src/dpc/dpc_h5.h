@@ -25,6 +25,7 @@ typedef struct dpc_result {
     const dpc_points *q;          /* --predict's points and their assignment, or NULL */
     const dpc_prediction *pred;
     const dpc_auto_report *rep;   /* the automatic rules' findings (rep->automatic 0: another rule) */
+    const char *sha256, *q_sha256; /* the input files' hashes (q_sha256 with q only) */
 } dpc_result;
 
 fd_status dpc_h5_write(const char *path, const dpc_opts *o, const dpc_result *r);

@@ -87,10 +87,15 @@ static fd_status read_points(fd_job *j)
     return FD_OK;
 }
 
+/* Ranks compare their files' hashes before the fit; one rank's hash is
+ * waited for only at commit, so that it goes on beside the fit. */
 static fd_status same_points(fd_job *j)
 {
     dpc_run *r = j->w;
-    return fd_mpi_same_hash(r->s.p->sha256, r->o->input);
+    const char *sha = NULL;
+    if (j->mpi.size == 1) return FD_OK;
+    FD_TRY(fd_mpi_agree(dpc_points_sha256(r->s.p, &sha), NULL));
+    return fd_mpi_same_hash(sha, r->o->input);
 }
 
 /* The same points on every rank: every rank falls back, or none. */
@@ -213,10 +218,13 @@ static fd_status commit(fd_job *j)
         FD_TRY(dpc_plot_write(o->plot, s->p, s->rho, s->delta, s->labels, s->core, s->centers, s->k,
                               s->rep.automatic ? s->rep.gamma_thr : NAN));
     if (!j->out.result) return FD_OK;
+    const char *sha = NULL, *q_sha = NULL;
+    FD_TRY(dpc_points_sha256(r->s.p, &sha));
+    if (s->q) FD_TRY(dpc_points_sha256(r->s.q, &q_sha));
     const dpc_result res = {s->p,       r->dc,      s->rho,     s->delta,     s->gamma,      s->parent,
                             s->centers, s->labels,  s->core,    s->k,         r->ari,        j->read_s,
                             r->t_dc,    r->t_rho,   r->t_delta, r->t_assign, j->mpi.size,   j->threads,
-                            s->q,       s->q ? &s->pred : NULL, &s->rep};
+                            s->q,       s->q ? &s->pred : NULL, &s->rep, sha, q_sha};
     return dpc_h5_write(j->out.result, o, &res);
 }
 

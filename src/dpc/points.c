@@ -179,7 +179,8 @@ fd_status dpc_points_read(dpc_points **out, const char *spec, const dpc_columns 
     FD_TRY_GOTO(check_range(p, spec, pick), st, done);
     if (cols->label) FD_TRY_GOTO(take_labels(p, r.all, r.n, cols->label - 1, spec), st, done);
     if (cols->labels) FD_TRY_GOTO(read_labels(p, cols->labels, threads), st, done);
-    memcpy(p->sha256, r.sha256, 65);
+    p->sha = r.sha;
+    r.sha.job = NULL;
     if (!(p->source = strdup(spec))) st = fd_fail(FD_ERR_NOMEM, "out of memory");
 done:
     fd_matrix_all_free(&r);
@@ -197,6 +198,14 @@ void dpc_points_destroy(dpc_points **pp)
     free(p->xt);
     free(p->truth);
     free(p->source);
+    sha256_future_drop(&p->sha);
     free(p);
     *pp = NULL;
+}
+
+fd_status dpc_points_sha256(dpc_points *p, const char **hex)
+{
+    FD_TRY(sha256_future_get(&p->sha));
+    *hex = p->sha.hex;
+    return FD_OK;
 }

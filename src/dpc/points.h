@@ -5,6 +5,7 @@
 #ifndef FD_DPC_POINTS_H
 #define FD_DPC_POINTS_H
 
+#include "../common/sha256.h"
 #include "../common/status.h"
 
 #include <stdint.h>
@@ -16,9 +17,14 @@ typedef struct dpc_points {
     double *xt;           /* d x n, coordinate k of point j at xt[k n + j]: the passes' j loops read it */
     int64_t *truth;       /* the true label per point, or NULL */
     uint32_t columns;     /* values per input row */
-    char sha256[65];
+    sha256_future sha;    /* the file's SHA-256: dpc_points_sha256 joins it */
     char *source;
 } dpc_points;
+
+/* The input file's SHA-256 as hex, waiting for its thread the first time:
+ * a run on one rank needs it only for the result file, so the hash goes on
+ * beside the fit instead of lengthening the read. */
+fd_status dpc_points_sha256(dpc_points *p, const char **hex);
 
 /* The squared distance of two points of d coordinates, (a_k - b_k)^2
  * summed over k in order, each operation rounded on its own: the files

@@ -83,10 +83,13 @@ static fd_status drop(void *ctx)
     return fd_fail(FD_ERR_INTERNAL, "matrix_collect: a dropped row");
 }
 
+/* The hash is taken as it is, maybe still running: a reader of 10^7
+ * points would otherwise wait for it at the read's end (one stream, slower
+ * than the threaded read). */
 static fd_status finish(void *ctx, sha256_future *sha)
 {
-    FD_TRY(sha256_future_get(sha));
-    memcpy(((collector *)ctx)->m->sha256, sha->hex, 65);
+    ((collector *)ctx)->m->sha = *sha;
+    sha->job = NULL;
     return FD_OK;
 }
 
@@ -149,6 +152,7 @@ void fd_names_free(char **names, uint64_t n)
 void fd_matrix_all_free(fd_matrix_all *m)
 {
     free(m->all);
+    sha256_future_drop(&m->sha);
     fd_names_free(m->row_names, m->n_row_names);
     fd_names_free(m->col_names, m->col_names ? m->n : 0);
     memset(m, 0, sizeof *m);

@@ -6,6 +6,7 @@
 #ifndef FD_IO_MATRIX_COLLECT_H
 #define FD_IO_MATRIX_COLLECT_H
 
+#include "../common/sha256.h"
 #include "../common/status.h"
 
 #include <stdint.h>
@@ -14,7 +15,8 @@ typedef struct fd_matrix_all {
     uint64_t rows;        /* data rows */
     uint32_t n;           /* values per row */
     double *all;          /* rows x n, row-major */
-    char sha256[65];      /* the file's */
+    sha256_future sha;    /* the file's SHA-256, maybe still being computed:
+                           * whoever needs it joins it (sha256_future_get) */
     char **row_names;     /* the rows' names (name_column), or NULL */
     uint64_t n_row_names; /* how many row_names holds (rows, once read) */
     char **col_names;     /* n names (a header as wide as the rows), or NULL */

@@ -199,9 +199,7 @@ static fd_status read_missing(spearman_mat **m, const char *spec, const spearman
     }
     if (st == FD_OK) {
         (*m)->dropped_obs = nobs - kept;
-        sha256_future fut = {NULL, FD_OK, ""};
-        memcpy(fut.hex, a.sha256, sizeof fut.hex);
-        st = rank_finish(m, &fut);
+        st = rank_finish(m, &a.sha);
     }
     /* The variables' names: the header's with --by columns, the rows'
      * otherwise. */
@@ -237,9 +235,7 @@ static fd_status read_columns(spearman_mat **m, const char *spec, const spearman
         st = push_variable(*m, col, (uint32_t)a.rows, k, ranked, col + a.rows);
     }
     if (st == FD_OK) {
-        sha256_future fut = {NULL, FD_OK, ""};
-        memcpy(fut.hex, a.sha256, sizeof fut.hex);
-        st = rank_finish(m, &fut);
+        st = rank_finish(m, &a.sha);
     }
     if (st == FD_OK && a.col_names) {
         (*m)->names = a.col_names;
