@@ -12,6 +12,7 @@
 #include "../common/backend.h"
 #include "concepts.h"
 #include "fcbo.h"
+#include "lattice_gpu.h" /* lattice_gpu_covers: a plain C interface */
 
 struct lattice_ckpt;
 
@@ -48,6 +49,9 @@ struct lattice_ops {
     int device_tasks;
     fd_status (*run)(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_source *src,
                      fcbo_stats *stats);
+    /* --edges' up pass by rows on the device (lattice_edges.h), or NULL. */
+    fd_status (*up_covers)(const lattice_gpu_covers *in, uint64_t *start, uint32_t *cnt, uint64_t **ids,
+                           uint64_t *nids);
 };
 
 /* Looks a backend up by name: "cpu", "cuda", or "auto" (the best one that

@@ -297,4 +297,5 @@ const struct lattice_ops lattice_cuda_ops = {
     .dev = {.name = "cuda", .available = cuda_available, .devices = cuda_devices, .open_device = fd_cuda_open, .warm_device = fd_cuda_warm},
     .device_tasks = GPU_TASKS,
     .run = cuda_run,
+    .up_covers = lattice_gpu_up_covers,
 };

@@ -70,6 +70,9 @@ typedef struct {
     cov_scratch *scratch;     /* one per thread, made on first use */
     int pass;                 /* FD_EDGES_PASS: PASS_* */
     _Atomic uint64_t by_rows; /* up: the concepts that took the rows */
+    /* With a device: the covers it found (covers[i] points in here for
+     * those), and the concepts left to the host's threads. */
+    uint64_t *dev_ids, *rest, nrest, on_device;
 } cov_ctx;
 
 /* FD_EDGES_PASS (a test knob): the pass by the estimate and each
@@ -533,6 +536,63 @@ static fd_status covers_range(void *arg, uint64_t i0, uint64_t i1, int thread)
     return FD_OK;
 }
 
+/* covers_range over the concepts the device left (positions in c->rest). */
+static fd_status covers_rest(void *arg, uint64_t r0, uint64_t r1, int thread)
+{
+    cov_ctx *c = arg;
+    cov_scratch *s = &c->scratch[thread];
+    if (!s->mask) FD_TRY(scratch_make(c, s));
+    if (fd_interrupted()) return fd_interrupt_check();
+    for (uint64_t r = r0; r < r1; r++) FD_TRY(upper_covers(c, s, c->rest[r]));
+    return FD_OK;
+}
+
+/* The up pass on the device for the concepts that take the rows (all of
+ * them with FD_EDGES_PASS=rows); the others, and those the device leaves
+ * (lattice_gpu_up_covers), into c->rest for the host's threads. */
+static fd_status covers_on_device(cov_ctx *c, const lattice_covers_job *job)
+{
+    fd_status st = FD_OK;
+    const uint64_t wc = job->work_count;
+    uint64_t *list = NULL, *start = NULL, nlist = 0, nids = 0;
+    uint32_t *cnt = NULL;
+    FD_ALLOC_GOTO(list, wc + 1, st, done);
+    FD_ALLOC_GOTO(c->rest, wc + 1, st, done);
+    for (uint64_t i = c->wfirst; i < c->wfirst + wc; i++) {
+        const uint32_t *b = c->iidx + c->ioff[i];
+        const uint64_t k = c->ioff[i + 1] - c->ioff[i];
+        uint64_t incidences = 0;
+        for (uint64_t p = 0; p < k; p++) incidences += c->col_ptr[b[p] + 1] - c->col_ptr[b[p]];
+        if (k && (c->pass == PASS_ROWS || up_by_rows(incidences, c->ctx->n_obj, c->w))) list[nlist++] = i;
+        else c->rest[c->nrest++] = i;
+    }
+    FD_ALLOC_GOTO(start, nlist + 1, st, done);
+    FD_ALLOC_GOTO(cnt, nlist + 1, st, done);
+    const lattice_gpu_covers in = {job->device, c->n, c->ioff, c->iidx, c->ctx->n_obj, c->w, c->rows, list, nlist};
+    if (nlist) FD_TRY_GOTO(job->up_covers(&in, start, cnt, &c->dev_ids, &nids), st, done);
+    for (uint64_t t = 0; t < nlist; t++) {
+        if (cnt[t] == UINT32_MAX) {
+            c->rest[c->nrest++] = list[t];
+            continue;
+        }
+        if (start[t] > nids || cnt[t] > nids - start[t]) {
+            st = fd_fail(FD_ERR_INTERNAL, "--edges: the device's covers of concept %llu are out of range",
+                         (unsigned long long)list[t]);
+            goto done;
+        }
+        c->covers[list[t] - c->wfirst] = c->dev_ids + start[t];
+        c->ncov[list[t] - c->wfirst] = cnt[t];
+        c->on_device++;
+    }
+    atomic_fetch_add_explicit(&c->by_rows, c->on_device, memory_order_relaxed);
+    if (job->prog) fd_progress_add(job->prog, wc - c->nrest);
+done:
+    free(list);
+    free(start);
+    free(cnt);
+    return st;
+}
+
 /* The intents as ascending attribute indices (checked: each id an
  * attribute, none twice), the largest of the range's, and their table. */
 static fd_status index_intents(cov_ctx *c, const uint64_t *off, const uint32_t *ids, uint64_t count)
@@ -718,7 +778,17 @@ static fd_status covers_local(cov_ctx *c, const lattice_covers_job *job, uint64_
     if (!(c->covers = calloc(wc + 1, sizeof *c->covers)) || !(c->ncov = calloc(wc + 1, sizeof *c->ncov)) ||
         !(c->scratch = calloc((size_t)job->threads, sizeof *c->scratch)))
         return fd_fail(FD_ERR_NOMEM, "out of memory for the covers");
-    FD_TRY(par_rows_chunk(job->threads, c->wfirst, c->wfirst + wc, 16, covers_range, c, job->prog));
+    /* The device's kernel keeps a concept's candidates as row bitsets of
+     * at most LATTICE_GPU_COVERS_MAX_WORDS words; the knob can ask for
+     * the host's columns or down. */
+    if (job->up_covers && c->rows && c->w <= LATTICE_GPU_COVERS_MAX_WORDS &&
+        (c->pass == PASS_AUTO || c->pass == PASS_ROWS)) {
+        c->down = 0;
+        FD_TRY(covers_on_device(c, job));
+        FD_TRY(par_rows_chunk(job->threads, 0, c->nrest, 16, covers_rest, c, job->prog));
+    } else {
+        FD_TRY(par_rows_chunk(job->threads, c->wfirst, c->wfirst + wc, 16, covers_range, c, job->prog));
+    }
     if (!c->down && !job->route) return FD_OK;
     uint64_t total = 0, e = 0;
     for (uint64_t i = 0; i < wc; i++) total += c->ncov[i];
@@ -773,8 +843,12 @@ fd_status lattice_covers(const lattice_covers_job *job, uint64_t **cov_off, uint
     for (uint64_t i = 0; i < count; i++)
         if (c.ncov[i]) memcpy(*cov_ids + (*cov_off)[i], c.covers[i], c.ncov[i] * sizeof **cov_ids);
 done:
-    if (pass) *pass = (lattice_covers_pass){c.down, atomic_load(&c.by_rows), job->work_count};
-    for (uint64_t i = 0; c.covers && i < job->work_count; i++) free(c.covers[i]);
+    if (pass) *pass = (lattice_covers_pass){c.down, atomic_load(&c.by_rows), job->work_count, c.on_device};
+    /* The device's covers are one block; the host's each their own. */
+    for (uint64_t i = 0; c.covers && !c.rest && i < job->work_count; i++) free(c.covers[i]);
+    for (uint64_t r = 0; c.covers && c.rest && r < c.nrest; r++) free(c.covers[c.rest[r] - c.wfirst]);
+    free(c.rest);
+    free(c.dev_ids);
     for (int t = 0; c.scratch && t < threads; t++) scratch_free(&c.scratch[t]);
     free(pairs);
     free(c.scratch);

@@ -11,6 +11,7 @@
 
 #include "../common/progress.h"
 #include "context.h"
+#include "lattice_gpu.h" /* lattice_gpu_covers: a plain C interface */
 
 /* What lattice_covers needs: every concept's intent, the concepts whose
  * covers are wanted, and with several ranks a router.  Concept c's intent
@@ -38,13 +39,22 @@ typedef struct lattice_covers_job {
     fd_status (*route)(void *arg, fd_status local, const uint64_t *pairs, uint64_t npairs, uint64_t **got,
                        uint64_t *ngot);
     void *route_arg;
+    /* A device's up pass by rows (lattice_gpu_up_covers), or NULL: with
+     * one, the concepts whose covers are cheaper by rows go to `device`,
+     * as do all with FD_EDGES_PASS=rows (down is not taken then), and the
+     * host's threads find the rest, and any the device leaves. */
+    fd_status (*up_covers)(const lattice_gpu_covers *in, uint64_t *start, uint32_t *cnt, uint64_t **ids,
+                           uint64_t *nids);
+    int device;
 } lattice_covers_job;
 
 /* The pass lattice_covers took, for the summary: "down", or "up" with how
- * many of this rank's concepts took the rows (the rest the columns). */
+ * many of this rank's concepts took the rows (the rest the columns), and
+ * how many of those the device found. */
 typedef struct {
     int down;
     uint64_t by_rows, concepts;
+    uint64_t on_device; /* of by_rows, found by the device */
 } lattice_covers_pass;
 
 /* The upper covers of concepts [first, first + count): *cov_off (count +

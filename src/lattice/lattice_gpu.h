@@ -90,6 +90,33 @@ void lattice_gpu_out_free(lattice_gpu_out *out);
 
 void lattice_gpu_get_stats(const lattice_gpu *g, lattice_gpu_stats *s);
 
+/* --edges' up pass by rows on the GPU (lattice_covers_gpu.cu): the upper
+ * covers of the listed concepts, each the maximal intents among B ∩ g'
+ * over the objects g outside its extent, one warp a concept.  Every
+ * concept's intent is given (ascending attribute indices: concept c's are
+ * iidx[ioff[c] - ioff[0] .. ioff[c + 1] - ioff[0])), for the look-up of
+ * the covers by their intents; rows are the objects' bitsets of w words
+ * over the same indices. */
+#define LATTICE_GPU_COVERS_MAX_WORDS 16 /* attributes up to 1,024 */
+typedef struct lattice_gpu_covers {
+    int device;
+    uint64_t n;                  /* concepts */
+    const uint64_t *ioff;        /* n + 1 */
+    const uint32_t *iidx;
+    uint32_t n_obj, w;           /* w <= LATTICE_GPU_COVERS_MAX_WORDS */
+    const uint64_t *rows;        /* n_obj x w */
+    const uint64_t *list;        /* the concepts whose covers are wanted */
+    uint64_t nlist;
+} lattice_gpu_covers;
+
+/* list[t]'s covers are (*ids)[start[t] .. start[t] + cnt[t]), ascending
+ * concept ids; cnt[t] UINT32_MAX: not found here (more maximal candidates
+ * at once than a warp keeps, or the output full), the host's to find.
+ * *ids is malloc'ed (*nids entries).  FD_ERR_INPUT when a cover is not
+ * among the concepts (the intents are not a lattice's). */
+fd_status lattice_gpu_up_covers(const lattice_gpu_covers *in, uint64_t *start, uint32_t *cnt, uint64_t **ids,
+                                uint64_t *nids);
+
 #ifdef __cplusplus
 }
 #endif

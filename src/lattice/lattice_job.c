@@ -243,7 +243,9 @@ static fd_status put_edges(fd_job *j, run *r)
                                    .threads = r->lo.threads,
                                    .prog = &prog,
                                    .route = P > 1 ? route_pairs : NULL,
-                                   .route_arg = &er};
+                                   .route_arg = &er,
+                                   .up_covers = r->ops->up_covers,
+                                   .device = r->lo.device};
     st = lattice_covers(&cj, &cov_off, &cov_ids, &r->pass);
     fd_progress_stop(&prog);
     FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);
@@ -369,9 +371,12 @@ static void report(fd_job *j)
                 j->mpi.size > 1 ? " (rank 0's)" : "");
         if (r->pass.down) fprintf(stderr, "pass down (lower covers from the extents)\n");
         else
-            fprintf(stderr, "pass up (upper covers; %llu of %llu concepts%s by rows, the rest by columns)\n",
+            fprintf(stderr, "pass up (upper covers; %llu of %llu concepts%s by rows%s, the rest by columns)\n",
                     (unsigned long long)r->pass.by_rows, (unsigned long long)r->pass.concepts,
-                    j->mpi.size > 1 ? " of rank 0's share" : "");
+                    j->mpi.size > 1 ? " of rank 0's share" : "",
+                    r->pass.on_device == r->pass.by_rows && r->pass.on_device ? " on the GPU" : "");
+        if (r->pass.on_device && r->pass.on_device != r->pass.by_rows)
+            fprintf(stderr, "  %llu of them on the GPU\n", (unsigned long long)r->pass.on_device);
     }
     if (!a->stats) return;
     /* Rank 0's phases: the enumeration includes writing the concepts

@@ -1,0 +1,103 @@
+"""lattice --edges on the CUDA backend (the up pass by rows on the device,
+src/lattice/lattice_covers_gpu.cu) against brute force: random contexts
+from 1 to 18 attribute words (past 16 the host takes every concept), with
+and without a minimum support, every concept on the device
+(FD_EDGES_PASS=rows) and the automatic split; a context where one concept
+has 70 covers (more than a warp keeps: the host finds that one); and the
+shared mushroom data against the CPU backend's covers.  The summary must
+say the device took them.
+usage: gpu_lattice_edges.py FCBO_DIST WORKDIR BACKEND MUSHROOM_OR_NONE"""
+import os
+import subprocess
+import sys
+
+from covers_oracle import brute_covers, read_covers
+from testlib import CPU_ENV, ENV, check, fcbo, finish
+
+BIN, WORK, GB, MUSHROOM = sys.argv[1:5]
+os.makedirs(WORK, exist_ok=True)
+ON_GPU = GB == "cuda"
+
+
+def run(ctx, out, env, *args, backend=GB):
+    return fcbo(BIN, "lattice", ctx, "--backend", backend, "--edges", "-o", out, "--force", *args,
+                env=dict(env or ENV))
+
+
+def gpu_share(stderr):
+    """How many concepts the summary says the device found (0: none)."""
+    for line in stderr.splitlines():
+        if "by rows on the GPU" in line:
+            return int(line.split("upper covers; ")[1].split(" of ")[0])
+        if "of them on the GPU" in line:
+            return int(line.split()[0])
+    return 0
+
+
+contexts = [(30, 8, 0.3, 1, 0), (80, 10, 0.6, 3, 0), (120, 14, 0.25, 4, 3), (50, 9, 0.5, 5, 10), (40, 6, 0.9, 7, 0),
+            (300, 70, 0.05, 8, 0), (200, 80, 0.04, 9, 2), (150, 300, 0.03, 10, 0), (300, 900, 0.012, 11, 0),
+            (120, 1100, 0.02, 12, 0)]
+for objects, attrs, dens, seed, supp in contexts:
+    ctx = os.path.join(WORK, "c%d.cxt" % seed)
+    subprocess.run([BIN, "gen", "context", "--objects", str(objects), "--attributes", str(attrs), "--density",
+                    str(dens), "--seed", str(seed), "-o", ctx], check=True, env=CPU_ENV, capture_output=True)
+    words = (attrs + 63) // 64
+    for pas in ("rows", "auto"):
+        out = os.path.join(WORK, "e%d%s" % (seed, pas))
+        tag = "%d x %d at %.2f, min support %d, FD_EDGES_PASS=%s" % (objects, attrs, dens, supp, pas)
+        r = run(ctx, out, dict(ENV, FD_EDGES_PASS=pas), "--min-support", supp)
+        check(r.returncode == 0, "%s: exit %d: %s" % (tag, r.returncode, r.stderr.strip()[-400:]))
+        if r.returncode != 0:
+            continue
+        intents, got, _, sized, _, _ = read_covers(os.path.join(out, "lattice.h5"))
+        want = brute_covers(intents)
+        check(got == want, "%s: %d concepts' covers differ" % (tag, sum(g != w for g, w in zip(got, want))))
+        check(sized, "%s: n_edges" % tag)
+        if ON_GPU and pas == "rows":
+            # Up to 16 words, every concept with a non-empty intent goes to
+            # the device, which leaves those of more than 64 covers (the
+            # bottom's are often the objects' rows) and, rarely, one whose
+            # maximal candidates on the way outgrow 64; past 16 words none
+            # goes.
+            share = gpu_share(r.stderr)
+            most = sum(1 for x, w in zip(intents, want) if x and len(w) <= 64)
+            check(most * 0.9 <= share <= most if words <= 16 else share == 0,
+                  "%s: the device found %d of %d concepts' covers (%d could be): %s" % (
+                      tag, share, len(intents), most, r.stderr.strip()))
+
+# One concept (intent 0..70) with 70 covers {i, 70}: more than a warp
+# keeps, so the host finds its covers; the others stay on the device.
+ctx = os.path.join(WORK, "coatoms.dat")
+with open(ctx, "w") as f:
+    for i in range(70):
+        f.write("%d 70\n" % i)
+    f.write(" ".join(str(i) for i in range(71)) + "\n")
+r = run(ctx, os.path.join(WORK, "coatoms"), dict(ENV, FD_EDGES_PASS="rows"))
+check(r.returncode == 0, "70 covers: exit %d: %s" % (r.returncode, r.stderr.strip()[-400:]))
+if r.returncode == 0:
+    intents, got, _, _, _, _ = read_covers(os.path.join(WORK, "coatoms", "lattice.h5"))
+    check(got == brute_covers(intents) and max(len(c) for c in got) == 70, "70 covers: they differ")
+    if ON_GPU:
+        check(gpu_share(r.stderr) == len(intents) - 1, "70 covers: the device should leave that one concept: %s"
+              % r.stderr.strip())
+
+# Mushroom: 238,710 concepts, against the CPU backend's covers.
+if MUSHROOM != "none":
+    rc = run(MUSHROOM, os.path.join(WORK, "mc"), CPU_ENV, backend="cpu")
+    rg = run(MUSHROOM, os.path.join(WORK, "mg"), ENV)
+    check(rc.returncode == 0 and rg.returncode == 0, "mushroom: exit %d and %d: %s" % (
+        rc.returncode, rg.returncode, (rc.stderr + rg.stderr).strip()[-400:]))
+    if rc.returncode == 0 and rg.returncode == 0:
+        ic, cc, nc, _, _, _ = read_covers(os.path.join(WORK, "mc", "lattice.h5"))
+        ig, cg, ng, _, _, _ = read_covers(os.path.join(WORK, "mg", "lattice.h5"))
+        # Concept ids follow the order of enumeration, which may differ:
+        # compare the covers as sets of intents.
+        key_c = [tuple(x) for x in ic]
+        key_g = [tuple(x) for x in ig]
+        ec = {(key_c[i], key_c[u]) for i, us in enumerate(cc) for u in us}
+        eg = {(key_g[i], key_g[u]) for i, us in enumerate(cg) for u in us}
+        check(nc == ng == 1370991 and ec == eg, "mushroom: %d and %d edges, %d differ" % (nc, ng, len(ec ^ eg)))
+        if ON_GPU:
+            check(gpu_share(rg.stderr) > 0, "mushroom: the device found none: %s" % rg.stderr.strip())
+        print("mushroom: " + " | ".join(l for l in rg.stderr.splitlines() if "covering" in l or "pass" in l))
+finish("%d checks, %d failed")
