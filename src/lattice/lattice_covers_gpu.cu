@@ -15,9 +15,11 @@
  * more is left to the host, as is one that finds the output full.  The
  * covers' concept ids come from a hash table of every intent as a bitset
  * (open addressing, built here with atomicCAS), sorted within the warp. */
+#include "../common/clock.h"
 #include "../cuda/check.cuh"
 #include "lattice_gpu.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -200,6 +202,7 @@ extern "C" fd_status lattice_gpu_up_covers(const lattice_gpu_covers *in, uint64_
     uint32_t *d_iidx = NULL, *d_cnt = NULL;
     unsigned long long *d_slot = NULL, *d_used = NULL, *d_bad = NULL;
     uint64_t slots = 2, total = 0;
+    double tp = fd_now(), t_up = 0, t_kernel = 0, t_down = 0; /* FD_GPU_VERBOSE */
     const uint64_t cap = 16 * (in->nlist < BATCH ? in->nlist : BATCH) + 65536;
     *ids = NULL;
     *nids = 0;
@@ -230,7 +233,9 @@ extern "C" fd_status lattice_gpu_up_covers(const lattice_gpu_covers *in, uint64_
         CK(cudaGetLastError());
         intent_table<<<blocks ? blocks : 1, 256>>>(d_bits, n, (uint32_t)w, d_slot, slots - 1);
         CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
     }
+    t_up = fd_now() - tp;
     for (uint64_t t0 = 0; t0 < in->nlist; t0 += BATCH) {
         const uint64_t nb = in->nlist - t0 < BATCH ? in->nlist - t0 : BATCH;
         unsigned long long used = 0, bad = 0;
@@ -239,8 +244,12 @@ extern "C" fd_status lattice_gpu_up_covers(const lattice_gpu_covers *in, uint64_
         up_args a = {d_rows, d_bits, d_list, d_slot, slots - 1, nb, cap, in->n_obj, (uint32_t)w,
                      d_start, d_ids, d_cnt, d_used, d_bad};
         const uint64_t want = (nb + WARPS - 1) / WARPS;
+        tp = fd_now();
         up_covers<<<(unsigned)(want < (1u << 20) ? want : (1u << 20)), WARPS * 32>>>(a);
         CK(cudaGetLastError());
+        CK(cudaDeviceSynchronize());
+        t_kernel += fd_now() - tp;
+        tp = fd_now();
         CK(cudaMemcpy(&bad, d_bad, 8, cudaMemcpyDeviceToHost));
         if (bad) {
             st = fd_fail(FD_ERR_INPUT, "--edges: an upper cover of concept %llu is not among the concepts", bad - 1);
@@ -260,8 +269,12 @@ extern "C" fd_status lattice_gpu_up_covers(const lattice_gpu_covers *in, uint64_
         for (uint64_t t = 0; t < nb; t++)
             if (cnt[t0 + t] != UINT32_MAX) start[t0 + t] += total;
         total += used;
+        t_down += fd_now() - tp;
     }
     *nids = total;
+    if (getenv("FD_GPU_VERBOSE"))
+        fprintf(stderr, "gpu edges: %llu concepts, %llu covers; intents and table %.3f s, kernel %.3f s, back %.3f s\n",
+                (unsigned long long)in->nlist, (unsigned long long)total, t_up, t_kernel, t_down);
 done:
     cudaFree(d_ioff);
     cudaFree(d_iidx);

@@ -2,11 +2,13 @@
 #include "lattice_edges.h"
 
 #include "../common/bitset.h"
+#include "../common/clock.h"
 #include "../common/env.h"
 #include "../common/interrupt.h"
 #include "../common/par_rows.h"
 
 #include <math.h>
+#include <stdio.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
@@ -547,6 +549,27 @@ static fd_status covers_rest(void *arg, uint64_t r0, uint64_t r1, int thread)
     return FD_OK;
 }
 
+/* Which concepts take the rows (a byte each from wfirst): the device's. */
+typedef struct {
+    const cov_ctx *c;
+    uint8_t *rows;
+} rows_work;
+
+static fd_status which_way(void *arg, uint64_t i0, uint64_t i1, int thread)
+{
+    const rows_work *w = arg;
+    const cov_ctx *c = w->c;
+    (void)thread;
+    for (uint64_t i = i0; i < i1; i++) {
+        const uint32_t *b = c->iidx + c->ioff[i];
+        const uint64_t k = c->ioff[i + 1] - c->ioff[i];
+        uint64_t incidences = 0;
+        for (uint64_t p = 0; p < k; p++) incidences += c->col_ptr[b[p] + 1] - c->col_ptr[b[p]];
+        w->rows[i - c->wfirst] = k && (c->pass == PASS_ROWS || up_by_rows(incidences, c->ctx->n_obj, c->w));
+    }
+    return FD_OK;
+}
+
 /* The up pass on the device for the concepts that take the rows (all of
  * them with FD_EDGES_PASS=rows); the others, and those the device leaves
  * (lattice_gpu_up_covers), into c->rest for the host's threads. */
@@ -556,16 +579,15 @@ static fd_status covers_on_device(cov_ctx *c, const lattice_covers_job *job)
     const uint64_t wc = job->work_count;
     uint64_t *list = NULL, *start = NULL, nlist = 0, nids = 0;
     uint32_t *cnt = NULL;
+    uint8_t *rows = NULL;
     FD_ALLOC_GOTO(list, wc + 1, st, done);
     FD_ALLOC_GOTO(c->rest, wc + 1, st, done);
-    for (uint64_t i = c->wfirst; i < c->wfirst + wc; i++) {
-        const uint32_t *b = c->iidx + c->ioff[i];
-        const uint64_t k = c->ioff[i + 1] - c->ioff[i];
-        uint64_t incidences = 0;
-        for (uint64_t p = 0; p < k; p++) incidences += c->col_ptr[b[p] + 1] - c->col_ptr[b[p]];
-        if (k && (c->pass == PASS_ROWS || up_by_rows(incidences, c->ctx->n_obj, c->w))) list[nlist++] = i;
+    FD_ALLOC_GOTO(rows, wc + 1, st, done);
+    const rows_work rw = {c, rows};
+    FD_TRY_GOTO(par_rows_chunk(job->threads, c->wfirst, c->wfirst + wc, 4096, which_way, (void *)&rw, NULL), st, done);
+    for (uint64_t i = c->wfirst; i < c->wfirst + wc; i++)
+        if (rows[i - c->wfirst]) list[nlist++] = i;
         else c->rest[c->nrest++] = i;
-    }
     FD_ALLOC_GOTO(start, nlist + 1, st, done);
     FD_ALLOC_GOTO(cnt, nlist + 1, st, done);
     const lattice_gpu_covers in = {job->device, c->n, c->ioff, c->iidx, c->ctx->n_obj, c->w, c->rows, list, nlist};
@@ -588,14 +610,80 @@ static fd_status covers_on_device(cov_ctx *c, const lattice_covers_job *job)
     if (job->prog) fd_progress_add(job->prog, wc - c->nrest);
 done:
     free(list);
+    free(rows);
     free(start);
     free(cnt);
     return st;
 }
 
 /* The intents as ascending attribute indices (checked: each id an
- * attribute, none twice), the largest of the range's, and their table. */
-static fd_status index_intents(cov_ctx *c, const uint64_t *off, const uint32_t *ids, uint64_t count)
+ * attribute, none twice), the largest of the range's, and their table:
+ * per concept on the threads (a lattice of 10^7 concepts took seconds on
+ * one, while the GPU found its covers in less). */
+typedef struct {
+    cov_ctx *c;
+    const uint64_t *off;
+    const uint32_t *ids, *index_of;
+    uint32_t maxlabel;
+    uint64_t count;
+    _Atomic uint64_t bad;  /* the first concept (+ 1) whose intent is refused, 0: none */
+    _Atomic uint32_t kmax;
+} intents_work;
+
+/* 0, or 1 when an id (into *bad_id) is not an attribute, 2 when one is
+ * there twice. */
+static int index_one(intents_work *w, uint64_t i, uint32_t *bad_id)
+{
+    cov_ctx *c = w->c;
+    const uint64_t len = c->ioff[i + 1] - c->ioff[i];
+    uint32_t *d = c->iidx + c->ioff[i];
+    for (uint64_t k = 0; k < len; k++) {
+        const uint32_t id = w->ids[w->off[i] - w->off[0] + k];
+        if (id > w->maxlabel || w->index_of[id] == UINT32_MAX) {
+            *bad_id = id;
+            return 1;
+        }
+        d[k] = w->index_of[id];
+    }
+    qsort(d, len, sizeof *d, cmp_u32);
+    for (uint64_t k = 1; k < len; k++)
+        if (d[k] == d[k - 1]) return 2;
+    return 0;
+}
+
+static fd_status index_range(void *arg, uint64_t i0, uint64_t i1, int thread)
+{
+    intents_work *w = arg;
+    cov_ctx *c = w->c;
+    _Atomic uint64_t *slot = (_Atomic uint64_t *)c->slot;
+    uint32_t kmax = 0, id;
+    (void)thread;
+    for (uint64_t i = i0; i < i1; i++) {
+        if (index_one(w, i, &id)) {
+            uint64_t seen = atomic_load_explicit(&w->bad, memory_order_relaxed);
+            while ((!seen || i + 1 < seen) &&
+                   !atomic_compare_exchange_weak_explicit(&w->bad, &seen, i + 1, memory_order_relaxed, memory_order_relaxed))
+                ;
+            continue;
+        }
+        const uint64_t len = c->ioff[i + 1] - c->ioff[i];
+        if (i >= c->wfirst && i < c->wfirst + w->count && len > kmax) kmax = (uint32_t)len;
+        /* Open addressing by compare-and-swap: any order of insertion gives
+         * a table that finds every intent. */
+        for (uint64_t s = hash_u32(c->iidx + c->ioff[i], (uint32_t)len) & c->smask;; s = (s + 1) & c->smask) {
+            uint64_t empty = 0;
+            if (atomic_compare_exchange_strong_explicit(&slot[s], &empty, i + 1, memory_order_relaxed,
+                                                        memory_order_relaxed))
+                break;
+        }
+    }
+    for (uint32_t m = atomic_load_explicit(&w->kmax, memory_order_relaxed);
+         kmax > m && !atomic_compare_exchange_weak_explicit(&w->kmax, &m, kmax, memory_order_relaxed, memory_order_relaxed);)
+        ;
+    return FD_OK;
+}
+
+static fd_status index_intents(cov_ctx *c, const uint64_t *off, const uint32_t *ids, uint64_t count, int threads)
 {
     fd_status st = FD_OK;
     const fca_context *ctx = c->ctx;
@@ -606,40 +694,31 @@ static fd_status index_intents(cov_ctx *c, const uint64_t *off, const uint32_t *
     for (uint32_t a = 0; a < ctx->n_attr; a++) index_of[ctx->attr_label[a]] = a;
     FD_ALLOC_GOTO(c->ioff, c->n + 1, st, done);
     FD_ALLOC_GOTO(c->iidx, off[c->n] - off[0] + 1, st, done);
+    c->ioff[0] = 0;
     for (uint64_t i = 0; i < c->n; i++) {
         if (off[i + 1] < off[i]) {
             st = fd_fail(FD_ERR_INPUT, "--edges: the intents' offsets are out of order at concept %llu", (unsigned long long)i);
             goto done;
         }
-        const uint64_t len = off[i + 1] - off[i];
-        uint32_t *d = c->iidx + (off[i] - off[0]);
-        c->ioff[i + 1] = c->ioff[i] + len;
-        for (uint64_t k = 0; k < len; k++) {
-            const uint32_t id = ids[off[i] - off[0] + k];
-            if (id > maxlabel || index_of[id] == UINT32_MAX) {
-                st = fd_fail(FD_ERR_INPUT, "--edges: intent id %u is not an attribute", id);
-                goto done;
-            }
-            d[k] = index_of[id];
-        }
-        qsort(d, len, sizeof *d, cmp_u32);
-        for (uint64_t k = 1; k < len; k++)
-            if (d[k] == d[k - 1]) {
-                st = fd_fail(FD_ERR_INPUT, "--edges: concept %llu names an attribute twice", (unsigned long long)i);
-                goto done;
-            }
-        if (i >= c->wfirst && i < c->wfirst + count && len > c->kmax) c->kmax = (uint32_t)len;
+        c->ioff[i + 1] = c->ioff[i] + (off[i + 1] - off[i]);
     }
     uint64_t slots = 2;
     while (slots < 2 * c->n) slots *= 2;
     c->smask = slots - 1;
     FD_ALLOC_GOTO(c->slot, slots, st, done);
-    for (uint64_t i = 0; i < c->n; i++) {
-        const uint32_t len = (uint32_t)(c->ioff[i + 1] - c->ioff[i]);
-        uint64_t s = hash_u32(c->iidx + c->ioff[i], len) & c->smask;
-        while (c->slot[s]) s = (s + 1) & c->smask;
-        c->slot[s] = i + 1;
+    intents_work w = {.c = c, .off = off, .ids = ids, .index_of = index_of, .maxlabel = maxlabel, .count = count};
+    atomic_init(&w.bad, 0);
+    atomic_init(&w.kmax, 0);
+    FD_TRY_GOTO(par_rows_chunk(threads, 0, c->n, 4096, index_range, &w, NULL), st, done);
+    const uint64_t bad = atomic_load(&w.bad);
+    if (bad) { /* the first in concept order, as one thread would say */
+        uint32_t id = 0;
+        st = index_one(&w, bad - 1, &id) == 1
+                 ? fd_fail(FD_ERR_INPUT, "--edges: intent id %u is not an attribute", id)
+                 : fd_fail(FD_ERR_INPUT, "--edges: concept %llu names an attribute twice", (unsigned long long)bad - 1);
+        goto done;
     }
+    c->kmax = atomic_load(&w.kmax);
 done:
     free(index_of);
     return st;
@@ -770,22 +849,29 @@ done:
 static fd_status covers_local(cov_ctx *c, const lattice_covers_job *job, uint64_t **pairs, uint64_t *np)
 {
     const uint64_t wc = job->work_count;
-    FD_TRY(index_intents(c, job->off, job->ids, wc));
+    const double t0 = fd_now();
+    FD_TRY(index_intents(c, job->off, job->ids, wc, job->threads));
     FD_TRY(index_columns(c));
     FD_TRY(index_rows(c));
     FD_TRY(fd_env_word("FD_EDGES_PASS", passes, PASS_AUTO, &c->pass));
-    FD_TRY(choose_pass(c, job->supports));
+    /* The device's kernel keeps a concept's candidates as row bitsets of
+     * at most LATTICE_GPU_COVERS_MAX_WORDS words; the knob can ask for
+     * the host's columns or down.  With the device, down is not taken. */
+    const int on_device = job->up_covers && c->rows && c->w <= LATTICE_GPU_COVERS_MAX_WORDS &&
+                          (c->pass == PASS_AUTO || c->pass == PASS_ROWS);
+    if (!on_device) FD_TRY(choose_pass(c, job->supports));
     if (!(c->covers = calloc(wc + 1, sizeof *c->covers)) || !(c->ncov = calloc(wc + 1, sizeof *c->ncov)) ||
         !(c->scratch = calloc((size_t)job->threads, sizeof *c->scratch)))
         return fd_fail(FD_ERR_NOMEM, "out of memory for the covers");
-    /* The device's kernel keeps a concept's candidates as row bitsets of
-     * at most LATTICE_GPU_COVERS_MAX_WORDS words; the knob can ask for
-     * the host's columns or down. */
-    if (job->up_covers && c->rows && c->w <= LATTICE_GPU_COVERS_MAX_WORDS &&
-        (c->pass == PASS_AUTO || c->pass == PASS_ROWS)) {
+    if (on_device) {
         c->down = 0;
+        const double t1 = fd_now();
         FD_TRY(covers_on_device(c, job));
+        const double t2 = fd_now();
         FD_TRY(par_rows_chunk(job->threads, 0, c->nrest, 16, covers_rest, c, job->prog));
+        if (getenv("FD_GPU_VERBOSE"))
+            fprintf(stderr, "gpu edges: the host's indexes %.3f s, the device's share %.3f s, the host's %llu %.3f s\n",
+                    t1 - t0, t2 - t1, (unsigned long long)c->nrest, fd_now() - t2);
     } else {
         FD_TRY(par_rows_chunk(job->threads, c->wfirst, c->wfirst + wc, 16, covers_range, c, job->prog));
     }
