@@ -6,7 +6,9 @@ and without a minimum support, every concept on the device
 has 70 covers (more than a warp keeps: the host finds that one); and the
 shared mushroom data against the CPU backend's covers.  The summary must
 say the device took them.
-usage: gpu_lattice_edges.py FCBO_DIST WORKDIR BACKEND MUSHROOM_OR_NONE"""
+With two GPUs, the same on two ranks (each rank's share on its GPU, the
+pairs routed to the ranks that hold them).
+usage: gpu_lattice_edges.py FCBO_DIST WORKDIR BACKEND GPUS MUSHROOM_OR_NONE"""
 import os
 import subprocess
 import sys
@@ -14,14 +16,15 @@ import sys
 from covers_oracle import brute_covers, read_covers
 from testlib import CPU_ENV, ENV, check, fcbo, finish
 
-BIN, WORK, GB, MUSHROOM = sys.argv[1:5]
+BIN, WORK, GB, GPUS, MUSHROOM = sys.argv[1:6]
+RANKS = (1, 2) if int(GPUS) >= 2 else (1,)
 os.makedirs(WORK, exist_ok=True)
 ON_GPU = GB == "cuda"
 
 
-def run(ctx, out, env, *args, backend=GB):
+def run(ctx, out, env, *args, backend=GB, ranks=1):
     return fcbo(BIN, "lattice", ctx, "--backend", backend, "--edges", "-o", out, "--force", *args,
-                env=dict(env or ENV))
+                env=dict(env or ENV), ranks=ranks)
 
 
 def gpu_share(stderr):
@@ -42,10 +45,10 @@ for objects, attrs, dens, seed, supp in contexts:
     subprocess.run([BIN, "gen", "context", "--objects", str(objects), "--attributes", str(attrs), "--density",
                     str(dens), "--seed", str(seed), "-o", ctx], check=True, env=CPU_ENV, capture_output=True)
     words = (attrs + 63) // 64
-    for pas in ("rows", "auto"):
-        out = os.path.join(WORK, "e%d%s" % (seed, pas))
-        tag = "%d x %d at %.2f, min support %d, FD_EDGES_PASS=%s" % (objects, attrs, dens, supp, pas)
-        r = run(ctx, out, dict(ENV, FD_EDGES_PASS=pas), "--min-support", supp)
+    for pas, ranks in [(p, k) for k in RANKS for p in ("rows", "auto")]:
+        out = os.path.join(WORK, "e%d%s%d" % (seed, pas, ranks))
+        tag = "%d x %d at %.2f, min support %d, FD_EDGES_PASS=%s, %d ranks" % (objects, attrs, dens, supp, pas, ranks)
+        r = run(ctx, out, dict(ENV, FD_EDGES_PASS=pas), "--min-support", supp, ranks=ranks)
         check(r.returncode == 0, "%s: exit %d: %s" % (tag, r.returncode, r.stderr.strip()[-400:]))
         if r.returncode != 0:
             continue
@@ -53,7 +56,7 @@ for objects, attrs, dens, seed, supp in contexts:
         want = brute_covers(intents)
         check(got == want, "%s: %d concepts' covers differ" % (tag, sum(g != w for g, w in zip(got, want))))
         check(sized, "%s: n_edges" % tag)
-        if ON_GPU and pas == "rows":
+        if ON_GPU and pas == "rows" and ranks == 1:
             # Up to 16 words, every concept with a non-empty intent goes to
             # the device, which leaves those of more than 64 covers (the
             # bottom's are often the objects' rows) and, rarely, one whose
@@ -81,23 +84,30 @@ if r.returncode == 0:
         check(gpu_share(r.stderr) == len(intents) - 1, "70 covers: the device should leave that one concept: %s"
               % r.stderr.strip())
 
-# Mushroom: 238,710 concepts, against the CPU backend's covers.
+# Mushroom: 238,710 concepts, against the CPU backend's covers.  Concept
+# ids follow the order of enumeration, which may differ: the covers are
+# compared as pairs of intents.
+def edges_by_intent(path):
+    intents, covers, n, _, _, _ = read_covers(path)
+    key = [tuple(x) for x in intents]
+    return n, {(key[i], key[u]) for i, us in enumerate(covers) for u in us}
+
+
 if MUSHROOM != "none":
     rc = run(MUSHROOM, os.path.join(WORK, "mc"), CPU_ENV, backend="cpu")
-    rg = run(MUSHROOM, os.path.join(WORK, "mg"), ENV)
-    check(rc.returncode == 0 and rg.returncode == 0, "mushroom: exit %d and %d: %s" % (
-        rc.returncode, rg.returncode, (rc.stderr + rg.stderr).strip()[-400:]))
-    if rc.returncode == 0 and rg.returncode == 0:
-        ic, cc, nc, _, _, _ = read_covers(os.path.join(WORK, "mc", "lattice.h5"))
-        ig, cg, ng, _, _, _ = read_covers(os.path.join(WORK, "mg", "lattice.h5"))
-        # Concept ids follow the order of enumeration, which may differ:
-        # compare the covers as sets of intents.
-        key_c = [tuple(x) for x in ic]
-        key_g = [tuple(x) for x in ig]
-        ec = {(key_c[i], key_c[u]) for i, us in enumerate(cc) for u in us}
-        eg = {(key_g[i], key_g[u]) for i, us in enumerate(cg) for u in us}
-        check(nc == ng == 1370991 and ec == eg, "mushroom: %d and %d edges, %d differ" % (nc, ng, len(ec ^ eg)))
+    check(rc.returncode == 0, "mushroom on the CPU: exit %d: %s" % (rc.returncode, rc.stderr.strip()[-400:]))
+    nc, ec = edges_by_intent(os.path.join(WORK, "mc", "lattice.h5")) if rc.returncode == 0 else (0, set())
+    for ranks in RANKS:
+        rg = run(MUSHROOM, os.path.join(WORK, "mg"), ENV, ranks=ranks)
+        check(rg.returncode == 0, "mushroom on %d ranks: exit %d: %s" % (ranks, rg.returncode, rg.stderr.strip()[-400:]))
+        if rg.returncode != 0:
+            continue
+        ng, eg = edges_by_intent(os.path.join(WORK, "mg", "lattice.h5"))
+        check(nc == ng == 1370991 and ec == eg, "mushroom on %d ranks: %d and %d edges, %d differ" % (
+            ranks, nc, ng, len(ec ^ eg)))
         if ON_GPU:
-            check(gpu_share(rg.stderr) > 0, "mushroom: the device found none: %s" % rg.stderr.strip())
-        print("mushroom: " + " | ".join(l for l in rg.stderr.splitlines() if "covering" in l or "pass" in l))
+            check(gpu_share(rg.stderr) > 0, "mushroom on %d ranks: the device found none: %s" % (
+                ranks, rg.stderr.strip()))
+        print("mushroom on %d ranks: " % ranks + " | ".join(
+            l for l in rg.stderr.splitlines() if "covering" in l or "pass" in l))
 finish("%d checks, %d failed")

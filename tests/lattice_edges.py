@@ -61,6 +61,10 @@ for pas, want in (("down", "pass down"), ("rows", "pass up (upper covers; %d of 
     want = want % ((n - 1, n) if want.count("%d") == 2 else (n,)) if "%d" in want else want
     check(r.returncode == 0 and want in r.stderr, "FD_EDGES_PASS=%s: the summary does not say %r: %s" % (
         pas, want, r.stderr.strip()))
+# --stats adds the covers' phases.
+r = fcbo(BIN, "lattice", ctx, "--edges", "-o", os.path.join(WORK, "s"), "--force", "--stats")
+check(r.returncode == 0 and "covers: the intents gathered " in r.stderr and ", written " in r.stderr,
+      "--edges --stats: no phases of the covers: %s" % r.stderr.strip()[-400:])
 # Refused: without -o (on one rank and on two); a bad FD_EDGES_PASS; nothing is written.
 for ranks in (1, 2):
     r = fcbo(BIN, "lattice", os.path.join(WORK, "c1.cxt"), "--edges", "--text", ranks=ranks)

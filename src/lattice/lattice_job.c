@@ -42,6 +42,7 @@ typedef struct {
     double enum_seconds;
     uint64_t auto_cpu_bytes;  /* auto took the CPU for an input this small (0: it did not) */
     double edges_seconds;     /* --edges: the covers */
+    double edges_phase[3];    /* of it: the intents gathered, the covers found, written (--stats) */
     uint64_t n_edges;         /* --edges: this rank's covers */
     lattice_covers_pass pass; /* --edges: how this rank found them */
 } run;
@@ -195,6 +196,7 @@ static fd_status put_edges(fd_job *j, run *r)
     fd_status st = FD_OK;
     const int P = j->mpi.size, me = j->mpi.rank;
     const double t0 = fd_now();
+    double t2 = 0;
     uint64_t n = 0, nint = 0, next = 0, *loff = NULL, *off = NULL, *cnt = NULL, *coff = NULL, *ioff = NULL;
     uint64_t *cov_off = NULL, *cov_ids = NULL;
     uint32_t *lids = NULL, *ids = NULL, *lsupp = NULL, *supp = NULL;
@@ -246,7 +248,11 @@ static fd_status put_edges(fd_job *j, run *r)
                                    .route_arg = &er,
                                    .up_covers = r->ops->up_covers,
                                    .device = r->lo.device};
+    const double t1 = fd_now();
+    r->edges_phase[0] = t1 - t0;
     st = lattice_covers(&cj, &cov_off, &cov_ids, &r->pass);
+    t2 = fd_now();
+    r->edges_phase[1] = t2 - t1;
     fd_progress_stop(&prog);
     FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);
     uint64_t before = 0;
@@ -268,6 +274,7 @@ done:
     free(cov_off);
     free(cov_ids);
     r->edges_seconds = fd_now() - t0;
+    r->edges_phase[2] = t2 > 0 ? fd_now() - t2 : 0;
     return st;
 }
 
@@ -377,6 +384,9 @@ static void report(fd_job *j)
                     r->pass.on_device == r->pass.by_rows && r->pass.on_device ? " on the GPU" : "");
         if (r->pass.on_device && r->pass.on_device != r->pass.by_rows)
             fprintf(stderr, "  %llu of them on the GPU\n", (unsigned long long)r->pass.on_device);
+        if (a->stats)
+            fprintf(stderr, "covers: the intents gathered %.3f s, the covers found %.3f s, written %.3f s%s\n",
+                    r->edges_phase[0], r->edges_phase[1], r->edges_phase[2], j->mpi.size > 1 ? " (rank 0's)" : "");
     }
     if (!a->stats) return;
     /* Rank 0's phases: the enumeration includes writing the concepts
