@@ -21,32 +21,14 @@ int dpc_grid_usable(const dpc_points *p)
     return p->d <= DPC_GRID_MAX_D && !fd_env_switched("FD_DPC_GRID");
 }
 
-void dpc_grid_box(const dpc_points *p, double *lo, double *hi)
-{
-    for (uint32_t k = 0; k < p->d; k++) {
-        lo[k] = p->x[k];
-        hi[k] = p->x[k];
-    }
-    for (uint64_t i = 1; i < p->n; i++)
-        for (uint32_t k = 0; k < p->d; k++) {
-            const double v = p->x[i * p->d + k];
-            lo[k] = v < lo[k] ? v : lo[k];
-            hi[k] = v > hi[k] ? v : hi[k];
-        }
-}
+void dpc_grid_box(const dpc_points *p, double *lo, double *hi) { dpc_points_box(p, lo, hi); }
 
 double dpc_grid_delta_side(const dpc_points *p)
 {
-    double ext = 0;
-    for (uint32_t k = 0; k < p->d; k++) {
-        double lo = p->x[k], hi = p->x[k];
-        for (uint64_t i = 1; i < p->n; i++) {
-            const double v = p->x[i * p->d + k];
-            lo = v < lo ? v : lo;
-            hi = v > hi ? v : hi;
-        }
-        ext = hi - lo > ext ? hi - lo : ext;
-    }
+    double ext = 0, lo[DPC_GRID_MAX_D], hi[DPC_GRID_MAX_D];
+    if (p->d > DPC_GRID_MAX_D) return 1.0;
+    dpc_points_box(p, lo, hi);
+    for (uint32_t k = 0; k < p->d; k++) ext = hi[k] - lo[k] > ext ? hi[k] - lo[k] : ext;
     return ext > 0 ? ext / pow((double)p->n, 1.0 / p->d) : 1.0;
 }
 
@@ -95,14 +77,7 @@ fd_status dpc_grid_shape(dpc_grid *g, const dpc_points *p, double h)
     if (p->d > DPC_GRID_MAX_D) return fd_fail(FD_ERR_INTERNAL, "dpc_grid_shape: %u coordinates", p->d);
     g->d = p->d;
     double hi[DPC_GRID_MAX_D];
-    for (uint32_t k = 0; k < p->d; k++) {
-        g->lo[k] = hi[k] = p->x[k];
-        for (uint64_t i = 1; i < p->n; i++) {
-            const double v = p->x[i * p->d + k];
-            if (v < g->lo[k]) g->lo[k] = v;
-            if (v > hi[k]) hi[k] = v;
-        }
-    }
+    dpc_points_box(p, g->lo, hi);
     /* A little over h, so that rounding in (x - lo) / h never puts two
      * points closer than h two cells apart; then grown until there are at
      * most max(4 n, 4096) cells. */

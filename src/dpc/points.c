@@ -81,9 +81,11 @@ static fd_status pick_rows(void *ctx, uint64_t i0, uint64_t i1, int thread)
  * an infinity (coordinates near 1e160 hung the grid's sizing and broke the
  * heap without a grid).  Tiny coordinates may underflow to equal
  * distances; that is rounding, not failure. */
-static fd_status check_range(const dpc_points *p, const char *spec, const uint32_t *pick)
+static fd_status check_range(dpc_points *p, const char *spec, const uint32_t *pick)
 {
     double sum = 0;
+    if (!(p->lo = malloc(p->d * sizeof *p->lo)) || !(p->hi = malloc(p->d * sizeof *p->hi)))
+        return fd_fail(FD_ERR_NOMEM, "out of memory");
     for (uint32_t k = 0; k < p->d; k++) {
         const double *c = p->xt + (size_t)k * p->n;
         double lo = c[0], hi = c[0];
@@ -91,6 +93,8 @@ static fd_status check_range(const dpc_points *p, const char *spec, const uint32
             lo = c[i] < lo ? c[i] : lo;
             hi = c[i] > hi ? c[i] : hi;
         }
+        p->lo[k] = lo;
+        p->hi[k] = hi;
         const double span = hi - lo;
         sum += span * span;
         if (!isfinite(sum))
@@ -198,6 +202,8 @@ void dpc_points_destroy(dpc_points **pp)
     free(p->xt);
     free(p->truth);
     free(p->source);
+    free(p->lo);
+    free(p->hi);
     sha256_future_drop(&p->sha);
     free(p);
     *pp = NULL;
@@ -208,4 +214,23 @@ fd_status dpc_points_sha256(dpc_points *p, const char **hex)
     FD_TRY(sha256_future_get(&p->sha));
     *hex = p->sha.hex;
     return FD_OK;
+}
+
+void dpc_points_box(const dpc_points *p, double *lo, double *hi)
+{
+    if (p->lo && p->hi) {
+        memcpy(lo, p->lo, p->d * sizeof *lo);
+        memcpy(hi, p->hi, p->d * sizeof *hi);
+        return;
+    }
+    for (uint32_t k = 0; k < p->d; k++) {
+        lo[k] = p->x[k];
+        hi[k] = p->x[k];
+    }
+    for (uint64_t i = 1; i < p->n; i++)
+        for (uint32_t k = 0; k < p->d; k++) {
+            const double v = p->x[i * p->d + k];
+            lo[k] = v < lo[k] ? v : lo[k];
+            hi[k] = v > hi[k] ? v : hi[k];
+        }
 }

@@ -17,6 +17,7 @@ typedef struct dpc_points {
     double *xt;           /* d x n, coordinate k of point j at xt[k n + j]: the passes' j loops read it */
     int64_t *truth;       /* the true label per point, or NULL */
     uint32_t columns;     /* values per input row */
+    double *lo, *hi;      /* the bounding box (d each), or NULL: dpc_points_box scans */
     sha256_future sha;    /* the file's SHA-256: dpc_points_sha256 joins it */
     char *source;
 } dpc_points;
@@ -25,6 +26,11 @@ typedef struct dpc_points {
  * a run on one rank needs it only for the result file, so the hash goes on
  * beside the fit instead of lengthening the read. */
 fd_status dpc_points_sha256(dpc_points *p, const char **hex);
+
+/* The bounding box into lo[d] and hi[d]: the read's (one pass over the
+ * points there, where every pass over 10^7 points that the grids made
+ * for it cost tens of milliseconds), or a scan when p was made otherwise. */
+void dpc_points_box(const dpc_points *p, double *lo, double *hi);
 
 /* The squared distance of two points of d coordinates, (a_k - b_k)^2
  * summed over k in order, each operation rounded on its own: the files
