@@ -1396,49 +1396,66 @@ static key_slot *key_find(key_slot *t, uint64_t cap, int32_t a, int64_t b)
     return &t[h];
 }
 
-/* The sum over the distinct keys (a[i], b[i]) of C(count, 2), by an open
- * addressing table that grows with the distinct keys (few: clusters and
- * classes), so that it stays in cache; O(n), where sorting ten million
- * pairs took seconds.  a or b NULL: that half of the key is 0.  Returns
- * NAN when out of memory. */
-static double key_pairs(const int32_t *a, const int64_t *b, uint64_t n)
+/* A table of distinct keys and their counts, by open addressing, grown
+ * with the distinct keys (few: clusters and classes), so that it stays in
+ * cache.  key_add: count more of key (a, b); -1 when out of memory. */
+typedef struct {
+    key_slot *t;
+    uint64_t cap, used;
+} key_table;
+
+static int key_add(key_table *k, int32_t a, int64_t b, uint64_t count)
 {
-    uint64_t cap = 1024, used = 0;
-    key_slot *t = calloc(cap, sizeof *t);
-    if (!t) return NAN;
-    for (uint64_t i = 0; i < n; i++) {
-        const int32_t ka = a ? a[i] : 0;
-        const int64_t kb = b ? b[i] : 0;
-        key_slot *e = key_find(t, cap, ka, kb);
-        if (!e->used) {
-            if (2 * (used + 1) > cap) {
-                key_slot *u = calloc(2 * cap, sizeof *u);
-                if (!u) {
-                    free(t);
-                    return NAN;
-                }
-                for (uint64_t h = 0; h < cap; h++)
-                    if (t[h].used) *key_find(u, 2 * cap, t[h].a, t[h].b) = t[h];
-                free(t);
-                t = u;
-                cap *= 2;
-                e = key_find(t, cap, ka, kb);
-            }
-            *e = (key_slot){kb, ka, 1, 0};
-            used++;
+    if (!k->t && !(k->t = calloc(k->cap = 1024, sizeof *k->t))) return -1;
+    key_slot *e = key_find(k->t, k->cap, a, b);
+    if (!e->used) {
+        if (2 * (k->used + 1) > k->cap) {
+            key_slot *u = calloc(2 * k->cap, sizeof *u);
+            if (!u) return -1;
+            for (uint64_t h = 0; h < k->cap; h++)
+                if (k->t[h].used) *key_find(u, 2 * k->cap, k->t[h].a, k->t[h].b) = k->t[h];
+            free(k->t);
+            k->t = u;
+            k->cap *= 2;
+            e = key_find(k->t, k->cap, a, b);
         }
-        e->count++;
+        *e = (key_slot){b, a, 1, 0};
+        k->used++;
     }
+    e->count += count;
+    return 0;
+}
+
+/* Sum of C(count, 2) over the keys: integers below 2^53 (n < 2^31), so
+ * exact in any order. */
+static double key_choose2(const key_table *k)
+{
     double s = 0;
-    for (uint64_t h = 0; h < cap; h++) s += choose2((double)t[h].count);
-    free(t);
+    for (uint64_t h = 0; k->t && h < k->cap; h++) s += choose2((double)k->t[h].count);
     return s;
 }
 
+/* The adjusted Rand index's three sums of C(count, 2): over the distinct
+ * pairs (a[i], b[i]) in one pass over the points (O(n), where sorting ten
+ * million pairs took seconds), and over a and over b alone from the
+ * pairs' counts. */
 double dpc_ari(const int32_t *a, const int64_t *b, uint64_t n)
 {
     if (n < 2) return NAN;
-    const double sij = key_pairs(a, b, n), sa = key_pairs(a, NULL, n), sb = key_pairs(NULL, b, n);
+    key_table joint = {0}, ka = {0}, kb = {0};
+    double ari = NAN;
+    for (uint64_t i = 0; i < n; i++)
+        if (key_add(&joint, a[i], b[i], 1)) goto done;
+    for (uint64_t h = 0; h < joint.cap; h++)
+        if (joint.t[h].used &&
+            (key_add(&ka, joint.t[h].a, 0, joint.t[h].count) || key_add(&kb, 0, joint.t[h].b, joint.t[h].count)))
+            goto done;
+    const double sij = key_choose2(&joint), sa = key_choose2(&ka), sb = key_choose2(&kb);
     const double expect = sa * sb / choose2((double)n), maxi = (sa + sb) / 2;
-    return maxi == expect ? 1.0 : (sij - expect) / (maxi - expect);
+    ari = maxi == expect ? 1.0 : (sij - expect) / (maxi - expect);
+done:
+    free(joint.t);
+    free(ka.t);
+    free(kb.t);
+    return ari;
 }
