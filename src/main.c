@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 
 char *fd_command_line;
 
@@ -181,15 +180,6 @@ int main(int argc, char **argv)
     if (ferror(stdout)) {
         fprintf(stderr, "fcbo-dist: error: writing to standard output failed\n");
         if (st == FD_OK) return 1;
-    }
-    /* Tearing a GPU's context down at exit (the CUDA runtime's handlers)
-     * took 0.10-0.14 s after the last word of a run on an H200, as long
-     * as some whole runs' work (bench/results/startup-gpu.txt).  A run
-     * that succeeded has closed and renamed its files and flushed its
-     * streams; the driver reclaims the device when the process ends. */
-    if (st == FD_OK && fd_device_context_made && !fd_env_switched("FD_GPU_TEARDOWN")) {
-        fflush(NULL);
-        _exit(0);
     }
     return fd_exit_code(st);
 }

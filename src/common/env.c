@@ -65,8 +65,7 @@ fd_status fd_env_word(const char *name, const char *const *words, int dflt, int 
 
 /* The switches: name and the words it takes, the default first
  * (docs/performance.md, "Tuning knobs"). */
-static const char *const on_off[] = {"on", "off", NULL}, *const off_on[] = {"off", "on", NULL},
-                         *const zero_one[] = {"0", "1", NULL},
+static const char *const on_off[] = {"on", "off", NULL}, *const zero_one[] = {"0", "1", NULL},
                          *const auto_always[] = {"auto", "always", NULL};
 const char *const fd_env_layouts[] = {"auto", "dense", "sparse", NULL};
 static const struct {
@@ -75,14 +74,11 @@ static const struct {
 } switches[] = {
     {"FD_DPC_GRID", on_off},          /* dpc/grid.c, dpc/kdtree.c */
     {"FD_DPC_TREE", auto_always},     /* dpc/dpc.c */
-    {"FD_GPU_TEARDOWN", off_on},      /* main.c */
     {"FD_H5_CHECKSUM", on_off},       /* io/h5util.c */
     {"FD_LATTICE_LAYOUT", fd_env_layouts}, /* lattice/fcbo.c */
     {"FD_NCCL", on_off},              /* mpi/nccl_comm.c */
     {"FD_SPEARMAN_SCALAR", zero_one}, /* spearman/tile.c */
 };
-
-int fd_device_context_made;
 
 int fd_env_switched(const char *name)
 {

@@ -31,7 +31,6 @@ extern "C" fd_status fd_cuda_open(int device)
     fd_status st = FD_OK;
     CUDA_CHECK_GOTO(cudaSetDevice(device), st, done);
     CUDA_CHECK_GOTO(cudaFree(0), st, done);
-    fd_device_context_made = 1;
 done:
     return st;
 }
@@ -40,7 +39,6 @@ extern "C" void fd_cuda_warm(int device)
 {
     const double t0 = fd_now();
     if (cudaSetDevice(device) != cudaSuccess || cudaFree(0) != cudaSuccess) cudaGetLastError();
-    else fd_device_context_made = 1; /* read by main after this thread is joined */
     say_time("the context made (beside the read)", t0);
 }
 
