@@ -21,6 +21,12 @@ int fd_dgemm_can(uint64_t m, uint64_t n, uint64_t k);
 void fd_dgemm(int trans_a, uint64_t m, uint64_t n, uint64_t k, const double *A, uint64_t lda, const double *B,
               uint64_t ldb, double *C, uint64_t ldc, int threads);
 
+/* Row-major C (m x n) = A B^T, A m x k and B n x k (leading dimensions
+ * lda, ldb): products of rows with rows, as a Gram matrix's; the same
+ * threads and order of sums as fd_dgemm. */
+void fd_dgemm_abt(uint64_t m, uint64_t n, uint64_t k, const double *A, uint64_t lda, const double *B, uint64_t ldb,
+                  double *C, uint64_t ldc, int threads);
+
 /* Loads OpenBLAS (src/common/dynlib.h; a no-op in a build without it)
  * and stops the pool it starts: before fd_dgemm or fd_blas_one_thread.
  * Its failure names the library. */

@@ -33,7 +33,7 @@ fd_status fd_blas_load(void) { return fd_dynlib_load(&lib); }
 #define GEMM_ROWS 256
 
 typedef struct {
-    int trans_a;
+    int trans_a, trans_b;
     uint64_t n, k, lda, ldb, ldc;
     const double *A, *B;
     double *C;
@@ -45,7 +45,8 @@ static fd_status gemm_rows(void *arg, uint64_t i0, uint64_t i1, int thread)
     (void)thread;
     /* Rows i0.. of op(A): rows of A, or its columns when transposed. */
     const double *a = g->trans_a ? g->A + i0 : g->A + i0 * g->lda;
-    ob.dgemm(CblasRowMajor, g->trans_a ? CblasTrans : CblasNoTrans, CblasNoTrans, (int)(i1 - i0), (int)g->n,
+    ob.dgemm(CblasRowMajor, g->trans_a ? CblasTrans : CblasNoTrans, g->trans_b ? CblasTrans : CblasNoTrans,
+             (int)(i1 - i0), (int)g->n,
              (int)g->k, 1.0, a, (int)g->lda, g->B, (int)g->ldb, 0.0, g->C + i0 * g->ldc, (int)g->ldc);
     return FD_OK;
 }
@@ -63,7 +64,15 @@ void fd_blas_one_thread(void)
 void fd_dgemm(int trans_a, uint64_t m, uint64_t n, uint64_t k, const double *A, uint64_t lda, const double *B,
               uint64_t ldb, double *C, uint64_t ldc, int threads)
 {
-    gemm_ctx g = {trans_a, n, k, lda, ldb, ldc, A, B, C};
+    gemm_ctx g = {trans_a, 0, n, k, lda, ldb, ldc, A, B, C};
+    fd_blas_one_thread();
+    (void)par_rows_chunk(threads > 0 ? threads : 1, 0, m, GEMM_ROWS, gemm_rows, &g, NULL);
+}
+
+void fd_dgemm_abt(uint64_t m, uint64_t n, uint64_t k, const double *A, uint64_t lda, const double *B, uint64_t ldb,
+                  double *C, uint64_t ldc, int threads)
+{
+    gemm_ctx g = {0, 1, n, k, lda, ldb, ldc, A, B, C};
     fd_blas_one_thread();
     (void)par_rows_chunk(threads > 0 ? threads : 1, 0, m, GEMM_ROWS, gemm_rows, &g, NULL);
 }
