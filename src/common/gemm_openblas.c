@@ -31,6 +31,7 @@ fd_status fd_blas_load(void) { return fd_dynlib_load(&lib); }
 /* Rows of C a call: large enough for OpenBLAS's blocking, small enough
  * for several per thread. */
 #define GEMM_ROWS 256
+#define GRAM_ROWS 64
 
 typedef struct {
     int trans_a, trans_b;
@@ -74,5 +75,8 @@ void fd_dgemm_abt(uint64_t m, uint64_t n, uint64_t k, const double *A, uint64_t 
 {
     gemm_ctx g = {0, 1, n, k, lda, ldb, ldc, A, B, C};
     fd_blas_one_thread();
-    (void)par_rows_chunk(threads > 0 ? threads : 1, 0, m, GEMM_ROWS, gemm_rows, &g, NULL);
+    /* A Gram's rows are few (a mode's length) and each long: blocks of
+     * fewer rows, still of a fixed size, so that several threads share
+     * them. */
+    (void)par_rows_chunk(threads > 0 ? threads : 1, 0, m, GRAM_ROWS, gemm_rows, &g, NULL);
 }
