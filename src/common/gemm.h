@@ -22,8 +22,9 @@ void fd_dgemm(int trans_a, uint64_t m, uint64_t n, uint64_t k, const double *A, 
               uint64_t ldb, double *C, uint64_t ldc, int threads);
 
 /* Row-major C (m x n) = A B^T, A m x k and B n x k (leading dimensions
- * lda, ldb): products of rows with rows, as a Gram matrix's; the same
- * threads and order of sums as fd_dgemm. */
+ * lda, ldb): products of rows with rows, as a Gram matrix's.  C goes out
+ * in smaller fixed blocks of rows than fd_dgemm's (a Gram has few rows),
+ * so that its bits too do not depend on the threads. */
 void fd_dgemm_abt(uint64_t m, uint64_t n, uint64_t k, const double *A, uint64_t lda, const double *B, uint64_t ldb,
                   double *C, uint64_t ldc, int threads);
 

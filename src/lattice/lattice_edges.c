@@ -583,8 +583,8 @@ static fd_status covers_on_device(cov_ctx *c, const lattice_covers_job *job)
     FD_ALLOC_GOTO(list, wc + 1, st, done);
     FD_ALLOC_GOTO(c->rest, wc + 1, st, done);
     FD_ALLOC_GOTO(rows, wc + 1, st, done);
-    const rows_work rw = {c, rows};
-    FD_TRY_GOTO(par_rows_chunk(job->threads, c->wfirst, c->wfirst + wc, 4096, which_way, (void *)&rw, NULL), st, done);
+    rows_work rw = {c, rows};
+    FD_TRY_GOTO(par_rows_chunk(job->threads, c->wfirst, c->wfirst + wc, 4096, which_way, &rw, NULL), st, done);
     for (uint64_t i = c->wfirst; i < c->wfirst + wc; i++)
         if (rows[i - c->wfirst]) list[nlist++] = i;
         else c->rest[c->nrest++] = i;
