@@ -7,6 +7,12 @@ signs aligned); on 2 GPUs (2 ranks, a process grid) as well, with the
 sums between the GPUs by NCCL and, with FD_NCCL=off, through the host;
 --nonneg on the order-3 tensor (factors to 1e-8); --fuse
 2x2x2x2 with the sub-tensors fitted on the GPU fuses to the CPU's
+factors (1e-8).  With missing entries (NaN, --missing; 30% and 70% of
+an order-3 and an order-4 tensor whose modes take both of the masked
+sums' orientations): the GPU's sums (bcp_masked_gpu.cu) give the CPU's
+rank, fit and lower bound (1e-9 relative) and factors (1e-8) after 200
+sweeps; 2 GPUs give one GPU's factors (1e-12); --fuse 2x2x2 with
+missing entries, the sub-tensors' sums on the GPU, the CPU's fused
 factors (1e-8).
 usage: gpu_bcp.py FCBO_DIST WORKDIR GPU_BACKEND GPUS SHARED"""
 import os
@@ -14,6 +20,7 @@ import subprocess
 import sys
 
 import h5py
+import numpy as np
 from bcp_testlib import factor_diff
 from testlib import ENV, check, finish
 
@@ -31,6 +38,11 @@ def run(args, backend, np_=1, env=None):
 def load(d):
     with h5py.File(os.path.join(d, "bcp.h5"), "r") as f:
         return [f["factors/A%d" % (k + 1)][:] for k in range(int(f.attrs["order"]))], int(f.attrs["rank"])
+
+
+def fit_and_bound(d):
+    with h5py.File(os.path.join(d, "bcp.h5"), "r") as f:
+        return float(f.attrs["fit"]), float(f.attrs["lower_bound"])
 
 
 specs = []
@@ -74,4 +86,46 @@ for backend, out in (("cpu", "fcpu"), (GB, "fgpu")):
 (a, ra), (b, rb) = load(os.path.join(WORK, "fcpu")), load(os.path.join(WORK, "fgpu"))
 d = factor_diff(a, b)
 check(ra == rb == 5 and d <= 1e-8, "--fuse 2x2x2x2: ranks %d and %d, the GPU's fused factors differ by %g" % (ra, rb, d))
+# Missing entries: the masked fit's sums on the GPU.
+rng = np.random.default_rng(5)
+for shape, seed in (("30x25x20", 13), ("12x40x9x30", 17)):
+    path = os.path.join(WORK, "m%s.h5" % shape)
+    subprocess.run([BIN, "gen", "tensor", "--shape", shape, "--rank", "3", "--seed", str(seed), "-o", path], env=ENV,
+                   check=True)
+    with h5py.File(path, "r") as f:
+        x = f["tensor"][:]
+    for frac in (0.3, 0.7):
+        name = "%s, %d%% missing" % (shape, round(100 * frac))
+        y = x.copy()
+        y[rng.random(x.shape) < frac] = np.nan
+        npy = os.path.join(WORK, "m.npy")
+        np.save(npy, y)
+        args = [npy, "--missing", "--rank", "8", "--starts", "1"]
+        cpu, gpu = os.path.join(WORK, "mcpu"), os.path.join(WORK, "mgpu")
+        run(args + ["-o", cpu], "cpu")
+        run(args + ["-o", gpu], GB)
+        (a, ra), (b, rb) = load(cpu), load(gpu)
+        (fa, la), (fb, lb) = fit_and_bound(cpu), fit_and_bound(gpu)
+        d = factor_diff(a, b)
+        check(ra == rb, "%s: rank %d on the CPU, %d on the GPU" % (name, ra, rb))
+        check(abs(fa - fb) <= 1e-9 * abs(fa) and abs(la - lb) <= 1e-9 * abs(la),
+              "%s: fit %.12g and bound %.12g on the CPU, %.12g and %.12g on the GPU" % (name, fa, la, fb, lb))
+        check(d <= 1e-8, "%s: the GPU's factors differ by %g" % (name, d))
+        if GPUS >= 2:
+            g2 = os.path.join(WORK, "mgpu2")
+            run(args + ["-o", g2], GB, np_=2)
+            c, rc = load(g2)
+            d = factor_diff(b, c)
+            check(rc == rb and d <= 1e-12, "%s: 2 GPUs: rank %d, factors differ from 1 GPU's by %g" % (name, rc, d))
+# --fuse with missing entries: each sub-tensor's sums on the GPU.
+with h5py.File(os.path.join(WORK, "m30x25x20.h5"), "r") as f:
+    y = f["tensor"][:]
+y[rng.random(y.shape) < 0.3] = np.nan
+npy = os.path.join(WORK, "mf.npy")
+np.save(npy, y)
+for backend, out in (("cpu", "mfcpu"), (GB, "mfgpu")):
+    run([npy, "--missing", "--rank", "3", "--fuse", "2x2x2", "-o", os.path.join(WORK, out)], backend)
+(a, ra), (b, rb) = load(os.path.join(WORK, "mfcpu")), load(os.path.join(WORK, "mfgpu"))
+d = factor_diff(a, b)
+check(ra == rb == 3 and d <= 1e-8, "--fuse 2x2x2 with missing entries: ranks %d and %d, factors differ by %g" % (ra, rb, d))
 finish()

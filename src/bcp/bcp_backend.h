@@ -14,6 +14,7 @@
 #include "../common/backend.h"
 #include "../mpi/fdmpi.h"
 #include "bcp.h"
+#include "bcp_masked.h"
 #include "tensor.h"
 
 struct bcp_ops {
@@ -64,6 +65,10 @@ struct bcp_ops {
     fd_status (*scale)(void *state, const double *s);
     /* Only the columns keep[0 .. K) (increasing), packed at rank K. */
     fd_status (*keep)(void *state, const uint32_t *keep, uint32_t K);
+    /* The fit with missing entries (bcp_masked.h), which has a state of
+     * its own over the whole tensor: its sums on this backend's device;
+     * NULL: on the host's threads. */
+    const bcp_masked_dev *masked;
 };
 
 extern const struct bcp_ops bcp_cpu_ops;

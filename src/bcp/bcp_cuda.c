@@ -9,6 +9,7 @@
 #include "bcp_backend.h"
 
 #include "bcp_gpu.h"
+#include "bcp_masked_gpu.h"
 #include "../cuda/fdcuda.h"
 #include "../mpi/nccl_comm.h"
 
@@ -138,6 +139,33 @@ static fd_status cuda_keep(void *state, const uint32_t *keep, uint32_t K)
 
 static int cuda_available(void) { return cuda_devices() > 0; }
 
+/* The masked fit's sums (bcp_masked_gpu.h): the state is the engine. */
+static fd_status masked_open(void **state, const bcp_tensor *t, uint32_t R, int device)
+{
+    fd_cuda_set_oom_hint("with missing entries the whole tensor, twice, and its products must fit on each rank's GPU: "
+                         "use --backend cpu, or a lower --rank");
+    return bcp_mgpu_create((bcp_mgpu **)state, device, t->x, t->observed, t->order, t->dims, R);
+}
+
+static void masked_close(void *state)
+{
+    bcp_mgpu *g = state;
+    bcp_mgpu_destroy(&g);
+}
+
+static fd_status masked_put(void *state, uint32_t n, const double *A, const double *E, uint32_t R)
+{
+    return bcp_mgpu_put(state, n, A, E, R);
+}
+
+static fd_status masked_sums(void *state, uint32_t n, int outer, uint64_t i0, uint64_t i1, double *B, double *v)
+{
+    return bcp_mgpu_sums(state, n, outer, i0, i1, B, v);
+}
+
+static const bcp_masked_dev cuda_masked = {
+    .open = masked_open, .close = masked_close, .put = masked_put, .sums = masked_sums};
+
 const struct bcp_ops bcp_cuda_ops = {
     .dev = {.name = "cuda", .available = cuda_available, .devices = cuda_devices, .open_device = fd_cuda_open, .warm_device = fd_cuda_warm},
     .open = cuda_open,
@@ -153,4 +181,5 @@ const struct bcp_ops bcp_cuda_ops = {
     .gram = cuda_gram,
     .scale = cuda_scale,
     .keep = cuda_keep,
+    .masked = &cuda_masked,
 };

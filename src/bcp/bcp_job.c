@@ -287,6 +287,13 @@ static uint32_t weakest(const bcp_model *m)
     return w;
 }
 
+/* The masked fit's device: the backend's, where it has one and the run
+ * opened it (state); NULL: the host. */
+static const bcp_masked_dev *masked_dev(const struct bcp_ops *ops, void *state)
+{
+    return state && ops ? ops->masked : NULL;
+}
+
 /* With missing entries the ARD prior leaves small components that fit
  * the noise of the observed entries: a rank-5 100^3 tensor with 30%
  * missing ended at rank 6 or 7 from every start, its spare component
@@ -294,8 +301,8 @@ static uint32_t weakest(const bcp_model *m)
  * (bench/bcp-missing.sh).  So the kept model's weakest component is
  * dropped and the rest refitted from there, as long as that raises the
  * bound: the same variational model selection as among the starts. */
-static fd_status check_rank(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, bcp_model *best,
-                            bcp_starts *diag)
+static fd_status check_rank(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, const struct bcp_ops *ops,
+                            void *state, bcp_model *best, bcp_starts *diag)
 {
     bcp_starts none = {0};
     if (!diag) diag = &none;
@@ -309,7 +316,7 @@ static fd_status check_rank(const bcp_tensor *t, const bcp_opts *o, const bcp_co
         os.from = best;
         os.drop = weakest(best);
         os.rank = best->R - 1;
-        FD_TRY(bcp_fit_masked(t, &os, comm, &m, NULL));
+        FD_TRY(bcp_fit_masked(t, &os, comm, masked_dev(ops, state), state, &m, NULL));
         const double lb = m.lb[m.iters - 1];
         if (!(lb > best->lb[best->iters - 1])) {
             diag->lb_lower = lb;
@@ -349,8 +356,10 @@ static fd_status fit_best(const bcp_tensor *t, const bcp_opts *o, uint32_t start
             os.init = BCP_INIT_RANDOM;
             os.seed = o->seed + s;
         }
-        /* Missing entries: their own fit, on the CPU (bcp_masked.h). */
-        FD_TRY(t->observed ? bcp_fit_masked(t, &os, comm, &m, prog) : bcp_fit(t, &os, comm, ops, state, &m, prog));
+        /* Missing entries: their own fit (bcp_masked.h), whose state the
+         * run opened with the backend's masked table. */
+        FD_TRY(t->observed ? bcp_fit_masked(t, &os, comm, masked_dev(ops, state), state, &m, prog)
+                           : bcp_fit(t, &os, comm, ops, state, &m, prog));
         const double a = m.lb[m.iters - 1], b = s == 0 ? -INFINITY : best->lb[best->iters - 1];
         if (diag && diag->n) {
             diag->lb[s] = a;
@@ -366,7 +375,7 @@ static fd_status fit_best(const bcp_tensor *t, const bcp_opts *o, uint32_t start
             bcp_model_free(&m);
         }
     }
-    return t->observed ? check_rank(t, o, comm, best, diag) : FD_OK;
+    return t->observed ? check_rank(t, o, comm, ops, state, best, diag) : FD_OK;
 }
 
 /* Sub-tensor k's R strongest components (by power, sum over the modes
@@ -424,14 +433,19 @@ static fd_status fit_subtensors(const bcp_job_opts *o, const struct bcp_ops *ops
                 b->full[n] = b->dims[n];
             }
             b->full_size = b->size;
-            /* one with missing entries by the masked fit, on the CPU */
+            /* one with missing entries by the masked fit, on the
+             * backend's device where it has one */
             if (!b->observed) st = ops->open(&state, b, so.rank, device);
+            else if (ops->masked) st = ops->masked->open(&state, b, so.rank, device);
         }
         if (st == FD_OK) st = fit_best(b, &so, o->starts ? o->starts : 4, NULL, ops, state, &mk, NULL, NULL);
         if (st == FD_OK && mk.R < R)
             st = fd_fail(FD_ERR_INPUT, "--fuse: sub-tensor %llu holds only %u of the %u components; cut the tensor "
                                        "into fewer parts or give a lower --rank", (unsigned long long)k, mk.R, R);
-        if (state) ops->close(state);
+        if (state) {
+            if (b->observed) ops->masked->close(state);
+            else ops->close(state);
+        }
         state = NULL;
         if (st == FD_OK) store_sub(&mk, R, cnt, order, sub + bcp_fuse_offset(order, dims, grid, R, k));
         bcp_model_free(&mk);
@@ -646,11 +660,12 @@ static fd_status read_tensor(fd_job *j)
     return bcp_tensor_read(&r->t, r->o->input, lo, cnt, 1, j->threads);
 }
 
-/* Missing entries are fitted on the CPU (bcp_masked.h). */
+/* Missing entries are fitted with the backend's masked table where it has
+ * one (bcp_masked.h), else on the CPU. */
 static const fd_device_ops *backend_for(fd_job *j)
 {
     bcp_run *r = j->w;
-    if (!r->t || !r->t->observed || r->ops == &bcp_cpu_ops) return j->dev;
+    if (!r->t || !r->t->observed || r->ops == &bcp_cpu_ops || r->ops->masked) return j->dev;
     if (fd_job_speaks(j))
         fprintf(stderr, "fcbo-dist bcp: a tensor with missing entries is fitted on the CPU backend (not on %s yet)\n",
                 r->ops->dev.name);
@@ -674,12 +689,17 @@ static fd_status same_tensor(fd_job *j)
 static fd_status setup(fd_job *j)
 {
     bcp_run *r = j->w;
-    if (r->t && r->t->observed && r->distributed) { /* the masked fit's row shares */
-        const fd_status st = grid_comm_flat(&r->gc, j->mpi.rank, j->mpi.size);
-        r->gc_open = st == FD_OK;
-        return fd_mpi_agree(st, NULL);
+    if (r->t && r->t->observed && !r->o->fuse_n) {
+        if (r->distributed) { /* the masked fit's row shares */
+            const fd_status st = grid_comm_flat(&r->gc, j->mpi.rank, j->mpi.size);
+            r->gc_open = st == FD_OK;
+            FD_TRY(fd_mpi_agree(st, NULL));
+        }
+        /* Its sums on the backend's device, over the whole tensor. */
+        if (!r->ops->masked) return FD_OK;
+        return fd_mpi_agree(r->ops->masked->open(&r->state, r->t, r->o->fit.rank, j->device), NULL);
     }
-    if (r->o->fuse_n || (r->t && r->t->observed)) return FD_OK; /* no backend state for either */
+    if (r->o->fuse_n) return FD_OK; /* the sub-tensors' states are the run's */
     FD_TRY(fd_mpi_agree(r->ops->open(&r->state, r->t, r->o->fit.rank, j->device), NULL));
     if (!r->distributed) return FD_OK;
     uint64_t lo[BCP_MAX_ORDER], cnt[BCP_MAX_ORDER];
@@ -806,7 +826,10 @@ static void close_run(fd_job *j, fd_status st)
     bcp_run *r = j->w;
     (void)st;
     if (r->gc_open) grid_comm_free(&r->gc);
-    if (r->state) r->ops->close(r->state);
+    if (r->state) { /* the masked fit's, or the dense fit's */
+        if (r->t && r->t->observed) r->ops->masked->close(r->state);
+        else r->ops->close(r->state);
+    }
     bcp_model_free(&r->m);
     bcp_tensor_destroy(&r->t);
     bcp_entries_free(&r->at);

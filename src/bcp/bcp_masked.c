@@ -37,6 +37,15 @@ typedef struct {
     int threads;
     const bcp_comm *comm;       /* several ranks, or NULL */
     int nonneg;                 /* --nonneg */
+    /* The sums on a device (NULL: slice_sums on the host): its rows' B
+     * and v of the mode being updated (I x P, I x R, the longest mode's
+     * rows), X the tau pass's sums of the means' outer products and yy0
+     * each mode-0 row's sum of y^2 (I_0 each); dev_R: the rank at which
+     * the device holds every mode (0: none yet). */
+    const bcp_masked_dev *dev;
+    void *ds;
+    double *Bs, *vs, *Xs, *yy0;
+    uint32_t dev_R;
 } mwork;
 
 static int shared(const mwork *w) { return w->comm && w->comm->share; }
@@ -68,6 +77,19 @@ static fd_status gather_mode(const mwork *w, uint32_t n, fd_status local)
     FD_TRY(w->comm->gather_rows(w->comm->ctx, w->m->A[n], I, w->R));
     FD_TRY(w->comm->gather_rows(w->comm->ctx, w->E[n], I, w->P));
     return w->comm->gather_rows(w->comm->ctx, w->ld[n], I, 1);
+}
+
+/* Mode n's rows to the device, or every mode's. */
+static fd_status put_mode(mwork *w, uint32_t n)
+{
+    return w->dev->put(w->ds, n, w->m->A[n], w->E[n], w->R);
+}
+
+static fd_status put_all(mwork *w)
+{
+    for (uint32_t n = 0; n < w->N; n++) FD_TRY(put_mode(w, n));
+    w->dev_R = w->R;
+    return FD_OK;
 }
 
 /* h *= a (R), H *= S (packed): one more mode's row in the products. */
@@ -162,9 +184,14 @@ static fd_status update_rows(void *arg, uint64_t i0, uint64_t i1, int thread)
     if (!buf) return fd_fail(FD_ERR_NOMEM, "out of memory");
     double *B = buf, *v = B + P, *scratch = v + R, *psi = scratch + 2 * R + 2 * P, *S = psi + (size_t)R * R;
     for (uint64_t i = i0; i < i1 && st == FD_OK; i++) {
-        memset(B, 0, P * sizeof *B);
-        memset(v, 0, R * sizeof *v);
-        slice_sums(w, n, i, 0, B, v, NULL, scratch);
+        if (w->dev) { /* summed on the device already */
+            B = w->Bs + i * P;
+            v = w->vs + i * R;
+        } else {
+            memset(B, 0, P * sizeof *B);
+            memset(v, 0, R * sizeof *v);
+            slice_sums(w, n, i, 0, B, v, NULL, scratch);
+        }
         for (uint32_t a = 0, p = 0; a < R; a++)
             for (uint32_t b = a; b < R; b++, p++) psi[a * R + b] = psi[b * R + a] = m->tau * B[p];
         for (uint32_t r = 0; r < R; r++) psi[r * R + r] += m->lambda[r];
@@ -204,6 +231,35 @@ static fd_status residual_rows(void *arg, uint64_t i0, uint64_t i1, int thread)
         slice_sums(w, 0, i, 1, NULL, NULL, s, scratch);
     }
     free(scratch);
+    return FD_OK;
+}
+
+/* The tau pass's sums of rows [i0, i1) of mode 0 from the device's: with
+ * B and v mode 0's sums from the updated modes and X those of the means'
+ * outer products, a row's E(y - x)^2 = yy - 2 <v, a> + <E, B>, (y - E x)^2
+ * = yy - 2 <v, a> + <a a^T, X> (the packed triangles' off-diagonal terms
+ * twice). */
+static fd_status residual_dev(mwork *w, uint64_t i0, uint64_t i1)
+{
+    const uint32_t R = w->R, P = w->P;
+    FD_TRY(w->dev->sums(w->ds, 0, 0, i0, i1, w->Bs, w->vs));
+    FD_TRY(w->dev->sums(w->ds, 0, 1, i0, i1, w->Xs, NULL));
+    for (uint64_t i = i0; i < i1; i++) {
+        const double *a = w->m->A[0] + i * R, *E = w->E[0] + i * P, *B = w->Bs + i * P, *X = w->Xs + i * P,
+                     *v = w->vs + i * R;
+        double yx = 0, ex2 = 0, xx = 0;
+        for (uint32_t r = 0; r < R; r++) yx += v[r] * a[r];
+        for (uint32_t x = 0, p = 0; x < R; x++)
+            for (uint32_t y = x; y < R; y++, p++) {
+                const double c = x == y ? 1 : 2;
+                ex2 += c * E[p] * B[p];
+                xx += c * a[x] * a[y] * X[p];
+            }
+        double *s = w->sums + 3 * i;
+        s[0] = w->yy0[i] - 2 * yx + ex2;
+        s[1] = w->yy0[i] - 2 * yx + xx;
+        s[2] = w->yy0[i];
+    }
     return FD_OK;
 }
 
@@ -256,15 +312,20 @@ static fd_status sweep(mwork *w, int balance, double *EAA[BCP_MAX_ORDER], double
     const bcp_tensor *t = w->t;
     double logdet[BCP_MAX_ORDER];
     uint64_t o0, o1;
+    if (w->dev && w->dev_R != w->R) FD_TRY(agreed(w, put_all(w))); /* the start, or pruned */
     for (uint32_t n = 0; n < w->N; n++) {
         w->n = n;
         my_rows(w, t->dims[n], &o0, &o1);
-        FD_TRY(gather_mode(w, n, par_rows_chunk(w->threads, o0, o1, 1, update_rows, w, NULL)));
+        fd_status st = w->dev ? w->dev->sums(w->ds, n, 0, o0, o1, w->Bs, w->vs) : FD_OK;
+        if (st == FD_OK) st = par_rows_chunk(w->threads, o0, o1, 1, update_rows, w, NULL);
+        FD_TRY(gather_mode(w, n, st));
+        if (w->dev) FD_TRY(agreed(w, put_mode(w, n)));
     }
     for (uint32_t n = 0; n < w->N; n++) mode_sums(w, n, EAA[n], &logdet[n]);
     if (balance) rebalance(w, EAA, logdet);
+    if (balance && w->dev) FD_TRY(agreed(w, put_all(w)));
     my_rows(w, t->dims[0], &o0, &o1);
-    FD_TRY(agreed(w, par_rows_chunk(w->threads, o0, o1, 1, residual_rows, w, NULL)));
+    FD_TRY(agreed(w, w->dev ? residual_dev(w, o0, o1) : par_rows_chunk(w->threads, o0, o1, 1, residual_rows, w, NULL)));
     if (shared(w)) FD_TRY(w->comm->gather_rows(w->comm->ctx, w->sums, t->dims[0], 3));
     double ee = 0, res = 0, yy = 0;
     for (uint64_t i = 0; i < t->dims[0]; i++) {
@@ -273,7 +334,8 @@ static fd_status sweep(mwork *w, int balance, double *EAA[BCP_MAX_ORDER], double
         yy += w->sums[3 * i + 2];
     }
     *lb = bcp_update_precisions(w->m, EAA, logdet, (double)t->n_observed, fmax(0, ee));
-    *fit = yy > 0 ? 1 - sqrt(res / yy) : 1;
+    /* fmax: the device's res is a difference of sums (residual_dev). */
+    *fit = yy > 0 ? 1 - sqrt(fmax(0, res) / yy) : 1;
     return FD_OK;
 }
 
@@ -379,8 +441,8 @@ static fd_status share_start(const mwork *w)
     return w->comm->bcast(w->comm->ctx, &w->m->tau, 1);
 }
 
-fd_status bcp_fit_masked(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, bcp_model *m,
-                         fd_progress *prog)
+fd_status bcp_fit_masked(const bcp_tensor *t, const bcp_opts *o, const bcp_comm *comm, const bcp_masked_dev *dev,
+                         void *dev_state, bcp_model *m, fd_progress *prog)
 {
     fd_status st = FD_OK;
     const uint32_t R = o->rank, N = t->order;
@@ -414,6 +476,22 @@ fd_status bcp_fit_masked(const bcp_tensor *t, const bcp_opts *o, const bcp_comm 
     }
     FD_ALLOC_GOTO(m->lambda, R, st, early);
     FD_ALLOC_GOTO(w.sums, 3 * t->dims[0], st, early);
+    if (dev && dev_state) {
+        uint64_t Imax = 0;
+        for (uint32_t n = 0; n < N; n++) Imax = t->dims[n] > Imax ? t->dims[n] : Imax;
+        w.dev = dev;
+        w.ds = dev_state;
+        FD_ALLOC_GOTO(w.Bs, Imax * w.P, st, early);
+        FD_ALLOC_GOTO(w.vs, Imax * R, st, early);
+        FD_ALLOC_GOTO(w.Xs, t->dims[0] * w.P, st, early);
+        FD_ALLOC_GOTO(w.yy0, t->dims[0], st, early);
+        const uint64_t S = t->size / t->dims[0];
+        for (uint64_t i = 0; i < t->dims[0]; i++) {
+            double s = 0;
+            for (uint64_t e = i * S; e < (i + 1) * S; e++) s += t->x[e] * t->x[e];
+            w.yy0[i] = s;
+        }
+    }
     double yy = 0;
     for (uint64_t e = 0; e < t->size; e++) yy += t->x[e] * t->x[e]; /* 0 where missing */
     FD_TRY_GOTO(agreed(&w, start(&w, o, yy)), st, done);
@@ -469,6 +547,10 @@ done:
         free(EAA[n]);
     }
     free(w.sums);
+    free(w.Bs);
+    free(w.vs);
+    free(w.Xs);
+    free(w.yy0);
     if (st != FD_OK) bcp_model_free(m);
     return st;
 }
