@@ -3,6 +3,7 @@
  * MPI is initialised here and only here, for the subcommands that use it. */
 #include "cmds/cmds.h"
 #include "common/env.h"
+#include "common/gemm.h"
 #include "common/interrupt.h"
 #include "io/h5util.h"
 #include "mpi/fdmpi.h"
@@ -105,6 +106,7 @@ int main(int argc, char **argv)
      * path, which removes what was half written, rather than kill the
      * process and leave it. */
     signal(SIGXFSZ, SIG_IGN);
+    fd_blas_core_hint();
     if (argc < 2 || !strcmp(argv[1], "-h") || !strcmp(argv[1], "--help")) {
         usage(argc < 2 ? stderr : stdout);
         return argc < 2 ? 2 : 0;

@@ -111,4 +111,12 @@ fd_status bcp_trace_push(bcp_model *m, double lb, double fit, double seconds);
  * past its rows or for modes of over 2,048 rows (as bcp_fit starts). */
 fd_status bcp_svd_factor(const bcp_tensor *t, uint32_t n, uint32_t R, double sd, int threads, fd_rng *rng, double *A);
 
+/* The SVD start's Gram of mode n of a whole mode (t->dims[n] ==
+ * t->full[n]): G (I x I, row-major) = the unfolding times its transpose,
+ * its upper triangle (the lower is 0), by BLAS on `threads` threads in
+ * column blocks of buf / I and waves of parts / I^2 of them (0: the
+ * defaults), the bits fixed by those and the shape alone.  Exposed for
+ * the tests, which shrink the blocks; FD_ERR_INTERNAL without BLAS. */
+fd_status bcp_gram_by_columns(const bcp_tensor *t, uint32_t n, int threads, uint64_t buf, uint64_t parts, double *G);
+
 #endif

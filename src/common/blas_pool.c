@@ -11,6 +11,20 @@
 #include "gemm.h"
 
 #include <dlfcn.h>
+#include <stdlib.h>
+
+void fd_blas_core_hint(void)
+{
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+    if (getenv("OPENBLAS_CORETYPE")) return;
+    __builtin_cpu_init();
+    if (__builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512dq") &&
+        __builtin_cpu_supports("avx512bw") && __builtin_cpu_supports("avx512vl"))
+        setenv("OPENBLAS_CORETYPE", "SkylakeX", 0);
+    else if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma"))
+        setenv("OPENBLAS_CORETYPE", "Haswell", 0);
+#endif
+}
 
 void fd_blas_pool_stop(void *lib)
 {

@@ -28,6 +28,12 @@ void fd_dgemm(int trans_a, uint64_t m, uint64_t n, uint64_t k, const double *A, 
 void fd_dgemm_abt(uint64_t m, uint64_t n, uint64_t k, const double *A, uint64_t lda, const double *B, uint64_t ldb,
                   double *C, uint64_t ldc, int threads);
 
+/* The upper triangle of row-major C (n x n) = A A^T, A n x k, on the
+ * calling thread, one BLAS call (for callers that split the work among
+ * their threads themselves; fd_blas_one_thread first): half a Gram
+ * matrix's products.  The lower triangle is not written. */
+void fd_dsyrk_upper_here(uint64_t n, uint64_t k, const double *A, uint64_t lda, double *C, uint64_t ldc);
+
 /* Loads OpenBLAS (src/common/dynlib.h; a no-op in a build without it)
  * and stops the pool it starts: before fd_dgemm or fd_blas_one_thread.
  * Its failure names the library. */
@@ -37,6 +43,16 @@ fd_status fd_blas_load(void);
  * the work, so that the bits do not depend on their number, and LAPACK's
  * small R x R factorisations pay no thread start (bcp/chol.c). */
 void fd_blas_one_thread(void);
+
+/* OPENBLAS_CORETYPE from the CPU's features, where the user has not set
+ * it: SkylakeX with AVX-512 (F, DQ, BW, VL), Haswell with AVX2 and FMA.
+ * OpenBLAS picks its kernels by the CPU's model number, and on the
+ * virtual CPUs of the dev VM and the GPU machines ("Intel(R) Xeon(R)
+ * Processor") it fell back to its generic Prescott (SSE3) kernels: a bcp
+ * start's products ran at half speed or less (bench/results/
+ * bcp-cpu-history.txt).  Before any thread starts (main): OpenBLAS reads
+ * the variable when it loads, and setenv is not thread-safe. */
+void fd_blas_core_hint(void);
 
 /* Stops the thread pool a pthread OpenBLAS starts when it loads (its
  * threads spin for ~0.1 s, taking cores from ours), right after a dlopen

@@ -14,11 +14,13 @@
 
 static struct {
     __typeof__(&cblas_dgemm) dgemm;
+    __typeof__(&cblas_dsyrk) dsyrk;
     __typeof__(&openblas_set_num_threads) set_threads;
 } ob;
 
 static const fd_dynsym syms[] = {
     {"cblas_dgemm", (void **)&ob.dgemm, 0},
+    {"cblas_dsyrk", (void **)&ob.dsyrk, 0},
     {"openblas_set_num_threads", (void **)&ob.set_threads, 0},
     {NULL, NULL, 0},
 };
@@ -79,4 +81,9 @@ void fd_dgemm_abt(uint64_t m, uint64_t n, uint64_t k, const double *A, uint64_t 
      * fewer rows, still of a fixed size, so that several threads share
      * them. */
     (void)par_rows_chunk(threads > 0 ? threads : 1, 0, m, GRAM_ROWS, gemm_rows, &g, NULL);
+}
+
+void fd_dsyrk_upper_here(uint64_t n, uint64_t k, const double *A, uint64_t lda, double *C, uint64_t ldc)
+{
+    ob.dsyrk(CblasRowMajor, CblasUpper, CblasNoTrans, (int)n, (int)k, 1.0, A, (int)lda, 0.0, C, (int)ldc);
 }
