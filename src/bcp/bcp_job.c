@@ -177,7 +177,7 @@ static void print_stats(const bcp_model *m, double t_load, double t_fit)
         med = m->iters % 2 ? s[m->iters / 2] : 0.5 * (s[m->iters / 2 - 1] + s[m->iters / 2]);
     }
     free(s);
-    fprintf(stderr, "load %.3f s, fit %.3f s (%.3f ms a sweep, median; mean %.3f ms: products %.3f ms, sums over ranks "
+    fprintf(stderr, "read and setup %.3f s, fit %.3f s (%.3f ms a sweep, median; mean %.3f ms: products %.3f ms, sums over ranks "
                     "%.3f ms, the rest on the host %.3f ms)\n",
             t_load, t_fit, 1e3 * med, 1e3 * m->sweep_seconds / k, 1e3 * m->product_seconds / k,
             1e3 * m->sum_seconds / k, 1e3 * (m->sweep_seconds - m->product_seconds - m->sum_seconds) / k);
@@ -818,7 +818,12 @@ static void report(fd_job *j)
                 (unsigned long long)(size - seen), (unsigned long long)size, 100.0 * (double)(size - seen) / (double)size,
                 (unsigned long long)seen);
     print_starts(&r->starts);
-    if (o->stats && !o->fuse_n) print_stats(m, j->setup_s, r->t_fit);
+    if (o->stats && !o->fuse_n) {
+        /* The read apart from the device's setup (the block's copy to it,
+         * cuBLAS's start), which the line below takes together. */
+        fd_job_print_phases(j, stderr);
+        print_stats(m, j->setup_s, r->t_fit);
+    }
 }
 
 static void close_run(fd_job *j, fd_status st)
