@@ -17,6 +17,7 @@
  * (open addressing, built here with atomicCAS), sorted within the warp. */
 #include "../common/clock.h"
 #include "../cuda/check.cuh"
+#include "hash_words.h"
 #include "lattice_gpu.h"
 
 #include <stdio.h>
@@ -31,17 +32,6 @@
 
 #define CK(call) CUDA_CHECK_GOTO(call, st, done)
 
-__device__ __forceinline__ uint64_t hash_bits(const uint64_t *x, uint32_t w)
-{
-    uint64_t h = 0x9e3779b97f4a7c15ull;
-    for (uint32_t i = 0; i < w; i++) {
-        h = (h ^ x[i]) * 0xff51afd7ed558ccdull;
-        h ^= h >> 33;
-    }
-    h *= 0xc4ceb9fe1a85ec53ull;
-    return h ^ (h >> 33);
-}
-
 /* Concept i's intent as a bitset (bits zeroed first). */
 __global__ void intent_bits(const uint64_t *ioff, const uint32_t *iidx, uint64_t n, uint32_t w, uint64_t *bits)
 {
@@ -54,14 +44,14 @@ __global__ void intent_bits(const uint64_t *ioff, const uint32_t *iidx, uint64_t
 __global__ void intent_table(const uint64_t *bits, uint64_t n, uint32_t w, unsigned long long *slot, uint64_t smask)
 {
     for (uint64_t i = blockIdx.x * (uint64_t)blockDim.x + threadIdx.x; i < n; i += (uint64_t)gridDim.x * blockDim.x)
-        for (uint64_t s = hash_bits(bits + i * w, w) & smask;; s = (s + 1) & smask)
+        for (uint64_t s = fd_hash_words(bits + i * w, w) & smask;; s = (s + 1) & smask)
             if (atomicCAS(&slot[s], 0ull, (unsigned long long)i + 1) == 0) break;
 }
 
 __device__ __forceinline__ int64_t find_bits(const uint64_t *key, const uint64_t *bits, uint32_t w,
                                              const unsigned long long *slot, uint64_t smask)
 {
-    for (uint64_t s = hash_bits(key, w) & smask;; s = (s + 1) & smask) {
+    for (uint64_t s = fd_hash_words(key, w) & smask;; s = (s + 1) & smask) {
         const uint64_t v = slot[s];
         if (!v) return -1;
         const uint64_t *b = bits + (v - 1) * w;

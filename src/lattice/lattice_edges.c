@@ -6,6 +6,7 @@
 #include "../common/env.h"
 #include "../common/interrupt.h"
 #include "../common/par_rows.h"
+#include "hash_words.h"
 
 #include <math.h>
 #include <stdio.h>
@@ -91,17 +92,6 @@ static uint64_t hash_u32(const uint32_t *x, uint32_t k)
         h ^= h >> 32;
     }
     return h;
-}
-
-static uint64_t hash_words(const uint64_t *x, uint32_t w)
-{
-    uint64_t h = 0x9e3779b97f4a7c15ull;
-    for (uint32_t i = 0; i < w; i++) {
-        h = (h ^ x[i]) * 0xff51afd7ed558ccdull;
-        h ^= h >> 33;
-    }
-    h *= 0xc4ceb9fe1a85ec53ull;
-    return h ^ (h >> 33);
 }
 
 static int64_t find_intent(const cov_ctx *c, const uint32_t *key, uint32_t k)
@@ -207,7 +197,7 @@ static inline void mark(cov_scratch *s, uint32_t item, uint32_t mw, uint64_t cur
 static uint32_t add_distinct(cov_scratch *s, uint32_t nd, uint32_t cw)
 {
     const uint64_t *M = s->cand + (size_t)nd * cw, hm = s->hsize - 1;
-    uint64_t h = hash_words(M, cw) & hm;
+    uint64_t h = fd_hash_words(M, cw) & hm;
     for (; s->hslot[h]; h = (h + 1) & hm)
         if (words_equal(s->cand + (size_t)(s->hslot[h] - 1) * cw, M, cw)) return nd;
     s->hslot[h] = nd + 1;
