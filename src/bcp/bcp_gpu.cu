@@ -14,6 +14,8 @@
 #include "bcp_gpu.h"
 #include "../cuda/check.cuh"
 #include "../cuda/cublas_load.h"
+#include "../cuda/fdcuda.h"
+#include "../common/clock.h"
 
 #include <stdlib.h>
 #include <string.h>
@@ -271,6 +273,7 @@ extern "C" fd_status bcp_gpu_create(bcp_gpu **out, int device, const double *x, 
                                     const uint64_t *lo, const uint64_t *full, uint32_t h, uint32_t Rmax)
 {
     fd_status st = FD_OK;
+    double t0;
     *out = NULL;
     if (order < 2 || order > MAXN || h < 1 || h >= order || Rmax < 1 || Rmax > 256)
         return fd_fail(FD_ERR_INTERNAL, "bcp_gpu_create: %u modes split at %u, rank %u", order, h, Rmax);
@@ -299,11 +302,16 @@ extern "C" fd_status bcp_gpu_create(bcp_gpu **out, int device, const double *x, 
                      (unsigned long long)L, (unsigned long long)K, (unsigned long long)g->rows, Rmax);
         goto done;
     }
+    t0 = fd_now();
     CK(cudaSetDevice(device));
     CK(cudaStreamCreateWithFlags(&g->stream, cudaStreamNonBlocking));
+    fd_cuda_say_time("bcp: the stream", t0);
+    t0 = fd_now();
     FD_TRY_GOTO(fd_cublas_get(&g->cb), st, done);
     CB(g->cb->create(&g->blas));
     CB(g->cb->set_stream(g->blas, g->stream));
+    fd_cuda_say_time("bcp: cuBLAS loaded and its handle made", t0);
+    t0 = fd_now();
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->y, g->size * sizeof(double),
                               "the tensor block (more ranks, or --fuse K1xK2x..., make the blocks smaller)"),
                 st, done);
@@ -319,11 +327,16 @@ extern "C" fd_status bcp_gpu_create(bcp_gpu **out, int device, const double *x, 
                 st, done);
     CK(cudaHostAlloc((void **)&g->hbuf, g->rows * Rmax * sizeof(double), cudaHostAllocDefault));
     CK(cudaHostAlloc((void **)&g->hsmall, SLOTS(g) * sizeof(double), cudaHostAllocDefault));
+    fd_cuda_say_time("bcp: device and pinned memory", t0);
+    t0 = fd_now();
     CK(cudaMemcpy(g->y, x, g->size * sizeof(double), cudaMemcpyHostToDevice));
+    fd_cuda_say_time("bcp: the block to the device", t0);
+    t0 = fd_now();
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->ones, Rmax * sizeof(double), "a row of ones"), st, done);
     for (uint32_t r = 0; r < Rmax; r++) g->hbuf[r] = 1;
     CK(cudaMemcpy(g->ones, g->hbuf, Rmax * sizeof(double), cudaMemcpyHostToDevice));
     FD_TRY_GOTO(warm_up(g), st, done);
+    fd_cuda_say_time("bcp: every kernel once (warm-up)", t0);
     *out = g;
     g = NULL;
 done:

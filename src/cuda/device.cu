@@ -14,6 +14,8 @@ static void say_time(const char *what, double t0)
     if (getenv("FD_GPU_VERBOSE")) fprintf(stderr, "gpu: %s in %.1f ms\n", what, (fd_now() - t0) * 1e3);
 }
 
+extern "C" void fd_cuda_say_time(const char *what, double t0) { say_time(what, t0); }
+
 extern "C" int fd_cuda_device_count(void)
 {
     int n = 0;

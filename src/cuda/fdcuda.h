@@ -25,6 +25,9 @@ fd_status fd_cuda_open(int device);
  * fd_cuda_open that follows (CUDA's current device is per thread, so the
  * thread that drives the device calls that one anyway). */
 void fd_cuda_warm(int device);
+/* With FD_GPU_VERBOSE set: "gpu: WHAT in X ms" since t0 (fd_now()) on
+ * stderr, for a device engine's setup steps. */
+void fd_cuda_say_time(const char *what, double t0);
 
 /* What the user can change when the GPU runs out of memory ("set
  * FD_GPU_CHUNK lower", "use --backend cpu"): the workload's backend says
