@@ -10,6 +10,7 @@
 
 #include "bcp_gpu.h"
 #include "bcp_masked_gpu.h"
+#include "../cuda/cublas_load.h"
 #include "../cuda/fdcuda.h"
 #include "../mpi/nccl_comm.h"
 
@@ -139,6 +140,14 @@ static fd_status cuda_keep(void *state, const uint32_t *keep, uint32_t K)
 
 static int cuda_available(void) { return cuda_devices() > 0; }
 
+/* Beside the read: the context, and cuBLAS's libraries (over 500 MB, some
+ * 0.1 s to load), which the block's setup would otherwise wait for. */
+static void cuda_warm(int device)
+{
+    fd_cuda_warm(device);
+    fd_cublas_preload();
+}
+
 /* The masked fit's sums (bcp_masked_gpu.h): the state is the engine. */
 static fd_status masked_open(void **state, const bcp_tensor *t, uint32_t R, int device)
 {
@@ -167,7 +176,7 @@ static const bcp_masked_dev cuda_masked = {
     .open = masked_open, .close = masked_close, .put = masked_put, .sums = masked_sums};
 
 const struct bcp_ops bcp_cuda_ops = {
-    .dev = {.name = "cuda", .available = cuda_available, .devices = cuda_devices, .open_device = fd_cuda_open, .warm_device = fd_cuda_warm},
+    .dev = {.name = "cuda", .available = cuda_available, .devices = cuda_devices, .open_device = fd_cuda_open, .warm_device = cuda_warm},
     .open = cuda_open,
     .close = cuda_close,
     .connect = cuda_connect,

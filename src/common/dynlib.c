@@ -37,6 +37,13 @@ static void load(fd_dynlib *lib)
     if (lib->loaded) lib->loaded(h);
 }
 
+void fd_dynlib_preload(fd_dynlib *lib)
+{
+    pthread_mutex_lock(&lib->lock);
+    if (!lib->state) load(lib);
+    pthread_mutex_unlock(&lib->lock);
+}
+
 fd_status fd_dynlib_load(fd_dynlib *lib)
 {
     pthread_mutex_lock(&lib->lock);

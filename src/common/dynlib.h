@@ -46,5 +46,9 @@ typedef struct fd_dynlib {
  * a library that cannot be loaded or lacks a symbol is lib->err with a
  * message that names it and what needs it, each time it is asked for. */
 fd_status fd_dynlib_load(fd_dynlib *lib);
+/* The same load without a word: for a thread that loads a library early,
+ * beside other work (the error buffer is the process's), leaving any
+ * failure to the fd_dynlib_load that follows. */
+void fd_dynlib_preload(fd_dynlib *lib);
 
 #endif

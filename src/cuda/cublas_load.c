@@ -27,6 +27,8 @@ static fd_dynlib lib = {
 #endif
     "bcp's CUDA backend", FD_ERR_CUDA, syms, NULL, FD_DYNLIB_STATE};
 
+void fd_cublas_preload(void) { fd_dynlib_preload(&lib); }
+
 fd_status fd_cublas_get(const fd_cublas **out)
 {
     *out = NULL;

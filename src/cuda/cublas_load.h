@@ -29,6 +29,9 @@ typedef struct {
  * cannot be found or lacks one of them is an FD_ERR_CUDA that names it,
  * each time it is asked for. */
 fd_status fd_cublas_get(const fd_cublas **out);
+/* The library loaded now, silently (fd_dynlib_preload): bcp's warm-up
+ * thread, beside the read. */
+void fd_cublas_preload(void);
 
 #ifdef __cplusplus
 }
