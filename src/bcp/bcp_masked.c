@@ -9,7 +9,9 @@
  * The rows of one mode depend only on the other modes, so they are
  * updated in parallel, each by one thread, the same bits for any number
  * of threads.  lambda, tau and the bound are bcp.c's, with E||Y - X||^2
- * summed over the observed entries and each row's own ln det Sigma. */
+ * summed over the observed entries and each row's own ln det Sigma.  A
+ * backend's bcp_masked_dev takes the sums (B, v and the tau pass's) off
+ * the host; the solves stay here. */
 #include "bcp_masked.h"
 
 #include "../common/clock.h"

@@ -5,8 +5,9 @@
  * then has a covariance of its own, from the entries observed in its
  * slice, so the dense fit's shared Sigma_n and dimension-tree MTTKRP do
  * not apply: each sweep passes over the observed entries once per mode
- * (O(|Omega| N^2 R^2)), on the CPU, the rows shared among the ranks
- * (docs/algorithms.md). */
+ * (O(|Omega| N^2 R^2)) on the CPU, or sums over the whole tensor with
+ * the indicator as a weight on a device (bcp_masked_dev), the rows
+ * shared among the ranks (docs/algorithms.md). */
 #ifndef FD_BCP_MASKED_H
 #define FD_BCP_MASKED_H
 
