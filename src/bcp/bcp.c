@@ -668,7 +668,11 @@ static fd_status fit_start(work *w, const bcp_opts *o)
         if (o->init == BCP_INIT_SVD && I <= SVD_MAX) {
             double *G = malloc(I * I * sizeof *G);
             if (!G) return fd_fail(FD_ERR_NOMEM, "out of memory for the SVD of mode %u", n + 1);
-            st = mode_gram(w, n, G);
+            /* On the backend's device where it holds the block (the
+             * block whole along n), else on the host's threads. */
+            int done = 0;
+            if (w->ops->mode_gram && t->dims[n] == I) st = w->ops->mode_gram(w->state, n, G, &done);
+            if (st == FD_OK && !done) st = mode_gram(w, n, G);
             if (st == FD_OK) st = reduce(w, G, I * I);
             if (st == FD_OK) st = leading_eigen(G, I, R, N, sd, m->A[n], &rng);
             free(G);

@@ -65,6 +65,10 @@ struct bcp_ops {
     fd_status (*scale)(void *state, const double *s);
     /* Only the columns keep[0 .. K) (increasing), packed at rank K. */
     fd_status (*keep)(void *state, const uint32_t *keep, uint32_t K);
+    /* The SVD start's Gram of mode n (I x I, host, row-major; only one
+     * triangle is read) of the block, which holds mode n whole; *done = 0:
+     * not here, the host computes it (NULL: the host always). */
+    fd_status (*mode_gram)(void *state, uint32_t n, double *G, int *done);
     /* The fit with missing entries (bcp_masked.h), which has a state of
      * its own over the whole tensor: its sums on this backend's device;
      * NULL: on the host's threads. */

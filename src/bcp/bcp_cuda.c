@@ -140,6 +140,11 @@ static fd_status cuda_keep(void *state, const uint32_t *keep, uint32_t K)
 
 static int cuda_available(void) { return cuda_devices() > 0; }
 
+static fd_status cuda_mode_gram(void *state, uint32_t n, double *G, int *done)
+{
+    return bcp_gpu_mode_gram(((cuda_state *)state)->g, n, G, done);
+}
+
 /* Beside the read: the context, and cuBLAS's libraries (over 500 MB, some
  * 0.1 s to load), which the block's setup would otherwise wait for. */
 static void cuda_warm(int device)
@@ -190,5 +195,6 @@ const struct bcp_ops bcp_cuda_ops = {
     .gram = cuda_gram,
     .scale = cuda_scale,
     .keep = cuda_keep,
+    .mode_gram = cuda_mode_gram,
     .masked = &cuda_masked,
 };

@@ -344,6 +344,61 @@ done:
     return st;
 }
 
+/* Slices [l0, l0 + Lc) of the block (L x I x K, C order) into Z, column-
+ * major I x (Lc K): column (l - l0) K + k is the slice's fibre (l, ., k). */
+__global__ void k_unfold_slab(const double *y, uint64_t l0, uint64_t Lc, uint64_t I, uint64_t K, double *Z)
+{
+    const uint64_t e = (uint64_t)blockIdx.x * blockDim.x + threadIdx.x;
+    if (e >= Lc * I * K) return;
+    const uint64_t k = e % K, i = (e / K) % I, l = e / (I * K);
+    Z[i + I * (l * K + k)] = y[l0 * I * K + e];
+}
+
+#define GRAM_SCRATCH ((uint64_t)1 << 25) /* doubles (256 MB) */
+
+extern "C" fd_status bcp_gpu_mode_gram(bcp_gpu *g, uint32_t n, double *G, int *done)
+{
+    fd_status st = FD_OK;
+    const uint64_t I = g->dims[n], L = span(g, 0, n), K = span(g, n + 1, g->order);
+    const uint64_t Lc = L == 1 || K == 1 ? L : (GRAM_SCRATCH / (I * K) > 0 ? GRAM_SCRATCH / (I * K) : 1);
+    const double one = 1, zero = 0;
+    double *dG = NULL, *Z = NULL;
+    *done = 0;
+    if (n >= g->order || I != g->full[n]) return fd_fail(FD_ERR_INTERNAL, "bcp_gpu_mode_gram: mode %u is split", n);
+    if (I > INT32_MAX || L > INT32_MAX || K > INT32_MAX || (Lc < L && Lc * K > INT32_MAX)) return FD_OK;
+    CK(cudaSetDevice(g->device));
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&dG, I * I * sizeof(double), "a mode's Gram matrix"), st, done);
+    /* Column-major, the block is K x (L I) (modes after n fastest): mode
+     * 0's unfolding transposed; the last mode's is I x L. */
+    if (L == 1) {
+        CB(g->cb->dgemm(g->blas, CUBLAS_OP_T, CUBLAS_OP_N, (int)I, (int)I, (int)K, &one, g->y, (int)K, g->y, (int)K,
+                        &zero, dG, (int)I));
+    } else if (K == 1) {
+        CB(g->cb->dgemm(g->blas, CUBLAS_OP_N, CUBLAS_OP_T, (int)I, (int)I, (int)L, &one, g->y, (int)I, g->y, (int)I,
+                        &zero, dG, (int)I));
+    } else { /* a middle mode: slab by slab of Lc slices, summed in order */
+        const uint64_t rows = Lc < L ? Lc : L;
+        FD_TRY_GOTO(fd_cuda_alloc((void **)&Z, rows * I * K * sizeof(double), "a mode's unfolding (the SVD start)"), st,
+                    done);
+        for (uint64_t l0 = 0; l0 < L; l0 += rows) {
+            const uint64_t lc = L - l0 < rows ? L - l0 : rows;
+            k_unfold_slab<<<blocks_for(lc * I * K), THREADS, 0, g->stream>>>(g->y, l0, lc, I, K, Z);
+            CK(cudaGetLastError());
+            CB(g->cb->dgemm(g->blas, CUBLAS_OP_N, CUBLAS_OP_T, (int)I, (int)I, (int)(lc * K), &one, Z, (int)I, Z,
+                            (int)I, l0 ? &one : &zero, dG, (int)I));
+        }
+    }
+    /* Symmetric up to rounding: column-major or row-major, dsyevr reads
+     * one triangle. */
+    CK(cudaMemcpyAsync(G, dG, I * I * sizeof(double), cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaStreamSynchronize(g->stream));
+    *done = 1;
+done:
+    cudaFree(Z);
+    cudaFree(dG);
+    return st;
+}
+
 /* The Khatri-Rao product of modes [a, b) of the factors' block rows. */
 static void khatri_rao(bcp_gpu *g, uint32_t a, uint32_t b, double *out)
 {

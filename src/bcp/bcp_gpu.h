@@ -51,6 +51,13 @@ fd_status bcp_gpu_scale(bcp_gpu *g, const double *s);
 /* Only columns keep[0 .. K), packed at rank K. */
 fd_status bcp_gpu_keep(bcp_gpu *g, const uint32_t *keep, uint32_t K);
 
+/* The SVD start's Gram of mode n, which the block holds whole: G (I x I,
+ * host, row-major) = the block's mode-n unfolding times its transpose,
+ * by DGEMMs on the resident block (a mode in the middle in slabs of
+ * slices, permuted into a scratch matrix of at most 256 MB); waits.
+ * *done = 0 (and G untouched) where the sizes are past cuBLAS's ints. */
+fd_status bcp_gpu_mode_gram(bcp_gpu *g, uint32_t n, double *G, int *done);
+
 /* For the collectives between the ranks (bcp_cuda.c): the rank now, the
  * device arrays of M and of A(n) (full[n] x R each), the stream (a
  * cudaStream_t), and copies between them and the host that wait. */
