@@ -378,8 +378,13 @@ extern "C" fd_status bcp_gpu_mode_gram(bcp_gpu *g, uint32_t n, double *G, int *d
                         &zero, dG, (int)I));
     } else { /* a middle mode: slab by slab of Lc slices, summed in order */
         const uint64_t rows = Lc < L ? Lc : L;
-        FD_TRY_GOTO(fd_cuda_alloc((void **)&Z, rows * I * K * sizeof(double), "a mode's unfolding (the SVD start)"), st,
-                    done);
+        /* No room beside the block (a slice past 256 MB on a full
+         * device): the host's threads take the Gram instead. */
+        if (cudaMalloc((void **)&Z, rows * I * K * sizeof(double)) != cudaSuccess) {
+            cudaGetLastError();
+            Z = NULL;
+            goto done;
+        }
         for (uint64_t l0 = 0; l0 < L; l0 += rows) {
             const uint64_t lc = L - l0 < rows ? L - l0 : rows;
             k_unfold_slab<<<blocks_for(lc * I * K), THREADS, 0, g->stream>>>(g->y, l0, lc, I, K, Z);
