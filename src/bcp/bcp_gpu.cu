@@ -52,14 +52,7 @@ struct bcp_gpu {
 #define SLOTS(g) (SLOT_INNER(g) + 1)
 
 #define CK(call) CUDA_CHECK_GOTO(call, st, done)
-#define CB(call)                                                                                                       \
-    do {                                                                                                               \
-        const cublasStatus_t cb_ = (call);                                                                             \
-        if (cb_ != CUBLAS_STATUS_SUCCESS) {                                                                            \
-            st = fd_fail_at(FD_ERR_CUDA, __FILE__, __LINE__, "%s: cuBLAS status %d", #call, (int)cb_);                 \
-            goto done;                                                                                                 \
-        }                                                                                                              \
-    } while (0)
+#define CB(call) CUBLAS_CHECK_GOTO(call, st, done)
 
 /* The Khatri-Rao product of modes [a, b) in C order: row q's sub-indices,
  * then the product over the modes in order (as the CPU builds it, so the

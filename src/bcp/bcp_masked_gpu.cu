@@ -49,14 +49,7 @@ static uint64_t span(const bcp_mgpu *g, uint32_t a, uint32_t b)
 }
 
 #define CK(call) CUDA_CHECK_GOTO(call, st, done)
-#define CB(call)                                                                                                       \
-    do {                                                                                                               \
-        const cublasStatus_t cb_ = (call);                                                                             \
-        if (cb_ != CUBLAS_STATUS_SUCCESS) {                                                                            \
-            st = fd_fail_at(FD_ERR_CUDA, __FILE__, __LINE__, "%s: cuBLAS status %d", #call, (int)cb_);                 \
-            goto done;                                                                                                 \
-        }                                                                                                              \
-    } while (0)
+#define CB(call) CUBLAS_CHECK_GOTO(call, st, done)
 
 __global__ void k_indicator(const uint8_t *observed, uint64_t n, double *w)
 {

@@ -25,6 +25,18 @@ typedef struct {
                             const double *beta, double *C, int ldc);
 } fd_cublas;
 
+/* A cuBLAS call whose status is not success: the failing call and its
+ * line into st (FD_ERR_CUDA), then a jump to the function's cleanup
+ * label, as CUDA_CHECK_GOTO (check.cuh) does for the runtime's calls. */
+#define CUBLAS_CHECK_GOTO(call, st, label)                                                                             \
+    do {                                                                                                               \
+        const cublasStatus_t cublas_rc_ = (call);                                                                      \
+        if (cublas_rc_ != CUBLAS_STATUS_SUCCESS) {                                                                     \
+            (st) = fd_fail_at(FD_ERR_CUDA, __FILE__, __LINE__, "%s: cuBLAS status %d", #call, (int)cublas_rc_);        \
+            goto label;                                                                                                \
+        }                                                                                                              \
+    } while (0)
+
 /* The functions, loaded on the first call (thread-safe); a library that
  * cannot be found or lacks one of them is an FD_ERR_CUDA that names it,
  * each time it is asked for. */
