@@ -183,6 +183,19 @@ check '[ $rc -eq 143 ] && [ ! -e "$W/term/lattice.h5" ] && [ -f "$W/term/lattice
 "$BIN" lattice "$W/slow.dat" --resume "$W/term" -q -t 2 2> "$W/err"; rc=$?
 check '[ $rc -eq 0 ] && cmp -s <("$BIN" info --text "$W/term/lattice.h5" | sort) <("$BIN" info --text "$W/lref/lattice.h5" | sort)' \
       "resume after SIGTERM: exit $rc: $(cat "$W/err")"
+# The same with one thread, whose root runs whole until a checkpoint is
+# due (300 s away): SIGTERM stops it mid-tree, and what it has not
+# visited becomes the checkpoint's list.
+FD_PROGRESS_INTERVAL=0.1 "$BIN" lattice "$W/slow.dat" -o "$W/term1" -t 1 2> "$W/term1.err" &
+pid=$!
+for _ in $(seq 500); do grep -q "concepts" "$W/term1.err" && break; sleep 0.01; done
+kill -STOP $pid; kill -TERM $pid; kill -CONT $pid
+wait $pid; rc=$?
+check '[ $rc -eq 143 ] && [ ! -e "$W/term1/lattice.h5" ] && [ -f "$W/term1/lattice.checkpoint/job.h5" ]' \
+      "SIGTERM, one thread: exit $rc, left $(ls -A "$W/term1" 2> /dev/null | tr '\n' ' ')"
+"$BIN" lattice "$W/slow.dat" --resume "$W/term1" -q -t 1 2> "$W/err"; rc=$?
+check '[ $rc -eq 0 ] && cmp -s <("$BIN" info --text "$W/term1/lattice.h5" | sort) <("$BIN" info --text "$W/lref/lattice.h5" | sort)' \
+      "resume after SIGTERM, one thread: exit $rc: $(cat "$W/err")"
 # SIGTERM while --edges finds the covers (up by rows: over a minute of
 # work on 2 cores here, after a second of enumeration): the run stops
 # within seconds, exits 143 and keeps its checkpoint for --resume, no

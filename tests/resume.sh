@@ -114,6 +114,25 @@ check 'cmp -s "$W/lref.txt" "$W/lat.txt"' "lattice: the resumed concepts differ 
 resumed=$(attr "$W/lat/lattice.h5" resumed_subtrees) ran=$(subtrees "$W/lat/lattice.h5")
 check '[ "$d1" -gt 0 ] && [ "$d1" -le "$total" ] && [ "$resumed" -eq "$d1" ] && [ "$ran" -eq $((total - d1)) ]' \
       "lattice: $d1 of $total subtrees committed; the resumed run took $resumed as done and ran $ran"
+# One rank, one thread: the root runs whole until the first checkpoint is
+# due, with no split of the tree first: one subtree, one segment.  With a
+# checkpoint due at once, it stops at its first child and leaves the
+# root's children as the list; killed after two of them, the resumed run
+# takes those two as done and runs the rest.
+stats_subtrees() { sed -n 's/.* subtrees \([0-9]*\) .*/\1/p' "$1"; }
+"$BIN" lattice "$W/c.cxt" -o "$W/l1" -t 1 --stats > "$W/l1.out" 2>&1
+check '[ "$(stats_subtrees "$W/l1.out")" = 1 ] && cmp -s "$W/lref.txt" <("$BIN" info --text "$W/l1/lattice.h5" | sort)' \
+      "lattice -t 1 with checkpoints: the root was not run whole ($(stats_subtrees "$W/l1.out") subtrees), or another result"
+FD_TEST_KILL_AFTER=0:2:1 "$BIN" lattice "$W/c.cxt" -o "$W/l1k" -t 1 -q --checkpoint-seconds 1e-9 > /dev/null 2>&1
+killed "$W/l1k" $?
+d1=$(done_records "$W/l1k" 1)
+total=$(python3 -c "import sys, h5py; print(len(h5py.File(sys.argv[1])['records/start']) - 1)" "$W/l1k/lattice.checkpoint/job.h5")
+"$BIN" lattice "$W/c.cxt" --resume "$W/l1k" -t 1 --stats > "$W/err" 2>&1; rc=$?
+check '[ $rc -eq 0 ] && cmp -s "$W/lref.txt" <("$BIN" info --text "$W/l1k/lattice.h5" | sort)' \
+      "lattice -t 1: resume after a kill mid-run: exit $rc: $(cat "$W/err")"
+resumed=$(attr "$W/l1k/lattice.h5" resumed_subtrees) ran=$(stats_subtrees "$W/err")
+check '[ "$d1" -eq 2 ] && [ "$total" -gt 2 ] && [ "$resumed" -eq 2 ] && [ "$ran" -eq $((total - 2)) ]' \
+      "lattice -t 1: $d1 of $total subtrees committed; the resumed run took $resumed as done and ran $ran"
 # --text and --extents on one rank, with a segment per subtree.
 "$BIN" lattice "$W/c.cxt" -o "$W/lone" --text --extents -q --checkpoint-seconds 1e-9 | sort > "$W/lone.txt"
 check 'cmp -s "$W/lref.txt" "$W/lone.txt" && [ ! -e "$W/lone/lattice.checkpoint" ]' "lattice --text with checkpoints: another result"

@@ -214,6 +214,119 @@ static void test_wide(void)
     free(expect);
 }
 
+/* fcbo_run_until's pause: yes at the every-th question (1: at once). */
+typedef struct {
+    uint32_t every, asked;
+} pause_plan;
+
+static int pause_at(void *arg)
+{
+    pause_plan *pp = arg;
+    return ++pp->asked % pp->every == 0;
+}
+
+/* A lone worker that keeps pausing: the root runs until the plan says
+ * stop, then every task it left runs the same way, until none is left.
+ * With every = 1 each run stops before its first child, so each node of
+ * the tree becomes a task of its own.  Returns the concepts (sorted, in
+ * col) and the closures computed, or -1. */
+static long long run_paused(const fca_context *ctx, uint32_t min_support, uint32_t list_max, uint32_t every,
+                            collector *col, uint64_t *runs)
+{
+    fcbo_prep *p = NULL;
+    fcbo_ws *w = NULL;
+    concept_sink sink;
+    task_list todo, left;
+    col->n = 0;
+    col->dup_ids = 0;
+    task_list_init(&todo);
+    task_list_init(&left);
+    if (fcbo_prep_create(&p, ctx, min_support, g_layout) != FD_OK) return -1;
+    if (fcbo_prep_set_list_max(p, list_max) != FD_OK) return -1;
+    concept_sink_init(&sink, 0, NULL);
+    concept_sink_add(&sink, (concept_writer){collect, col});
+    fd_status st = fcbo_root(p, &todo);
+    if (st == FD_OK) st = fcbo_ws_create(&w, p, &sink);
+    pause_plan plan = {every, 0};
+    *runs = 0;
+    /* todo as a stack whose top is its end: a run's frontier is pushed in
+     * reverse, so that its first task runs next, as the search would. */
+    while (st == FD_OK && todo.n) {
+        task_list_clear(&left);
+        size_t words = fcbo_task_words(task_at(&todo, todo.n - 1));
+        uint64_t *t = malloc(words * sizeof *t);
+        if (!t) { st = FD_ERR_NOMEM; break; }
+        memcpy(t, task_at(&todo, todo.n - 1), words * sizeof *t);
+        todo.n--;
+        todo.nwords = todo.off[todo.n];
+        st = fcbo_run_until(w, t, pause_at, &plan, &left);
+        free(t);
+        (*runs)++;
+        for (size_t i = left.n; st == FD_OK && i-- > 0;) st = task_list_push(&todo, task_at(&left, i));
+    }
+    long long closures = w ? (long long)fcbo_ws_stats(w)->closures : -1;
+    if (st == FD_OK) st = fcbo_ws_flush(w);
+    fcbo_ws_destroy(&w);
+    task_list_free(&todo);
+    task_list_free(&left);
+    concept_sink_destroy(&sink);
+    fcbo_prep_destroy(&p);
+    if (st != FD_OK) return -1;
+    qsort(col->v, col->n, sizeof *col->v, cmp_u64);
+    return closures;
+}
+
+/* Pausing never changes the tree: the same concepts and the same number
+ * of closures (the failed sets travel with the tasks) as one straight
+ * run, whether the worker stops at every node, every other question or
+ * rarely. */
+static void test_pause(void)
+{
+    fd_rng rng = {20261206};
+    uint32_t rows[200];
+    uint64_t *expect = malloc(sizeof(uint64_t) << 14);
+    collector col = {0};
+    int cases = 0;
+    for (int rep = 0; rep < 12; rep++) {
+        uint32_t m = 4 + (uint32_t)(fd_rng_next(&rng) % 11);
+        uint32_t n_obj = 5 + (uint32_t)(fd_rng_next(&rng) % 150);
+        double dens = 0.2 + 0.6 * fd_rng_unif(&rng);
+        fca_context *ctx = random_context(&rng, n_obj, m, dens, rows);
+        CHECK(ctx != NULL, "context");
+        if (!ctx) continue;
+        const uint32_t supports[] = {0, 2, n_obj / 5 + 1};
+        for (size_t si = 0; si < 3; si++) {
+            size_t ne = brute_force(rows, n_obj, m, supports[si], expect);
+            for (int lay = 0; lay < 2; lay++)
+                for (int lm = 0; lm < 2; lm++) {
+                    g_layout = lay ? FCBO_LAYOUT_SPARSE : FCBO_LAYOUT_DENSE;
+                    const uint32_t list_max = lm ? UINT32_MAX : 0;
+                    uint64_t runs1 = 0, runs;
+                    long long straight = run_paused(ctx, supports[si], list_max, UINT32_MAX, &col, &runs1);
+                    CHECK(straight >= 0 && runs1 <= 1 && col.n == ne && !memcmp(col.v, expect, ne * 8),
+                          "straight run: %zu concepts, brute force %zu", col.n, ne);
+                    const uint32_t plans[] = {1, 2, 3, 5};
+                    for (size_t pi = 0; pi < 4; pi++) {
+                        long long c = run_paused(ctx, supports[si], list_max, plans[pi], &col, &runs);
+                        cases++;
+                        CHECK(c == straight && col.n == ne && !memcmp(col.v, expect, ne * 8) && !col.dup_ids,
+                              "objects %u attributes %u min_support %u %s layout lists %s, pausing at every %u-th "
+                              "question (%llu runs): %zu concepts (brute force %zu), %lld closures (straight %lld)",
+                              n_obj, m, supports[si], lay ? "sparse" : "dense", lm ? "always" : "never", plans[pi],
+                              (unsigned long long)runs, col.n, ne, c, straight);
+                        /* Stopping at every node makes each node a run. */
+                        if (pi == 0) CHECK(runs == ne, "every node a run: %llu runs for %zu concepts", (unsigned long long)runs, ne);
+                    }
+                }
+        }
+        fca_context_destroy(&ctx);
+    }
+    g_layout = FCBO_LAYOUT_DENSE;
+    printf("%d paused enumerations compared with brute force\n", cases);
+    free(col.v);
+    free(expect);
+}
+
 int main(void)
 {
     fd_rng rng = {20261129};
@@ -253,6 +366,7 @@ int main(void)
         }
     printf("%d enumerations compared with brute force\n", cases);
     test_wide();
+    test_pause();
     free(col.v);
     free(expect);
     return t_report();

@@ -460,8 +460,19 @@ struct fcbo_ws {
     fd_word *task_intent;    /* aw: the intent of a task that holds it as ids */
     int no_failed_sets;
     uint32_t part, nparts;   /* expand (out != NULL) only candidates ci = part mod nparts */
+    /* fcbo_run_until: asked every PAUSE_EVERY nodes; once it says yes,
+     * every child not yet entered goes to frontier instead. */
+    fcbo_pause_fn pause;
+    void *pause_arg;
+    uint32_t pause_countdown;
+    int paused;
+    task_list *frontier;
     fcbo_stats st;
 };
+
+/* A clock read costs about as much as a small node, so the pause test
+ * reads it once in this many nodes. */
+#define PAUSE_EVERY 64u
 
 #define BATCH_IDS ((size_t)1 << 18)
 
@@ -1057,6 +1068,18 @@ static fd_status column_and(fcbo_ws *w, const fnode *nd, uint32_t j, fnode *c)
     return FD_OK;
 }
 
+/* Whether fcbo_run_until's caller wants the search to stop here.  Once
+ * it has said so, every later child becomes a task: the deepest node's
+ * children first, then its parent's, the order in which the search would
+ * have entered them. */
+static inline int pausing(fcbo_ws *w)
+{
+    if (w->paused) return 1;
+    if (--w->pause_countdown) return 0;
+    w->pause_countdown = PAUSE_EVERY;
+    return w->paused = w->pause(w->pause_arg) != 0;
+}
+
 /* One node: emit it, compute its canonical children, then either recurse
  * into them (out == NULL) or append them to out as tasks. */
 FD_HOT static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_list *out)
@@ -1208,6 +1231,7 @@ FD_HOT static fd_status process(fcbo_ws *w, const fnode *nd, uint32_t y, task_li
             cn.intent = (fd_word *)child_intent(p, ch, B, room);
         }
         if (out) FD_TRY_GOTO(serialize(w, &cn, ch->j + 1, out), st, done);
+        else if (w->pause && pausing(w)) FD_TRY_GOTO(serialize(w, &cn, ch->j + 1, w->frontier), st, done);
         else FD_TRY_GOTO(process(w, &cn, ch->j + 1, NULL), st, done);
     }
 done:
@@ -1277,6 +1301,19 @@ fd_status fcbo_run(fcbo_ws *w, const uint64_t *task)
     fd_status st = process(w, &nd, y, NULL);
     clear_M(w, y);
     w->st.tasks++;
+    return st;
+}
+
+fd_status fcbo_run_until(fcbo_ws *w, const uint64_t *task, fcbo_pause_fn pause, void *arg, task_list *frontier)
+{
+    w->pause = pause;
+    w->pause_arg = arg;
+    w->pause_countdown = 1; /* asked before the first child */
+    w->paused = 0;
+    w->frontier = frontier;
+    fd_status st = fcbo_run(w, task);
+    w->pause = NULL;
+    w->frontier = NULL;
     return st;
 }
 

@@ -135,6 +135,16 @@ fd_status fcbo_root(const fcbo_prep *p, task_list *out);
 fd_status fcbo_expand(fcbo_ws *w, const uint64_t *task, task_list *out);
 /* Enumerates the whole subtree of task depth-first. */
 fd_status fcbo_run(fcbo_ws *w, const uint64_t *task);
+/* The same, asking pause(arg) before the first child and then every 64
+ * nodes; once it returns nonzero, the search enters no further node and
+ * appends every node it has not visited to frontier as a task, with the
+ * failed sets it inherits, in the order the search would have taken them.
+ * Running those tasks (on any worker, now or after a restart) finishes
+ * the search with the very closures and concepts of an unpaused run; an
+ * empty frontier means the subtree is done.  This is how a lone worker
+ * commits a checkpoint without splitting the tree first. */
+typedef int (*fcbo_pause_fn)(void *arg);
+fd_status fcbo_run_until(fcbo_ws *w, const uint64_t *task, fcbo_pause_fn pause, void *arg, task_list *frontier);
 
 /* Expands the costliest task (emitting its concept through w) until there
  * are at least target tasks or only leaves are left; the result replaces

@@ -150,6 +150,49 @@ fd_status lattice_split(const fcbo_prep *p, const lattice_opts *o, int device, c
     return st;
 }
 
+/* A lone consumer with checkpoints (one rank, one CPU thread).  Splitting
+ * the tree up front, as for many consumers, bought it nothing but a
+ * cost-ordered list of subtrees, each with its failed sets, and a second
+ * segment to copy at the end (mushroom: 0.14 s to 0.22 s).  Instead rank 0
+ * runs the root itself until the first checkpoint is due (or a signal
+ * comes), and only then leaves what it has not visited as the work list
+ * (fcbo_run_until): the concepts so far are the split's segment, the
+ * frontier the list, the same files and the same resume as a split.  A
+ * run that ends first has one segment, which becomes the result by a
+ * rename.  Returns the seconds it ran. */
+typedef struct {
+    const lattice_ckpt *ck;
+    double t0;
+} prefix_clock;
+
+static int prefix_pause(void *arg)
+{
+    const prefix_clock *c = arg;
+    return fd_interrupted() || lattice_ckpt_due(c->ck, c->t0);
+}
+
+static double lattice_prefix(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_list *tasks,
+                             fcbo_stats *stats, fd_status *st)
+{
+    fcbo_ws *w = NULL;
+    task_list left;
+    task_list_init(&left);
+    prefix_clock c = {o->ckpt, fd_now()};
+    *st = fcbo_ws_create(&w, p, sink);
+    if (*st == FD_OK && tasks->n) *st = fcbo_run_until(w, task_at(tasks, 0), prefix_pause, &c, &left);
+    if (w) {
+        if (*st == FD_OK) *st = fcbo_ws_flush(w);
+        fcbo_stats_add(stats, fcbo_ws_stats(w));
+        fcbo_ws_destroy(&w);
+    }
+    task_list tmp = *tasks;
+    *tasks = left;
+    task_list_free(&tmp);
+    const double s = fd_now() - c.t0;
+    stats->busy_seconds += s;
+    return s;
+}
+
 fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const struct lattice_ops *ops,
                             concept_sink *sink, fcbo_stats *stats)
 {
@@ -170,7 +213,7 @@ fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const str
      * first tasks; a failure here must still let the others finish, so it
      * is kept aside and the pool is driven with no work. */
     if (fd_pool_rank(pool) == 0) {
-        double t0 = fd_now();
+        double t0 = fd_now(), ran = 0;
         fd_records recs = {0};
         if (o->ckpt && lattice_ckpt_resuming(o->ckpt)) {
             /* The first run's list, less what its checkpoint holds. */
@@ -179,14 +222,16 @@ fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const str
             split_st = fcbo_root(p, &tasks);
             /* A device rank is one consumer; CPU threads are one each. */
             size_t consumers = (size_t)(device ? fd_pool_ranks(pool) : fd_pool_total_workers(pool));
-            /* One consumer takes the root alone, unless checkpoints need
-             * subtrees to count as done along the way. */
-            if (split_st == FD_OK && (consumers > 1 || o->ckpt))
+            /* One consumer takes the root alone; with checkpoints, it runs
+             * it here until the first is due (lattice_prefix). */
+            if (split_st == FD_OK && consumers == 1 && o->ckpt && !device)
+                ran = lattice_prefix(p, o, sink, &tasks, stats, &split_st);
+            else if (split_st == FD_OK && (consumers > 1 || o->ckpt))
                 split_st = lattice_split(p, o, device, sink, &tasks, consumers * per_consumer, stats);
             recs = (fd_records){tasks.data, tasks.off, tasks.n, tasks.nwords, NULL};
             if (split_st == FD_OK && o->ckpt) split_st = lattice_ckpt_split_done(o->ckpt, &recs);
         }
-        stats->split_seconds += fd_now() - t0;
+        stats->split_seconds += fd_now() - t0 - ran;
         if (split_st != FD_OK) {
             atomic_store(&sink->failed, 1);
             recs = (fd_records){0};

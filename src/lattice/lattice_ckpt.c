@@ -71,6 +71,7 @@ static slot *my_slot(lattice_ckpt *lc)
 }
 
 int lattice_ckpt_resuming(const lattice_ckpt *lc) { return ckpt_resuming(lc->ck); }
+int lattice_ckpt_due(const lattice_ckpt *lc, double since) { return ckpt_due(lc->ck, since); }
 uint64_t lattice_ckpt_resumed(const lattice_ckpt *lc) { return lc->ndone; }
 
 fd_status lattice_ckpt_open(lattice_ckpt **out, const lattice_ckpt_opts *o, const fca_context *ctx)

@@ -42,6 +42,9 @@ fd_status lattice_ckpt_open(lattice_ckpt **out, const lattice_ckpt_opts *o, cons
 void lattice_ckpt_close(lattice_ckpt **ck, fd_status st, int quiet);
 int lattice_ckpt_resuming(const lattice_ckpt *ck);
 
+/* 1 when a checkpoint begun at `since` (fd_now()) is due. */
+int lattice_ckpt_due(const lattice_ckpt *ck, double since);
+
 /* The writer that routes the calling thread's concepts to its segment. */
 concept_writer lattice_ckpt_writer(lattice_ckpt *ck);
 
