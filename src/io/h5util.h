@@ -59,6 +59,7 @@ typedef struct {
     hid_t ds;
     hid_t memtype;
     uint64_t n;
+    int narrow;   /* uint32 in memory, 16-bit unsigned in the file: narrowed by h5u_app_append */
 } h5u_app;
 
 fd_status h5u_app_create(h5u_app *a, hid_t loc, const char *name, hid_t filetype, hid_t memtype, uint64_t chunk);
