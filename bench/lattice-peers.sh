@@ -25,7 +25,7 @@ tmp=$(mktemp -d "${TMPDIR:-/tmp}/fcbo-peers.XXXXXX"); trap 'rm -rf "$tmp"' EXIT
 version=$("$BIN" version | head -1 | cut -d' ' -f2-)
 "$BIN" gen context --objects 100000 --attributes 16000 --density 0.0006 --zipf 1 --seed 1 -o "$tmp/zipf.dat" > /dev/null
 # input|absolute supports (transactions)|name
-cases=("$tmp/zipf.dat|20 5|zipf 100000x16000 d=0.0006")
+cases=("$tmp/zipf.dat|20 5 1|zipf 100000x16000 d=0.0006")
 [ -f "$SHARED/data/fca/T10I4D100K.dat" ] && cases+=("$SHARED/data/fca/T10I4D100K.dat|20 5 1|T10I4D100K")
 [ -f "$SHARED/data/fca/mushroom.dat" ] && cases+=("$SHARED/data/fca/mushroom.dat|1|mushroom")
 [ -f "$SHARED/data/fca/chess.dat" ] && cases+=("$SHARED/data/fca/chess.dat|1918|chess")
