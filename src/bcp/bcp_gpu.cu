@@ -12,6 +12,7 @@
  * one warp (short sums) or one block of threads per (i, r), summed in a
  * fixed order. */
 #include "bcp_gpu.h"
+#include "bcp_gpu_launch.cuh"
 #include "../cuda/check.cuh"
 #include "../cuda/cublas_load.h"
 #include "../cuda/fdcuda.h"
@@ -21,7 +22,6 @@
 #include <string.h>
 
 #define MAXN 8
-#define THREADS 256
 /* The most row chunks of a Gram matrix (see k_gram_part). */
 #define GRAM_CHUNKS 64
 
@@ -200,14 +200,8 @@ __global__ void k_keep(const double *A, uint64_t rows, uint32_t R, struct keep_c
     out[e] = A[(e / K) * R + kc.k[e % K]];
 }
 
-static uint64_t span(const bcp_gpu *g, uint32_t a, uint32_t b)
-{
-    uint64_t p = 1;
-    for (uint32_t m = a; m < b; m++) p *= g->dims[m];
-    return p;
-}
+static uint64_t span(const bcp_gpu *g, uint32_t a, uint32_t b) { return dims_span(g->dims, a, b); }
 
-static unsigned blocks_for(uint64_t n) { return (unsigned)((n + THREADS - 1) / THREADS); }
 
 extern "C" void bcp_gpu_destroy(bcp_gpu **pg)
 {

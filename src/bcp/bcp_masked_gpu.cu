@@ -11,6 +11,7 @@
  * so the intermediate stays small while the DGEMM reads the tensor once.
  * Every sum runs in a fixed order: the same bits on every rank. */
 #include "bcp_masked_gpu.h"
+#include "bcp_gpu_launch.cuh"
 #include "../cuda/check.cuh"
 #include "../cuda/cublas_load.h"
 
@@ -19,7 +20,6 @@
 #include <string.h>
 
 #define MAXN 8
-#define THREADS 256
 
 /* The rows of one mode as a kernel sees them: means (width R), moments
  * or the means' outer products (width P, packed). */
@@ -39,14 +39,8 @@ struct bcp_mgpu {
 };
 
 static uint32_t packed(uint32_t R) { return R * (R + 1) / 2; }
-static unsigned blocks_for(uint64_t n) { return (unsigned)((n + THREADS - 1) / THREADS); }
 
-static uint64_t span(const bcp_mgpu *g, uint32_t a, uint32_t b)
-{
-    uint64_t p = 1;
-    for (uint32_t m = a; m < b; m++) p *= g->dims[m];
-    return p;
-}
+static uint64_t span(const bcp_mgpu *g, uint32_t a, uint32_t b) { return dims_span(g->dims, a, b); }
 
 #define CK(call) CUDA_CHECK_GOTO(call, st, done)
 #define CB(call) CUBLAS_CHECK_GOTO(call, st, done)
