@@ -16,6 +16,7 @@
 #include "common/env.h"
 #include "common/par_rows.h"
 #include "common/progress.h"
+#include "io/h5util.h"
 #include "io/matrix_read.h"
 #include "common/sha256.h"
 #include "lattice/context.h"
@@ -646,6 +647,93 @@ static void test_progress(void)
     CHECK(!strcmp(b, "0/10 points (0.0%), 0.0 s"), "progress at the start: '%s'", b);
 }
 
+/* HDF5's Fletcher-32 as H5checksum.c states it: one big-endian 16-bit
+ * word at a time, both sums folded every 360 words. */
+static uint32_t fletcher_ref(const uint8_t *d, size_t len)
+{
+    uint32_t s1 = 0, s2 = 0;
+    for (size_t w = 0; w < len / 2; w++) {
+        s1 += (uint32_t)d[2 * w] << 8 | d[2 * w + 1];
+        s2 += s1;
+        if ((w + 1) % 360 == 0 || w + 1 == len / 2) {
+            s1 = (s1 & 0xffff) + (s1 >> 16);
+            s2 = (s2 & 0xffff) + (s2 >> 16);
+        }
+    }
+    if (len % 2) {
+        s1 += (uint32_t)d[len - 1] << 8;
+        s2 += s1;
+        s1 = (s1 & 0xffff) + (s1 >> 16);
+        s2 = (s2 & 0xffff) + (s2 >> 16);
+    }
+    s1 = (s1 & 0xffff) + (s1 >> 16);
+    s2 = (s2 & 0xffff) + (s2 >> 16);
+    return s2 << 16 | s1;
+}
+
+/* h5u_fletcher32 against the word-at-a-time definition (all-0xff data
+ * is the sums' largest case), and h5u_write_1d's own chunks against
+ * HDF5's filter (FD_H5_DIRECT=off): the same bytes on disk, chunk by
+ * chunk with their checksums, and HDF5 reads the data back, verifying
+ * them, for partial last chunks, one chunk, and one-byte elements of
+ * odd length. */
+static void test_fletcher(const char *prefix)
+{
+    fd_rng rng = {20261206};
+    const size_t lens[] = {1, 2, 3, 719, 720, 721, 1440, 4097, 100001};
+    uint8_t *buf = malloc(100001);
+    for (size_t li = 0; li < sizeof lens / sizeof *lens; li++)
+        for (int fill = 0; fill < 2; fill++) {
+            for (size_t i = 0; i < lens[li]; i++) buf[i] = fill ? 0xff : (uint8_t)fd_rng_next(&rng);
+            CHECK(h5u_fletcher32(buf, lens[li]) == fletcher_ref(buf, lens[li]), "fletcher32 of %zu %s bytes",
+                  lens[li], fill ? "0xff" : "random");
+        }
+    free(buf);
+    char path[4096];
+    snprintf(path, sizeof path, "%s.chunks.h5", prefix);
+    const uint64_t ns[] = {1, 5, (1u << 18) - 1, 1u << 18, (1u << 18) + 3, 3 * (1u << 18) + 7};
+    const hid_t types[] = {H5T_NATIVE_DOUBLE, H5T_NATIVE_INT32, H5T_NATIVE_UINT8};
+    for (size_t ti = 0; ti < 3; ti++)
+        for (size_t ni = 0; ni < sizeof ns / sizeof *ns; ni++) {
+            const uint64_t n = ns[ni];
+            const size_t elem = H5Tget_size(types[ti]);
+            uint8_t *v = malloc(n * elem), *back = malloc(n * elem);
+            for (size_t i = 0; i < n * elem; i++) v[i] = (uint8_t)fd_rng_next(&rng);
+            hid_t f = H5Fcreate(path, H5F_ACC_TRUNC, H5P_DEFAULT, H5P_DEFAULT);
+            CHECK(f >= 0, "create %s", path);
+            CHECK(h5u_write_1d(f, "direct", types[ti], types[ti], v, n) == FD_OK, "direct write");
+            setenv("FD_H5_DIRECT", "off", 1);
+            CHECK(h5u_write_1d(f, "filter", types[ti], types[ti], v, n) == FD_OK, "filter write");
+            unsetenv("FD_H5_DIRECT");
+            H5Fclose(f);
+            f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT);
+            hid_t a = H5Dopen2(f, "direct", H5P_DEFAULT), b = H5Dopen2(f, "filter", H5P_DEFAULT);
+            const hsize_t chunk = n < (1u << 18) ? n : (1u << 18);
+            int same = 1;
+            for (hsize_t at = 0; at < n && same; at += chunk) {
+                hsize_t sa = 0, sb = 0;
+                H5Dget_chunk_storage_size(a, &at, &sa);
+                H5Dget_chunk_storage_size(b, &at, &sb);
+                uint8_t *ca = malloc(sa + 1), *cb = malloc(sb + 1);
+                uint32_t fa = 1, fb = 1;
+                same = sa == sb && sa == chunk * elem + 4 && H5Dread_chunk(a, H5P_DEFAULT, &at, &fa, ca) >= 0 &&
+                       H5Dread_chunk(b, H5P_DEFAULT, &at, &fb, cb) >= 0 && fa == fb && !memcmp(ca, cb, sa);
+                free(ca);
+                free(cb);
+            }
+            CHECK(same, "type %zu, %llu values: the chunks written directly differ from HDF5's filter's", ti,
+                  (unsigned long long)n);
+            CHECK(H5Dread(a, types[ti], H5S_ALL, H5S_ALL, H5P_DEFAULT, back) >= 0 && !memcmp(v, back, n * elem),
+                  "type %zu, %llu values: not read back as written", ti, (unsigned long long)n);
+            H5Dclose(a);
+            H5Dclose(b);
+            H5Fclose(f);
+            free(v);
+            free(back);
+        }
+    remove(path);
+}
+
 int main(int argc, char **argv)
 {
     sha_case("abc", 1, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
@@ -662,5 +750,6 @@ int main(int argc, char **argv)
     test_readers(argc > 1 ? argv[1] : "units.tmp");
     test_bigmem();
     test_progress();
+    test_fletcher(argc > 1 ? argv[1] : "units.tmp");
     return t_report();
 }

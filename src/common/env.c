@@ -75,6 +75,7 @@ static const struct {
     {"FD_DPC_GRID", on_off},          /* dpc/grid.c, dpc/kdtree.c */
     {"FD_DPC_TREE", auto_always},     /* dpc/dpc.c */
     {"FD_H5_CHECKSUM", on_off},       /* io/h5util.c */
+    {"FD_H5_DIRECT", on_off},         /* io/h5util.c */
     {"FD_LATTICE_LAYOUT", fd_env_layouts}, /* lattice/fcbo.c */
     {"FD_NCCL", on_off},              /* mpi/nccl_comm.c */
     {"FD_SPEARMAN_SCALAR", zero_one}, /* spearman/tile.c */

@@ -3,6 +3,7 @@
 
 #include "../common/atomicfile.h"
 #include "../common/env.h"
+#include "../common/par_rows.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -40,7 +41,7 @@ void h5u_quiet(void)
 /* Data in chunks with HDF5's Fletcher-32 checksum (a filter every HDF5
  * and h5py reads without plugins): a damaged chunk reads as an error, not
  * as other numbers.  About 3% of a lattice run's time writing
- * T10I4D100K's 47 MB (bench/h5-checksum.sh); FD_H5_CHECKSUM=off leaves
+ * T10I4D100K's 47 MB; bench/h5-write.sh times the write); FD_H5_CHECKSUM=off leaves
  * it out. */
 static int checksummed(void) { return !fd_env_switched("FD_H5_CHECKSUM"); }
 
@@ -247,6 +248,104 @@ done:
 fd_status h5u_attr_u64(hid_t loc, const char *name, uint64_t v) { return attr_write(loc, name, H5T_NATIVE_UINT64, &v); }
 fd_status h5u_attr_f64(hid_t loc, const char *name, double v) { return attr_write(loc, name, H5T_NATIVE_DOUBLE, &v); }
 
+static inline uint32_t fold16(uint32_t s) { return (s & 0xffff) + (s >> 16); }
+
+/* HDF5's loop (H5checksum.c) adds one big-endian 16-bit word at a time,
+ * sum1 += w, sum2 += sum1, and folds both every 360 words.  Over a block
+ * of n words that is sum1 + Σw and sum2 + n·sum1 + Σ(n-i)·w_i, the same
+ * values modulo 2^32 (so the same folds), without the chain from one
+ * word to the next. */
+uint32_t h5u_fletcher32(const void *data, size_t len)
+{
+    const uint8_t *d = data;
+    size_t words = len / 2;
+    uint32_t s1 = 0, s2 = 0;
+    while (words) {
+        const uint32_t n = words > 360 ? 360 : (uint32_t)words;
+        uint32_t a = 0, b = 0;
+        for (uint32_t i = 0; i < n; i++) {
+            const uint32_t w = (uint32_t)d[2 * i] << 8 | d[2 * i + 1];
+            a += w;
+            b += (n - i) * w;
+        }
+        s2 = fold16(s2 + n * s1 + b);
+        s1 = fold16(s1 + a);
+        d += 2 * (size_t)n;
+        words -= n;
+    }
+    if (len % 2) {
+        s1 += (uint32_t)*d << 8;
+        s2 += s1;
+        s1 = fold16(s1);
+        s2 = fold16(s2);
+    }
+    s1 = fold16(s1);
+    s2 = fold16(s2);
+    return s2 << 16 | s1;
+}
+
+static int write_threads = 1;
+void h5u_set_threads(int threads) { write_threads = threads > 0 ? threads : 1; }
+
+typedef struct {
+    const uint8_t *src;
+    size_t chunk_bytes;
+    uint32_t *sum;
+} chunk_sums;
+
+static fd_status sum_chunks(void *arg, uint64_t c0, uint64_t c1, int thread)
+{
+    const chunk_sums *c = arg;
+    (void)thread;
+    for (uint64_t k = c0; k < c1; k++) c->sum[k] = h5u_fletcher32(c->src + k * c->chunk_bytes, c->chunk_bytes);
+    return FD_OK;
+}
+
+/* The checksummed chunks of a whole 1-D dataset written as the filter
+ * would write them (the data, zeros past the end in the last chunk, the
+ * Fletcher-32 little-endian), by H5Dwrite_chunk: HDF5's filter sums one
+ * chunk at a time on one thread, which was half of writing dpc.h5
+ * (bench/results/h5-write-history.txt); here the full chunks' sums are
+ * found on the job's threads first.  Only for data stored as it is in
+ * memory (no conversion) and no compression. */
+static fd_status write_chunks_direct(hid_t ds, size_t elem, const void *v, uint64_t n, uint64_t chunk)
+{
+    fd_status st = FD_OK;
+    const size_t cb = (size_t)chunk * elem, total = (size_t)n * elem;
+    const uint64_t nfull = n / chunk, nchunks = (n + chunk - 1) / chunk;
+    chunk_sums cs = {v, cb, NULL};
+    uint8_t *buf = NULL;
+    FD_ALLOC_GOTO(cs.sum, nfull + 1, st, done);
+    FD_ALLOC_GOTO(buf, cb + 4, st, done);
+    FD_TRY_GOTO(par_rows_chunk(write_threads, 0, nfull, 1, sum_chunks, &cs, NULL), st, done);
+    for (uint64_t k = 0; k < nchunks; k++) {
+        const size_t off = (size_t)k * cb, bytes = total - off < cb ? total - off : cb;
+        memcpy(buf, cs.src + off, bytes);
+        uint32_t sum;
+        if (k < nfull) {
+            sum = cs.sum[k];
+        } else {
+            memset(buf + bytes, 0, cb - bytes);
+            sum = h5u_fletcher32(buf, cb);
+        }
+        for (int b = 0; b < 4; b++) buf[cb + (size_t)b] = (uint8_t)(sum >> (8 * b));
+        const hsize_t at = (hsize_t)k * chunk;
+        H5_CHECK_GOTO(H5Dwrite_chunk(ds, H5P_DEFAULT, 0, &at, cb + 4, buf), st, done);
+    }
+done:
+    free(cs.sum);
+    free(buf);
+    return st;
+}
+
+/* Whether h5u_write_1d may write the chunks itself: checksummed, not
+ * compressed, and stored exactly as held (FD_H5_DIRECT=off: never). */
+static int direct_chunks(hid_t filetype, hid_t memtype)
+{
+    return checksummed() && deflate_level == 0 && H5Tequal(filetype, memtype) > 0 &&
+           H5Tget_class(filetype) != H5T_STRING && !fd_env_switched("FD_H5_DIRECT");
+}
+
 fd_status h5u_write_1d(hid_t loc, const char *name, hid_t filetype, hid_t memtype, const void *v, uint64_t n)
 {
     fd_status st = FD_OK;
@@ -257,7 +356,10 @@ fd_status h5u_write_1d(hid_t loc, const char *name, hid_t filetype, hid_t memtyp
     if (n) FD_TRY_GOTO(h5u_chunked_dcpl(&dcpl, 1, &chunk), st, done);
     H5_CHECK_GOTO(ds = H5Dcreate2(loc, name, filetype, space, H5P_DEFAULT, n ? dcpl : H5P_DEFAULT, H5P_DEFAULT), st,
                   done);
-    if (n) H5_CHECK_GOTO(H5Dwrite(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, v), st, done);
+    if (n && direct_chunks(filetype, memtype))
+        FD_TRY_GOTO(write_chunks_direct(ds, H5Tget_size(filetype), v, n, chunk), st, done);
+    else if (n)
+        H5_CHECK_GOTO(H5Dwrite(ds, memtype, H5S_ALL, H5S_ALL, H5P_DEFAULT, v), st, done);
 done:
     if (dcpl >= 0) H5Pclose(dcpl);
     if (ds >= 0) H5Dclose(ds);

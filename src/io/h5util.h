@@ -123,6 +123,11 @@ fd_status h5u_write_strings(hid_t loc, const char *name, char *const *s, uint64_
 /* Every dataset made from now on deflated at level (1..9; 0: not), with
  * the shuffle filter before it (--compress). */
 void h5u_set_deflate(int level);
+/* Threads for the checksums of h5u_write_1d's chunks (the job's). */
+void h5u_set_threads(int threads);
+/* HDF5's Fletcher-32 of len bytes (the value its filter appends to a
+ * chunk, little-endian), computed in a form the compiler vectorises. */
+uint32_t h5u_fletcher32(const void *data, size_t len);
 #define H5U_COMPRESS_LEVEL 4
 /* A 1-D dataset of n fixed-length strings (what h5u_write_strings
  * writes) as n strdup'ed strings in *out; anything else (another length,
