@@ -173,29 +173,26 @@ check '[ $rc -eq 0 ] && [ -f "$W/busy/lattice.h5" ] && [ ! -e "$W/busy/.fcbo-dis
 # and let go, so that it cannot finish in between on a loaded machine.
 "$BIN" gen context --objects 3000 --attributes 44 --density 0.3 --seed 8 -o "$W/slow.dat"
 "$BIN" lattice "$W/slow.dat" -o "$W/lref" -q -t 2 --checkpoint-seconds 0
-"$BIN" lattice "$W/slow.dat" -o "$W/term" -q -t 2 --checkpoint-seconds 0.2 &
-pid=$!
-for _ in $(seq 500); do [ -n "$(ls "$W/term/lattice.checkpoint" 2> /dev/null | grep '^seg-.*h5$')" ] && break; sleep 0.01; done
-kill -STOP $pid; kill -TERM $pid; kill -CONT $pid
-wait $pid; rc=$?
-check '[ $rc -eq 143 ] && [ ! -e "$W/term/lattice.h5" ] && [ -f "$W/term/lattice.checkpoint/job.h5" ]' \
-      "SIGTERM: exit $rc, left $(ls -A "$W/term" 2> /dev/null | tr '\n' ' ')"
-"$BIN" lattice "$W/slow.dat" --resume "$W/term" -q -t 2 2> "$W/err"; rc=$?
-check '[ $rc -eq 0 ] && cmp -s <("$BIN" info --text "$W/term/lattice.h5" | sort) <("$BIN" info --text "$W/lref/lattice.h5" | sort)' \
-      "resume after SIGTERM: exit $rc: $(cat "$W/err")"
-# The same with one thread, whose root runs whole until a checkpoint is
-# due (300 s away): SIGTERM stops it mid-tree, and what it has not
-# visited becomes the checkpoint's list.
-FD_PROGRESS_INTERVAL=0.1 "$BIN" lattice "$W/slow.dat" -o "$W/term1" -t 1 2> "$W/term1.err" &
-pid=$!
-for _ in $(seq 500); do grep -q "concepts" "$W/term1.err" && break; sleep 0.01; done
-kill -STOP $pid; kill -TERM $pid; kill -CONT $pid
-wait $pid; rc=$?
-check '[ $rc -eq 143 ] && [ ! -e "$W/term1/lattice.h5" ] && [ -f "$W/term1/lattice.checkpoint/job.h5" ]' \
-      "SIGTERM, one thread: exit $rc, left $(ls -A "$W/term1" 2> /dev/null | tr '\n' ' ')"
-"$BIN" lattice "$W/slow.dat" --resume "$W/term1" -q -t 1 2> "$W/err"; rc=$?
-check '[ $rc -eq 0 ] && cmp -s <("$BIN" info --text "$W/term1/lattice.h5" | sort) <("$BIN" info --text "$W/lref/lattice.h5" | sort)' \
-      "resume after SIGTERM, one thread: exit $rc: $(cat "$W/err")"
+# sigterm_resume NAME THREADS READY [ARGS]: the run into $W/NAME, stopped
+# once READY (a test) holds; then --resume, which must give lref's
+# concepts.  Two threads: after a segment is committed.  One thread, whose
+# root runs whole until a checkpoint is due (300 s away): mid-tree, and
+# what it has not visited becomes the checkpoint's list.
+sigterm_resume() {
+  local name=$1 t=$2 ready=$3 pid rc; shift 3
+  FD_PROGRESS_INTERVAL=0.1 "$BIN" lattice "$W/slow.dat" -o "$W/$name" -t "$t" "$@" 2> "$W/$name.err" &
+  pid=$!
+  for _ in $(seq 500); do eval "$ready" && break; sleep 0.01; done
+  kill -STOP $pid; kill -TERM $pid; kill -CONT $pid
+  wait $pid; rc=$?
+  check '[ $rc -eq 143 ] && [ ! -e "$W/$name/lattice.h5" ] && [ -f "$W/$name/lattice.checkpoint/job.h5" ]' \
+        "SIGTERM, $t threads: exit $rc, left $(ls -A "$W/$name" 2> /dev/null | tr '\n' ' ')"
+  "$BIN" lattice "$W/slow.dat" --resume "$W/$name" -q -t "$t" 2> "$W/err"; rc=$?
+  check '[ $rc -eq 0 ] && cmp -s <("$BIN" info --text "$W/$name/lattice.h5" | sort) <("$BIN" info --text "$W/lref/lattice.h5" | sort)' \
+        "resume after SIGTERM, $t threads: exit $rc: $(cat "$W/err")"
+}
+sigterm_resume term 2 '[ -n "$(ls "$W/term/lattice.checkpoint" 2> /dev/null | grep "^seg-.*h5$")" ]' --checkpoint-seconds 0.2
+sigterm_resume term1 1 'grep -q concepts "$W/term1.err"'
 # SIGTERM while --edges finds the covers (up by rows: over a minute of
 # work on 2 cores here, after a second of enumeration): the run stops
 # within seconds, exits 143 and keeps its checkpoint for --resume, no
