@@ -399,6 +399,47 @@ for label, env in (("tree", {"FD_DPC_TREE": "auto"}), ("scan", {"FD_DPC_GRID": "
 if len(got) == 2:
     for k in ("rho", "delta", "parent", "labels", "core"):
         check(np.array_equal(got["tree"][k], got["scan"][k]), "20,000 8-D blobs: %s differs by tree" % k)
+# Tight blobs in 1, 2 and 3 coordinates, where the cluster peaks' nearest
+# denser points lie past the delta grid's last ring (rings * h: rings of
+# at most 1024 cells, cells of about one neighbour distance): they are
+# settled on coarser grids, or once the rings cover a grid, against the
+# scan of every point.
+for d, rings in ((1, 511), (2, 15), (3, 4)):
+    path = os.path.join(WORK, "tight%d.npy" % d)
+    subprocess.run([BIN, "gen", "blobs", "--n", "20000", "--dims", str(d), "--clusters", "9", "--spread", "0.02",
+                    "--seed", "11", "-o", path], check=True, env=ENV, stdout=subprocess.DEVNULL)
+    X = np.load(path)
+    got = {}
+    for label, env in (("grid", {}), ("scan", {"FD_DPC_GRID": "off"})):
+        ENV.update(env)
+        o = os.path.join(WORK, "tight%d_%s" % (d, label))
+        if run([path, "--neighbors", "20", "--centers", "9", "-o", o, "--force", "-q"]).returncode == 0:
+            got[label] = load(o)
+        ENV.pop("FD_DPC_GRID", None)
+    if len(got) == 2:
+        for k in ("rho", "delta", "parent", "labels"):
+            check(np.array_equal(got["grid"][k], got["scan"][k]), "20,000 tight %d-D blobs: %s differs by grid" % (d, k))
+        h = (X.max(0) - X.min(0)).max() / len(X) ** (1.0 / d)
+        far = (got["grid"]["delta"] > 1.01 * rings * h).sum()
+        check(far >= 2, "20,000 tight %d-D blobs: %d points past the first grid's rings" % (d, far))
+# 1-D .npy arrays: points of one coordinate and labels, as NumPy saves
+# them, give what the same values as one column give.
+X1 = np.load(os.path.join(WORK, "tight1.npy"))
+lab1 = np.load(os.path.join(WORK, "tight1.labels.npy"))
+np.save(os.path.join(WORK, "flat.npy"), X1.reshape(-1))
+np.save(os.path.join(WORK, "flat.labels.npy"), lab1.reshape(-1).astype(np.int32))
+np.save(os.path.join(WORK, "col.labels.npy"), lab1.reshape(-1, 1).astype(np.int32))
+got = {}
+for label, pts, labs in (("flat", "flat.npy", "flat.labels.npy"), ("col", "tight1.npy", "col.labels.npy")):
+    o = os.path.join(WORK, "oned_" + label)
+    if run([os.path.join(WORK, pts), "--labels", os.path.join(WORK, labs), "--neighbors", "20", "--centers", "9",
+            "-o", o, "--force", "-q"]).returncode == 0:
+        got[label] = load(o)
+if len(got) == 2:
+    for k in ("rho", "delta", "parent", "labels"):
+        check(np.array_equal(got["flat"][k], got["col"][k]), "1-D .npy: %s differs from one column's" % k)
+    check(got["flat"]["attrs"]["ari"] == got["col"]["attrs"]["ari"] and got["flat"]["attrs"]["ari"] > 0.9,
+          "1-D .npy labels: ARI %r against %r" % (got["flat"]["attrs"]["ari"], got["col"]["attrs"]["ari"]))
 many = os.path.join(WORK, "many.txt")  # every point in the rectangle: more centres than allowed
 subprocess.run([BIN, "gen", "blobs", "--n", "70000", "--dims", "2", "--clusters", "9", "-o", many], check=True, env=ENV)
 r = run([many, "--dc", "1", "--rho-min", "-1", "--delta-min", "1e-300", "-q"], expect=2)

@@ -680,10 +680,8 @@ fd_status dpc_rho_rows(const dpc_points *p, double dc, int kernel, uint64_t i0, 
 
 /* ---------------- delta ---------------- */
 
-/* A row the grid's rings left to delta_pending, and how much wider each
- * of its grids' cells are than the last's. */
+/* A row the grid's rings left to delta_pending. */
 #define DELTA_PENDING (-2)
-#define DELTA_COARSER 8
 
 typedef struct {
     const dpc_points *p;
@@ -825,7 +823,8 @@ typedef struct {
 
 /* The nearest denser point by rings of cells around the point's own:
  * after ring r, every point not yet seen is at least r h away (less a
- * rounding margin), so a nearest one closer than that is final.  Points
+ * rounding margin), so a nearest one closer than that is final, as is
+ * one found once the rings cover the whole grid.  Points
  * whose rings would pass DPC_RING_CELLS cells (local density peaks, the
  * densest point) scan every point as delta_range does.  A denser point at
  * distance 0 is final at once: it has the same coordinates, so it is in
@@ -863,7 +862,9 @@ FD_HOT static fd_status gdelta_range(void *arg, uint64_t i0, uint64_t i1, int th
                     }
                 }
             const double reach = ((double)rr - gr->slack) * g->h;
-            done = done || (bj >= 0 && reach > 0 && best < reach * reach);
+            int all = 1; /* the rings so far cover the whole grid */
+            for (uint32_t k = 0; k < g->d; k++) all &= c[k] - rr <= 0 && c[k] + rr >= g->dim[k] - 1;
+            done = done || (bj >= 0 && (all || (reach > 0 && best < reach * reach)));
         }
         if (done) {
             r->delta[i - r->base] = sqrt(best);
@@ -919,9 +920,9 @@ static fd_status delta_grid(dpc_grid *g, const dpc_points *p, const double *rho,
  * the larger part of delta's time on 10M 2-D blobs (delta 67.7 s then,
  * 12.2 s now with the cell order: bench/results/dpc-phases.csv).  They go
  * through grids of cells
- * DELTA_COARSER times wider in every coordinate, each by the same rings,
- * until a grid's rings reach across it; what is left (the densest point,
- * which has no denser one) scans. */
+ * DPC_GRID_COARSER times wider in every coordinate, each by the same
+ * rings, until a grid's rings reach across it; what is left (the densest
+ * point, which has no denser one) scans. */
 static fd_status delta_pending(const dpc_points *p, const double *rho, uint64_t i0, uint64_t i1, int threads,
                                double *delta, int64_t *parent, double side)
 {
@@ -932,15 +933,13 @@ static fd_status delta_pending(const dpc_points *p, const double *rho, uint64_t 
     if (!(list = malloc(np * sizeof *list))) return fd_fail(FD_ERR_NOMEM, "out of memory");
     for (uint64_t i = i0, k = 0; i < i1; i++)
         if (parent[i - i0] == DELTA_PENDING) list[k++] = i;
-    for (int whole = 0; np && !whole;) {
-        side *= DELTA_COARSER;
+    for (int whole = 0, level = 1; np && !whole && level < DPC_GRID_LEVELS; level++) {
+        side *= DPC_GRID_COARSER;
         dpc_grid g;
         double *rs;
         FD_TRY_GOTO(delta_grid(&g, p, rho, side, &rs), st, done);
-        const int rings = dpc_grid_rings(&g);
-        whole = 1;
-        for (uint32_t k = 0; k < g.d; k++) whole &= g.dim[k] <= rings;
-        gdelta_ctx r = {{p, rho, delta, parent, i0}, &g, dpc_grid_slack(&g), rings, rs, 0, list};
+        whole = dpc_grid_whole(&g);
+        gdelta_ctx r = {{p, rho, delta, parent, i0}, &g, dpc_grid_slack(&g), dpc_grid_rings(&g), rs, 0, list};
         st = par_rows(threads, 0, np, gdelta_range, &r, NULL);
         free(rs);
         dpc_grid_free(&g);

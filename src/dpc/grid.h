@@ -13,6 +13,10 @@
 /* The cells of the rings a point searches for its nearest denser point
  * before it scans every point (both backends). */
 #define DPC_RING_CELLS 1024
+/* The rows a grid's rings leave go through grids whose cells are this
+ * many times wider, up to DPC_GRID_LEVELS grids in all (both backends). */
+#define DPC_GRID_COARSER 8
+#define DPC_GRID_LEVELS 16
 
 typedef struct dpc_grid {
     uint32_t d;
@@ -56,6 +60,12 @@ double dpc_grid_slack(const dpc_grid *g);
  * before it scans every point: (2 r + 1)^d cells at most DPC_RING_CELLS,
  * and no further than the grid reaches (both backends). */
 int dpc_grid_rings(const dpc_grid *g);
+
+/* Whether g's rings reach across it: its last level. */
+int dpc_grid_whole(const dpc_grid *g);
+/* The shapes of the delta pass's grids: cells of side, then each
+ * DPC_GRID_COARSER times wider until one is whole; their count. */
+int dpc_grid_levels(const dpc_points *p, double side, dpc_grid levels[DPC_GRID_LEVELS]);
 
 /* The cell coordinates of point i. */
 void dpc_grid_coords(const dpc_grid *g, uint64_t i, int64_t c[DPC_GRID_MAX_D]);
