@@ -34,7 +34,7 @@ bad_npy() { # name, header, payload, expected message
 }
 bad_npy dtype.npy "{'descr': '<c16', 'fortran_order': False, 'shape': (2, 3), }" '' "dtype '<c16' is not supported"
 bad_npy fortran.npy "{'descr': '|u1', 'fortran_order': True, 'shape': (2, 3), }" '\001\002\003\004\005\006' "Fortran-ordered"
-bad_npy oned.npy "{'descr': '|u1', 'fortran_order': False, 'shape': (6,), }" '\001\002\003\004\005\006' "only 2-D arrays"
+bad_npy threed.npy "{'descr': '|u1', 'fortran_order': False, 'shape': (1, 2, 3), }" '\001\002\003\004\005\006' "only 1-D and 2-D arrays"
 bad_npy negative.npy "{'descr': '|u1', 'fortran_order': False, 'shape': (-1, 3), }" '' "bad shape in the .npy header"
 bad_npy nocols.npy "{'descr': '|u1', 'fortran_order': False, 'shape': (3, 0), }" '' "no columns"
 bad_npy short.npy "{'descr': '|u1', 'fortran_order': False, 'shape': (3, 3), }" '\001\002\003\004' "truncated: the header promises 3 rows of 3 values"

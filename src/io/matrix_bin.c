@@ -358,8 +358,9 @@ fd_status fd_matrix_read_npy(const char *path, int drop_nan, const fd_matrix_sin
     if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
     npy_header h;
     FD_TRY_GOTO(npy_read_header(f, path, &h), st, done);
-    if (h.ndim != 2) {
-        st = fd_fail(FD_ERR_INPUT, "%s: only 2-D arrays are read (this one has %u dimensions)", path, h.ndim);
+    /* A 1-D array is one column (labels, 1-D points): the same bytes. */
+    if (h.ndim != 1 && h.ndim != 2) {
+        st = fd_fail(FD_ERR_INPUT, "%s: only 1-D and 2-D arrays are read (this one has %u dimensions)", path, h.ndim);
         goto done;
     }
     if (h.fortran) {
@@ -374,7 +375,7 @@ fd_status fd_matrix_read_npy(const char *path, int drop_nan, const fd_matrix_sin
                      h.descr);
         goto done;
     }
-    const unsigned long long rows = h.shape[0], cols = h.shape[1];
+    const unsigned long long rows = h.shape[0], cols = h.ndim == 2 ? h.shape[1] : 1;
     if (rows == 0) { st = fd_fail(FD_ERR_INPUT, "%s: no data rows", path); goto done; }
     if (cols == 0) { st = fd_fail(FD_ERR_INPUT, "%s: no columns", path); goto done; }
     if (cols > 32767) { st = fd_fail(FD_ERR_INPUT, "%s: %llu columns is too many", path, cols); goto done; }
