@@ -186,25 +186,38 @@ static void test_warm(const fd_mpi *m)
     unsetenv("CUDA_VISIBLE_DEVICES");
     fd_errclear();
     fake_devices_n = m->local_size;
-    CHECK(fd_warm_start(&w, m, &both) == FD_OK && w.device == m->local_rank,
+    CHECK(fd_warm_start(&w, m, &both, 1) == FD_OK && w.device == m->local_rank,
           "warm: placed on device %d", w.device);
     fd_warm_join(&w);
     CHECK(warm_calls == 1 && warmed_device == m->local_rank && !pthread_equal(warmed_by, pthread_self()),
           "warm: device %d warmed once (%d calls), on a thread of its own, joined", warmed_device, warm_calls);
     fd_warm_join(&w); /* again: nothing */
     fake_devices_n = m->local_size - 1;
-    CHECK(fd_warm_start(&w, m, &both) == FD_ERR_UNAVAILABLE && strstr(fd_errmsg(), "GPU"),
+    CHECK(fd_warm_start(&w, m, &both, 1) == FD_ERR_UNAVAILABLE && strstr(fd_errmsg(), "GPU"),
           "warm: too few GPUs refused: %s", fd_errmsg());
     fd_warm_join(&w);
     fd_errclear();
     CHECK(warm_calls == 1, "warm: nothing started when placement failed (%d calls)", warm_calls);
-    CHECK(fd_warm_start(&w, m, &no_devices) == FD_OK && w.device == -1, "warm: no devices, no placement");
+    CHECK(fd_warm_start(&w, m, &no_devices, 1) == FD_OK && w.device == -1, "warm: no devices, no placement");
     fd_warm_join(&w);
     fake_devices_n = m->local_size;
-    CHECK(fd_warm_start(&w, m, &no_warm) == FD_OK && w.device == m->local_rank && !w.started,
+    CHECK(fd_warm_start(&w, m, &no_warm, 1) == FD_OK && w.device == m->local_rank && !w.started,
           "warm: placed without a warm function, no thread");
     fd_warm_join(&w);
     CHECK(warm_calls == 1, "warm: called %d times in all", warm_calls);
+    /* Counted on the thread, beside the read: no refusal before it (the
+     * job places the rank after it); the thread starts the rank's GPU
+     * when the node has it. */
+    CHECK(fd_warm_start(&w, m, &both, 0) == FD_OK && w.device == -1 && w.index == m->local_rank,
+          "warm beside the read: device %d, index %d", w.device, w.index);
+    fd_warm_join(&w);
+    CHECK(warm_calls == 2 && warmed_device == m->local_rank, "warm beside the read: device %d warmed (%d calls)",
+          warmed_device, warm_calls);
+    fake_devices_n = m->local_size - 1;
+    CHECK(fd_warm_start(&w, m, &both, 0) == FD_OK, "warm beside the read, too few GPUs: %s", fd_errmsg());
+    fd_warm_join(&w);
+    const int want = m->local_rank < m->local_size - 1 ? 3 : 2;
+    CHECK(warm_calls == want, "warm beside the read, too few GPUs: %d calls, expected %d", warm_calls, want);
 }
 
 static void test_agree(const fd_mpi *m)

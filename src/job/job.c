@@ -9,19 +9,15 @@
 
 #include <string.h>
 
-/* The read, with the backend's device context made beside it.  Placing
- * the rank on a GPU may fail here (more ranks than GPUs on the node):
- * with place_first that stops the job before it reads; else the message
- * is cleared, as a fallback to the CPU after the read may not need a GPU,
- * and placement says it again then. */
+/* The read, with the backend's device started beside it.  With
+ * place_first, placing the rank on a GPU (which may fail: more ranks
+ * than GPUs on the node) stops the job before it reads; else the rank is
+ * placed after the read (place_stage), as a fallback to the CPU may not
+ * need a GPU, and the GPUs are counted beside the read too. */
 static fd_status read_stage(fd_job *j)
 {
     fd_warm warm = {0};
-    fd_status st = fd_warm_start(&warm, &j->mpi, j->dev);
-    if (st != FD_OK && !j->o->place_first) {
-        fd_errclear();
-        st = FD_OK;
-    }
+    fd_status st = fd_warm_start(&warm, &j->mpi, j->dev, j->o->place_first);
     if (j->o->place_first) st = fd_mpi_agree(st, NULL);
     double t = fd_now();
     if (st == FD_OK && j->ops->read) st = j->ops->read(j);

@@ -7,17 +7,23 @@
 static void *warm_run(void *arg)
 {
     const fd_warm *w = arg;
-    w->warm(w->device);
+    if (w->device >= 0 || w->index < w->devices()) w->warm(w->index);
     return NULL;
 }
 
-fd_status fd_warm_start(fd_warm *w, const fd_mpi *m, const fd_device_ops *dev)
+fd_status fd_warm_start(fd_warm *w, const fd_mpi *m, const fd_device_ops *dev, int place_now)
 {
     w->warm = dev->warm_device;
-    w->device = -1;
+    w->devices = dev->devices;
+    w->device = w->index = -1;
     w->started = 0;
     if (!dev->devices) return FD_OK;
-    FD_TRY(fd_place_device(m, dev->devices(), &w->device));
+    if (place_now) {
+        FD_TRY(fd_place_device(m, dev->devices(), &w->device));
+        w->index = w->device;
+    } else {
+        FD_TRY(fd_place_device_index(m, &w->index));
+    }
     /* no thread (none to be had, or no warm): the context is made when
      * the workload opens the device */
     if (w->warm) w->started = pthread_create(&w->thread, NULL, warm_run, w) == 0;

@@ -6,14 +6,17 @@
  * shorter with it: bench/results/startup.csv); the workload's own
  * open_device then finds it made.
  *
- * fd_warm_start is collective (it places the rank, fd_place_device):
- * every rank calls it under the same conditions.  It returns placement's
- * status (more ranks than GPUs on a node), its message recorded; a
- * workload whose backend may still fall back to the CPU after reading
- * clears it (fd_errclear) and places the rank again after the read.  A
- * device that does not start is not reported here: open_device says so.
- * A backend without devices (the CPU) places nothing and starts
- * nothing: FD_OK, device -1. */
+ * fd_warm_start is collective (it places the rank): every rank calls it
+ * under the same conditions.  With place_now it counts the GPUs first
+ * and returns placement's status (fd_place_device: more ranks than GPUs
+ * on a node), its message recorded, so that a job can stop before a
+ * large read.  Without, the thread counts them too (the driver's start,
+ * 0.1 s, then beside the read as well) and starts the GPU the rank would
+ * be placed on if there is one; the job places the rank after the read
+ * (fd_place_device, which then reports a shortage).  A device that does
+ * not start is not reported here: open_device says so.  A backend
+ * without devices (the CPU) places nothing and starts nothing: FD_OK,
+ * device -1. */
 #ifndef FD_DEVICE_WARM_H
 #define FD_DEVICE_WARM_H
 
@@ -24,13 +27,15 @@
 
 typedef struct fd_warm {
     void (*warm)(int device); /* makes the context, reports nothing */
-    int device;               /* placement's, or -1 */
+    int (*devices)(void);     /* counts them (place_now off: on the thread) */
+    int device;               /* placement's (place_now), or -1 */
+    int index;                /* the device the thread starts */
     int started;
     pthread_t thread;
 } fd_warm;
 
 /* dev: the backend's device part (common/backend.h). */
-fd_status fd_warm_start(fd_warm *w, const fd_mpi *m, const fd_device_ops *dev);
+fd_status fd_warm_start(fd_warm *w, const fd_mpi *m, const fd_device_ops *dev, int place_now);
 
 /* Waits for the context; a no-op when nothing was started, or again. */
 void fd_warm_join(fd_warm *w);

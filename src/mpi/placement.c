@@ -57,6 +57,14 @@ done:
     return st;
 }
 
+fd_status fd_place_device_index(const fd_mpi *m, int *device)
+{
+    int distinct = 0;
+    FD_TRY(distinct_visible(&distinct));
+    *device = distinct ? 0 : m->local_rank;
+    return FD_OK;
+}
+
 fd_status fd_place_device(const fd_mpi *m, int n_devices, int *device)
 {
     int distinct = 0;

@@ -27,5 +27,9 @@ int fd_place_threads(const fd_mpi *m);
  *    that names the host and the counts.
  * n_devices = 0 is FD_ERR_UNAVAILABLE on every rank. */
 fd_status fd_place_device(const fd_mpi *m, int n_devices, int *device);
+/* The GPU fd_place_device picks when the node has GPUs enough, before
+ * they are counted (counting starts the driver: 0.1 s).  Collective as
+ * fd_place_device. */
+fd_status fd_place_device_index(const fd_mpi *m, int *device);
 
 #endif
