@@ -3,7 +3,8 @@
 # against build/'s libraries), --reps times each, alternating: chunks
 # checksummed on the threads and written directly (FD_H5_DIRECT=on, the
 # default), by HDF5's own filter (FD_H5_DIRECT=off), and without
-# checksums (FD_H5_CHECKSUM=off: the floor).  Prints one line per run.
+# checksums (FD_H5_CHECKSUM=off: the floor).  Prints one line per run,
+# after one thread's Fletcher-32 speed (h5_write --sum).
 #
 #   bench/h5-write.sh [--n 10000000] [--threads 2] [--reps 4] [--dir /tmp]
 set -uo pipefail
@@ -18,6 +19,7 @@ hdf5_lib=$(pkg-config --libs hdf5 2> /dev/null || echo "-L/usr/lib/x86_64-linux-
 gcc -O2 -I"$here/../src" $hdf5_inc "$here/h5_write.c" "$b/libfcbo_io.a" "$b/libfcbo_common.a" "$b/libfcbo_status.a" \
   $hdf5_lib -lpthread -lm -o "$tmp/h5_write" || { echo "bench/h5-write.sh: cannot build the harness" >&2; exit 2; }
 echo "# $(date +%F) $(hostname), $(nproc) cores, $N points, $THREADS threads, commit $(git -C "$here/.." rev-parse --short HEAD)"
+"$tmp/h5_write" --sum 256 || exit 1
 for _ in $(seq "$REPS"); do
   for m in FD_H5_DIRECT=on FD_H5_DIRECT=off FD_H5_CHECKSUM=off; do
     echo "$m $(env "$m" "$tmp/h5_write" "$tmp/f.h5" "$N" "$THREADS") s"

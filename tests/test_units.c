@@ -357,11 +357,11 @@ static void test_env(void)
 
     /* the knobs checked before any work */
     static const char *const knobs[][2] = {{"FD_DPC_GRID", "of"}, {"FD_DPC_TREE", "on"}, {"FD_NCCL", "yes"}, {"FD_SPEARMAN_SCALAR", "2"},
-                                           {"FD_PROGRESS_INTERVAL", "0"}};
+                                           {"FD_PROGRESS_INTERVAL", "0"}, {"FD_H5_CHECKSUM", "no"}, {"FD_H5_DIRECT", "maybe"}};
     CHECK(fd_env_check() == FD_OK, "fd_env_check with nothing set: '%s'", fd_errmsg());
     /* the switches read back: set to the word that is not the default */
     static const char *const sw[][3] = {{"FD_DPC_GRID", "off", "on"}, {"FD_DPC_TREE", "always", "auto"}, {"FD_NCCL", "off", "on"},
-                                        {"FD_SPEARMAN_SCALAR", "1", "0"}};
+                                        {"FD_SPEARMAN_SCALAR", "1", "0"}, {"FD_H5_CHECKSUM", "off", "on"}, {"FD_H5_DIRECT", "off", "on"}};
     for (size_t k = 0; k < sizeof sw / sizeof *sw; k++) {
         char *keep = env_keep(sw[k][0]);
         unsetenv(sw[k][0]);

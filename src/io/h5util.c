@@ -102,6 +102,8 @@ fd_status h5u_app_create(h5u_app *a, hid_t loc, const char *name, hid_t filetype
     a->ds = -1;
     a->memtype = memtype;
     a->n = 0;
+    a->buf = NULL;
+    a->buf_cap = 0;
     H5_CHECK_GOTO(space = H5Screate_simple(1, &dims, &maxdims), st, done);
     a->narrow = narrowing(filetype, memtype);
     FD_TRY_GOTO(h5u_chunked_dcpl(&dcpl, 1, &ch), st, done);
@@ -124,6 +126,8 @@ fd_status h5u_app_open(h5u_app *a, hid_t loc, const char *name, hid_t memtype)
     hsize_t dims = 0;
     a->memtype = memtype;
     a->n = 0;
+    a->buf = NULL;
+    a->buf_cap = 0;
     H5_CHECK_GOTO(a->ds = H5Dopen2(loc, name, H5P_DEFAULT), st, done);
     H5_CHECK_GOTO(type = H5Dget_type(a->ds), st, done);
     a->narrow = narrowing(type, memtype);
@@ -163,12 +167,20 @@ fd_status h5u_app_append(h5u_app *a, const void *data, uint64_t n)
     hid_t fs = -1, ms = -1;
     if (n == 0) return FD_OK;
     hsize_t newsize = a->n + n, start = a->n, count = n;
-    uint16_t *narrow = NULL;
     hid_t memtype = a->memtype;
     if (a->narrow) {
         const uint32_t *v = data;
         uint32_t over = 0;
-        FD_ALLOC_GOTO(narrow, n, st, done);
+        if (n > a->buf_cap) {
+            uint16_t *b = realloc(a->buf, n * sizeof *b);
+            if (!b) {
+                st = fd_fail(FD_ERR_NOMEM, "out of memory");
+                goto done;
+            }
+            a->buf = b;
+            a->buf_cap = n;
+        }
+        uint16_t *narrow = a->buf;
         for (uint64_t i = 0; i < n; i++) {
             over |= v[i] >> 16;
             narrow[i] = (uint16_t)v[i];
@@ -187,7 +199,6 @@ fd_status h5u_app_append(h5u_app *a, const void *data, uint64_t n)
     H5_CHECK_GOTO(H5Dwrite(a->ds, memtype, ms, fs, H5P_DEFAULT, data), st, done);
     a->n += n;
 done:
-    free(narrow);
     if (ms >= 0) H5Sclose(ms);
     if (fs >= 0) H5Sclose(fs);
     return st;
@@ -199,6 +210,9 @@ fd_status h5u_app_close(h5u_app *a)
     if (a->ds >= 0) H5_CHECK_GOTO(H5Dclose(a->ds), st, done);
 done:
     a->ds = -1;
+    free(a->buf);
+    a->buf = NULL;
+    a->buf_cap = 0;
     return st;
 }
 

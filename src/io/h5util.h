@@ -60,6 +60,8 @@ typedef struct {
     hid_t memtype;
     uint64_t n;
     int narrow;   /* uint32 in memory, 16-bit unsigned in the file: narrowed by h5u_app_append */
+    uint16_t *buf; /* the narrowed values, kept from one append to the next */
+    uint64_t buf_cap;
 } h5u_app;
 
 fd_status h5u_app_create(h5u_app *a, hid_t loc, const char *name, hid_t filetype, hid_t memtype, uint64_t chunk);

@@ -398,7 +398,7 @@ static void report(fd_job *j)
                 (unsigned long long)r->auto_cpu_bytes, (unsigned long long)LATTICE_AUTO_GPU_MIN_BYTES);
     fprintf(stderr,
             "setup %.4f s (reading the context, the output, the device), enumeration %.4f s (rank 0, of which %.4f s "
-            "splitting the tree; concepts are written as they come), output %.4f s\n",
+            "splitting the tree or committing its top; concepts are written as they come), output %.4f s\n",
             j->setup_s, r->enum_seconds, s->split_seconds, j->commit_s);
     fprintf(stderr,
             "closures %llu  canonicity failures %llu  pruned by failed sets %llu  below min support %llu  "
