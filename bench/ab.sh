@@ -8,14 +8,15 @@
 # issue #38 were measured with it (bench/results/ab.csv names each swap's
 # commits).
 #
-#   bench/ab.sh --base REV --cmd "ARGS" [--reps 7] [--label NAME] [--scratch DIR] [--csv FILE]
+#   bench/ab.sh --base REV --cmd "ARGS" [--reps 7] [--np 1] [--label NAME] [--scratch DIR] [--csv FILE]
+# (--np N: each run under mpirun -np N, as bench/startup.sh --np)
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 root=$(cd "$here/.." && pwd)
-BASE=; CMD=; REPS=7; LABEL=; SCRATCH=${TMPDIR:-/tmp}/fcbo-ab; CSV=$here/results/ab.csv
+BASE=; CMD=; REPS=7; NP=1; LABEL=; SCRATCH=${TMPDIR:-/tmp}/fcbo-ab; CSV=$here/results/ab.csv
 die() { echo "bench/ab.sh: $*" >&2; exit 2; }
-bench_options 2,11 "--base=BASE --cmd=CMD --reps=REPS --label=LABEL --scratch=SCRATCH --csv=CSV" "$@"
+bench_options 2,12 "--base=BASE --cmd=CMD --reps=REPS --np=NP --label=LABEL --scratch=SCRATCH --csv=CSV" "$@"
 case $LABEL in *[,\"]*) echo "bench/ab.sh: --label goes into a CSV field unquoted: no commas or quotes" >&2; exit 2;; esac
 [ -n "$BASE" ] || die "--base REV is required"
 [ -n "$CMD" ] || die "--cmd \"ARGS\" is required"
@@ -35,4 +36,4 @@ if [ ! -x "$bd/fcbo-dist" ]; then
 fi
 after="$head${dirty:++}"
 bash "$here/startup.sh" --reps "$REPS" --bin "$bd/fcbo-dist:$rev" --bin "$root/build/fcbo-dist:${LABEL:-$after}" \
-  --cmd "$CMD" --csv "$CSV"
+  --cmd "$CMD" --np "$NP" --csv "$CSV"

@@ -412,8 +412,23 @@ typedef struct {
     ball b;
     double dc2, *rho;
     uint64_t base;
-    int by_cell;          /* rows in the grid's order (u = a position in idx) */
+    const uint32_t *slots; /* row k is the point at slot slots[k] (NULL: slot k) */
 } grho_ctx;
+
+/* The slots of points [i0, i1) in grid g, in the grid's order, so that a
+ * pass takes a rank's rows as the cells hold them: the cells a row reads
+ * are those its predecessor read (10^8 points on two ranks read the grid
+ * at random in the rows' order).  NULL when the rows are every point:
+ * row k is then slot k. */
+static fd_status cell_slots(const dpc_grid *g, uint64_t n, uint64_t i0, uint64_t i1, uint32_t **slots)
+{
+    *slots = NULL;
+    if (i0 == 0 && i1 == n) return FD_OK;
+    if (!(*slots = malloc((i1 - i0 + 1) * sizeof **slots))) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    for (uint64_t u = 0, k = 0; u < n; u++)
+        if (g->idx[u] >= i0 && g->idx[u] < i1) (*slots)[k++] = (uint32_t)u;
+    return FD_OK;
+}
 
 /* Cutoff rho from the cells within d_c of a point, cells a quarter of d_c
  * wide: a cell wholly inside the ball counts all its points at once, and
@@ -423,11 +438,11 @@ FD_HOT static fd_status grho_range(void *arg, uint64_t i0, uint64_t i1, int thre
     const grho_ctx *r = arg;
     const dpc_grid *g = r->b.g;
     (void)thread;
-    for (uint64_t u = i0; u < i1; u++) {
-        const uint64_t i = r->by_cell ? g->idx[u] : u;
+    for (uint64_t k = i0; k < i1; k++) {
+        const uint64_t u = r->slots ? r->slots[k] : k, i = g->idx[u];
         int64_t c[DPC_GRID_MAX_D];
         uint64_t it = 0, cell, cnt = 0;
-        const double *xi = r->by_cell ? g->xs + u * g->d : r->p->x + i * r->p->d;
+        const double *xi = g->xs + u * g->d;
         dpc_grid_coords(g, i, c);
         const uint64_t own = (uint64_t)g->cell[i];
         while (next_cell(g, c, r->b.reach, 0, &it, &cell)) {
@@ -660,11 +675,13 @@ fd_status dpc_rho_rows(const dpc_points *p, double dc, int kernel, uint64_t i0, 
             dpc_grid_free(&g);
             return st;
         }
-        /* All the rows (one rank): in the grid's order, so that the cells a
-         * row reads are those its predecessor read. */
-        grho_ctx r = {p, {0}, dpc_cutoff_d2(dc), rho, i0, i0 == 0 && i1 == p->n};
-        ball_init(&r.b, &g, dc, ball_margin(p, &g, dc));
-        st = par_rows(threads, i0, i1, grho_range, &r, prog);
+        uint32_t *slots;
+        if ((st = cell_slots(&g, p->n, i0, i1, &slots)) == FD_OK) {
+            grho_ctx r = {p, {0}, dpc_cutoff_d2(dc), rho, i0, slots};
+            ball_init(&r.b, &g, dc, ball_margin(p, &g, dc));
+            st = par_rows(threads, 0, i1 - i0, grho_range, &r, prog);
+        }
+        free(slots);
         dpc_grid_free(&g);
         return st;
     }
@@ -817,8 +834,8 @@ typedef struct {
     double slack;   /* dpc_grid_slack */
     int rings;      /* dpc_grid_rings */
     const double *rs; /* rho in the grid's order (rs[s] = rho[idx[s]]) */
-    int by_cell;    /* rows in the grid's order, as grho_range */
-    const uint64_t *list; /* or NULL; else the rows list[u] (delta_pending) */
+    const uint32_t *slots; /* rows by slot, as grho_range */
+    const uint64_t *list; /* or NULL; else the rows list[k] by index (delta_pending) */
 } gdelta_ctx;
 
 /* The nearest denser point by rings of cells around the point's own:
@@ -836,9 +853,9 @@ FD_HOT static fd_status gdelta_range(void *arg, uint64_t i0, uint64_t i1, int th
     const gdelta_ctx *gr = arg;
     const delta_ctx *r = &gr->rows;
     const dpc_grid *g = gr->g;
-    for (uint64_t u = i0; u < i1; u++) {
-        const uint64_t i = gr->list ? gr->list[u] : gr->by_cell ? g->idx[u] : u;
-        const double ri = r->rho[i], *xi = gr->by_cell ? g->xs + u * g->d : r->p->x + i * g->d;
+    for (uint64_t k = i0; k < i1; k++) {
+        const uint64_t u = gr->list ? 0 : gr->slots ? gr->slots[k] : k, i = gr->list ? gr->list[k] : g->idx[u];
+        const double ri = r->rho[i], *xi = gr->list ? r->p->x + i * g->d : g->xs + u * g->d;
         int64_t c[DPC_GRID_MAX_D];
         dpc_grid_coords(g, i, c);
         double best = INFINITY;
@@ -863,7 +880,7 @@ FD_HOT static fd_status gdelta_range(void *arg, uint64_t i0, uint64_t i1, int th
                 }
             const double reach = ((double)rr - gr->slack) * g->h;
             int all = 1; /* the rings so far cover the whole grid */
-            for (uint32_t k = 0; k < g->d; k++) all &= c[k] - rr <= 0 && c[k] + rr >= g->dim[k] - 1;
+            for (uint32_t q = 0; q < g->d; q++) all &= c[q] - rr <= 0 && c[q] + rr >= g->dim[q] - 1;
             done = done || (bj >= 0 && (all || (reach > 0 && best < reach * reach)));
         }
         if (done) {
@@ -939,7 +956,7 @@ static fd_status delta_pending(const dpc_points *p, const double *rho, uint64_t 
         double *rs;
         FD_TRY_GOTO(delta_grid(&g, p, rho, side, &rs), st, done);
         whole = dpc_grid_whole(&g);
-        gdelta_ctx r = {{p, rho, delta, parent, i0}, &g, dpc_grid_slack(&g), dpc_grid_rings(&g), rs, 0, list};
+        gdelta_ctx r = {{p, rho, delta, parent, i0}, &g, dpc_grid_slack(&g), dpc_grid_rings(&g), rs, NULL, list};
         st = par_rows(threads, 0, np, gdelta_range, &r, NULL);
         free(rs);
         dpc_grid_free(&g);
@@ -969,16 +986,20 @@ fd_status dpc_delta_rows(const dpc_points *p, const double *rho, uint64_t i0, ui
     } else if (dpc_grid_usable(p)) {
         dpc_grid g;
         /* The points' coordinates and densities in the grid's order, the
-         * rows too when they are all (one rank): a ring's cells are then
-         * read in runs, mostly from cache (10M 2-D blobs: the rings took
-         * 27 s in the input's order on 2 cores, 11 s so). */
+         * rows too (cell_slots): a ring's cells are then read in runs,
+         * mostly from cache (10M 2-D blobs: the rings took 27 s in the
+         * input's order on 2 cores, 11 s so). */
         const double side = dpc_grid_delta_side(p);
         double *rs;
+        uint32_t *slots = NULL;
         st = delta_grid(&g, p, rho, side, &rs);
         if (st == FD_OK) {
-            gdelta_ctx r = {{p, rho, delta, parent, i0}, &g, dpc_grid_slack(&g), dpc_grid_rings(&g), rs,
-                            i0 == 0 && i1 == p->n, NULL};
-            st = par_rows(threads, i0, i1, gdelta_range, &r, prog);
+            if ((st = cell_slots(&g, p->n, i0, i1, &slots)) == FD_OK) {
+                gdelta_ctx r = {{p, rho, delta, parent, i0}, &g, dpc_grid_slack(&g), dpc_grid_rings(&g), rs, slots,
+                                NULL};
+                st = par_rows(threads, 0, i1 - i0, gdelta_range, &r, prog);
+            }
+            free(slots);
             free(rs);
             dpc_grid_free(&g);
         }
