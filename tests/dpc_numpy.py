@@ -402,26 +402,30 @@ if len(got) == 2:
 # Tight blobs in 1, 2 and 3 coordinates, where the cluster peaks' nearest
 # denser points lie past the delta grid's last ring (rings * h: rings of
 # at most 1024 cells, cells of about one neighbour distance): they are
-# settled on coarser grids, or once the rings cover a grid, against the
+# settled on coarser grids (more than 64 such rows: 300 blobs), by a scan
+# of every point (fewer), or once the rings cover a grid, against the
 # scan of every point.
-for d, rings in ((1, 511), (2, 15), (3, 4)):
-    path = os.path.join(WORK, "tight%d.npy" % d)
-    subprocess.run([BIN, "gen", "blobs", "--n", "20000", "--dims", str(d), "--clusters", "9", "--spread", "0.02",
-                    "--seed", "11", "-o", path], check=True, env=ENV, stdout=subprocess.DEVNULL)
+for d, rings, k, n, need in ((1, 511, 9, 20000, 2), (2, 15, 9, 20000, 2), (3, 4, 9, 20000, 2),
+                             (3, 4, 300, 30000, 65)):
+    path = os.path.join(WORK, "tight%d.npy" % d if k == 9 else "tight%d_%d.npy" % (d, k))
+    subprocess.run([BIN, "gen", "blobs", "--n", str(n), "--dims", str(d), "--clusters", str(k), "--spread",
+                    "0.02" if k == 9 else "0.01", "--seed", "11" if k == 9 else "12", "-o", path], check=True,
+                   env=ENV, stdout=subprocess.DEVNULL)
     X = np.load(path)
     got = {}
     for label, env in (("grid", {}), ("scan", {"FD_DPC_GRID": "off"})):
         ENV.update(env)
         o = os.path.join(WORK, "tight%d_%s" % (d, label))
-        if run([path, "--neighbors", "20", "--centers", "9", "-o", o, "--force", "-q"]).returncode == 0:
+        if run([path, "--neighbors", "20", "--centers", str(k), "-o", o, "--force", "-q"]).returncode == 0:
             got[label] = load(o)
         ENV.pop("FD_DPC_GRID", None)
     if len(got) == 2:
-        for k in ("rho", "delta", "parent", "labels"):
-            check(np.array_equal(got["grid"][k], got["scan"][k]), "20,000 tight %d-D blobs: %s differs by grid" % (d, k))
+        for key in ("rho", "delta", "parent", "labels"):
+            check(np.array_equal(got["grid"][key], got["scan"][key]),
+                  "%d tight %d-D blobs: %s differs by grid" % (k, d, key))
         h = (X.max(0) - X.min(0)).max() / len(X) ** (1.0 / d)
         far = (got["grid"]["delta"] > 1.01 * rings * h).sum()
-        check(far >= 2, "20,000 tight %d-D blobs: %d points past the first grid's rings" % (d, far))
+        check(far >= need, "%d tight %d-D blobs: %d points past the first grid's rings" % (k, d, far))
 # 1-D .npy arrays: points of one coordinate and labels, as NumPy saves
 # them, give what the same values as one column give.
 X1 = np.load(os.path.join(WORK, "tight1.npy"))

@@ -932,14 +932,35 @@ static fd_status delta_grid(dpc_grid *g, const dpc_points *p, const double *rho,
     return FD_OK;
 }
 
+/* Rows left after a grid's rings past which the next coarser grid is not
+ * built: each grid is a pass over every point on one thread (0.47-0.58 s
+ * at 10^7 points on the dev VM), as long as scanning every point for
+ * some 30 rows; at 10^7 8-blob points 2,274 rows left the first grid, 7
+ * the second, and the two grids after it took 0.94 s for those 7. */
+#define DELTA_SCAN_ROWS 64
+
+typedef struct {
+    delta_ctx rows;
+    const uint64_t *list;
+} scan_ctx;
+
+/* delta_range of rows list[k0 .. k1). */
+static fd_status scan_rows(void *arg, uint64_t k0, uint64_t k1, int thread)
+{
+    const scan_ctx *r = arg;
+    for (uint64_t k = k0; k < k1; k++) FD_TRY(delta_range((void *)&r->rows, r->list[k], r->list[k] + 1, thread));
+    return FD_OK;
+}
+
 /* The rows whose rings did not settle their nearest denser point (the
  * peaks, and points far from any denser one).  Each scanned every point,
  * the larger part of delta's time on 10M 2-D blobs (delta 67.7 s then,
  * 12.2 s now with the cell order: bench/results/dpc-phases.csv).  They go
  * through grids of cells
  * DPC_GRID_COARSER times wider in every coordinate, each by the same
- * rings, until a grid's rings reach across it; what is left (the densest
- * point, which has no denser one) scans. */
+ * rings, until a grid's rings reach across it or few rows are left; what
+ * is left (the densest point, which has no denser one, at least) scans,
+ * the rows on the threads. */
 static fd_status delta_pending(const dpc_points *p, const double *rho, uint64_t i0, uint64_t i1, int threads,
                                double *delta, int64_t *parent, double side)
 {
@@ -950,7 +971,7 @@ static fd_status delta_pending(const dpc_points *p, const double *rho, uint64_t 
     if (!(list = malloc(np * sizeof *list))) return fd_fail(FD_ERR_NOMEM, "out of memory");
     for (uint64_t i = i0, k = 0; i < i1; i++)
         if (parent[i - i0] == DELTA_PENDING) list[k++] = i;
-    for (int whole = 0, level = 1; np && !whole && level < DPC_GRID_LEVELS; level++) {
+    for (int whole = 0, level = 1; np > DELTA_SCAN_ROWS && !whole && level < DPC_GRID_LEVELS; level++) {
         side *= DPC_GRID_COARSER;
         dpc_grid g;
         double *rs;
@@ -966,8 +987,8 @@ static fd_status delta_pending(const dpc_points *p, const double *rho, uint64_t 
             if (parent[list[k] - i0] == DELTA_PENDING) list[left++] = list[k];
         np = left;
     }
-    delta_ctx r = {p, rho, delta, parent, i0};
-    for (uint64_t k = 0; k < np && st == FD_OK; k++) st = delta_range(&r, list[k], list[k] + 1, 0);
+    scan_ctx r = {{p, rho, delta, parent, i0}, list};
+    st = par_rows(threads, 0, np, scan_rows, &r, NULL);
 done:
     free(list);
     return st;
