@@ -122,11 +122,14 @@ static fd_status cuda_delta(void *state, const dpc_points *p, const double *rho,
     /* With NCCL the device's rho is whole already (gathered there). */
     if (s->nccl) rho = NULL;
     (void)threads;
-    dpc_grid levels[DPC_GRID_LEVELS];
-    dpc_gpu_grid v[DPC_GRID_LEVELS];
-    const int nv = dpc_grid_usable(p) ? dpc_grid_levels(p, dpc_grid_delta_side(p), levels) : 0;
-    for (int k = 0; k < nv; k++) v[k] = gpu_grid(&levels[k]);
-    FD_TRY(dpc_gpu_delta(g, v, nv, rho, i0, i1, delta, parent));
+    if (dpc_grid_usable(p)) {
+        dpc_grid grid;
+        FD_TRY(dpc_grid_shape(&grid, p, dpc_grid_delta_side(p)));
+        const dpc_gpu_grid v = gpu_grid(&grid);
+        FD_TRY(dpc_gpu_delta(g, &v, rho, i0, i1, delta, parent));
+    } else {
+        FD_TRY(dpc_gpu_delta(g, NULL, rho, i0, i1, delta, parent));
+    }
     if (getenv("FD_GPU_VERBOSE"))
         fprintf(stderr, "gpu dpc: delta of %llu rows, %llu of them by brute force\n", (unsigned long long)(i1 - i0),
                 (unsigned long long)dpc_gpu_delta_brute_rows(g));

@@ -14,7 +14,6 @@
  *  - grid (points of 1 to 3 coordinates, shaped by grid.c, filled here):
  *    rho looks only at the cells within d_c, delta searches rings of
  *    cells and hands the rows whose rings run out (local density peaks)
- *    to coarser grids' rings, and what those leave (the densest point)
  *    to the brute-force kernel. */
 #ifndef FD_DPC_GPU_H
 #define FD_DPC_GPU_H
@@ -57,12 +56,10 @@ void dpc_gpu_destroy(dpc_gpu **g);
 fd_status dpc_gpu_rho(dpc_gpu *g, const dpc_gpu_grid *grid, double dc, double dc2, int kernel, uint64_t i0,
                       uint64_t i1, double *rho);
 /* rho of every point in (NULL: the device's copy is complete already,
- * gathered there); delta and parent of rows [i0, i1) out.  grids: none
- * (brute force), or the delta grid and then coarser ones for the rows
- * each leaves (dpc_grid_levels). */
-fd_status dpc_gpu_delta(dpc_gpu *g, const dpc_gpu_grid *grids, int ngrids, const double *rho, uint64_t i0,
-                        uint64_t i1, double *delta, int64_t *parent);
-/* Rows of the last delta call that searched every point. */
+ * gathered there); delta and parent of rows [i0, i1) out. */
+fd_status dpc_gpu_delta(dpc_gpu *g, const dpc_gpu_grid *grid, const double *rho, uint64_t i0, uint64_t i1,
+                        double *delta, int64_t *parent);
+/* Rows of the last grid delta call that searched every point. */
 uint64_t dpc_gpu_delta_brute_rows(const dpc_gpu *g);
 
 /* The m-th smallest (1-based) squared distance from rows[0 .. s) to every

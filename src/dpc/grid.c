@@ -63,16 +63,6 @@ int dpc_grid_whole(const dpc_grid *g)
     return whole;
 }
 
-int dpc_grid_levels(const dpc_points *p, double side, dpc_grid levels[DPC_GRID_LEVELS])
-{
-    int n = 0;
-    do {
-        if (dpc_grid_shape(&levels[n], p, side) != FD_OK) break;
-        side *= DPC_GRID_COARSER;
-    } while (!dpc_grid_whole(&levels[n++]) && n < DPC_GRID_LEVELS);
-    return n;
-}
-
 void dpc_grid_coords(const dpc_grid *g, uint64_t i, int64_t c[DPC_GRID_MAX_D])
 {
     int64_t v = g->cell[i];
