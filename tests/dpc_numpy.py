@@ -426,24 +426,31 @@ for d, rings, k, n, need in ((1, 511, 9, 20000, 2), (2, 15, 9, 20000, 2), (3, 4,
         h = (X.max(0) - X.min(0)).max() / len(X) ** (1.0 / d)
         far = (got["grid"]["delta"] > 1.01 * rings * h).sum()
         check(far >= need, "%d tight %d-D blobs: %d points past the first grid's rings" % (k, d, far))
-# 1-D .npy arrays: points of one coordinate and labels, as NumPy saves
-# them, give what the same values as one column give.
+# 1-D .npy arrays and 1-D HDF5 datasets: points of one coordinate and
+# labels, as NumPy and h5py save them, give what the same values as one
+# column give.
 X1 = np.load(os.path.join(WORK, "tight1.npy"))
 lab1 = np.load(os.path.join(WORK, "tight1.labels.npy"))
 np.save(os.path.join(WORK, "flat.npy"), X1.reshape(-1))
 np.save(os.path.join(WORK, "flat.labels.npy"), lab1.reshape(-1).astype(np.int32))
 np.save(os.path.join(WORK, "col.labels.npy"), lab1.reshape(-1, 1).astype(np.int32))
+with h5py.File(os.path.join(WORK, "flat.h5"), "w") as f:
+    f["x"] = X1.reshape(-1)
+    f["g/labels"] = lab1.reshape(-1).astype(np.int64)
 got = {}
-for label, pts, labs in (("flat", "flat.npy", "flat.labels.npy"), ("col", "tight1.npy", "col.labels.npy")):
+for label, pts, labs in (("flat", "flat.npy", "flat.labels.npy"), ("col", "tight1.npy", "col.labels.npy"),
+                         ("h5", "flat.h5:/x", "flat.h5:/g/labels")):
     o = os.path.join(WORK, "oned_" + label)
     if run([os.path.join(WORK, pts), "--labels", os.path.join(WORK, labs), "--neighbors", "20", "--centers", "9",
             "-o", o, "--force", "-q"]).returncode == 0:
         got[label] = load(o)
-if len(got) == 2:
-    for k in ("rho", "delta", "parent", "labels"):
-        check(np.array_equal(got["flat"][k], got["col"][k]), "1-D .npy: %s differs from one column's" % k)
-    check(got["flat"]["attrs"]["ari"] == got["col"]["attrs"]["ari"] and got["flat"]["attrs"]["ari"] > 0.9,
-          "1-D .npy labels: ARI %r against %r" % (got["flat"]["attrs"]["ari"], got["col"]["attrs"]["ari"]))
+check(len(got) == 3, "1-D inputs: %d of 3 runs succeeded" % len(got))
+for one in ("flat", "h5"):
+    if one in got and "col" in got:
+        for k in ("rho", "delta", "parent", "labels"):
+            check(np.array_equal(got[one][k], got["col"][k]), "1-D %s: %s differs from one column's" % (one, k))
+        check(got[one]["attrs"]["ari"] == got["col"]["attrs"]["ari"] and got[one]["attrs"]["ari"] > 0.9,
+              "1-D %s labels: ARI %r against %r" % (one, got[one]["attrs"]["ari"], got["col"]["attrs"]["ari"]))
 many = os.path.join(WORK, "many.txt")  # every point in the rectangle: more centres than allowed
 subprocess.run([BIN, "gen", "blobs", "--n", "70000", "--dims", "2", "--clusters", "9", "-o", many], check=True, env=ENV)
 r = run([many, "--dc", "1", "--rho-min", "-1", "--delta-min", "1e-300", "-q"], expect=2)

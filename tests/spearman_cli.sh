@@ -22,7 +22,7 @@ bad_case badnpy.npy 'not numpy' "not a NumPy .npy file"
 # one with no columns in a .npy header.
 bad_case nul.txt '1 2 3 4\n1 2\0003 4\n' "byte 12 is NUL: not a text file"
 # Binary inputs: a NumPy header written by hand, and HDF5 datasets of a
-# lattice result (1-D, so not a matrix).
+# lattice result (1-D: one column, too few observations for a p-value).
 npy() { # file, header dict, payload bytes
   local h="$2" ; while [ $(( (10 + ${#h} + 1) % 16 )) -ne 0 ]; do h="$h "; done; h="$h"$'\n'
   { printf '\223NUMPY\001\000'; printf "\\x$(printf %02x ${#h})\\x00"; printf '%s' "$h"; printf "$3"; } > "$W/$1"
@@ -43,7 +43,7 @@ npy ok.npy "{'descr': '|u1', 'fortran_order': False, 'shape': (3, 3), }" '\001\0
 check 'grep -q "3 rows x 3 observations, 1 constant" "$W/ci"' "a hand-written .npy: $(cat "$W/ci")"
 "$BIN" gen context --objects 20 --attributes 5 --density 0.5 -o "$W/l.dat"
 "$BIN" lattice "$W/l.dat" -o "$W/lat" -q
-for spec in "lat/lattice.h5:/nope|no dataset '/nope'" "lat/lattice.h5:/supports|not a 2-D dataset" "l.dat.h5:/x|l.dat.h5: cannot open: No such file"; do
+for spec in "lat/lattice.h5:/nope|no dataset '/nope'" "lat/lattice.h5:/supports|at least 3 observations per row, not 1" "l.dat.h5:/x|l.dat.h5: cannot open: No such file"; do
   name=${spec%%|*} want=${spec#*|}
   "$BIN" spearman "$W/$name" --pvalue 0.05 -o "$W/out-h5" -q 2> "$W/err"; rc=$?
   check '[ $rc -eq 2 ] && grep -q -- "$want" "$W/err" && [ ! -e "$W/out-h5" ]' "$name: exit $rc, message: $(cat "$W/err")"
@@ -195,6 +195,10 @@ if python3 -c "import h5py" 2> /dev/null; then
   "$BIN" spearman "$W/str.h5:/s" --pvalue 0.05 -o "$W/out-str" -q 2> "$W/err"; rc=$?
   check '[ $rc -eq 2 ] && grep -q "str.h5:/s: rows from 0 cannot be read as numbers" "$W/err" && [ ! -e "$W/out-str" ]' \
         "a dataset of strings: exit $rc: $(cat "$W/err")"
+  python3 -c "import h5py, numpy as np, sys; h5py.File(sys.argv[1], 'w')['c'] = np.zeros((2, 3, 4))" "$W/cube.h5"
+  "$BIN" spearman "$W/cube.h5:/c" --pvalue 0.05 -o "$W/out-cube" -q 2> "$W/err"; rc=$?
+  check '[ $rc -eq 2 ] && grep -q "cube.h5:/c: only 1-D and 2-D datasets are read (this one has 3" "$W/err" &&
+         [ ! -e "$W/out-cube" ]' "a 3-D dataset: exit $rc: $(cat "$W/err")"
 fi
 "$BIN" spearman --help > "$W/help"
 for o in --pvalue --rho --count-only --y --drop-nan-rows --max-output --threads --backend --stats --force; do

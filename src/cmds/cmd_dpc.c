@@ -25,7 +25,7 @@ static const char *help =
     "cuda, one rank per GPU.\n\n"
     "input:\n"
     "  POINTS                whitespace-separated numbers (one point per line),\n"
-    "                        .csv, .npy (2-D), or FILE.h5:/dataset (2-D)\n"
+    "                        .csv, .npy or FILE.h5:/dataset (2-D; 1-D: one column)\n"
     OPT_HEADER_HELP
     "  --columns LIST        the coordinate columns, 1-based: 1,2 or 1-3 (default:\n"
     "                        every column but the label column)\n"

@@ -27,7 +27,7 @@ static const char *help =
     "DIR/spearman.h5 over them.\n\n"
     "input:\n"
     "  MATRIX                whitespace-separated numbers (one row per line),\n"
-    "                        .csv, .npy (2-D), or FILE.h5:/dataset (2-D); blank\n"
+    "                        .csv, .npy or FILE.h5:/dataset (2-D; 1-D: one column); blank\n"
     "                        lines are skipped\n"
     OPT_HEADER_HELP
     "  --by rows|columns     the variables: rows (default) or columns (as pandas'\n"

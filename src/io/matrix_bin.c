@@ -410,12 +410,14 @@ done:
 /* ---------------- HDF5: FILE.h5:/dataset ---------------- */
 
 /* The dataset read as doubles (npy_types[0]), a hyperslab of rows a
- * batch. */
+ * batch; a 1-D dataset is one column, as a 1-D .npy is (labels saved from
+ * h5py or NumPy). */
 typedef struct {
     batch_src base;
     hid_t ds, fs;
     uint64_t cols;
     const char *path, *dset;
+    int ndims; /* the dataset's: 1 or 2 */
 } h5_src;
 
 static int h5_fill(batch_src *s, row_batch *b)
@@ -427,7 +429,7 @@ static int h5_fill(batch_src *s, row_batch *b)
     b->first = s->next;
     b->rows = 0;
     b->failed = H5Sselect_hyperslab(h->fs, H5S_SELECT_SET, start, NULL, cnt, NULL) < 0 ||
-                (ms = H5Screate_simple(2, cnt, NULL)) < 0 ||
+                (ms = H5Screate_simple(h->ndims, cnt, NULL)) < 0 ||
                 H5Dread(h->ds, H5T_NATIVE_DOUBLE, ms, h->fs, H5P_DEFAULT, b->raw) < 0;
     if (ms >= 0) H5Sclose(ms);
     if (!b->failed) b->rows = (size_t)cnt[0];
@@ -460,10 +462,12 @@ fd_status fd_matrix_read_h5(const char *spec, int drop_nan, const fd_matrix_sink
         st = fd_fail(FD_ERR_INPUT, "%s: no dataset '%s'", path, dset);
         goto done;
     }
-    hsize_t dims[2];
+    hsize_t dims[2] = {0, 1};
     H5_CHECK_GOTO(fs = H5Dget_space(ds), st, done);
-    if (H5Sget_simple_extent_ndims(fs) != 2) {
-        st = fd_fail(FD_ERR_INPUT, "%s:%s: not a 2-D dataset", path, dset);
+    const int nd = H5Sget_simple_extent_ndims(fs);
+    if (nd != 1 && nd != 2) {
+        st = fd_fail(FD_ERR_INPUT, "%s:%s: only 1-D and 2-D datasets are read (this one has %d dimensions)", path,
+                     dset, nd);
         goto done;
     }
     H5_CHECK_GOTO(H5Sget_simple_extent_dims(fs, dims, NULL), st, done);
@@ -473,7 +477,7 @@ fd_status fd_matrix_read_h5(const char *spec, int drop_nan, const fd_matrix_sink
     FD_TRY_GOTO(feed_begin(&feed, sink, (uint32_t)dims[1], dims[0]), st, done);
     FD_TRY_GOTO(sha256_file_start(&hash, path), st, done);
     const size_t rb = sizeof(double) * dims[1];
-    h5_src src = {{h5_fill, h5_fail, dims[0], 0, batch_rows(dims[0], rb), rb}, ds, fs, dims[1], path, dset};
+    h5_src src = {{h5_fill, h5_fail, dims[0], 0, batch_rows(dims[0], rb), rb}, ds, fs, dims[1], path, dset, nd};
     FD_TRY_GOTO(read_batches(&feed, &src.base, 0, (uint32_t)dims[1], drop_nan, spec), st, done);
     if (feed.pushed == 0) { st = fd_fail(FD_ERR_INPUT, "%s: no data rows", spec); goto done; }
     st = hand_hash(sink, &hash);

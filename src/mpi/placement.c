@@ -57,30 +57,35 @@ done:
     return st;
 }
 
-fd_status fd_place_device_index(const fd_mpi *m, int *device)
+/* The choice both callers make: device 0 when the node's ranks each see
+ * their own devices, else the local rank's (*shared: the node's ranks see
+ * the same devices, so there must be one per rank). */
+static fd_status choose_device(const fd_mpi *m, int *device, int *shared)
 {
     int distinct = 0;
     FD_TRY(distinct_visible(&distinct));
     *device = distinct ? 0 : m->local_rank;
+    *shared = !distinct;
     return FD_OK;
+}
+
+fd_status fd_place_device_index(const fd_mpi *m, int *device)
+{
+    int shared;
+    return choose_device(m, device, &shared);
 }
 
 fd_status fd_place_device(const fd_mpi *m, int n_devices, int *device)
 {
-    int distinct = 0;
-    FD_TRY(distinct_visible(&distinct));
+    int shared = 0;
+    FD_TRY(choose_device(m, device, &shared));
     char host[256] = "this node";
     gethostname(host, sizeof host - 1);
     if (n_devices <= 0) return fd_fail(FD_ERR_UNAVAILABLE, "rank %d on %s: no GPU is visible", m->rank, host);
-    if (distinct) {
-        *device = 0;
-        return FD_OK;
-    }
-    if (m->local_size > n_devices)
+    if (shared && m->local_size > n_devices)
         return fd_fail(FD_ERR_UNAVAILABLE,
                        "%s runs %d ranks but has %d GPU%s: start at most %d rank%s per node (one per GPU), "
                        "or give each task its own GPU (srun --gpus-per-task=1)",
                        host, m->local_size, n_devices, n_devices == 1 ? "" : "s", n_devices, n_devices == 1 ? "" : "s");
-    *device = m->local_rank;
     return FD_OK;
 }
