@@ -415,18 +415,28 @@ typedef struct {
     const uint32_t *slots; /* row k is the point at slot slots[k] (NULL: slot k) */
 } grho_ctx;
 
+/* A row the grid's rings left to delta_pending. */
+#define DELTA_PENDING (-2)
+
 /* The slots of points [i0, i1) in grid g, in the grid's order, so that a
  * pass takes a rank's rows as the cells hold them: the cells a row reads
  * are those its predecessor read (10^8 points on two ranks read the grid
- * at random in the rows' order).  NULL when the rows are every point:
- * row k is then slot k. */
-static fd_status cell_slots(const dpc_grid *g, uint64_t n, uint64_t i0, uint64_t i1, uint32_t **slots)
+ * at random in the rows' order).  With parent, only the rows still
+ * DELTA_PENDING in it (parent[i - i0]).  NULL when the rows are every
+ * point: row k is then slot k.  *count: how many rows. */
+static fd_status cell_slots(const dpc_grid *g, uint64_t n, uint64_t i0, uint64_t i1, const int64_t *parent,
+                            uint32_t **slots, uint64_t *count)
 {
     *slots = NULL;
-    if (i0 == 0 && i1 == n) return FD_OK;
+    *count = i1 - i0;
+    if (!parent && i0 == 0 && i1 == n) return FD_OK;
     if (!(*slots = malloc((i1 - i0 + 1) * sizeof **slots))) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    for (uint64_t u = 0, k = 0; u < n; u++)
-        if (g->idx[u] >= i0 && g->idx[u] < i1) (*slots)[k++] = (uint32_t)u;
+    uint64_t k = 0;
+    for (uint64_t u = 0; u < n; u++) {
+        const uint64_t i = g->idx[u];
+        if (i >= i0 && i < i1 && (!parent || parent[i - i0] == DELTA_PENDING)) (*slots)[k++] = (uint32_t)u;
+    }
+    *count = k;
     return FD_OK;
 }
 
@@ -676,10 +686,11 @@ fd_status dpc_rho_rows(const dpc_points *p, double dc, int kernel, uint64_t i0, 
             return st;
         }
         uint32_t *slots;
-        if ((st = cell_slots(&g, p->n, i0, i1, &slots)) == FD_OK) {
+        uint64_t rows;
+        if ((st = cell_slots(&g, p->n, i0, i1, NULL, &slots, &rows)) == FD_OK) {
             grho_ctx r = {p, {0}, dpc_cutoff_d2(dc), rho, i0, slots};
             ball_init(&r.b, &g, dc, ball_margin(p, &g, dc));
-            st = par_rows(threads, 0, i1 - i0, grho_range, &r, prog);
+            st = par_rows(threads, 0, rows, grho_range, &r, prog);
         }
         free(slots);
         dpc_grid_free(&g);
@@ -696,9 +707,6 @@ fd_status dpc_rho_rows(const dpc_points *p, double dc, int kernel, uint64_t i0, 
 }
 
 /* ---------------- delta ---------------- */
-
-/* A row the grid's rings left to delta_pending. */
-#define DELTA_PENDING (-2)
 
 typedef struct {
     const dpc_points *p;
@@ -835,7 +843,6 @@ typedef struct {
     int rings;      /* dpc_grid_rings */
     const double *rs; /* rho in the grid's order (rs[s] = rho[idx[s]]) */
     const uint32_t *slots; /* rows by slot, as grho_range */
-    const uint64_t *list; /* or NULL; else the rows list[k] by index (delta_pending) */
 } gdelta_ctx;
 
 /* The nearest denser point by rings of cells around the point's own:
@@ -854,8 +861,8 @@ FD_HOT static fd_status gdelta_range(void *arg, uint64_t i0, uint64_t i1, int th
     const delta_ctx *r = &gr->rows;
     const dpc_grid *g = gr->g;
     for (uint64_t k = i0; k < i1; k++) {
-        const uint64_t u = gr->list ? 0 : gr->slots ? gr->slots[k] : k, i = gr->list ? gr->list[k] : g->idx[u];
-        const double ri = r->rho[i], *xi = gr->list ? r->p->x + i * g->d : g->xs + u * g->d;
+        const uint64_t u = gr->slots ? gr->slots[k] : k, i = g->idx[u];
+        const double ri = r->rho[i], *xi = g->xs + u * g->d;
         int64_t c[DPC_GRID_MAX_D];
         dpc_grid_coords(g, i, c);
         double best = INFINITY;
@@ -967,29 +974,30 @@ static fd_status delta_pending(const dpc_points *p, const double *rho, uint64_t 
     fd_status st = FD_OK;
     uint64_t np = 0, *list = NULL;
     for (uint64_t i = i0; i < i1; i++) np += parent[i - i0] == DELTA_PENDING;
-    if (!np) return FD_OK;
-    if (!(list = malloc(np * sizeof *list))) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    for (uint64_t i = i0, k = 0; i < i1; i++)
-        if (parent[i - i0] == DELTA_PENDING) list[k++] = i;
     for (int whole = 0, level = 1; np > DELTA_SCAN_ROWS && !whole && level < DPC_GRID_LEVELS; level++) {
         side *= DPC_GRID_COARSER;
         dpc_grid g;
         double *rs;
-        FD_TRY_GOTO(delta_grid(&g, p, rho, side, &rs), st, done);
+        uint32_t *slots = NULL;
+        FD_TRY(delta_grid(&g, p, rho, side, &rs));
         whole = dpc_grid_whole(&g);
-        gdelta_ctx r = {{p, rho, delta, parent, i0}, &g, dpc_grid_slack(&g), dpc_grid_rings(&g), rs, NULL, list};
-        st = par_rows(threads, 0, np, gdelta_range, &r, NULL);
+        if ((st = cell_slots(&g, p->n, i0, i1, parent, &slots, &np)) == FD_OK) {
+            gdelta_ctx r = {{p, rho, delta, parent, i0}, &g, dpc_grid_slack(&g), dpc_grid_rings(&g), rs, slots};
+            st = par_rows(threads, 0, np, gdelta_range, &r, NULL);
+        }
+        free(slots);
         free(rs);
         dpc_grid_free(&g);
-        if (st != FD_OK) goto done;
-        uint64_t left = 0;
-        for (uint64_t k = 0; k < np; k++)
-            if (parent[list[k] - i0] == DELTA_PENDING) list[left++] = list[k];
-        np = left;
+        FD_TRY(st);
+        np = 0;
+        for (uint64_t i = i0; i < i1; i++) np += parent[i - i0] == DELTA_PENDING;
     }
+    if (!np) return FD_OK;
+    if (!(list = malloc(np * sizeof *list))) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    for (uint64_t i = i0, k = 0; i < i1; i++)
+        if (parent[i - i0] == DELTA_PENDING) list[k++] = i;
     scan_ctx r = {{p, rho, delta, parent, i0}, list};
     st = par_rows(threads, 0, np, scan_rows, &r, NULL);
-done:
     free(list);
     return st;
 }
@@ -1015,10 +1023,10 @@ fd_status dpc_delta_rows(const dpc_points *p, const double *rho, uint64_t i0, ui
         uint32_t *slots = NULL;
         st = delta_grid(&g, p, rho, side, &rs);
         if (st == FD_OK) {
-            if ((st = cell_slots(&g, p->n, i0, i1, &slots)) == FD_OK) {
-                gdelta_ctx r = {{p, rho, delta, parent, i0}, &g, dpc_grid_slack(&g), dpc_grid_rings(&g), rs, slots,
-                                NULL};
-                st = par_rows(threads, 0, i1 - i0, gdelta_range, &r, prog);
+            uint64_t rows;
+            if ((st = cell_slots(&g, p->n, i0, i1, NULL, &slots, &rows)) == FD_OK) {
+                gdelta_ctx r = {{p, rho, delta, parent, i0}, &g, dpc_grid_slack(&g), dpc_grid_rings(&g), rs, slots};
+                st = par_rows(threads, 0, rows, gdelta_range, &r, prog);
             }
             free(slots);
             free(rs);
