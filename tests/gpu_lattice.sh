@@ -118,7 +118,8 @@ else
   echo "note: $D/chess.dat is absent, skipped"
 fi
 # --backend auto: a small input runs on the CPU (the GPU's start-up would
-# cost more than the whole run) and says so; a large one on the GPU;
+# cost more than the whole run) and says so; a large one (2 MB) on the GPU
+# with one thread, on the CPU with eight (below 1 MiB a thread);
 # --backend cuda runs even the small one there.
 if [ "$GB" = cuda ]; then
   "$BIN" gen context --objects 300 --attributes 20 --density 0.3 --seed 4 -o "$WORK/small.dat" > /dev/null
@@ -127,7 +128,10 @@ if [ "$GB" = cuda ]; then
   check 'grep -q "backend cpu: auto" "$WORK/auto.err" && grep -q "backend cpu, " "$WORK/auto.err"' "auto on a small input: $(head -2 "$WORK/auto.err")"
   "$BIN" lattice "$WORK/small.dat" --backend cuda --stats 2> "$WORK/auto.err" > /dev/null
   check 'grep -q "backend cuda" "$WORK/auto.err" && ! grep -q "backend cpu: auto" "$WORK/auto.err"' "cuda on a small input: $(head -2 "$WORK/auto.err")"
-  "$BIN" lattice "$WORK/large.dat" --backend auto --min-support 2% --stats 2> "$WORK/auto.err" > /dev/null
-  check 'grep -q "backend cuda" "$WORK/auto.err"' "auto on a large input: $(head -2 "$WORK/auto.err")"
+  "$BIN" lattice "$WORK/large.dat" --backend auto --min-support 2% -t 1 --stats 2> "$WORK/auto.err" > /dev/null
+  check 'grep -q "backend cuda" "$WORK/auto.err"' "auto on a large input, one thread: $(head -2 "$WORK/auto.err")"
+  "$BIN" lattice "$WORK/large.dat" --backend auto --min-support 2% -t 8 --stats 2> "$WORK/auto.err" > /dev/null
+  check 'grep -q "for each of the job.s 8 threads" "$WORK/auto.err" && grep -q "backend cpu, 8 threads" "$WORK/auto.err"' \
+        "auto on a large input, eight threads: $(head -2 "$WORK/auto.err")"
 fi
 finish

@@ -71,6 +71,7 @@ fd_status fd_job_run(const fd_job_ops *ops, const fd_job_opts *o, const fd_devic
     /* The rank's share of the cores, for the read's threads too. */
     j->threads = o->threads > 0 ? o->threads : fd_place_threads(&j->mpi);
     h5u_set_threads(j->threads);
+    if (st == FD_OK && ops->backend_by_size) j->dev = ops->backend_by_size(j);
     if (st == FD_OK) st = read_stage(j);
     j->read_s = fd_now() - j->t0;
     if (st == FD_OK && ops->check_input) st = fd_mpi_agree(ops->check_input(j), NULL);

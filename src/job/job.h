@@ -8,6 +8,9 @@
  *
  *   output     the result directory (job/resultdir.h): made, locked, the
  *              run's id; an existing result refused without --force
+ *   size       ops->backend_by_size: the backend the input's size calls
+ *              for, with the rank's threads known (a GPU not worth its
+ *              start-up is never started)
  *   read       ops->read, every rank, while the backend's device context
  *              is made on a thread of its own (mpi/device_warm.h)
  *   check      ops->check_input (collective): every rank read the same
@@ -52,6 +55,10 @@ typedef struct fd_job fd_job;
 typedef struct fd_job_ops {
     /* Before anything, with the ranks known: options that depend on them. */
     fd_status (*validate)(fd_job *j);
+    /* Before the read (and the device's start-up beside it), with the
+     * rank's threads known: the backend for an input of this size, the
+     * same on every rank (collective). */
+    const fd_device_ops *(*backend_by_size)(fd_job *j);
     fd_status (*read)(fd_job *j);
     /* Collective: every rank read the same (fd_mpi_same_hash). */
     fd_status (*check_input)(fd_job *j);

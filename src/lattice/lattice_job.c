@@ -40,6 +40,7 @@ typedef struct {
     lattice_ckpt *ck;         /* checkpoints, or NULL */
     struct rank_report *reps; /* rank 0: every rank's */
     double enum_seconds;
+    int auto_asked;           /* --backend auto, with a GPU backend usable */
     uint64_t auto_cpu_bytes;  /* auto took the CPU for an input this small (0: it did not) */
     double edges_seconds;     /* --edges: the covers */
     double edges_phase[3];    /* of it: the intents gathered, the covers found, written (--stats) */
@@ -47,8 +48,38 @@ typedef struct {
     lattice_covers_pass pass; /* --edges: how this rank found them */
 } run;
 
-/* Inputs below this many bytes run on the CPU under --backend auto. */
-#define LATTICE_AUTO_GPU_MIN_BYTES ((uint64_t)64 << 10)
+/* Under --backend auto, an input of fewer bytes than this for each CPU
+ * thread of the job (its ranks' threads together) runs on the CPU: the
+ * GPU's fixed cost (driver and context about 0.25 s, its release at exit
+ * 0.10 s on an H100) is then more than what it saves on the enumeration.
+ * The file's size is what is known before reading it; it stands for the
+ * work.  T10I4D100K (4.0 MB) ran faster on 16 threads than on an H100
+ * and slower on one (bench/results/lattice-gpu-auto.txt); mushroom
+ * (570 KB) takes 0.15 s on one dev-VM thread against the GPU's 0.21 s. */
+#define LATTICE_AUTO_GPU_BYTES_PER_THREAD ((uint64_t)1 << 20)
+
+/* auto: the CPU when the input's bytes per thread of the job are too few
+ * to pay for a GPU's start-up, decided before the read so that no GPU is
+ * started; every rank takes the CPU if any does (a rank's threads are its
+ * share of its node's cores, which may differ between nodes). */
+static const fd_device_ops *backend_by_size(fd_job *j)
+{
+    run *r = j->w;
+    struct stat sb;
+    if (!r->auto_asked || stat(r->a->input, &sb) != 0 || !S_ISREG(sb.st_mode)) return j->dev;
+    const uint64_t bytes = (uint64_t)sb.st_size, threads = (uint64_t)j->threads * (uint64_t)j->mpi.size;
+    uint64_t cpu = bytes < LATTICE_AUTO_GPU_BYTES_PER_THREAD * threads, *all = NULL;
+    if (j->mpi.size > 1 && (all = calloc((size_t)j->mpi.size, sizeof *all)) &&
+        fd_mpi_allgather_u64(&cpu, 1, all) == FD_OK)
+        for (int k = 0; k < j->mpi.size; k++) cpu |= all[k];
+    else if (j->mpi.size > 1)
+        cpu = 1; /* no agreement: the CPU, which every rank can take */
+    free(all);
+    fd_errclear();
+    if (!cpu || lattice_backend_get("cpu", &r->ops) != FD_OK) return j->dev;
+    r->auto_cpu_bytes = bytes ? bytes : 1;
+    return &r->ops->dev;
+}
 
 static int checkpointed(const lattice_job_opts *a) { return a->outdir && a->checkpoint_seconds > 0; }
 
@@ -393,9 +424,10 @@ static void report(fd_job *j)
      * (writer threads take them as they come); output is the merge of
      * checkpoint segments, the parts' commit and the master. */
     if (r->auto_cpu_bytes)
-        fprintf(stderr, "backend cpu: auto, the input's %llu bytes are below the %llu under which a GPU's start-up costs "
-                        "more than the enumeration (--backend cuda runs it there)\n",
-                (unsigned long long)r->auto_cpu_bytes, (unsigned long long)LATTICE_AUTO_GPU_MIN_BYTES);
+        fprintf(stderr, "backend cpu: auto, the input's %llu bytes are below %llu for each of the job's %llu threads, "
+                        "under which a GPU's start-up costs more than it saves (--backend cuda runs it there)\n",
+                (unsigned long long)r->auto_cpu_bytes, (unsigned long long)LATTICE_AUTO_GPU_BYTES_PER_THREAD,
+                (unsigned long long)r->lo.threads * (unsigned long long)j->mpi.size);
     fprintf(stderr,
             "setup %.4f s (reading the context, the output, the device), enumeration %.4f s (rank 0, of which %.4f s "
             "splitting the tree or committing its top; concepts are written as they come), output %.4f s\n",
@@ -426,6 +458,7 @@ static void close_run(fd_job *j, fd_status st)
 
 static const fd_job_ops lattice_job_ops = {
     .validate = validate,
+    .backend_by_size = backend_by_size,
     .read = read_context,
     .check_input = same_context,
     .setup = setup,
@@ -441,19 +474,7 @@ fd_status lattice_job_run(const lattice_job_opts *a)
     memset(&r, 0, sizeof r);
     r.a = a;
     FD_TRY(lattice_backend_get(a->backend, &r.ops));
-    /* auto: a GPU's start-up (about 0.2 s to make its context and move
-     * the context over) is more than the whole enumeration of a tiny input
-     * on the CPU (tens of milliseconds); mushroom (557 KB) already runs
-     * faster on an H200 than on its 16 cores or one
-     * (bench/results/lattice-gpu-auto.txt).  The input's size is all that
-     * is known before reading it, which the GPU's start-up overlaps.  An
-     * explicit --backend cuda still runs there. */
-    struct stat sb;
-    if (!strcmp(a->backend, "auto") && r.ops->device_tasks > 0 && stat(a->input, &sb) == 0 && S_ISREG(sb.st_mode) &&
-        (uint64_t)sb.st_size < LATTICE_AUTO_GPU_MIN_BYTES) {
-        FD_TRY(lattice_backend_get("cpu", &r.ops));
-        r.auto_cpu_bytes = (uint64_t)sb.st_size ? (uint64_t)sb.st_size : 1;
-    }
+    r.auto_asked = !strcmp(a->backend, "auto") && r.ops->device_tasks > 0;
     const fd_job_opts jo = {.workload = "lattice", .outdir = a->outdir, .force = a->force, .resume = a->resume,
                             .quiet = a->quiet, .stats = a->stats, .threads = a->threads, .parts = 1};
     return fd_job_run(&lattice_job_ops, &jo, &r.ops->dev, &r);
