@@ -80,7 +80,9 @@ for extra, grid, knobs in [(["--neighbors", "20"], "on", {}), (["--dc", "0.05"],
                            (["--neighbors", "20"], "off", {}), (["--neighbors", "20"], "on", {"FD_DPC_GPU_COLLECT": "0"}),
                            (["--neighbors", "20"], "on", {"FD_DPC_GPU_COLLECT": "1"}),
                            (["--neighbors", "20"], "off", {"FD_DPC_GPU_BLOCKS": "1"}),
-                           (["--neighbors", "20"], "on", {"FD_DPC_GPU_BLOCKS": "16"})]:
+                           (["--neighbors", "20"], "on", {"FD_DPC_GPU_BLOCKS": "16"}),
+                           (["--neighbors", "20"], "on", {"FD_DPC_GPU_COARSE": "always"}),
+                           (["--neighbors", "20"], "on", {"FD_DPC_GPU_COARSE": "off"})]:
     name = "blobs %s grid %s %s" % (" ".join(extra), grid, knobs)
     env = dict(knobs, FD_DPC_GRID=grid)
     args = [path, "--labels", path.replace(".txt", ".labels.txt"), "--centers", "12"] + extra
@@ -96,5 +98,29 @@ for extra, grid, knobs in [(["--neighbors", "20"], "on", {}), (["--dc", "0.05"],
                 by = by if HAVE_NCCL else "MPI"
                 check("all-gathers by %s" % by in r.stderr, "%s: FD_NCCL=%s: %s" % (name, nccl, r.stderr.strip()))
             compare("%s 2 ranks FD_NCCL=%s" % (name, nccl), load(cpu), load(g2))
+
+# Tight blobs in 1, 2 and 3 coordinates whose peaks' nearest denser points
+# lie past the delta grid's rings: with FD_DPC_GPU_COARSE=always those rows
+# go through the coarser grid on the GPU (a warp a row), with off all to
+# the brute force, by default through the grid when 512 or more; the CPU
+# takes every coarser grid.
+for d, k, n in ((1, 9, 20000), (2, 9, 20000), (3, 9, 20000), (3, 300, 30000)):
+    path = os.path.join(WORK, "tight%d_%d.npy" % (d, k))
+    subprocess.run([BIN, "gen", "blobs", "--n", str(n), "--dims", str(d), "--clusters", str(k), "--spread",
+                    "0.02" if k == 9 else "0.01", "--seed", "11" if k == 9 else "12", "-o", path],
+                   env=ENV, check=True, capture_output=True)
+    args = [path, "--neighbors", "20", "--centers", str(k)]
+    run(args + ["-o", cpu, "-q"], "cpu")
+    for coarse in ("always", "off", "auto"):
+        r = run(args + ["-o", gpu, "-q"], GB, env={"FD_DPC_GPU_COARSE": coarse, "FD_GPU_VERBOSE": "1"})
+        compare("%d tight %d-D blobs FD_DPC_GPU_COARSE=%s" % (k, d, coarse), load(cpu), load(gpu))
+        if GB != "cpu" and coarse != "auto":
+            took = "gpu dpc: delta: a coarser grid" in r.stderr
+            check(took == (coarse == "always"), "%d tight %d-D blobs FD_DPC_GPU_COARSE=%s: coarser grid %s" %
+                  (k, d, coarse, "taken" if took else "not taken"))
+    if GPUS >= 2:
+        g2 = os.path.join(WORK, "gpu2")
+        run(args + ["-o", g2, "-q"], GB, np_=2, env={"FD_DPC_GPU_COARSE": "always"})
+        compare("%d tight %d-D blobs 2 ranks coarse" % (k, d), load(cpu), load(g2))
 
 finish()

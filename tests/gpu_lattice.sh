@@ -119,7 +119,7 @@ else
 fi
 # --backend auto: a small input runs on the CPU (the GPU's start-up would
 # cost more than the whole run) and says so; a large one (2 MB) on the GPU
-# with one thread, on the CPU with eight (below 1 MiB a thread);
+# with one thread, on the CPU with eight (below 768 KiB a thread);
 # --backend cuda runs even the small one there.
 if [ "$GB" = cuda ]; then
   "$BIN" gen context --objects 300 --attributes 20 --density 0.3 --seed 4 -o "$WORK/small.dat" > /dev/null

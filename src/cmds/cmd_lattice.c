@@ -43,7 +43,7 @@ static const char *help =
     "  -t, --threads T       worker threads per rank (default: the cores the launcher\n"
     "                        bound the rank to, else the node's cores / ranks on it)\n"
     "  --backend B           cpu | cuda | auto (default $FD_BACKEND, else auto: the GPU\n"
-    "                        when there is one and the input has 1 MiB or more\n"
+    "                        when there is one and the input has 768 KiB or more\n"
     "                        for each CPU thread of the job; below, its start-up\n"
     "                        costs more than it saves)\n"
     "  --stats               print the search counters (closures, failures, pruning)\n"

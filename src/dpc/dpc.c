@@ -940,10 +940,11 @@ static fd_status delta_grid(dpc_grid *g, const dpc_points *p, const double *rho,
 }
 
 /* Rows left after a grid's rings past which the next coarser grid is not
- * built: each grid is a pass over every point on one thread (0.47-0.58 s
- * at 10^7 points on the dev VM), as long as scanning every point for
- * some 30 rows; at 10^7 8-blob points 2,274 rows left the first grid, 7
- * the second, and the two grids after it took 0.94 s for those 7. */
+ * built: each grid is a pass over every point on one thread, and at 10^7
+ * 8-blob points, where 7 rows were left after the first coarser grid,
+ * scanning every point for them instead of building the grids after it
+ * took the command from 23.59 s to 22.66 s on 2 threads (bench/ab.sh,
+ * row dpc-scan-few-rows in bench/results/ab.csv). */
 #define DELTA_SCAN_ROWS 64
 
 typedef struct {

@@ -14,7 +14,8 @@
  *  - grid (points of 1 to 3 coordinates, shaped by grid.c, filled here):
  *    rho looks only at the cells within d_c, delta searches rings of
  *    cells and hands the rows whose rings run out (local density peaks)
- *    to the brute-force kernel. */
+ *    to a coarser grid's rings when there are many, and what is left
+ *    (the densest point) to the brute-force kernel. */
 #ifndef FD_DPC_GPU_H
 #define FD_DPC_GPU_H
 
@@ -55,11 +56,20 @@ void dpc_gpu_destroy(dpc_gpu **g);
  * NULL for brute force; only with the cutoff kernel. */
 fd_status dpc_gpu_rho(dpc_gpu *g, const dpc_gpu_grid *grid, double dc, double dc2, int kernel, uint64_t i0,
                       uint64_t i1, double *rho);
+/* Rows the delta grid's rings leave from which the GPU takes them
+ * through the coarser grid rather than the brute force (see
+ * dpc_gpu_delta; FD_DPC_GPU_COARSE=always|off overrides): on an H100 the
+ * grid's pass (a warp a row) cost about as much as the brute force of
+ * 350 rows at both 10^7 and 10^8 points. */
+#define DPC_GPU_COARSE_ROWS 512
 /* rho of every point in (NULL: the device's copy is complete already,
- * gathered there); delta and parent of rows [i0, i1) out. */
-fd_status dpc_gpu_delta(dpc_gpu *g, const dpc_gpu_grid *grid, const double *rho, uint64_t i0, uint64_t i1,
-                        double *delta, int64_t *parent);
-/* Rows of the last grid delta call that searched every point. */
+ * gathered there); delta and parent of rows [i0, i1) out.  grids: none
+ * (brute force), or the delta grid and then coarser ones for the rows
+ * each leaves, each taken while coarse_rows rows or more are left (else
+ * they go to the brute force). */
+fd_status dpc_gpu_delta(dpc_gpu *g, const dpc_gpu_grid *grids, int ngrids, uint64_t coarse_rows, const double *rho,
+                        uint64_t i0, uint64_t i1, double *delta, int64_t *parent);
+/* Rows of the last delta call that searched every point. */
 uint64_t dpc_gpu_delta_brute_rows(const dpc_gpu *g);
 
 /* The m-th smallest (1-based) squared distance from rows[0 .. s) to every

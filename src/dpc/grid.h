@@ -14,8 +14,7 @@
  * before it scans every point (both backends). */
 #define DPC_RING_CELLS 1024
 /* The rows a grid's rings leave go through grids whose cells are this
- * many times wider, up to DPC_GRID_LEVELS grids in all (the CPU's delta;
- * the GPU's brute-forces them). */
+ * many times wider, up to DPC_GRID_LEVELS grids in all (both backends). */
 #define DPC_GRID_COARSER 8
 #define DPC_GRID_LEVELS 16
 
@@ -62,8 +61,11 @@ double dpc_grid_slack(const dpc_grid *g);
  * and no further than the grid reaches (both backends). */
 int dpc_grid_rings(const dpc_grid *g);
 
-/* Whether g's rings reach across it: the last of the delta pass's grids. */
+/* Whether g's rings reach across it: its last level. */
 int dpc_grid_whole(const dpc_grid *g);
+/* The shapes of the delta pass's grids: cells of side, then each
+ * DPC_GRID_COARSER times wider until one is whole; their count. */
+int dpc_grid_levels(const dpc_points *p, double side, dpc_grid levels[DPC_GRID_LEVELS]);
 
 /* The cell coordinates of point i. */
 void dpc_grid_coords(const dpc_grid *g, uint64_t i, int64_t c[DPC_GRID_MAX_D]);

@@ -53,10 +53,12 @@ typedef struct {
  * GPU's fixed cost (driver and context about 0.25 s, its release at exit
  * 0.10 s on an H100) is then more than what it saves on the enumeration.
  * The file's size is what is known before reading it; it stands for the
- * work.  T10I4D100K (4.0 MB) ran faster on 16 threads than on an H100
- * and slower on one (bench/results/lattice-gpu-auto.txt); mushroom
- * (570 KB) takes 0.15 s on one dev-VM thread against the GPU's 0.21 s. */
-#define LATTICE_AUTO_GPU_BYTES_PER_THREAD ((uint64_t)1 << 20)
+ * work, crudely.  On one H100 and its 16 cores with -o
+ * (bench/results/lattice-gpu-auto.txt): T10I4D100K (4.0 MB) 0.60 s on
+ * the GPU, 1.07 s on 4 threads, 0.64 s on 8, 0.45 s on 16; mushroom
+ * (570 KB) 0.56 s on the GPU, 0.23 s on one thread.  768 KiB a thread
+ * puts T10I4D100K on the GPU up to 5 threads and mushroom on the CPU. */
+#define LATTICE_AUTO_GPU_BYTES_PER_THREAD ((uint64_t)768 << 10)
 
 /* auto: the CPU when the input's bytes per thread of the job are too few
  * to pay for a GPU's start-up, decided before the read so that no GPU is
