@@ -41,7 +41,8 @@ typedef struct {
     struct rank_report *reps; /* rank 0: every rank's */
     double enum_seconds;
     int auto_asked;           /* --backend auto, with a GPU backend usable */
-    uint64_t auto_cpu_bytes;  /* auto took the CPU for an input this small (0: it did not) */
+    int auto_cpu;             /* why auto took the CPU (AUTO_CPU_*), 0: it did not */
+    uint64_t auto_bytes;      /* the input's size then */
     double edges_seconds;     /* --edges: the covers */
     double edges_phase[3];    /* of it: the intents gathered, the covers found, written (--stats) */
     uint64_t n_edges;         /* --edges: this rank's covers */
@@ -60,26 +61,37 @@ typedef struct {
  * puts T10I4D100K on the GPU up to 5 threads and mushroom on the CPU. */
 #define LATTICE_AUTO_GPU_BYTES_PER_THREAD ((uint64_t)768 << 10)
 
+/* Why a rank takes the CPU under auto (bits, or-ed over the ranks). */
+enum { AUTO_CPU_SMALL = 1, AUTO_CPU_NO_GPU = 2, AUTO_CPU_NO_AGREEMENT = 4 };
+
 /* auto: the CPU when the input's bytes per thread of the job are too few
  * to pay for a GPU's start-up, decided before the read so that no GPU is
- * started; every rank takes the CPU if any does (a rank's threads are its
- * share of its node's cores, which may differ between nodes). */
+ * started.  Every rank takes the CPU if any does (a rank's threads are
+ * its share of its node's cores, and a node may have no GPU), so every
+ * rank under auto joins the vote, whatever its own file or device. */
 static const fd_device_ops *backend_by_size(fd_job *j)
 {
     run *r = j->w;
+    if (strcmp(r->a->backend, "auto") != 0) return j->dev;
     struct stat sb;
-    if (!r->auto_asked || stat(r->a->input, &sb) != 0 || !S_ISREG(sb.st_mode)) return j->dev;
-    const uint64_t bytes = (uint64_t)sb.st_size, threads = (uint64_t)j->threads * (uint64_t)j->mpi.size;
-    uint64_t cpu = bytes < LATTICE_AUTO_GPU_BYTES_PER_THREAD * threads, *all = NULL;
-    if (j->mpi.size > 1 && (all = calloc((size_t)j->mpi.size, sizeof *all)) &&
-        fd_mpi_allgather_u64(&cpu, 1, all) == FD_OK)
-        for (int k = 0; k < j->mpi.size; k++) cpu |= all[k];
-    else if (j->mpi.size > 1)
-        cpu = 1; /* no agreement: the CPU, which every rank can take */
-    free(all);
-    fd_errclear();
-    if (!cpu || lattice_backend_get("cpu", &r->ops) != FD_OK) return j->dev;
-    r->auto_cpu_bytes = bytes ? bytes : 1;
+    const uint64_t threads = (uint64_t)j->threads * (uint64_t)j->mpi.size;
+    uint64_t why = !r->auto_asked ? AUTO_CPU_NO_GPU
+                   : stat(r->a->input, &sb) == 0 && S_ISREG(sb.st_mode) &&
+                           (uint64_t)sb.st_size < LATTICE_AUTO_GPU_BYTES_PER_THREAD * threads
+                       ? AUTO_CPU_SMALL
+                       : 0;
+    if (j->mpi.size > 1 && fd_mpi_or_u64(&why) != FD_OK) {
+        fd_errclear();
+        why |= AUTO_CPU_NO_AGREEMENT; /* the CPU, which every rank can take */
+    }
+    r->auto_cpu = (int)why;
+    if (!why || !r->auto_asked) return j->dev;
+    if (lattice_backend_get("cpu", &r->ops) != FD_OK) {
+        fd_errclear();
+        r->auto_cpu = 0;
+        return j->dev;
+    }
+    r->auto_bytes = stat(r->a->input, &sb) == 0 ? (uint64_t)sb.st_size : 0;
     return &r->ops->dev;
 }
 
@@ -425,11 +437,14 @@ static void report(fd_job *j)
     /* Rank 0's phases: the enumeration includes writing the concepts
      * (writer threads take them as they come); output is the merge of
      * checkpoint segments, the parts' commit and the master. */
-    if (r->auto_cpu_bytes)
+    if (r->auto_asked && (r->auto_cpu & AUTO_CPU_SMALL))
         fprintf(stderr, "backend cpu: auto, the input's %llu bytes are below %llu for each of the job's %llu threads, "
                         "under which a GPU's start-up costs more than it saves (--backend cuda runs it there)\n",
-                (unsigned long long)r->auto_cpu_bytes, (unsigned long long)LATTICE_AUTO_GPU_BYTES_PER_THREAD,
+                (unsigned long long)r->auto_bytes, (unsigned long long)LATTICE_AUTO_GPU_BYTES_PER_THREAD,
                 (unsigned long long)r->lo.threads * (unsigned long long)j->mpi.size);
+    else if (r->auto_asked && r->auto_cpu)
+        fprintf(stderr, "backend cpu: auto, as %s\n",
+                r->auto_cpu & AUTO_CPU_NO_GPU ? "a rank has no GPU" : "the ranks could not agree on the GPU");
     fprintf(stderr,
             "setup %.4f s (reading the context, the output, the device), enumeration %.4f s (rank 0, of which %.4f s "
             "splitting the tree or committing its top; concepts are written as they come), output %.4f s\n",

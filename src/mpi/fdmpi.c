@@ -87,6 +87,15 @@ done:
     return st;
 }
 
+fd_status fd_mpi_or_u64(uint64_t *v)
+{
+    fd_status st = FD_OK;
+    if (!fd_mpi_active()) return FD_OK;
+    MPI_CHECK_GOTO(MPI_Allreduce(MPI_IN_PLACE, v, 1, MPI_UINT64_T, MPI_BOR, MPI_COMM_WORLD), st, done);
+done:
+    return st;
+}
+
 fd_status fd_mpi_allgather_u64(const uint64_t *mine, int n, uint64_t *all)
 {
     fd_status st = FD_OK;

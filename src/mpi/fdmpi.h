@@ -47,6 +47,9 @@ fd_status fd_mpi_agree(fd_status local, int *failed_rank);
 /* out[i] = sum of in[i] over the ranks below this one (0 on rank 0).
  * Collective; out = 0 without MPI. */
 fd_status fd_mpi_exscan_u64(const uint64_t *in, uint64_t *out, int n);
+/* *v = the bitwise or of every rank's *v.  Collective; nothing to do
+ * without MPI. */
+fd_status fd_mpi_or_u64(uint64_t *v);
 /* all (size x n) gets every rank's n values, in rank order.  Collective;
  * a copy without MPI. */
 fd_status fd_mpi_allgather_u64(const uint64_t *mine, int n, uint64_t *all);
