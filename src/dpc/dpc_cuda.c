@@ -133,13 +133,15 @@ static fd_status cuda_delta(void *state, const dpc_points *p, const double *rho,
     dpc_grid levels[2];
     dpc_gpu_grid v[2];
     int nv = 0;
-    if (dpc_grid_usable(p) && dpc_grid_shape(&levels[0], p, dpc_grid_delta_side(p)) == FD_OK) {
+    if (dpc_grid_usable(p)) {
+        FD_TRY(dpc_grid_shape(&levels[0], p, dpc_grid_delta_side(p)));
         nv = 1;
-        if (coarse != 2 && !dpc_grid_whole(&levels[0]) &&
-            dpc_grid_shape(&levels[1], p, dpc_grid_delta_side(p) * DPC_GRID_COARSER) == FD_OK)
-            nv = 2;
+        /* Without the coarser grid (its shape refused), the brute force. */
+        if (coarse != 2 && !dpc_grid_whole(&levels[0])) {
+            if (dpc_grid_shape(&levels[1], p, dpc_grid_delta_side(p) * DPC_GRID_COARSER) == FD_OK) nv = 2;
+            fd_errclear();
+        }
     }
-    fd_errclear();
     for (int k = 0; k < nv; k++) v[k] = gpu_grid(&levels[k]);
     FD_TRY(dpc_gpu_delta(g, v, nv, coarse == 1 ? 0 : DPC_GPU_COARSE_ROWS, rho, i0, i1, delta, parent));
     if (getenv("FD_GPU_VERBOSE"))
