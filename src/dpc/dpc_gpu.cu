@@ -451,7 +451,7 @@ template <int D>
 __device__ __forceinline__ void nearest_denser(const gdev &G, uint64_t n, const double (&xi)[D], uint32_t i, double ri,
                                                uint32_t a, uint32_t b, uint32_t step, double *best, int64_t *bj)
 {
-    for (uint64_t u = a; u < b; u += step) { /* 64 bits: a + step may pass 2^32 */
+    for (uint64_t u = a; u < b; u += step) {
         const uint32_t j = G.idx[u];
         const double rj = G.rhos[u];
         if (!(rj > ri || (rj == ri && j < i))) continue;

@@ -75,11 +75,11 @@ static const fd_device_ops *backend_by_size(fd_job *j)
     if (strcmp(r->a->backend, "auto") != 0) return j->dev;
     struct stat sb;
     const uint64_t threads = (uint64_t)j->threads * (uint64_t)j->mpi.size;
-    uint64_t why = !r->auto_asked ? AUTO_CPU_NO_GPU
-                   : stat(r->a->input, &sb) == 0 && S_ISREG(sb.st_mode) &&
-                           (uint64_t)sb.st_size < LATTICE_AUTO_GPU_BYTES_PER_THREAD * threads
-                       ? AUTO_CPU_SMALL
-                       : 0;
+    const int sized = stat(r->a->input, &sb) == 0 && S_ISREG(sb.st_mode);
+    r->auto_bytes = sized ? (uint64_t)sb.st_size : 0;
+    uint64_t why = !r->auto_asked                                                          ? AUTO_CPU_NO_GPU
+                   : sized && r->auto_bytes < LATTICE_AUTO_GPU_BYTES_PER_THREAD * threads ? AUTO_CPU_SMALL
+                                                                                          : 0;
     if (j->mpi.size > 1 && fd_mpi_or_u64(&why) != FD_OK) {
         fd_errclear();
         why |= AUTO_CPU_NO_AGREEMENT; /* the CPU, which every rank can take */
@@ -91,7 +91,6 @@ static const fd_device_ops *backend_by_size(fd_job *j)
         r->auto_cpu = 0;
         return j->dev;
     }
-    r->auto_bytes = stat(r->a->input, &sb) == 0 ? (uint64_t)sb.st_size : 0;
     return &r->ops->dev;
 }
 
