@@ -7,7 +7,8 @@
 # lists or bitsets and bitsets are closed by rows or by columns: the
 # default mix runs everywhere, and each way alone (every extent a bitset,
 # closed by rows only, by columns only; no bitsets at all) on part of the
-# shapes.  Needs a GPU: CI
+# shapes.  One GPU with checkpoints hands its stack back as the work list
+# and resumes from it.  Needs a GPU: CI
 # only builds the backend (ctest -L gpu on the GPU machine runs this).
 source "$(dirname "$0")/lib.sh" "$@"
 HERE=$(dirname "$0")
@@ -117,6 +118,34 @@ if [ -e "$D/chess.dat" ]; then
 else
   echo "note: $D/chess.dat is absent, skipped"
 fi
+# One GPU rank with checkpoints (-o) runs the root whole, with no split of
+# the tree first (one subtree).  With a checkpoint due at once, it hands
+# the stack left after its first step back as the work list; killed after
+# two segments of those subtrees, the resumed run takes them as done, runs
+# the rest, and the result is the CPU's.  (-t 1: the dry run on the CPU takes
+# the same path.)
+subtrees() { sed -n 's/.* subtrees \([0-9]*\) .*/\1/p' "$1"; }
+h5attr() { python3 -c "import sys, h5py; print(h5py.File(sys.argv[1]).attrs[sys.argv[2]])" "$1" "$2"; }
+f=$WORK/r6.dat
+"$BIN" lattice "$f" --backend cpu -o "$WORK/pref" --force -q
+"$BIN" lattice "$f" --backend "$GB" -t 1 -o "$WORK/p1" --force --stats > "$WORK/p1.out" 2>&1
+check '[ "$(subtrees "$WORK/p1.out")" = 1 ] && same_set <("$BIN" info --text "$WORK/p1/lattice.h5") <("$BIN" info --text "$WORK/pref/lattice.h5")' \
+      "one GPU with checkpoints: the root was not run whole ($(subtrees "$WORK/p1.out") subtrees), or another result"
+rm -rf "$WORK/pk"
+FD_TEST_KILL_AFTER=0:2:1 "$BIN" lattice "$f" --backend "$GB" -t 1 -o "$WORK/pk" -q --checkpoint-seconds 1e-9 > /dev/null 2>&1
+rc=$?
+check '[ $rc -ne 0 ] && [ ! -e "$WORK/pk/lattice.h5" ] && [ -e "$WORK/pk/lattice.checkpoint/job.h5" ]' "one GPU killed: exit $rc"
+wait_lock_free "$WORK/pk"
+total=$(python3 -c "import sys, h5py; print(len(h5py.File(sys.argv[1])['records/start']) - 1)" "$WORK/pk/lattice.checkpoint/job.h5")
+"$BIN" lattice "$f" --backend "$GB" -t 1 --resume "$WORK/pk" --stats > "$WORK/err" 2>&1; rc=$?
+check '[ $rc -eq 0 ] && same_set <("$BIN" info --text "$WORK/pk/lattice.h5") <("$BIN" info --text "$WORK/pref/lattice.h5")' \
+      "one GPU: resume after a kill: exit $rc: $(cat "$WORK/err")"
+resumed=$(h5attr "$WORK/pk/lattice.h5" resumed_subtrees) ran=$(subtrees "$WORK/err")
+# (A GPU commits the few subtrees it took at a time: two segments hold two
+# or more.)
+check '[ "$resumed" -ge 2 ] && [ "$total" -gt "$resumed" ] && [ "$ran" -eq $((total - resumed)) ]' \
+      "one GPU: a list of $total subtrees; the resumed run took $resumed as done and ran $ran"
+
 # --backend auto: a small input runs on the CPU (the GPU's start-up would
 # cost more than the whole run) and says so; a large one (2 MB) on the GPU
 # with one thread, on the CPU with eight (below 768 KiB a thread);

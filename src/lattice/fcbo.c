@@ -899,6 +899,20 @@ static fd_status serialize(fcbo_ws *w, const fnode *nd, uint32_t y, task_list *o
     return FD_OK;
 }
 
+/* A node as a task without failed sets (the root, a device's nodes):
+ * serialize() with a throwaway worker state whose M is empty. */
+static fd_status serialize_plain(const fcbo_prep *p, const fnode *nd, uint32_t y, task_list *out)
+{
+    fcbo_ws tmp;
+    memset(&tmp, 0, sizeof tmp);
+    tmp.p = p;
+    tmp.M = calloc((size_t)p->n_attr + 1, sizeof *tmp.M);
+    if (!tmp.M) return fd_fail(FD_ERR_NOMEM, "out of memory for the task list");
+    fd_status st = serialize(&tmp, nd, y, out);
+    free(tmp.M);
+    return st;
+}
+
 /* Loads a task: node and y; M entries point into the task itself. */
 static uint32_t deserialize(fcbo_ws *w, const uint64_t *t, fnode *nd)
 {
@@ -1269,19 +1283,34 @@ fd_status fcbo_root(const fcbo_prep *p, task_list *out)
         nd.is_bits = 0;
         nd.ext = list;
     }
-    {
-        /* A throwaway worker state just to reuse serialize(). */
-        fcbo_ws tmp;
-        memset(&tmp, 0, sizeof tmp);
-        tmp.p = p;
-        FD_ALLOC_GOTO(tmp.M, (size_t)p->n_attr + 1, st, done);
-        st = serialize(&tmp, &nd, 0, out);
-        free(tmp.M);
-    }
+    st = serialize_plain(p, &nd, 0, out);
 done:
     free(intent);
     free(bits);
     free(list);
+    return st;
+}
+
+fd_status fcbo_tasks_from_nodes(const fcbo_prep *p, uint64_t n, const fd_word *intents, const uint32_t *y,
+                                const uint32_t *size, const uint32_t *ext, task_list *out)
+{
+    fd_status st = FD_OK;
+    fd_word *bits = NULL;
+    FD_ALLOC_GOTO(bits, p->ow, st, done);
+    for (uint64_t i = 0, from = 0; i < n && st == FD_OK; from += size[i], i++) {
+        /* The CPU's form for an extent of this size: a bitset past
+         * list_max (the occurrence lists stop there), else the ids. */
+        fnode nd = {.size = size[i], .is_bits = size[i] > p->list_max, .ext = (void *)(ext + from),
+                    .intent = (fd_word *)(intents + i * p->aw)};
+        if (nd.is_bits) {
+            bs_zero(bits, p->ow);
+            bs_set_ids(bits, ext + from, size[i]);
+            nd.ext = bits;
+        }
+        st = serialize_plain(p, &nd, y[i], out);
+    }
+done:
+    free(bits);
     return st;
 }
 

@@ -130,6 +130,11 @@ const fcbo_stats *fcbo_ws_stats(const fcbo_ws *w);
 /* The root subtree (the whole search), or no task when fewer objects than
  * the minimum support exist. */
 fd_status fcbo_root(const fcbo_prep *p, task_list *out);
+/* Appends n nodes as tasks without failed sets: intents n x aw words,
+ * next attributes y, extent sizes, and the extents' ascending object ids
+ * concatenated (a device's stack handed back: lattice_gpu_pop_all). */
+fd_status fcbo_tasks_from_nodes(const fcbo_prep *p, uint64_t n, const fd_word *intents, const uint32_t *y,
+                                const uint32_t *size, const uint32_t *ext, task_list *out);
 /* Emits the task's own concept and appends its children as tasks to out
  * (one level of the tree), each carrying the M_k it inherits. */
 fd_status fcbo_expand(fcbo_ws *w, const uint64_t *task, task_list *out);

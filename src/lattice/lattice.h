@@ -49,6 +49,13 @@ struct lattice_ops {
     int device_tasks;
     fd_status (*run)(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_source *src,
                      fcbo_stats *stats);
+    /* The subtree of task until pause(arg) says stop (asked between
+     * steps), then every node not yet visited appended to frontier as a
+     * task (none: the subtree is done); its concepts go to sink as they
+     * come.  This is how a lone consumer commits checkpoints without a
+     * split of the tree first (lattice.c, lattice_prefix). */
+    fd_status (*run_until)(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, const uint64_t *task,
+                           fcbo_pause_fn pause, void *arg, task_list *frontier, fcbo_stats *stats);
     /* --edges' up pass by rows on the device (lattice_edges.h), or NULL. */
     fd_status (*up_covers)(const lattice_gpu_covers *in, uint64_t *start, uint32_t *cnt, uint64_t **ids,
                            uint64_t *nids);
@@ -58,6 +65,11 @@ struct lattice_ops {
  * is available).  FD_ERR_UNAVAILABLE with the list of built backends when
  * the name is unknown or the backend cannot run here. */
 fd_status lattice_backend_get(const char *name, const struct lattice_ops **ops);
+
+/* The last backend built (the fastest), whether or not it can run here:
+ * --backend auto asks that only when the input's size calls for it, as
+ * asking starts the GPU's driver (0.1 s; lattice_job.c). */
+const struct lattice_ops *lattice_backend_fastest(void);
 
 /* A task source over a fixed list (an atomic cursor). */
 typedef struct {

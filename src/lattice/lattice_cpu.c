@@ -87,4 +87,21 @@ static fd_status cpu_run(const fcbo_prep *p, const lattice_opts *o, concept_sink
     return st;
 }
 
-const struct lattice_ops lattice_cpu_ops = {.dev = {.name = "cpu"}, .run = cpu_run};
+static fd_status cpu_run_until(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, const uint64_t *task,
+                               fcbo_pause_fn pause, void *arg, task_list *frontier, fcbo_stats *stats)
+{
+    (void)o;
+    fcbo_ws *w = NULL;
+    const double t0 = fd_now();
+    fd_status st = fcbo_ws_create(&w, p, sink);
+    if (st == FD_OK) st = fcbo_run_until(w, task, pause, arg, frontier);
+    if (w) {
+        if (st == FD_OK) st = fcbo_ws_flush(w);
+        fcbo_stats_add(stats, fcbo_ws_stats(w));
+        fcbo_ws_destroy(&w);
+    }
+    stats->busy_seconds += fd_now() - t0;
+    return st;
+}
+
+const struct lattice_ops lattice_cpu_ops = {.dev = {.name = "cpu"}, .run = cpu_run, .run_until = cpu_run_until};

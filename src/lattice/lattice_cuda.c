@@ -194,8 +194,21 @@ static fd_status engine_open(lattice_gpu **g, const fcbo_prep *p, const lattice_
 static int cuda_devices(void) { return fd_cuda_device_count(); }
 static int cuda_available(void) { return fd_cuda_device_count() > 0; }
 
-static fd_status cuda_run(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_source *src,
-                          fcbo_stats *stats)
+/* Leaves what is on the device's stack as tasks in frontier. */
+static fd_status hand_back(const fcbo_prep *p, lattice_gpu *g, task_list *frontier)
+{
+    lattice_gpu_nodes h;
+    FD_TRY(lattice_gpu_pop_all(g, &h));
+    fd_status st = fcbo_tasks_from_nodes(p, h.n, h.intents, h.y, h.size, h.ext, frontier);
+    lattice_gpu_nodes_free(&h);
+    return st;
+}
+
+/* Runs the source's tasks on the device until it is empty; with pause,
+ * asks it after every step and, once it says so, hands the stack back as
+ * frontier instead of finishing it. */
+static fd_status gpu_search(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_source *src,
+                            fcbo_pause_fn pause, void *arg, task_list *frontier, fcbo_stats *stats)
 {
     fd_status st = FD_OK;
     feeder f = {p, src, NULL, {0}, 0, REFILL_TASKS, 0, 0};
@@ -255,6 +268,10 @@ static fd_status cuda_run(const fcbo_prep *p, const lattice_opts *o, concept_sin
         pthread_cond_broadcast(&w.cv);
         pthread_mutex_unlock(&w.mu);
         cur ^= 1;
+        if (pause && lattice_gpu_pending(f.g) > 0 && pause(arg)) {
+            FD_TRY_GOTO(hand_back(p, f.g, frontier), st, done);
+            break;
+        }
     }
 done:
     if (st != FD_OK) atomic_store(&sink->failed, 1);
@@ -293,9 +310,30 @@ done:
     return st;
 }
 
+static fd_status cuda_run(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_source *src,
+                         fcbo_stats *stats)
+{
+    return gpu_search(p, o, sink, src, NULL, NULL, NULL, stats);
+}
+
+static fd_status cuda_run_until(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, const uint64_t *task,
+                                fcbo_pause_fn pause, void *arg, task_list *frontier, fcbo_stats *stats)
+{
+    task_list one;
+    list_source ls;
+    task_list_init(&one);
+    fd_status st = task_list_push(&one, task);
+    list_source_init(&ls, &one);
+    task_source src = list_source_as(&ls);
+    if (st == FD_OK) st = gpu_search(p, o, sink, &src, pause, arg, frontier, stats);
+    task_list_free(&one);
+    return st;
+}
+
 const struct lattice_ops lattice_cuda_ops = {
     .dev = {.name = "cuda", .available = cuda_available, .devices = cuda_devices, .open_device = fd_cuda_open, .warm_device = fd_cuda_warm},
     .device_tasks = GPU_TASKS,
     .run = cuda_run,
+    .run_until = cuda_run_until,
     .up_covers = lattice_gpu_up_covers,
 };

@@ -993,6 +993,85 @@ done:
     return st;
 }
 
+extern "C" fd_status lattice_gpu_pop_all(lattice_gpu *g, lattice_gpu_nodes *out)
+{
+    fd_status st = FD_OK;
+    const uint32_t aw = g->c.aw, ow = g->d.ow, bmin = g->d.bits_min;
+    const uint64_t n = g->top, units = g->etop;
+    uint64_t *eoff = NULL, n_ext = 0;
+    uint32_t *x = NULL;
+    memset(out, 0, sizeof *out);
+    if (n == 0) return FD_OK;
+    CK(cudaSetDevice(g->device));
+    out->intents = (uint64_t *)malloc((size_t)n * aw * 8);
+    out->y = (uint32_t *)malloc((size_t)n * 4);
+    out->size = (uint32_t *)malloc((size_t)n * 4);
+    eoff = (uint64_t *)malloc((size_t)n * 8);
+    x = (uint32_t *)malloc(units ? (size_t)units * 4 : 4);
+    if (!out->intents || !out->y || !out->size || !eoff || !x) {
+        st = fd_fail(FD_ERR_NOMEM, "out of memory for the %llu nodes of the GPU's stack", (unsigned long long)n);
+        goto done;
+    }
+    CK(cudaMemcpyAsync(out->intents, g->st.intent, (size_t)n * aw * 8, cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaMemcpyAsync(out->y, g->st.y, (size_t)n * 4, cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaMemcpyAsync(out->size, g->st.size, (size_t)n * 4, cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaMemcpyAsync(eoff, g->st.eoff, (size_t)n * 8, cudaMemcpyDeviceToHost, g->stream));
+    if (units) CK(cudaMemcpyAsync(x, g->st.ext, (size_t)units * 4, cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaStreamSynchronize(g->stream));
+    for (uint64_t i = 0; i < n; i++) {
+        if (eoff[i] + ext_units(out->size[i], bmin, ow) > units) {
+            st = fd_fail(FD_ERR_INTERNAL, "the GPU's stack: node %llu's extent ends past its %llu words",
+                         (unsigned long long)i, (unsigned long long)units);
+            goto done;
+        }
+        n_ext += out->size[i];
+    }
+    out->ext = (uint32_t *)malloc(n_ext ? (size_t)n_ext * 4 : 4);
+    if (!out->ext) {
+        st = fd_fail(FD_ERR_NOMEM, "out of memory for the extents of the GPU's stack");
+        goto done;
+    }
+    /* Bitset extents become their ids: the push layout, which the host
+     * encodes as tasks in whichever form it prefers. */
+    for (uint64_t i = 0, e = 0; i < n; i++) {
+        const uint32_t *src = x + eoff[i];
+        if (ext_is_bits(out->size[i], bmin)) {
+            const uint64_t *b = (const uint64_t *)src;
+            uint32_t k = 0;
+            for (uint32_t w = 0; w < ow; w++)
+                for (uint64_t v = b[w]; v; v &= v - 1) {
+                    if (k < out->size[i]) out->ext[e + k] = w * 64u + (uint32_t)__builtin_ctzll(v);
+                    k++;
+                }
+            if (k != out->size[i]) {
+                st = fd_fail(FD_ERR_INTERNAL, "the GPU's stack: node %llu holds %u objects, its size says %u",
+                             (unsigned long long)i, k, out->size[i]);
+                goto done;
+            }
+        } else {
+            memcpy(out->ext + e, src, (size_t)out->size[i] * 4);
+        }
+        e += out->size[i];
+    }
+    out->n = n;
+    out->n_ext = n_ext;
+    g->top = g->etop = 0;
+done:
+    free(eoff);
+    free(x);
+    if (st != FD_OK) lattice_gpu_nodes_free(out);
+    return st;
+}
+
+extern "C" void lattice_gpu_nodes_free(lattice_gpu_nodes *h)
+{
+    free(h->intents);
+    free(h->y);
+    free(h->size);
+    free(h->ext);
+    memset(h, 0, sizeof *h);
+}
+
 /* The kernels that keep intent words in registers come in widths of 1 to
  * 16 words: the narrowest that holds the whole intent, so that small
  * contexts pay neither registers nor occupancy for wide ones.  The pair

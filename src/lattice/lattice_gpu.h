@@ -77,6 +77,18 @@ void lattice_gpu_destroy(lattice_gpu **g);
  * extents concatenated in node order (ascending object ids each). */
 fd_status lattice_gpu_push(lattice_gpu *g, uint32_t n, const uint64_t *intents, const uint32_t *y, const uint32_t *size,
                        const uint32_t *ext, uint64_t n_ext);
+/* Nodes in the layout of lattice_gpu_push, on the host (malloc'ed). */
+typedef struct lattice_gpu_nodes {
+    uint64_t n, n_ext;
+    uint64_t *intents;           /* n x aw */
+    uint32_t *y, *size;          /* n each */
+    uint32_t *ext;               /* the extents' ascending ids, concatenated */
+} lattice_gpu_nodes;
+/* Takes every node off the stack (none left on the device), so that the
+ * subtrees not yet searched can be committed as tasks and searched later,
+ * here or elsewhere: the stack after a step is exactly what is left. */
+fd_status lattice_gpu_pop_all(lattice_gpu *g, lattice_gpu_nodes *out);
+void lattice_gpu_nodes_free(lattice_gpu_nodes *h);
 /* Nodes waiting on the stack. */
 uint64_t lattice_gpu_pending(const lattice_gpu *g);
 /* Nodes one step takes when that many are waiting. */

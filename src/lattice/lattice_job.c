@@ -40,7 +40,7 @@ typedef struct {
     lattice_ckpt *ck;         /* checkpoints, or NULL */
     struct rank_report *reps; /* rank 0: every rank's */
     double enum_seconds;
-    int auto_asked;           /* --backend auto, with a GPU backend usable */
+    int auto_asked;           /* --backend auto, with a GPU backend built */
     int auto_cpu;             /* why auto took the CPU (AUTO_CPU_*), 0: it did not */
     uint64_t auto_bytes;      /* the input's size then */
     double edges_seconds;     /* --edges: the covers */
@@ -77,8 +77,11 @@ static const fd_device_ops *backend_by_size(fd_job *j)
     const uint64_t threads = (uint64_t)j->threads * (uint64_t)j->mpi.size;
     const int sized = stat(r->a->input, &sb) == 0 && S_ISREG(sb.st_mode);
     r->auto_bytes = sized ? (uint64_t)sb.st_size : 0;
+    /* The size first: counting the GPUs starts the driver (0.1 s), which
+     * a small input never needs. */
     uint64_t why = !r->auto_asked                                                          ? AUTO_CPU_NO_GPU
                    : sized && r->auto_bytes < LATTICE_AUTO_GPU_BYTES_PER_THREAD * threads ? AUTO_CPU_SMALL
+                   : !fd_backend_available(j->dev)                                         ? AUTO_CPU_NO_GPU
                                                                                           : 0;
     if (j->mpi.size > 1 && fd_mpi_or_u64(&why) != FD_OK) {
         fd_errclear();
@@ -489,8 +492,13 @@ fd_status lattice_job_run(const lattice_job_opts *a)
     run r;
     memset(&r, 0, sizeof r);
     r.a = a;
-    FD_TRY(lattice_backend_get(a->backend, &r.ops));
-    r.auto_asked = !strcmp(a->backend, "auto") && r.ops->device_tasks > 0;
+    if (!strcmp(a->backend, "auto")) {
+        /* Whether it can run is asked after the size rule (backend_by_size). */
+        r.ops = lattice_backend_fastest();
+        r.auto_asked = r.ops->device_tasks > 0;
+    } else {
+        FD_TRY(lattice_backend_get(a->backend, &r.ops));
+    }
     const fd_job_opts jo = {.workload = "lattice", .outdir = a->outdir, .force = a->force, .resume = a->resume,
                             .quiet = a->quiet, .stats = a->stats, .threads = a->threads, .parts = 1};
     return fd_job_run(&lattice_job_ops, &jo, &r.ops->dev, &r);
