@@ -9,16 +9,18 @@
 # bench/results/gpu-end-to-end.csv; rows of another machine or another
 # day are not comparable (rerun the baseline in the same call).
 # --gpu-backend cpu dry-runs the script on a machine without a GPU.
+# --ab "VAR=A VAR=B" runs each GPU command once with each setting in turn
+# (the A/B of a knob, FD_GPU_RELEASE say), the setting in the row.
 #
 #   bench/gpu-end-to-end.sh [--bin PATH] [--shared DIR] [--reps 3] [--only lattice|dpc] [--log DIR] [--csv FILE]
-#                           [--gpu-backend cuda]
+#                           [--gpu-backend cuda] [--ab "VAR=A VAR=B"]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 BIN=$here/../build/fcbo-dist; SHARED=$here/../../shared; REPS=3; ONLY=""; LOG=""
 CSV=$here/results/gpu-end-to-end.csv
-GB=cuda
-bench_options 2,14 "--bin=BIN --shared=SHARED --reps=REPS --only=ONLY --log=LOG --csv=CSV --gpu-backend=GB" "$@"
+GB=cuda; AB=""
+bench_options 2,17 "--bin=BIN --shared=SHARED --reps=REPS --only=ONLY --log=LOG --csv=CSV --gpu-backend=GB --ab=AB" "$@"
 gpu_machine
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 LOG=${LOG:-$tmp}; mkdir -p "$LOG"
@@ -40,11 +42,28 @@ if [ "$ONLY" != lattice ]; then
   cases+=("dpc 10M blobs -o|$GB|dpc $tmp/b10m.npy --neighbors 30 --centers 50 --backend $GB -o $tmp/out --force -q")
   cases+=("dpc 10M blobs|$GB|dpc $tmp/b10m.npy --neighbors 30 --centers 50 --backend $GB -q")
 fi
+# Each GPU case once per --ab setting: "label|backend SETTING|args", run
+# under env SETTING.
+if [ -n "$AB" ]; then
+  all=()
+  for c in "${cases[@]}"; do
+    rest=${c#*|}
+    if [ "${rest%%|*}" = "$GB" ]; then
+      for v in $AB; do all+=("${c%%|*}|$GB $v|${rest#*|}"); done
+    else
+      all+=("$c")
+    fi
+  done
+  cases=("${all[@]}")
+fi
+# env SETTING of a case, if any, before its arguments.
+setting() { local be=${1#*|}; be=${be%%|*}; [ "$be" != "${be#* *=}" ] && echo "${be#* }"; }
 for r in $(seq "$REPS"); do
   for c in "${cases[@]}"; do
     read -r -a args <<< "${c##*|}"
+    read -r -a envs <<< "$(setting "$c")"
     t0=$(date +%s%N)
-    "$BIN" "${args[@]}" > /dev/null 2> "$tmp/err" || { echo "bench/gpu-end-to-end.sh: ${c##*|}: $(tail -2 "$tmp/err")" >&2; exit 1; }
+    env "${envs[@]}" "$BIN" "${args[@]}" > /dev/null 2> "$tmp/err" || { echo "bench/gpu-end-to-end.sh: ${c##*|}: $(tail -2 "$tmp/err")" >&2; exit 1; }
     t1=$(date +%s%N)
     t[$c]="${t[$c]:-} $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", (b - a) / 1e9}')"
   done
@@ -52,7 +71,8 @@ done
 for c in "${cases[@]}"; do
   label=${c%%|*} rest=${c#*|}; be=${rest%%|*}
   read -r -a args <<< "${rest#*|}"
-  "$BIN" "${args[@]/-q/--stats}" > /dev/null 2> "$LOG/$(echo "$label $be" | tr ' /' '__').stats" || true
+  read -r -a envs <<< "$(setting "$c")"
+  env "${envs[@]}" "$BIN" "${args[@]/-q/--stats}" > /dev/null 2> "$LOG/$(echo "$label $be" | tr ' /' '__').stats" || true
   echo "\"$label\",\"$be\",$(printf '%s\n' ${t[$c]} | median),\"${t[$c]# }\",\"$MACHINE\",$(date -u +%F),$version" |
     tee -a "$CSV"
 done

@@ -146,6 +146,18 @@ resumed=$(h5attr "$WORK/pk/lattice.h5" resumed_subtrees) ran=$(subtrees "$WORK/e
 check '[ "$resumed" -ge 2 ] && [ "$total" -gt "$resumed" ] && [ "$ran" -eq $((total - resumed)) ]' \
       "one GPU: a list of $total subtrees; the resumed run took $resumed as done and ran $ran"
 
+# The context ends on a thread as soon as the enumeration is done with the
+# GPU (FD_GPU_RELEASE=early, the default), not with --edges (whose pass may
+# use the GPU after it) nor with FD_GPU_RELEASE=exit.
+if [ "$GB" = cuda ]; then
+  released() { env "$@" FD_GPU_VERBOSE=1 "$BIN" lattice "$WORK/r6.dat" --backend cuda -o "$WORK/rel" --force -q 2>&1 |
+                 grep -c "the device released"; }
+  check '[ "$(released)" = 1 ] && [ "$(released FD_GPU_RELEASE=exit)" = 0 ] && [ -s "$WORK/rel/lattice.h5" ]' \
+        "the GPU's early release: $(released) with the default, $(released FD_GPU_RELEASE=exit) with exit"
+  FD_GPU_VERBOSE=1 "$BIN" lattice "$WORK/r6.dat" --backend cuda -o "$WORK/rel" --force --edges -q 2> "$WORK/err"
+  check '[ $? = 0 ] && ! grep -q "the device released" "$WORK/err"' "--edges: the GPU released before the covers"
+fi
+
 # --backend auto: a small input runs on the CPU (the GPU's start-up would
 # cost more than the whole run) and says so; a large one (2 MB) on the GPU
 # with one thread, on the CPU with eight (below 768 KiB a thread);

@@ -20,6 +20,8 @@ typedef struct fd_device_ops {
     int (*devices)(void);                  /* GPUs it can use on this node; NULL: it runs on the CPU */
     fd_status (*open_device)(int device);  /* the rank's device context; NULL: nothing to open */
     void (*warm_device)(int device);       /* the same early, reporting nothing (mpi/device_warm.h); NULL: none */
+    void (*release_device)(int device);    /* ends the context, on a thread, once the workload is done with it
+                                              (fd_job_device_done); NULL: it ends with the process */
 } fd_device_ops;
 
 /* 1 when the backend can run here. */

@@ -44,6 +44,13 @@ extern "C" void fd_cuda_warm(int device)
     say_time("the context made (beside the read)", t0);
 }
 
+extern "C" void fd_cuda_release(int device)
+{
+    const double t0 = fd_now();
+    if (cudaSetDevice(device) != cudaSuccess || cudaDeviceReset() != cudaSuccess) cudaGetLastError();
+    say_time("the device released (beside the output)", t0);
+}
+
 /* One workload runs in a process, and its backend sets this before its
  * device work starts. */
 static const char *oom_hint = "use a GPU with more memory, or --backend cpu";

@@ -164,7 +164,8 @@ static fd_status cuda_labels(void *state, uint64_t n, const int64_t *parent, int
 static int cuda_available(void) { return cuda_devices() > 0; }
 
 const struct dpc_ops dpc_cuda_ops = {
-    .dev = {.name = "cuda", .available = cuda_available, .devices = cuda_devices, .open_device = fd_cuda_open, .warm_device = fd_cuda_warm},
+    .dev = {.name = "cuda", .available = cuda_available, .devices = cuda_devices, .open_device = fd_cuda_open, .warm_device = fd_cuda_warm,
+            .release_device = fd_cuda_release},
     .open = cuda_open,
     .close = cuda_close,
     .supports = cuda_supports,

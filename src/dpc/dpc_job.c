@@ -201,6 +201,11 @@ static fd_status run(fd_job *j)
     if (s->q && mpi->rank == 0) st = dpc_predict(s->p, s->rho, s->labels, r->dc, o->kernel, s->q, T, &s->pred);
     FD_TRY_GOTO(fd_mpi_agree(st, NULL), st, done);
     r->t_assign = fd_now() - t;
+    /* The device's part is done: its state goes now, and the context
+     * with it while rank 0 writes (fd_job_device_done). */
+    if (r->dev) r->ops->close(r->dev);
+    r->dev = NULL;
+    fd_job_device_done(j);
 done:
     return st;
 }

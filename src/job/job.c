@@ -3,10 +3,12 @@
 #include "job.h"
 
 #include "../common/clock.h"
+#include "../common/env.h"
 #include "../io/h5util.h"
 #include "../mpi/device_warm.h"
 #include "../mpi/placement.h"
 
+#include <stdlib.h>
 #include <string.h>
 
 /* The read, with the backend's device started beside it.  With
@@ -42,6 +44,29 @@ static fd_status place_stage(fd_job *j)
     if (j->dev->devices && j->device < 0) st = fd_place_device(&j->mpi, j->dev->devices(), &j->device);
     if (st == FD_OK && j->dev->devices && j->dev->open_device) st = j->dev->open_device(j->device);
     return fd_mpi_agree(st, NULL);
+}
+
+typedef struct {
+    void (*release)(int device);
+    int device;
+} release_args;
+
+static void *release_run(void *arg)
+{
+    release_args *a = arg;
+    a->release(a->device);
+    free(a);
+    return NULL;
+}
+
+void fd_job_device_done(fd_job *j)
+{
+    if (j->releasing || !j->dev->release_device || j->device < 0 || fd_env_switched("FD_GPU_RELEASE")) return;
+    release_args *a = malloc(sizeof *a);
+    if (!a) return; /* the process's end releases it */
+    *a = (release_args){j->dev->release_device, j->device};
+    j->releasing = pthread_create(&j->release, NULL, release_run, a) == 0;
+    if (!j->releasing) free(a);
 }
 
 fd_status fd_job_run(const fd_job_ops *ops, const fd_job_opts *o, const fd_device_ops *dev, void *w)
@@ -90,6 +115,7 @@ fd_status fd_job_run(const fd_job_ops *ops, const fd_job_opts *o, const fd_devic
     if (st == FD_OK && ops->report && fd_job_speaks(j)) ops->report(j);
     if (ops->close) ops->close(j, st);
     rd_close(&j->out, st);
+    if (j->releasing) pthread_join(j->release, NULL);
     return st;
 }
 

@@ -36,6 +36,7 @@
 #include "../mpi/fdmpi.h"
 #include "resultdir.h"
 
+#include <pthread.h>
 #include <stdio.h>
 
 typedef struct fd_job_opts {
@@ -87,12 +88,21 @@ struct fd_job {
     double input_s, warm_wait_s;
     double run_s, commit_s;    /* the stages' wall times, this rank's */
     void *w;                   /* the workload's own state */
+    pthread_t release;         /* fd_job_device_done's thread */
+    int releasing;
 };
 
 /* Runs the stages of ops for one job on every rank (collective when MPI
  * is active).  dev: the backend chosen by name.  w: the workload's state,
  * as j->w to every stage. */
 fd_status fd_job_run(const fd_job_ops *ops, const fd_job_opts *o, const fd_device_ops *dev, void *w);
+
+/* The workload is done with its device and has freed every buffer on
+ * it: the context is ended on a thread of its own (dev->release_device)
+ * while the rank writes its output, and joined when the job ends.  A
+ * CUDA call after this would make a new context.  FD_GPU_RELEASE=exit
+ * leaves the context to the process's end instead. */
+void fd_job_device_done(fd_job *j);
 
 /* 1 on the rank that prints (rank 0, without --quiet). */
 int fd_job_speaks(const fd_job *j);

@@ -183,6 +183,8 @@ static fd_status run_enumeration(fd_job *j)
     const fd_status st = lattice_enumerate(r->prep, &r->lo, r->ops, &r->sink, &r->stats);
     fd_progress_stop(&r->prog);
     r->enum_seconds = fd_now() - t;
+    /* The engine is gone; --edges' up pass may still want the GPU. */
+    if (st == FD_OK && !r->a->edges) fd_job_device_done(j);
     /* After an MPI failure the others cannot be reached. */
     return st == FD_ERR_MPI ? st : fd_mpi_agree(st, NULL);
 }
