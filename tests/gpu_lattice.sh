@@ -174,5 +174,22 @@ if [ "$GB" = cuda ]; then
   "$BIN" lattice "$WORK/large.dat" --backend auto --min-support 2% -t 8 --stats 2> "$WORK/auto.err" > /dev/null
   check 'grep -q "for each of the job.s 8 threads" "$WORK/auto.err" && grep -q "backend cpu, 8 threads" "$WORK/auto.err"' \
         "auto on a large input, eight threads: $(head -2 "$WORK/auto.err")"
+  # One GPU rank with threads to spare: all but one run the top of the tree
+  # while the GPU starts (0.2 s), and the GPU takes what they leave
+  # (FD_GPU_HOST_START=on, the default; off: they wait).  With -o
+  # (checkpoints: the threads' frontier is the list) and with --text; the
+  # result is the CPU's either way.
+  "$BIN" lattice "$WORK/large.dat" --backend cpu --min-support 2% -o "$WORK/hcpu" --force -q
+  "$BIN" info --text "$WORK/hcpu/lattice.h5" > "$WORK/hcpu.txt"
+  for hs in on off; do
+    FD_GPU_HOST_START=$hs "$BIN" lattice "$WORK/large.dat" --backend cuda --min-support 2% -t 8 -o "$WORK/hgpu" \
+      --force --stats 2> "$WORK/hs.err" > /dev/null
+    rc=$?
+    ran=$(grep -c "the host's 7 threads ran" "$WORK/hs.err")
+    check '[ $rc = 0 ] && [ "$ran" = "$([ $hs = on ] && echo 1 || echo 0)" ] && same_set "$WORK/hcpu.txt" <("$BIN" info --text "$WORK/hgpu/lattice.h5")' \
+          "FD_GPU_HOST_START=$hs -o: exit $rc, the host's line $ran times, or another result: $(grep -E "host|error" "$WORK/hs.err")"
+    FD_GPU_HOST_START=$hs "$BIN" lattice "$WORK/large.dat" --backend cuda --min-support 2% -t 8 --text > "$WORK/hs.txt"
+    check '[ $? = 0 ] && same_set "$WORK/hcpu.txt" "$WORK/hs.txt"' "FD_GPU_HOST_START=$hs --text: another result"
+  done
 fi
 finish

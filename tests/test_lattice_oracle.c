@@ -10,6 +10,7 @@
 #include "lattice/lattice.h"
 #include "testutil.h"
 
+#include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -91,6 +92,30 @@ static fca_context *random_context(fd_rng *rng, uint32_t n_obj, uint32_t m, doub
  * lists (fcbo.h); every comparison runs with both. */
 static int g_layout = FCBO_LAYOUT_DENSE;
 
+/* A device that starts late (lattice_opts.device_ready): ready at the
+ * every-th question, which the host's threads ask between nodes; 0: the
+ * device is open from the start.  run_fcbo's driver path records the
+ * opens and the concepts the host ran. */
+typedef struct {
+    atomic_uint asked, opens;
+    unsigned every;
+    uint64_t host_concepts;
+} late_device;
+static late_device g_late;
+
+static int late_ready(void *arg)
+{
+    late_device *d = arg;
+    return atomic_fetch_add(&d->asked, 1) + 1 >= d->every;
+}
+
+static fd_status late_open(void *arg)
+{
+    late_device *d = arg;
+    atomic_fetch_add(&d->opens, 1);
+    return FD_OK;
+}
+
 /* no_failed: the split writes tasks without failed sets, as it does for
  * GPU backends; the concepts must not change. */
 static size_t run_fcbo(const fca_context *ctx, uint32_t min_support, int threads, uint32_t list_max, size_t split,
@@ -133,7 +158,15 @@ static size_t run_fcbo(const fca_context *ctx, uint32_t min_support, int threads
          * without failed sets), with the CPU doing the work. */
         struct lattice_ops ops = lattice_cpu_ops;
         if (no_failed) ops.device_tasks = 8;
+        if (g_late.every) {
+            atomic_store(&g_late.asked, 0);
+            atomic_store(&g_late.opens, 0);
+            o.device_ready = late_ready;
+            o.device_open = late_open;
+            o.device_arg = &g_late;
+        }
         st = lattice_enumerate(p, &o, &ops, &sink, &stats);
+        g_late.host_concepts = stats.host_concepts;
     }
     concept_sink_destroy(&sink);
     fcbo_prep_destroy(&p);
@@ -327,6 +360,62 @@ static void test_pause(void)
     free(expect);
 }
 
+/* One device rank whose device is still starting: the host's threads
+ * split the root and run subtrees until it is ready, and the device (the
+ * CPU backend standing in) takes the rest.  The concepts are brute
+ * force's whenever it becomes ready: at the first question (the host
+ * only splits), after a few nodes, or never (the host does everything);
+ * the device is opened once. */
+static void test_host_start(void)
+{
+    fd_rng rng = {20261207};
+    uint32_t rows[200];
+    uint64_t *expect = malloc(sizeof(uint64_t) << 14);
+    collector col = {0};
+    int cases = 0, host_ran = 0, host_all = 0;
+    for (int rep = 0; rep < 10; rep++) {
+        uint32_t m = 4 + (uint32_t)(fd_rng_next(&rng) % 11);
+        uint32_t n_obj = 5 + (uint32_t)(fd_rng_next(&rng) % 150);
+        fca_context *ctx = random_context(&rng, n_obj, m, 0.2 + 0.6 * fd_rng_unif(&rng), rows);
+        CHECK(ctx != NULL, "context");
+        if (!ctx) continue;
+        const uint32_t supports[] = {0, 2, n_obj / 5 + 1};
+        for (size_t si = 0; si < 3; si++) {
+            size_t ne = brute_force(rows, n_obj, m, supports[si], expect);
+            const unsigned every[] = {1, 2, 5, 40, UINT32_MAX};
+            for (int threads = 2; threads <= 4; threads += 2)
+                for (size_t ei = 0; ei < sizeof every / sizeof *every; ei++)
+                    for (int lay = 0; lay < 2; lay++) {
+                        g_layout = lay ? FCBO_LAYOUT_SPARSE : FCBO_LAYOUT_DENSE;
+                        g_late.every = every[ei];
+                        size_t got = run_fcbo(ctx, supports[si], threads, UINT32_MAX, 0, 1, &col);
+                        cases++;
+                        CHECK(got == ne && !memcmp(col.v, expect, ne * sizeof *expect) && !col.dup_ids,
+                              "objects %u attributes %u min_support %u threads %d, the device ready at question "
+                              "%u, %s layout: %zu concepts, brute force %zu",
+                              n_obj, m, supports[si], threads, every[ei], lay ? "sparse" : "dense", got, ne);
+                        CHECK(atomic_load(&g_late.opens) == 1, "the device opened %u times",
+                              atomic_load(&g_late.opens));
+                        /* Ready at the first question: the host takes no subtree. */
+                        if (every[ei] == 1)
+                            CHECK(g_late.host_concepts == 0, "the host ran %llu concepts with the device ready",
+                                  (unsigned long long)g_late.host_concepts);
+                        host_ran += g_late.host_concepts > 0;
+                        host_all += every[ei] == UINT32_MAX && ne && g_late.host_concepts == ne;
+                    }
+        }
+        fca_context_destroy(&ctx);
+    }
+    g_late.every = 0;
+    g_layout = FCBO_LAYOUT_DENSE;
+    /* The cases above must reach the host's run, and its whole-tree end. */
+    CHECK(host_ran > cases / 4 && host_all > 0, "the host ran subtrees in %d of %d cases, all of them in %d", host_ran,
+          cases, host_all);
+    printf("%d enumerations with a device starting late compared with brute force\n", cases);
+    free(col.v);
+    free(expect);
+}
+
 int main(void)
 {
     fd_rng rng = {20261129};
@@ -367,6 +456,7 @@ int main(void)
     printf("%d enumerations compared with brute force\n", cases);
     test_wide();
     test_pause();
+    test_host_start();
     free(col.v);
     free(expect);
     return t_report();

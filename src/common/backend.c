@@ -13,6 +13,11 @@ const char *fd_backend_default(void)
 
 int fd_backend_available(const fd_device_ops *b) { return !b->available || b->available(); }
 
+fd_status fd_backend_refuse(const fd_device_ops *b)
+{
+    return fd_fail(FD_ERR_UNAVAILABLE, "backend '%s' cannot run here (no usable device)", b->name);
+}
+
 const char *fd_backend_names(const fd_device_ops *const *table, size_t n, char *buf, size_t cap)
 {
     buf[0] = 0;
@@ -35,11 +40,22 @@ fd_status fd_backend_get(const fd_device_ops *const *table, size_t n, const char
     }
     for (size_t i = 0; i < n; i++)
         if (!strcmp(name, table[i]->name)) {
-            if (!fd_backend_available(table[i]))
-                return fd_fail(FD_ERR_UNAVAILABLE, "backend '%s' cannot run here (no usable device)", name);
+            if (!fd_backend_available(table[i])) return fd_backend_refuse(table[i]);
             *chosen = table[i];
             return FD_OK;
         }
     return fd_fail(FD_ERR_UNAVAILABLE, "backend '%s' is not available for %s in this build (available: %s)", name,
                    workload, fd_backend_names(table, n, names, sizeof names));
+}
+
+fd_status fd_backend_find(const fd_device_ops *const *table, size_t n, const char *workload, const char *name,
+                          const fd_device_ops **chosen)
+{
+    if (strcmp(name, "auto") != 0)
+        for (size_t i = 0; i < n; i++)
+            if (!strcmp(name, table[i]->name)) {
+                *chosen = table[i];
+                return FD_OK;
+            }
+    return fd_backend_get(table, n, workload, name, chosen);
 }

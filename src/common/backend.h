@@ -26,6 +26,8 @@ typedef struct fd_device_ops {
 
 /* 1 when the backend can run here. */
 int fd_backend_available(const fd_device_ops *b);
+/* FD_ERR_UNAVAILABLE: "backend 'NAME' cannot run here (no usable device)". */
+fd_status fd_backend_refuse(const fd_device_ops *b);
 
 /* The table of a workload's backends is an array of pointers to the
  * dev member of each one's ops, CPU first, faster ones after.  *chosen:
@@ -34,6 +36,11 @@ int fd_backend_available(const fd_device_ops *b);
  * cannot run here. */
 fd_status fd_backend_get(const fd_device_ops *const *table, size_t n, const char *workload, const char *name,
                          const fd_device_ops **chosen);
+/* The same without asking whether a named backend can run here (asking
+ * starts a GPU's driver, 0.1 s): the job asks later, beside the read
+ * (job.c).  "auto" asks, as fd_backend_get does. */
+fd_status fd_backend_find(const fd_device_ops *const *table, size_t n, const char *workload, const char *name,
+                          const fd_device_ops **chosen);
 /* The name a command uses when the user gives none: $FD_BACKEND when set,
  * else "auto". */
 const char *fd_backend_default(void);

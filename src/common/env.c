@@ -73,6 +73,7 @@ static const struct {
     const char *const *words;
 } switches[] = {
     {"FD_DPC_GRID", on_off},          /* dpc/grid.c, dpc/kdtree.c */
+    {"FD_GPU_HOST_START", on_off},    /* lattice/lattice_job.c */
     {"FD_GPU_RELEASE", early_exit},   /* job/job.c */
     {"FD_DPC_TREE", auto_always},     /* dpc/dpc.c */
     {"FD_H5_CHECKSUM", on_off},       /* io/h5util.c */

@@ -18,16 +18,16 @@
  * need a GPU, and the GPUs are counted beside the read too. */
 static fd_status read_stage(fd_job *j)
 {
-    fd_warm warm = {0};
-    fd_status st = fd_warm_start(&warm, &j->mpi, j->dev, j->o->place_first);
+    fd_status st = fd_warm_start(&j->warm, &j->mpi, j->dev, j->o->place_first);
     if (j->o->place_first) st = fd_mpi_agree(st, NULL);
+    j->device_late = !j->o->place_first && j->ops->device_late && j->ops->device_late(j);
     double t = fd_now();
     if (st == FD_OK && j->ops->read) st = j->ops->read(j);
     j->input_s = fd_now() - t;
     t = fd_now();
-    fd_warm_join(&warm);
+    if (!j->device_late) fd_warm_join(&j->warm);
     j->warm_wait_s = fd_now() - t;
-    if (j->o->place_first) j->device = warm.device;
+    if (j->o->place_first) j->device = j->warm.device;
     return fd_mpi_agree(st, NULL);
 }
 
@@ -41,9 +41,31 @@ static fd_status place_stage(fd_job *j)
         if (b != j->dev) j->device = -1;
         j->dev = b;
     }
-    if (j->dev->devices && j->device < 0) st = fd_place_device(&j->mpi, j->dev->devices(), &j->device);
-    if (st == FD_OK && j->dev->devices && j->dev->open_device) st = j->dev->open_device(j->device);
+    /* Counting the GPUs waits for the driver's start on the warm thread:
+     * a late device's fd_job_device_open counts them and places the rank. */
+    if (j->dev->devices && j->device_late) j->device_pending = 1;
+    /* A backend named without asking (fd_backend_find) is asked here,
+     * beside the read the driver's start was. */
+    else if (j->dev->devices && !fd_backend_available(j->dev)) st = fd_backend_refuse(j->dev);
+    if (st == FD_OK && j->dev->devices && !j->device_pending && j->device < 0)
+        st = fd_place_device(&j->mpi, j->dev->devices(), &j->device);
+    if (st == FD_OK && j->dev->devices && !j->device_pending && j->dev->open_device)
+        st = j->dev->open_device(j->device);
     return fd_mpi_agree(st, NULL);
+}
+
+int fd_job_device_ready(fd_job *j) { return !j->device_pending || fd_warm_ready(&j->warm); }
+
+fd_status fd_job_device_open(fd_job *j)
+{
+    if (!j->device_pending) return FD_OK;
+    const double t = fd_now();
+    fd_warm_join(&j->warm);
+    j->late_wait_s = fd_now() - t;
+    j->device_pending = 0;
+    if (!fd_backend_available(j->dev)) return fd_backend_refuse(j->dev);
+    FD_TRY(fd_place_device(&j->mpi, j->dev->devices(), &j->device));
+    return j->dev->open_device ? j->dev->open_device(j->device) : FD_OK;
 }
 
 typedef struct {
@@ -61,7 +83,9 @@ static void *release_run(void *arg)
 
 void fd_job_device_done(fd_job *j)
 {
-    if (j->releasing || !j->dev->release_device || j->device < 0 || fd_env_switched("FD_GPU_RELEASE")) return;
+    if (j->releasing || j->device_pending || !j->dev->release_device || j->device < 0 ||
+        fd_env_switched("FD_GPU_RELEASE"))
+        return;
     release_args *a = malloc(sizeof *a);
     if (!a) return; /* the process's end releases it */
     *a = (release_args){j->dev->release_device, j->device};
@@ -115,6 +139,7 @@ fd_status fd_job_run(const fd_job_ops *ops, const fd_job_opts *o, const fd_devic
     if (st == FD_OK && ops->report && fd_job_speaks(j)) ops->report(j);
     if (ops->close) ops->close(j, st);
     rd_close(&j->out, st);
+    fd_warm_join(&j->warm); /* a late device never opened */
     if (j->releasing) pthread_join(j->release, NULL);
     return st;
 }

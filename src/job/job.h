@@ -33,6 +33,7 @@
 #define FD_JOB_H
 
 #include "../common/backend.h"
+#include "../mpi/device_warm.h"
 #include "../mpi/fdmpi.h"
 #include "resultdir.h"
 
@@ -67,6 +68,13 @@ typedef struct fd_job_ops {
      * chosen one, or the CPU's for input its device does not take. */
     const fd_device_ops *(*backend_for)(fd_job *j);
     fd_status (*setup)(fd_job *j);
+    /* Asked before the read: whether this run can start without its GPU.
+     * Then the device's start-up (the driver, the context) goes on beside
+     * setup and into run, and the workload calls fd_job_device_open
+     * before its first device call, asking fd_job_device_ready meanwhile
+     * (lattice: the host's threads take the top of the tree).  NULL or 0:
+     * the device is open before setup. */
+    int (*device_late)(fd_job *j);
     fd_status (*run)(fd_job *j);
     fd_status (*commit)(fd_job *j);
     void (*report)(fd_job *j);
@@ -90,6 +98,10 @@ struct fd_job {
     void *w;                   /* the workload's own state */
     pthread_t release;         /* fd_job_device_done's thread */
     int releasing;
+    fd_warm warm;              /* the device's start-up beside the read */
+    int device_late;           /* ops->device_late said yes */
+    int device_pending;        /* late, and fd_job_device_open not yet called */
+    double late_wait_s;        /* fd_job_device_open's wait for the start-up */
 };
 
 /* Runs the stages of ops for one job on every rank (collective when MPI
@@ -103,6 +115,12 @@ fd_status fd_job_run(const fd_job_ops *ops, const fd_job_opts *o, const fd_devic
  * CUDA call after this would make a new context.  FD_GPU_RELEASE=exit
  * leaves the context to the process's end instead. */
 void fd_job_device_done(fd_job *j);
+
+/* With ops->device_late: whether the device's start-up is done (never
+ * waits; thread-safe), and the device opened, after waiting for it
+ * (this rank's status: the caller agrees).  Without, 1 and FD_OK. */
+int fd_job_device_ready(fd_job *j);
+fd_status fd_job_device_open(fd_job *j);
 
 /* 1 on the rank that prints (rank 0, without --quiet). */
 int fd_job_speaks(const fd_job *j);

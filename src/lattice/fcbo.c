@@ -551,6 +551,8 @@ void fcbo_stats_add(fcbo_stats *a, const fcbo_stats *s)
     a->skipped_empty += s->skipped_empty;
     a->busy_seconds += s->busy_seconds;
     a->split_seconds += s->split_seconds;
+    a->host_concepts += s->host_concepts;
+    a->host_seconds += s->host_seconds;
 }
 
 static int cmp_u32(const void *x, const void *y)
@@ -899,18 +901,16 @@ static fd_status serialize(fcbo_ws *w, const fnode *nd, uint32_t y, task_list *o
     return FD_OK;
 }
 
-/* A node as a task without failed sets (the root, a device's nodes):
- * serialize() with a throwaway worker state whose M is empty. */
-static fd_status serialize_plain(const fcbo_prep *p, const fnode *nd, uint32_t y, task_list *out)
+/* Nodes as tasks without failed sets (the root, a device's nodes):
+ * serialize() with a throwaway worker state whose M is empty, made once
+ * for all of a call's nodes (a GPU's stack handed back holds 10^5 and
+ * more). */
+static fd_status plain_ws_init(fcbo_ws *tmp, const fcbo_prep *p)
 {
-    fcbo_ws tmp;
-    memset(&tmp, 0, sizeof tmp);
-    tmp.p = p;
-    tmp.M = calloc((size_t)p->n_attr + 1, sizeof *tmp.M);
-    if (!tmp.M) return fd_fail(FD_ERR_NOMEM, "out of memory for the task list");
-    fd_status st = serialize(&tmp, nd, y, out);
-    free(tmp.M);
-    return st;
+    memset(tmp, 0, sizeof *tmp);
+    tmp->p = p;
+    tmp->M = calloc((size_t)p->n_attr + 1, sizeof *tmp->M);
+    return tmp->M ? FD_OK : fd_fail(FD_ERR_NOMEM, "out of memory for the task list");
 }
 
 /* Loads a task: node and y; M entries point into the task itself. */
@@ -1283,7 +1283,10 @@ fd_status fcbo_root(const fcbo_prep *p, task_list *out)
         nd.is_bits = 0;
         nd.ext = list;
     }
-    st = serialize_plain(p, &nd, 0, out);
+    fcbo_ws plain;
+    FD_TRY_GOTO(plain_ws_init(&plain, p), st, done);
+    st = serialize(&plain, &nd, 0, out);
+    free(plain.M);
 done:
     free(intent);
     free(bits);
@@ -1296,7 +1299,9 @@ fd_status fcbo_tasks_from_nodes(const fcbo_prep *p, uint64_t n, const fd_word *i
 {
     fd_status st = FD_OK;
     fd_word *bits = NULL;
+    fcbo_ws plain = {0};
     FD_ALLOC_GOTO(bits, p->ow, st, done);
+    FD_TRY_GOTO(plain_ws_init(&plain, p), st, done);
     for (uint64_t i = 0, from = 0; i < n && st == FD_OK; from += size[i], i++) {
         /* The CPU's form for an extent of this size: a bitset past
          * list_max (the occurrence lists stop there), else the ids. */
@@ -1307,9 +1312,10 @@ fd_status fcbo_tasks_from_nodes(const fcbo_prep *p, uint64_t n, const fd_word *i
             bs_set_ids(bits, ext + from, size[i]);
             nd.ext = bits;
         }
-        st = serialize_plain(p, &nd, y[i], out);
+        st = serialize(&plain, &nd, y[i], out);
     }
 done:
+    free(plain.M);
     free(bits);
     return st;
 }

@@ -34,6 +34,10 @@ typedef struct fcbo_stats {
     uint64_t tasks;          /* subtrees run */
     double busy_seconds;     /* thread-seconds spent running subtrees */
     double split_seconds;    /* rank 0: splitting the top of the tree into tasks */
+    /* rank 0 of a device backend: the host's threads on the top of the
+     * tree while the device started (lattice.c, lattice_host_start) */
+    uint64_t host_concepts;
+    double host_seconds;
 } fcbo_stats;
 
 typedef struct fcbo_prep {

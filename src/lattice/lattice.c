@@ -187,6 +187,121 @@ static double lattice_prefix(const fcbo_prep *p, const lattice_opts *o, const st
     return fd_now() - c.t0;
 }
 
+/* The host's threads on the top of the tree while the device starts.
+ * A GPU's start (the driver, then its context: 0.2 s on an H100) is more
+ * than 16 cores' whole enumeration of T10I4D100K (bench/results/
+ * lattice-gpu-auto.txt), and waiting for it idles them.  Instead the
+ * threads split the root (as for GPU ranks) and run its subtrees,
+ * fcbo_run_until asking between nodes whether the device is ready (or a
+ * checkpoint due, or a signal come).  Once it is, every thread stops
+ * where it is, and what none has visited, their frontiers and the
+ * subtrees none took, becomes the device's work list, as a checkpoint's
+ * frontier does: the concepts are those of one straight run. */
+#define HOST_TASKS_PER_THREAD 8
+
+typedef struct {
+    const lattice_opts *o;
+    double t0;
+} host_clock;
+
+static int host_pause(void *arg)
+{
+    const host_clock *c = arg;
+    return c->o->device_ready(c->o->device_arg) || fd_interrupted() ||
+           (c->o->ckpt && lattice_ckpt_due(c->o->ckpt, c->t0));
+}
+
+typedef struct {
+    const fcbo_prep *p;
+    concept_sink *sink;
+    const task_list *tasks;
+    _Atomic size_t *next;
+    host_clock *clock;
+    task_list left;  /* this thread's frontier */
+    fcbo_stats stats;
+    fd_status st;
+} host_worker;
+
+static void *host_work(void *arg)
+{
+    h5u_quiet(); /* the sink writes from every thread */
+    host_worker *hw = arg;
+    fcbo_ws *w = NULL;
+    fd_status st = fcbo_ws_create(&w, hw->p, hw->sink);
+    /* The pause never ends once it begins: no new subtree after it. */
+    while (st == FD_OK && !host_pause(hw->clock)) {
+        const size_t i = atomic_fetch_add(hw->next, 1);
+        if (i >= hw->tasks->n) break;
+        st = fcbo_run_until(w, task_at(hw->tasks, i), host_pause, hw->clock, &hw->left);
+    }
+    if (w) {
+        if (st == FD_OK) st = fcbo_ws_flush(w);
+        hw->stats = *fcbo_ws_stats(w);
+        fcbo_ws_destroy(&w);
+    }
+    if (st != FD_OK) atomic_store(&hw->sink->failed, 1);
+    hw->st = st;
+    return NULL;
+}
+
+/* The late device opened; returns the seconds it took (its start-up's
+ * rest, not the split's). */
+static double open_device(const lattice_opts *o, fd_status *st)
+{
+    const double t = fd_now();
+    *st = o->device_open(o->device_arg);
+    return fd_now() - t;
+}
+
+/* Replaces the root in *tasks with what the host's threads left; returns
+ * the seconds they ran (the split before them is the caller's). */
+static double lattice_host_start(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_list *tasks,
+                                 fcbo_stats *stats, fd_status *st)
+{
+    /* One core stays with the device's start (its thread is busy on the
+     * CPU too): the start is the critical path. */
+    const int T = o->threads - 1 > 0 ? o->threads - 1 : 1;
+    host_clock clock = {o, fd_now()};
+    const uint64_t before = stats->concepts; /* the split's are the host's too */
+    *st = lattice_split(p, o, 1, sink, tasks, (size_t)T * HOST_TASKS_PER_THREAD, stats);
+    const double t0 = fd_now();
+    host_worker *hw = calloc((size_t)T, sizeof *hw);
+    pthread_t *th = calloc((size_t)T, sizeof *th);
+    char *started = calloc((size_t)T, 1);
+    _Atomic size_t next = 0;
+    if (*st == FD_OK && (!hw || !th || !started)) *st = fd_fail(FD_ERR_NOMEM, "out of memory for %d threads", T);
+    if (*st == FD_OK) {
+        for (int t = 0; t < T; t++) {
+            hw[t] = (host_worker){p, sink, tasks, &next, &clock, {0}, {0}, FD_OK};
+            task_list_init(&hw[t].left);
+        }
+        for (int t = 1; t < T; t++) started[t] = pthread_create(&th[t], NULL, host_work, &hw[t]) == 0;
+        host_work(&hw[0]); /* thread 0 is this one; one that did not start takes nothing */
+        for (int t = 1; t < T; t++)
+            if (started[t]) pthread_join(th[t], NULL);
+        task_list left;
+        task_list_init(&left);
+        for (int t = 0; t < T; t++) {
+            fcbo_stats_add(stats, &hw[t].stats);
+            if (*st == FD_OK) *st = hw[t].st;
+            for (size_t i = 0; *st == FD_OK && i < hw[t].left.n; i++) *st = task_list_push(&left, task_at(&hw[t].left, i));
+        }
+        for (size_t i = atomic_load(&next); *st == FD_OK && i < tasks->n; i++) *st = task_list_push(&left, task_at(tasks, i));
+        task_list tmp = *tasks;
+        *tasks = left;
+        task_list_free(&tmp);
+    }
+    if (hw)
+        for (int t = 0; t < T; t++) task_list_free(&hw[t].left);
+    free(hw);
+    free(th);
+    free(started);
+    const double ran = fd_now() - t0;
+    stats->host_concepts += stats->concepts - before;
+    stats->host_seconds += ran;
+    return ran;
+}
+
 fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const struct lattice_ops *ops,
                             concept_sink *sink, fcbo_stats *stats)
 {
@@ -212,13 +327,21 @@ fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const str
         if (o->ckpt && lattice_ckpt_resuming(o->ckpt)) {
             /* The first run's list, less what its checkpoint holds. */
             split_st = lattice_ckpt_remaining(o->ckpt, p, &recs);
+            if (split_st == FD_OK && o->device_open) ran += open_device(o, &split_st);
         } else {
             split_st = fcbo_root(p, &tasks);
             /* A device rank is one consumer; CPU threads are one each. */
             size_t consumers = (size_t)(device ? fd_pool_ranks(pool) : fd_pool_total_workers(pool));
+            /* A lone device still starting: the host's threads begin. */
+            const int host_first = split_st == FD_OK && device && consumers == 1 && o->device_ready &&
+                                   o->threads > 1 && tasks.n && !o->device_ready(o->device_arg);
+            if (host_first) ran = lattice_host_start(p, o, sink, &tasks, stats, &split_st);
+            if (split_st == FD_OK && o->device_open) ran += open_device(o, &split_st);
             /* One consumer takes the root alone; with checkpoints, it runs
              * it here until the first is due (lattice_prefix). */
-            if (split_st == FD_OK && consumers == 1 && o->ckpt && ops->run_until)
+            if (host_first)
+                ; /* the threads' frontier is the list, as it stands */
+            else if (split_st == FD_OK && consumers == 1 && o->ckpt && ops->run_until)
                 ran = lattice_prefix(p, o, ops, sink, &tasks, stats, &split_st);
             else if (split_st == FD_OK && (consumers > 1 || o->ckpt))
                 split_st = lattice_split(p, o, device, sink, &tasks, consumers * per_consumer, stats);

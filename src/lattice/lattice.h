@@ -22,6 +22,14 @@ typedef struct lattice_opts {
     int device;              /* the GPU this rank drives (GPU backends) */
     int quiet;
     struct lattice_ckpt *ckpt;  /* checkpoints, or NULL */
+    /* A device still starting (job.h, device_late; one rank only): device_ready(arg)
+     * says whether it is ready without waiting (from any thread), and
+     * device_open(arg) waits for it and opens it, before the backend's
+     * first device call.  Meanwhile the rank's threads run the top of the
+     * tree (lattice_enumerate).  NULL: the device is open. */
+    int (*device_ready)(void *arg);
+    fd_status (*device_open)(void *arg);
+    void *device_arg;
 } lattice_opts;
 
 /* Hands out tasks to concurrent workers.  next() is called from several
@@ -65,6 +73,8 @@ struct lattice_ops {
  * is available).  FD_ERR_UNAVAILABLE with the list of built backends when
  * the name is unknown or the backend cannot run here. */
 fd_status lattice_backend_get(const char *name, const struct lattice_ops **ops);
+/* The same without asking whether it can run here (fd_backend_find). */
+fd_status lattice_backend_find(const char *name, const struct lattice_ops **ops);
 
 /* The last backend built (the fastest), whether or not it can run here:
  * --backend auto asks that only when the input's size calls for it, as

@@ -21,3 +21,11 @@ const struct lattice_ops *lattice_backend_fastest(void)
 {
     return (const struct lattice_ops *)backends[sizeof backends / sizeof *backends - 1];
 }
+
+fd_status lattice_backend_find(const char *name, const struct lattice_ops **ops)
+{
+    const fd_device_ops *dev = NULL;
+    FD_TRY(fd_backend_find(backends, sizeof backends / sizeof *backends, "lattice", name, &dev));
+    *ops = (const struct lattice_ops *)dev;
+    return FD_OK;
+}

@@ -111,19 +111,29 @@ static fd_status host_nodes_add(host_nodes *h, const fcbo_prep *p, const fcbo_ta
 
 typedef struct {
     const fcbo_prep *p;
+    const lattice_opts *o;
+    concept_sink *sink;
     task_source *src;
-    lattice_gpu *g;
+    lattice_gpu *g;           /* made with the first task (engine_open) */
     host_nodes h;
     int exhausted, per_refill;
     int draining;             /* a checkpoint is due: finish what is on the device first */
     uint64_t tasks;
+    double t_create;
 } feeder;
 
-/* Tops the device stack up with tasks while it holds less than a step. */
+static fd_status engine_open(lattice_gpu **g, const fcbo_prep *p, const lattice_opts *o, const concept_sink *sink);
+
+static uint64_t pending(const feeder *f) { return f->g ? lattice_gpu_pending(f->g) : 0; }
+
+/* Tops the device stack up with tasks while it holds less than a step.
+ * The engine (its buffers, the context's copy on the device) is made for
+ * the first task: a rank that gets none, or a lone GPU whose run_until
+ * finished the whole search, makes none. */
 static fd_status refill(feeder *f)
 {
     if (!f->draining && f->src->due && f->src->due(f->src->self)) f->draining = 1;
-    if (f->exhausted || f->draining || lattice_gpu_pending(f->g) >= lattice_gpu_chunk(f->g)) return FD_OK;
+    if (f->exhausted || f->draining || (f->g && pending(f) >= lattice_gpu_chunk(f->g))) return FD_OK;
     f->h.n = 0;
     f->h.next = 0;
     for (int t = 0; t < f->per_refill; t++) {
@@ -138,6 +148,12 @@ static fd_status refill(feeder *f)
         FD_TRY(host_nodes_add(&f->h, f->p, &ti));
         f->tasks++;
     }
+    if (f->h.n && !f->g) {
+        const double t = fd_now();
+        FD_TRY(engine_open(&f->g, f->p, f->o, f->sink));
+        f->t_create = fd_now() - t;
+    }
+    if (!f->h.n) return FD_OK;
     return lattice_gpu_push(f->g, (uint32_t)f->h.n, f->h.intent, f->h.y, f->h.size, f->h.ext, f->h.next);
 }
 
@@ -211,11 +227,11 @@ static fd_status gpu_search(const fcbo_prep *p, const lattice_opts *o, concept_s
                             fcbo_pause_fn pause, void *arg, task_list *frontier, fcbo_stats *stats)
 {
     fd_status st = FD_OK;
-    feeder f = {p, src, NULL, {0}, 0, REFILL_TASKS, 0, 0};
+    feeder f = {.p = p, .o = o, .sink = sink, .src = src, .per_refill = REFILL_TASKS};
     uint64_t per_refill; /* a tuning knob, docs/performance.md */
     FD_TRY(fd_env_count("FD_GPU_REFILL", 1, 1u << 20, REFILL_TASKS, "subtrees", &per_refill));
     f.per_refill = (int)per_refill;
-    double t_create = 0, t_refill = 0, t_step = 0, t_wait = 0, tt;
+    double t_refill = 0, t_step = 0, t_wait = 0, tt;
     writer w = {.sink = sink, .st = FD_OK};
     int writer_started = 0, cur = 0;
     pthread_t th;
@@ -224,9 +240,6 @@ static fd_status gpu_search(const fcbo_prep *p, const lattice_opts *o, concept_s
     pthread_mutex_init(&w.mu, NULL);
     pthread_cond_init(&w.cv, NULL);
 
-    tt = fd_now();
-    FD_TRY_GOTO(engine_open(&f.g, p, o, sink), st, done);
-    t_create = fd_now() - tt;
     if (pthread_create(&th, NULL, writer_main, &w) != 0) {
         st = fd_fail(FD_ERR_INTERNAL, "cannot start the concept writer thread");
         goto done;
@@ -236,7 +249,7 @@ static fd_status gpu_search(const fcbo_prep *p, const lattice_opts *o, concept_s
         tt = fd_now();
         FD_TRY_GOTO(refill(&f), st, done);
         t_refill += fd_now() - tt;
-        if (lattice_gpu_pending(f.g) == 0 && f.draining) {
+        if (pending(&f) == 0 && f.draining) {
             /* Every task taken is finished: once the writer has handed
              * their concepts to the sink, the checkpoint may commit. */
             pthread_mutex_lock(&w.mu);
@@ -248,7 +261,7 @@ static fd_status gpu_search(const fcbo_prep *p, const lattice_opts *o, concept_s
             f.draining = 0;
             continue;
         }
-        if (lattice_gpu_pending(f.g) == 0) break;
+        if (pending(&f) == 0) break;
         tt = fd_now();
         pthread_mutex_lock(&w.mu);
         while (w.slot[cur].full) pthread_cond_wait(&w.cv, &w.mu);
@@ -268,7 +281,7 @@ static fd_status gpu_search(const fcbo_prep *p, const lattice_opts *o, concept_s
         pthread_cond_broadcast(&w.cv);
         pthread_mutex_unlock(&w.mu);
         cur ^= 1;
-        if (pause && lattice_gpu_pending(f.g) > 0 && pause(arg)) {
+        if (pause && pending(&f) > 0 && pause(arg)) {
             FD_TRY_GOTO(hand_back(p, f.g, frontier), st, done);
             break;
         }
@@ -296,7 +309,7 @@ done:
                     "%llu tasks; seconds: start %.4f, taking tasks %.4f, steps %.4f, waiting for the writer %.4f\n",
                     o->device, (unsigned long long)gs.steps, lattice_gpu_chunk(f.g), (unsigned long long)gs.max_nodes,
                     (unsigned long long)gs.max_ext, (unsigned long long)gs.closures,
-                    (unsigned long long)gs.by_columns, (unsigned long long)f.tasks, t_create, t_refill, t_step,
+                    (unsigned long long)gs.by_columns, (unsigned long long)f.tasks, f.t_create, t_refill, t_step,
                     t_wait);
     }
     stats->concepts += concepts;

@@ -7,6 +7,7 @@
 #include "lattice_job.h"
 
 #include "../common/clock.h"
+#include "../common/env.h"
 #include "../common/progress.h"
 #include "../job/h5part.h"
 #include "../job/job.h"
@@ -97,6 +98,29 @@ static const fd_device_ops *backend_by_size(fd_job *j)
     return &r->ops->dev;
 }
 
+/* One GPU rank with host threads to spare starts the search on them
+ * while its device starts (lattice.c, lattice_host_start), unless
+ * FD_GPU_HOST_START=off.  --edges keeps the device for its covers. */
+static int device_late(fd_job *j)
+{
+    const run *r = j->w;
+    return r->ops->device_tasks > 0 && j->mpi.size == 1 && j->threads > 1 && !r->a->edges &&
+           !fd_env_switched("FD_GPU_HOST_START");
+}
+
+static int late_ready(void *j) { return fd_job_device_ready(j); }
+
+/* The rank is placed on its GPU only now: the search's options learn
+ * which (the backend reads them after this). */
+static fd_status late_open(void *arg)
+{
+    fd_job *j = arg;
+    run *r = j->w;
+    FD_TRY(fd_job_device_open(j));
+    r->lo.device = j->device;
+    return FD_OK;
+}
+
 static int checkpointed(const lattice_job_opts *a) { return a->outdir && a->checkpoint_seconds > 0; }
 
 static fd_status validate(fd_job *j)
@@ -134,6 +158,11 @@ static fd_status setup(fd_job *j)
     fd_status st = FD_OK;
     lo->threads = j->threads;
     lo->device = j->device;
+    if (j->device_late) {
+        lo->device_ready = late_ready;
+        lo->device_open = late_open;
+        lo->device_arg = j;
+    }
     lo->quiet = a->quiet;
     if (a->min_support_pct >= 0) {
         double ms = ceil(a->min_support_pct / 100.0 * r->ctx->n_obj - 1e-9);
@@ -453,6 +482,11 @@ static void report(fd_job *j)
             "setup %.4f s (reading the context, the output, the device), enumeration %.4f s (rank 0, of which %.4f s "
             "splitting the tree or committing its top; concepts are written as they come), output %.4f s\n",
             j->setup_s, r->enum_seconds, s->split_seconds, j->commit_s);
+    if (s->host_seconds > 0)
+        fprintf(stderr,
+                "the host's %d threads ran %llu concepts in %.4f s while the GPU started beside them, then waited "
+                "%.4f s for it (FD_GPU_HOST_START=off waits from the start)\n",
+                r->lo.threads - 1, (unsigned long long)s->host_concepts, s->host_seconds, j->late_wait_s);
     fprintf(stderr,
             "closures %llu  canonicity failures %llu  pruned by failed sets %llu  below min support %llu  "
             "subtrees %llu  layout %s\n",
@@ -483,6 +517,7 @@ static const fd_job_ops lattice_job_ops = {
     .read = read_context,
     .check_input = same_context,
     .setup = setup,
+    .device_late = device_late,
     .run = run_enumeration,
     .commit = commit,
     .report = report,
@@ -499,7 +534,8 @@ fd_status lattice_job_run(const lattice_job_opts *a)
         r.ops = lattice_backend_fastest();
         r.auto_asked = r.ops->device_tasks > 0;
     } else {
-        FD_TRY(lattice_backend_get(a->backend, &r.ops));
+        /* Whether it can run here is asked beside the read (job.c). */
+        FD_TRY(lattice_backend_find(a->backend, &r.ops));
     }
     const fd_job_opts jo = {.workload = "lattice", .outdir = a->outdir, .force = a->force, .resume = a->resume,
                             .quiet = a->quiet, .stats = a->stats, .threads = a->threads, .parts = 1};

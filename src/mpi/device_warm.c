@@ -6,8 +6,9 @@
 
 static void *warm_run(void *arg)
 {
-    const fd_warm *w = arg;
+    fd_warm *w = arg;
     if (w->device >= 0 || w->index < w->devices()) w->warm(w->index);
+    atomic_store(&w->done, 1);
     return NULL;
 }
 
@@ -17,6 +18,7 @@ fd_status fd_warm_start(fd_warm *w, const fd_mpi *m, const fd_device_ops *dev, i
     w->devices = dev->devices;
     w->device = w->index = -1;
     w->started = 0;
+    atomic_init(&w->done, 0);
     if (!dev->devices) return FD_OK;
     if (place_now) {
         FD_TRY(fd_place_device(m, dev->devices(), &w->device));
@@ -35,3 +37,5 @@ void fd_warm_join(fd_warm *w)
     if (w->started) pthread_join(w->thread, NULL);
     w->started = 0;
 }
+
+int fd_warm_ready(fd_warm *w) { return !w->started || atomic_load(&w->done); }

@@ -21,6 +21,7 @@
 #define FD_DEVICE_WARM_H
 
 #include <pthread.h>
+#include <stdatomic.h>
 
 #include "../common/backend.h"
 #include "fdmpi.h"
@@ -31,6 +32,7 @@ typedef struct fd_warm {
     int device;               /* placement's (place_now), or -1 */
     int index;                /* the device the thread starts */
     int started;
+    atomic_int done;          /* the thread has finished (fd_warm_ready) */
     pthread_t thread;
 } fd_warm;
 
@@ -39,5 +41,9 @@ fd_status fd_warm_start(fd_warm *w, const fd_mpi *m, const fd_device_ops *dev, i
 
 /* Waits for the context; a no-op when nothing was started, or again. */
 void fd_warm_join(fd_warm *w);
+
+/* Whether fd_warm_join would return at once (the thread is done, or
+ * none was started); it does not wait. */
+int fd_warm_ready(fd_warm *w);
 
 #endif
