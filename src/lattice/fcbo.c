@@ -464,7 +464,7 @@ struct fcbo_ws {
      * every child not yet entered goes to frontier instead. */
     fcbo_pause_fn pause;
     void *pause_arg;
-    uint32_t pause_countdown;
+    uint32_t pause_countdown, pause_every;
     int paused;
     task_list *frontier;
     fcbo_stats st;
@@ -483,6 +483,7 @@ fd_status fcbo_ws_create(fcbo_ws **out, const fcbo_prep *p, concept_sink *sink)
     FD_ALLOC_GOTO(w, 1, st, fail);
     w->p = p;
     w->sink = sink;
+    w->pause_every = PAUSE_EVERY;
     concept_batch_init(&w->batch);
     FD_ALLOC_GOTO(w->M, (size_t)p->n_attr + 1, st, fail);
     FD_ALLOC_GOTO(w->ubits, p->uw, st, fail);
@@ -1090,7 +1091,7 @@ static inline int pausing(fcbo_ws *w)
 {
     if (w->paused) return 1;
     if (--w->pause_countdown) return 0;
-    w->pause_countdown = PAUSE_EVERY;
+    w->pause_countdown = w->pause_every;
     return w->paused = w->pause(w->pause_arg) != 0;
 }
 
@@ -1338,6 +1339,8 @@ fd_status fcbo_run(fcbo_ws *w, const uint64_t *task)
     w->st.tasks++;
     return st;
 }
+
+void fcbo_ws_set_pause_every(fcbo_ws *w, uint32_t n) { w->pause_every = n ? n : 1; }
 
 fd_status fcbo_run_until(fcbo_ws *w, const uint64_t *task, fcbo_pause_fn pause, void *arg, task_list *frontier)
 {

@@ -153,6 +153,9 @@ fd_status fcbo_run(fcbo_ws *w, const uint64_t *task);
  * empty frontier means the subtree is done.  This is how a lone worker
  * commits a checkpoint without splitting the tree first. */
 typedef int (*fcbo_pause_fn)(void *arg);
+/* Asks pause every n nodes instead of 64 (n >= 1): for a pause that is
+ * cheap to ask and urgent (a device ready for the rest). */
+void fcbo_ws_set_pause_every(fcbo_ws *w, uint32_t n);
 fd_status fcbo_run_until(fcbo_ws *w, const uint64_t *task, fcbo_pause_fn pause, void *arg, task_list *frontier);
 
 /* Expands the costliest task (emitting its concept through w) until there

@@ -204,6 +204,9 @@ typedef struct {
     double t0;
 } host_clock;
 
+/* Asked at every node (the top of the tree's nodes are large, and the
+ * device waits for the threads' frontier): two atomic loads, and the
+ * clock only with checkpoints. */
 static int host_pause(void *arg)
 {
     const host_clock *c = arg;
@@ -228,6 +231,7 @@ static void *host_work(void *arg)
     host_worker *hw = arg;
     fcbo_ws *w = NULL;
     fd_status st = fcbo_ws_create(&w, hw->p, hw->sink);
+    if (w) fcbo_ws_set_pause_every(w, 1);
     /* The pause never ends once it begins: no new subtree after it. */
     while (st == FD_OK && !host_pause(hw->clock)) {
         const size_t i = atomic_fetch_add(hw->next, 1);

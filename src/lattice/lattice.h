@@ -21,6 +21,7 @@ typedef struct lattice_opts {
     int threads;             /* worker threads per rank, >= 1 */
     int device;              /* the GPU this rank drives (GPU backends) */
     int quiet;
+    int lone_rank;           /* the job's only rank: a device takes its tasks many at a time */
     struct lattice_ckpt *ckpt;  /* checkpoints, or NULL */
     /* A device still starting (job.h, device_late; one rank only): device_ready(arg)
      * says whether it is ready without waiting (from any thread), and

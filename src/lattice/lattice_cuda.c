@@ -21,8 +21,12 @@
 
 /* Tasks taken per refill: few, so that one rank does not drain a short
  * list meant for many; the stack is refilled before it runs dry, so steps
- * stay full anyway. */
+ * stay full anyway.  The job's only rank shares the list with no one and
+ * takes more: a list of many small subtrees (the host's frontier after
+ * it ran the top of the tree) then fills each step (T10I4D100K's last
+ * fifth on one H100: 389 steps of 8 at a time, 105 of 64). */
 #define REFILL_TASKS 8
+#define REFILL_TASKS_LONE 64
 /* Subtrees per GPU rank when rank 0 splits the tree for several: enough
  * that the last ones are small next to a GPU's share. */
 #define GPU_TASKS 256
@@ -109,10 +113,31 @@ static fd_status host_nodes_add(host_nodes *h, const fcbo_prep *p, const fcbo_ta
     return FD_OK;
 }
 
+/* The engine's tuning and testing knobs (docs/performance.md), read when
+ * the search starts: a bad value is refused even by a run whose engine
+ * is never made (the host finished the search first). */
+typedef struct {
+    uint64_t chunk, bits_min; /* 0: the engine's defaults; bits off: UINT32_MAX */
+    int how;                  /* FD_GPU_CLOSURE */
+} gpu_knobs;
+
+static fd_status gpu_knobs_read(gpu_knobs *k)
+{
+    static const char *const closures[] = {"rows", "columns", "auto", NULL};
+    const char *bits = getenv("FD_GPU_BITS_MIN");
+    k->how = 2;
+    k->bits_min = UINT32_MAX;
+    FD_TRY(fd_env_count("FD_GPU_CHUNK", 1, UINT32_MAX, 0, "nodes a step", &k->chunk));
+    if (!(bits && strcmp(bits, "off") == 0))
+        FD_TRY(fd_env_count("FD_GPU_BITS_MIN", 1, UINT32_MAX - 1, 0, "objects (or off)", &k->bits_min));
+    return fd_env_word("FD_GPU_CLOSURE", closures, 2, &k->how);
+}
+
 typedef struct {
     const fcbo_prep *p;
     const lattice_opts *o;
     concept_sink *sink;
+    gpu_knobs knobs;
     task_source *src;
     lattice_gpu *g;           /* made with the first task (engine_open) */
     host_nodes h;
@@ -122,7 +147,8 @@ typedef struct {
     double t_create;
 } feeder;
 
-static fd_status engine_open(lattice_gpu **g, const fcbo_prep *p, const lattice_opts *o, const concept_sink *sink);
+static fd_status engine_open(lattice_gpu **g, const fcbo_prep *p, const lattice_opts *o, const concept_sink *sink,
+                             const gpu_knobs *k);
 
 static uint64_t pending(const feeder *f) { return f->g ? lattice_gpu_pending(f->g) : 0; }
 
@@ -150,7 +176,7 @@ static fd_status refill(feeder *f)
     }
     if (f->h.n && !f->g) {
         const double t = fd_now();
-        FD_TRY(engine_open(&f->g, f->p, f->o, f->sink));
+        FD_TRY(engine_open(&f->g, f->p, f->o, f->sink, &f->knobs));
         f->t_create = fd_now() - t;
     }
     if (!f->h.n) return FD_OK;
@@ -181,27 +207,19 @@ static fd_status rank_order(const fcbo_prep *p, uint32_t **rank_int, uint32_t **
 }
 
 /* An engine on this rank's device for p. */
-static fd_status engine_open(lattice_gpu **g, const fcbo_prep *p, const lattice_opts *o, const concept_sink *sink)
+static fd_status engine_open(lattice_gpu **g, const fcbo_prep *p, const lattice_opts *o, const concept_sink *sink,
+                             const gpu_knobs *k)
 {
+    static const lattice_gpu_closure closure_of[] = {FCA_GPU_CLOSE_ROWS, FCA_GPU_CLOSE_COLUMNS, FCA_GPU_CLOSE_AUTO};
     uint32_t *rank_int = NULL, *rank_label = NULL;
     FD_TRY(rank_order(p, &rank_int, &rank_label));
-    /* Tuning and testing knobs, docs/performance.md. */
-    static const char *const closures[] = {"rows", "columns", "auto", NULL};
-    static const lattice_gpu_closure closure_of[] = {FCA_GPU_CLOSE_ROWS, FCA_GPU_CLOSE_COLUMNS, FCA_GPU_CLOSE_AUTO};
-    const char *bits = getenv("FD_GPU_BITS_MIN");
-    int how = 2;
-    uint64_t chunk, bits_min = UINT32_MAX; /* 0: the engine's defaults; bits off: UINT32_MAX */
-    fd_status st = fd_env_count("FD_GPU_CHUNK", 1, UINT32_MAX, 0, "nodes a step", &chunk);
-    if (st == FD_OK && !(bits && strcmp(bits, "off") == 0))
-        st = fd_env_count("FD_GPU_BITS_MIN", 1, UINT32_MAX - 1, 0, "objects (or off)", &bits_min);
-    if (st == FD_OK) st = fd_env_word("FD_GPU_CLOSURE", closures, 2, &how);
     lattice_gpu_ctx c = {.device = o->device, .n_obj = p->n_obj, .n_attr = p->n_attr, .aw = p->aw, .rows = p->rows,
                      .cols = p->cols, .all = p->all, .rank_int = rank_int, .rank_label = rank_label,
                      .min_support = p->min_support, .with_extents = sink->with_extents,
-                     .chunk = (uint32_t)chunk, .bits_min = (uint32_t)bits_min, .closure = closure_of[how]};
+                     .chunk = (uint32_t)k->chunk, .bits_min = (uint32_t)k->bits_min, .closure = closure_of[k->how]};
     fd_cuda_set_oom_hint("the search stack outgrew the GPU: set FD_GPU_CHUNK lower (nodes a step; docs/performance.md), "
                          "spread the run over more GPUs (mpirun -np), or use --backend cpu");
-    if (st == FD_OK) st = lattice_gpu_create(g, &c);
+    fd_status st = lattice_gpu_create(g, &c);
     free(rank_int);
     free(rank_label);
     return st;
@@ -229,8 +247,10 @@ static fd_status gpu_search(const fcbo_prep *p, const lattice_opts *o, concept_s
     fd_status st = FD_OK;
     feeder f = {.p = p, .o = o, .sink = sink, .src = src, .per_refill = REFILL_TASKS};
     uint64_t per_refill; /* a tuning knob, docs/performance.md */
-    FD_TRY(fd_env_count("FD_GPU_REFILL", 1, 1u << 20, REFILL_TASKS, "subtrees", &per_refill));
+    FD_TRY(fd_env_count("FD_GPU_REFILL", 1, 1u << 20, o->lone_rank ? REFILL_TASKS_LONE : REFILL_TASKS, "subtrees",
+                        &per_refill));
     f.per_refill = (int)per_refill;
+    FD_TRY(gpu_knobs_read(&f.knobs));
     double t_refill = 0, t_step = 0, t_wait = 0, tt;
     writer w = {.sink = sink, .st = FD_OK};
     int writer_started = 0, cur = 0;

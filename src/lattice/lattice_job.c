@@ -158,6 +158,7 @@ static fd_status setup(fd_job *j)
     fd_status st = FD_OK;
     lo->threads = j->threads;
     lo->device = j->device;
+    lo->lone_rank = j->mpi.size == 1;
     if (j->device_late) {
         lo->device_ready = late_ready;
         lo->device_open = late_open;
