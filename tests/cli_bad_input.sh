@@ -94,7 +94,7 @@ if command -v mpirun > /dev/null; then
         "FD_NCCL=no under mpirun: exit $rc, $(cat "$W/err")"
 fi
 for kv in FD_PROGRESS_INTERVAL=0.5 FD_DPC_GRID=off FD_DPC_TREE=always FD_NCCL=on FD_SPEARMAN_SCALAR=1 FD_GPU_RELEASE=exit \
-          FD_GPU_HOST_START=off FD_LIST_MAX=0; do
+          FD_GPU_HOST_START=on FD_LIST_MAX=0; do
   rm -rf "$W/out"
   env "$kv" "$BIN" lattice "$W/ok.dat" -o "$W/out" -q > /dev/null 2> "$W/err"; rc=$?
   check '[ $rc -eq 0 ] && [ -s "$W/out/lattice.h5" ]' "$kv: exit $rc, $(cat "$W/err")"

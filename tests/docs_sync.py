@@ -22,7 +22,8 @@ OTHERS = {
                         "--break-system-packages", "--no-deps", "--config"},
     "bench and tools scripts": {"--backends", "--cmd", "--load", "--record", "--seconds", "--thread", "--sizes",
                                 "--sels", "--cols", "--base", "--change", "--reps", "--runs", "--input", "--peer",
-                                "--modes", "--ranks", "--threads-list", "--sets", "--no-cpu", "--breakdown", "--passes"},
+                                "--modes", "--ranks", "--threads-list", "--sets", "--no-cpu", "--breakdown", "--passes",
+                                "--ab"},
 }
 others = set().union(*OTHERS.values())
 

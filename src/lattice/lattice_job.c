@@ -98,14 +98,16 @@ static const fd_device_ops *backend_by_size(fd_job *j)
     return &r->ops->dev;
 }
 
-/* One GPU rank with host threads to spare starts the search on them
- * while its device starts (lattice.c, lattice_host_start), unless
- * FD_GPU_HOST_START=off.  --edges keeps the device for its covers. */
+/* With FD_GPU_HOST_START=on, one GPU rank with host threads to spare
+ * starts the search on them while its device starts (lattice.c,
+ * lattice_host_start).  Off by default: on one H100 it lost to waiting
+ * (bench/results/lattice-gpu-auto.txt).  --edges keeps the device for
+ * its covers. */
 static int device_late(fd_job *j)
 {
     const run *r = j->w;
     return r->ops->device_tasks > 0 && j->mpi.size == 1 && j->threads > 1 && !r->a->edges &&
-           !fd_env_switched("FD_GPU_HOST_START");
+           fd_env_switched("FD_GPU_HOST_START");
 }
 
 static int late_ready(void *j) { return fd_job_device_ready(j); }
@@ -486,7 +488,7 @@ static void report(fd_job *j)
     if (s->host_seconds > 0)
         fprintf(stderr,
                 "the host's %d threads ran %llu concepts in %.4f s while the GPU started beside them, then waited "
-                "%.4f s for it (FD_GPU_HOST_START=off waits from the start)\n",
+                "%.4f s for it (FD_GPU_HOST_START=on)\n",
                 r->lo.threads - 1, (unsigned long long)s->host_concepts, s->host_seconds, j->late_wait_s);
     fprintf(stderr,
             "closures %llu  canonicity failures %llu  pruned by failed sets %llu  below min support %llu  "
