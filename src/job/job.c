@@ -20,7 +20,8 @@ static fd_status read_stage(fd_job *j)
 {
     fd_status st = fd_warm_start(&j->warm, &j->mpi, j->dev, j->o->place_first);
     if (j->o->place_first) st = fd_mpi_agree(st, NULL);
-    j->device_late = !j->o->place_first && j->ops->device_late && j->ops->device_late(j);
+    /* One rank only: a late device's open is not agreed across ranks. */
+    j->device_late = !j->o->place_first && j->mpi.size == 1 && j->ops->device_late && j->ops->device_late(j);
     double t = fd_now();
     if (st == FD_OK && j->ops->read) st = j->ops->read(j);
     j->input_s = fd_now() - t;

@@ -73,7 +73,8 @@ typedef struct fd_job_ops {
      * setup and into run, and the workload calls fd_job_device_open
      * before its first device call, asking fd_job_device_ready meanwhile
      * (lattice: the host's threads take the top of the tree).  NULL or 0:
-     * the device is open before setup. */
+     * the device is open before setup.  Asked only when the job has one
+     * rank: the late open is not agreed across ranks. */
     int (*device_late)(fd_job *j);
     fd_status (*run)(fd_job *j);
     fd_status (*commit)(fd_job *j);

@@ -202,16 +202,24 @@ static double lattice_prefix(const fcbo_prep *p, const lattice_opts *o, const st
 typedef struct {
     const lattice_opts *o;
     double t0;
+    _Atomic int due; /* a checkpoint came due: sticky, as the others are */
 } host_clock;
 
 /* Asked at every node (the top of the tree's nodes are large, and the
- * device waits for the threads' frontier): two atomic loads, and the
- * clock only with checkpoints. */
+ * device waits for the threads' frontier): two atomic loads, and with
+ * checkpoints the clock every HOST_CLOCK_EVERY questions of a thread (a
+ * checkpoint is due in seconds, a node takes microseconds). */
+#define HOST_CLOCK_EVERY 64
+
 static int host_pause(void *arg)
 {
-    const host_clock *c = arg;
-    return c->o->device_ready(c->o->device_arg) || fd_interrupted() ||
-           (c->o->ckpt && lattice_ckpt_due(c->o->ckpt, c->t0));
+    static _Thread_local unsigned asked;
+    host_clock *c = arg;
+    if (c->o->device_ready(c->o->device_arg) || fd_interrupted() || atomic_load(&c->due)) return 1;
+    if (!c->o->ckpt || ++asked % HOST_CLOCK_EVERY) return 0;
+    if (!lattice_ckpt_due(c->o->ckpt, c->t0)) return 0;
+    atomic_store(&c->due, 1);
+    return 1;
 }
 
 typedef struct {
@@ -265,7 +273,7 @@ static double lattice_host_start(const fcbo_prep *p, const lattice_opts *o, conc
     /* One core stays with the device's start (its thread is busy on the
      * CPU too): the start is the critical path. */
     const int T = o->threads - 1 > 0 ? o->threads - 1 : 1;
-    host_clock clock = {o, fd_now()};
+    host_clock clock = {o, fd_now(), 0};
     const uint64_t before = stats->concepts; /* the split's are the host's too */
     *st = lattice_split(p, o, 1, sink, tasks, (size_t)T * HOST_TASKS_PER_THREAD, stats);
     const double t0 = fd_now();
@@ -346,7 +354,7 @@ fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const str
             if (host_first)
                 ; /* the threads' frontier is the list, as it stands */
             else if (split_st == FD_OK && consumers == 1 && o->ckpt && ops->run_until)
-                ran = lattice_prefix(p, o, ops, sink, &tasks, stats, &split_st);
+                ran += lattice_prefix(p, o, ops, sink, &tasks, stats, &split_st);
             else if (split_st == FD_OK && (consumers > 1 || o->ckpt))
                 split_st = lattice_split(p, o, device, sink, &tasks, consumers * per_consumer, stats);
             recs = (fd_records){tasks.data, tasks.off, tasks.n, tasks.nwords, NULL};

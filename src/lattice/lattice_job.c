@@ -106,7 +106,7 @@ static const fd_device_ops *backend_by_size(fd_job *j)
 static int device_late(fd_job *j)
 {
     const run *r = j->w;
-    return r->ops->device_tasks > 0 && j->mpi.size == 1 && j->threads > 1 && !r->a->edges &&
+    return r->ops->device_tasks > 0 && j->threads > 1 && !r->a->edges &&
            fd_env_switched("FD_GPU_HOST_START");
 }
 
