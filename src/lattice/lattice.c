@@ -222,40 +222,6 @@ static int host_pause(void *arg)
     return 1;
 }
 
-typedef struct {
-    const fcbo_prep *p;
-    concept_sink *sink;
-    const task_list *tasks;
-    _Atomic size_t *next;
-    host_clock *clock;
-    task_list left;  /* this thread's frontier */
-    fcbo_stats stats;
-    fd_status st;
-} host_worker;
-
-static void *host_work(void *arg)
-{
-    h5u_quiet(); /* the sink writes from every thread */
-    host_worker *hw = arg;
-    fcbo_ws *w = NULL;
-    fd_status st = fcbo_ws_create(&w, hw->p, hw->sink);
-    if (w) fcbo_ws_set_pause_every(w, 1);
-    /* The pause never ends once it begins: no new subtree after it. */
-    while (st == FD_OK && !host_pause(hw->clock)) {
-        const size_t i = atomic_fetch_add(hw->next, 1);
-        if (i >= hw->tasks->n) break;
-        st = fcbo_run_until(w, task_at(hw->tasks, i), host_pause, hw->clock, &hw->left);
-    }
-    if (w) {
-        if (st == FD_OK) st = fcbo_ws_flush(w);
-        hw->stats = *fcbo_ws_stats(w);
-        fcbo_ws_destroy(&w);
-    }
-    if (st != FD_OK) atomic_store(&hw->sink->failed, 1);
-    hw->st = st;
-    return NULL;
-}
-
 /* The late device opened; returns the seconds it took (its start-up's
  * rest, not the split's). */
 static double open_device(const lattice_opts *o, fd_status *st)
@@ -277,37 +243,24 @@ static double lattice_host_start(const fcbo_prep *p, const lattice_opts *o, conc
     const uint64_t before = stats->concepts; /* the split's are the host's too */
     *st = lattice_split(p, o, 1, sink, tasks, (size_t)T * HOST_TASKS_PER_THREAD, stats);
     const double t0 = fd_now();
-    host_worker *hw = calloc((size_t)T, sizeof *hw);
-    pthread_t *th = calloc((size_t)T, sizeof *th);
-    char *started = calloc((size_t)T, 1);
-    _Atomic size_t next = 0;
-    if (*st == FD_OK && (!hw || !th || !started)) *st = fd_fail(FD_ERR_NOMEM, "out of memory for %d threads", T);
     if (*st == FD_OK) {
-        for (int t = 0; t < T; t++) {
-            hw[t] = (host_worker){p, sink, tasks, &next, &clock, {0}, {0}, FD_OK};
-            task_list_init(&hw[t].left);
-        }
-        for (int t = 1; t < T; t++) started[t] = pthread_create(&th[t], NULL, host_work, &hw[t]) == 0;
-        host_work(&hw[0]); /* thread 0 is this one; one that did not start takes nothing */
-        for (int t = 1; t < T; t++)
-            if (started[t]) pthread_join(th[t], NULL);
+        list_source ls;
+        list_source_init(&ls, tasks);
+        task_source src = list_source_as(&ls);
         task_list left;
         task_list_init(&left);
-        for (int t = 0; t < T; t++) {
-            fcbo_stats_add(stats, &hw[t].stats);
-            if (*st == FD_OK) *st = hw[t].st;
-            for (size_t i = 0; *st == FD_OK && i < hw[t].left.n; i++) *st = task_list_push(&left, task_at(&hw[t].left, i));
-        }
-        for (size_t i = atomic_load(&next); *st == FD_OK && i < tasks->n; i++) *st = task_list_push(&left, task_at(tasks, i));
+        fcbo_stats hs = {0};
+        *st = lattice_cpu_threads(p, T, sink, &src, host_pause, &clock, &left, &hs);
+        /* The rank's busy time is its device's (h5part_rank_times). */
+        hs.busy_seconds = 0;
+        fcbo_stats_add(stats, &hs);
+        /* Then the subtrees none took, after the frontiers. */
+        for (size_t i = atomic_load(&ls.next); *st == FD_OK && i < tasks->n; i++)
+            *st = task_list_push(&left, task_at(tasks, i));
         task_list tmp = *tasks;
         *tasks = left;
         task_list_free(&tmp);
     }
-    if (hw)
-        for (int t = 0; t < T; t++) task_list_free(&hw[t].left);
-    free(hw);
-    free(th);
-    free(started);
     const double ran = fd_now() - t0;
     stats->host_concepts += stats->concepts - before;
     stats->host_seconds += ran;

@@ -70,6 +70,14 @@ struct lattice_ops {
                            uint64_t *nids);
 };
 
+/* The CPU backend's threads (ops->run): each takes tasks from src until
+ * none is left, or, with pause, until pause(arg) says stop (asked at every
+ * node, from every thread; it must stay true once it is).  Then each
+ * appends the nodes it did not visit to frontier as tasks; what src did
+ * not hand out is the caller's.  The host start's threads (lattice.c). */
+fd_status lattice_cpu_threads(const fcbo_prep *p, int threads, concept_sink *sink, task_source *src,
+                              fcbo_pause_fn pause, void *arg, task_list *frontier, fcbo_stats *stats);
+
 /* Looks a backend up by name: "cpu", "cuda", or "auto" (the best one that
  * is available).  FD_ERR_UNAVAILABLE with the list of built backends when
  * the name is unknown or the backend cannot run here. */

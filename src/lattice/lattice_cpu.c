@@ -14,6 +14,9 @@ typedef struct {
     const fcbo_prep *p;
     concept_sink *sink;
     task_source *src;
+    fcbo_pause_fn pause; /* NULL: every task to its end */
+    void *arg;
+    task_list left;      /* with a pause: the nodes this worker did not visit */
     fcbo_stats stats;
     fd_status st;
 } worker;
@@ -24,13 +27,16 @@ static void *work(void *arg)
     worker *wk = arg;
     fcbo_ws *w = NULL;
     fd_status st = fcbo_ws_create(&w, wk->p, wk->sink);
+    /* Whoever pauses the threads waits for their frontier. */
+    if (w && wk->pause) fcbo_ws_set_pause_every(w, 1);
     double busy = 0;
-    while (st == FD_OK) {
+    /* A pause never ends once it begins: no new subtree after it. */
+    while (st == FD_OK && !(wk->pause && wk->pause(wk->arg))) {
         const uint64_t *t;
         st = wk->src->next(wk->src->self, &t);
         if (st != FD_OK || !t) break;
         double t0 = fd_now();
-        st = fcbo_run(w, t);
+        st = wk->pause ? fcbo_run_until(w, t, wk->pause, wk->arg, &wk->left) : fcbo_run(w, t);
         /* With checkpoints, a subtree counts as done once its concepts
          * are in the sink; the worker flushes for a checkpoint that waits
          * for it, not after every subtree (a flush per subtree of
@@ -52,11 +58,10 @@ static void *work(void *arg)
     return NULL;
 }
 
-
-static fd_status cpu_run(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_source *src,
-                         fcbo_stats *stats)
+fd_status lattice_cpu_threads(const fcbo_prep *p, int threads, concept_sink *sink, task_source *src,
+                              fcbo_pause_fn pause, void *arg, task_list *frontier, fcbo_stats *stats)
 {
-    int T = o->threads > 0 ? o->threads : 1;
+    int T = threads > 0 ? threads : 1;
     worker *wk = calloc((size_t)T, sizeof *wk);
     pthread_t *th = calloc((size_t)T, sizeof *th);
     fd_status st = FD_OK;
@@ -66,7 +71,10 @@ static fd_status cpu_run(const fcbo_prep *p, const lattice_opts *o, concept_sink
         free(th);
         return fd_fail(FD_ERR_NOMEM, "out of memory for %d workers", T);
     }
-    for (int i = 0; i < T; i++) wk[i] = (worker){p, sink, src, {0}, FD_OK};
+    for (int i = 0; i < T; i++) {
+        wk[i] = (worker){p, sink, src, pause, arg, {0}, {0}, FD_OK};
+        task_list_init(&wk[i].left);
+    }
     /* Thread 0 is the caller: with one thread nothing is spawned. */
     for (int i = 1; i < T; i++) {
         if (pthread_create(&th[i], NULL, work, &wk[i]) != 0) {
@@ -81,10 +89,19 @@ static fd_status cpu_run(const fcbo_prep *p, const lattice_opts *o, concept_sink
     for (int i = 0; i < T; i++) {
         fcbo_stats_add(stats, &wk[i].stats);
         if (st == FD_OK && wk[i].st != FD_OK) st = wk[i].st;
+        for (size_t k = 0; st == FD_OK && frontier && k < wk[i].left.n; k++)
+            st = task_list_push(frontier, task_at(&wk[i].left, k));
+        task_list_free(&wk[i].left);
     }
     free(wk);
     free(th);
     return st;
+}
+
+static fd_status cpu_run(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_source *src,
+                         fcbo_stats *stats)
+{
+    return lattice_cpu_threads(p, o->threads, sink, src, NULL, NULL, NULL, stats);
 }
 
 static fd_status cpu_run_until(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, const uint64_t *task,
