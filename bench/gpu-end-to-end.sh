@@ -10,7 +10,8 @@
 # day are not comparable (rerun the baseline in the same call).
 # --gpu-backend cpu dry-runs the script on a machine without a GPU.
 # --ab "VAR=A VAR=B" runs each GPU command once with each setting in turn
-# (the A/B of a knob, FD_GPU_RELEASE say), the setting in the row.
+# (the A/B of a knob, FD_GPU_RELEASE say), the setting in the row's
+# setting column.
 #
 #   bench/gpu-end-to-end.sh [--bin PATH] [--shared DIR] [--reps 3] [--only lattice|dpc] [--log DIR] [--csv FILE]
 #                           [--gpu-backend cuda] [--ab "VAR=A VAR=B"]
@@ -24,7 +25,9 @@ bench_options 2,17 "--bin=BIN --shared=SHARED --reps=REPS --only=ONLY --log=LOG 
 gpu_machine
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 LOG=${LOG:-$tmp}; mkdir -p "$LOG"
-[ -f "$CSV" ] || echo "command,backend,seconds,runs,machine,date,version" > "$CSV"
+header="command,backend,setting,seconds,runs,machine,date,version"
+[ -f "$CSV" ] || echo "$header" > "$CSV"
+[ "$(head -1 "$CSV")" = "$header" ] || { echo "bench/gpu-end-to-end.sh: $CSV: its header is not '$header' (a file of an older layout: name another --csv)" >&2; exit 2; }
 version=$(bin_version "$BIN")
 declare -A t=()
 # label | arguments (the output directory is added)
@@ -73,6 +76,7 @@ for c in "${cases[@]}"; do
   read -r -a args <<< "${rest#*|}"
   read -r -a envs <<< "$(setting "$c")"
   env "${envs[@]}" "$BIN" "${args[@]/-q/--stats}" > /dev/null 2> "$LOG/$(echo "$label $be" | tr ' /' '__').stats" || true
-  echo "\"$label\",\"$be\",$(printf '%s\n' ${t[$c]} | median),\"${t[$c]# }\",\"$MACHINE\",$(date -u +%F),$version" |
+  set_=$(setting "$c")
+  echo "\"$label\",\"${be%% *=*}\",\"$set_\",$(printf '%s\n' ${t[$c]} | median),\"${t[$c]# }\",\"$MACHINE\",$(date -u +%F),$version" |
     tee -a "$CSV"
 done
