@@ -7,6 +7,9 @@ rm -rf "$WORK"; mkdir -p "$WORK"
 # would pick the GPU, and these tests check the CPU path (search counters,
 # more ranks than GPUs).
 export FD_BACKEND=cpu
+# The input hash's cache (large inputs only) in the test's scratch, never
+# in the user's home.
+export FD_HASH_CACHE_DIR=$WORK/hash-cache
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 OMPI_MCA_rmaps_base_oversubscribe=1
 # Each test's mpirun sessions in a directory of its own: under ctest -j,
 # one test's mpirun removing the shared session directory while another

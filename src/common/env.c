@@ -78,6 +78,7 @@ static const struct {
     {"FD_GPU_RELEASE", early_exit},   /* job/job.c */
     {"FD_DPC_TREE", auto_always},     /* dpc/dpc.c */
     {"FD_H5_CHECKSUM", on_off},       /* io/h5util.c */
+    {"FD_HASH_CACHE", on_off},        /* common/hashcache.c */
     {"FD_H5_DIRECT", on_off},         /* io/h5util.c */
     {"FD_LATTICE_LAYOUT", fd_env_layouts}, /* lattice/fcbo.c */
     {"FD_NCCL", on_off},              /* mpi/nccl_comm.c */
@@ -98,6 +99,9 @@ fd_status fd_env_check(void)
     double s;
     for (size_t i = 0; i < sizeof switches / sizeof *switches; i++)
         FD_TRY(fd_env_word(switches[i].name, switches[i].words, 0, &w));
+    /* common/hashcache.c, read where a failure is a miss */
+    uint64_t n;
+    FD_TRY(fd_env_count("FD_HASH_CACHE_MIN", 0, UINT64_MAX, 0, "bytes", &n));
     /* common/progress.c; the default does not matter here */
     return fd_env_seconds("FD_PROGRESS_INTERVAL", 1, &s);
 }

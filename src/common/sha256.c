@@ -1,6 +1,7 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "sha256.h"
 
+#include "hashcache.h"
 #include "inputfile.h"
 
 #include "par_rows.h"
@@ -13,6 +14,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 /* The digest itself is OpenSSL's (libcrypto's EVP interface, which picks
  * the SHA extensions or AVX2 code of the CPU it runs on): it replaced 317
@@ -68,26 +70,30 @@ fd_status sha256_hex_of(const void *data, size_t n, char hex[65])
     return sha256_final_hex(&c, hex);
 }
 
-/* The hash of a whole file, read in chunks of 1 MiB; *stop (when not
- * NULL) ends it early, unfinished. */
+/* The hash of a whole file, read in chunks of 1 MiB, or the cache's
+ * (hashcache.h) for a large file unchanged since it was last hashed;
+ * *stop (when not NULL) ends it early, unfinished. */
 static fd_status hash_file(const char *path, const atomic_int *stop, char hex[65])
 {
     sha256_ctx c;
     const size_t chunk = (size_t)1 << 20;
     FD_TRY(fd_input_check(path));
-    unsigned char *buf = malloc(chunk);
-    if (!buf) return fd_fail(FD_ERR_NOMEM, "out of memory");
     FILE *f = fopen(path, "rb");
-    if (!f) {
-        free(buf);
-        return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    if (!f) return fd_fail(FD_ERR_INPUT, "%s: cannot open: %s", path, strerror(errno));
+    struct stat before, after;
+    const int cached = fstat(fileno(f), &before) == 0 && hashcache_wanted(&before);
+    if (cached && hashcache_get(&before, hex)) {
+        fclose(f);
+        return FD_OK;
     }
-    fd_status st = sha256_init(&c);
+    unsigned char *buf = malloc(chunk);
+    fd_status st = buf ? sha256_init(&c) : fd_fail(FD_ERR_NOMEM, "out of memory");
     size_t n;
     while (st == FD_OK && (!stop || !atomic_load_explicit(stop, memory_order_relaxed)) &&
            (n = fread(buf, 1, chunk, f)) > 0)
         sha256_update(&c, buf, n);
-    int err = ferror(f);
+    const int err = ferror(f), stopped = stop && atomic_load(stop);
+    const int same = cached && fstat(fileno(f), &after) == 0;
     fclose(f);
     free(buf);
     if (st != FD_OK) return st;
@@ -95,7 +101,9 @@ static fd_status hash_file(const char *path, const atomic_int *stop, char hex[65
         sha256_drop(&c);
         return fd_fail(FD_ERR_IO, "%s: read error", path);
     }
-    return sha256_final_hex(&c, hex);
+    FD_TRY(sha256_final_hex(&c, hex));
+    if (same && !stopped) hashcache_put(&before, &after, hex);
+    return FD_OK;
 }
 
 fd_status sha256_file(const char *path, char hex[65]) { return hash_file(path, NULL, hex); }
