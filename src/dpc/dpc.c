@@ -900,22 +900,26 @@ FD_HOT static fd_status gdelta_range(void *arg, uint64_t i0, uint64_t i1, int th
     return FD_OK;
 }
 
+/* Rows by the tree or by a scan of every point: the rows i0 .. i1, or
+ * with list the rows list[i0 .. i1). */
 typedef struct {
     delta_ctx rows;
-    const dpc_kdtree *t;
-} tdelta_ctx;
+    const dpc_kdtree *t; /* NULL: scan */
+    const uint64_t *list;
+} some_rows_ctx;
 
 /* The nearest denser point from the tree; the densest point, which has
- * none, scans every point for its delta as delta_range does. */
-static fd_status tdelta_range(void *arg, uint64_t i0, uint64_t i1, int thread)
+ * none, and every row without a tree scan every point (delta_range). */
+static fd_status some_rows_range(void *arg, uint64_t k0, uint64_t k1, int thread)
 {
-    const tdelta_ctx *tr = arg;
-    const delta_ctx *r = &tr->rows;
-    for (uint64_t i = i0; i < i1; i++) {
+    const some_rows_ctx *sr = arg;
+    const delta_ctx *r = &sr->rows;
+    for (uint64_t k = k0; k < k1; k++) {
+        const uint64_t i = sr->list ? sr->list[k] : k;
         double d2;
-        const int64_t j = dpc_kdtree_nearest_denser(tr->t, i, &d2);
+        const int64_t j = sr->t ? dpc_kdtree_nearest_denser(sr->t, i, &d2) : -1;
         if (j < 0) {
-            delta_range((void *)r, i, i + 1, thread);
+            FD_TRY(delta_range((void *)r, i, i + 1, thread));
             continue;
         }
         r->delta[i - r->base] = sqrt(d2);
@@ -946,19 +950,6 @@ static fd_status delta_grid(dpc_grid *g, const dpc_points *p, const double *rho,
  * took the command from 23.59 s to 22.66 s on 2 threads (bench/ab.sh,
  * row dpc-scan-few-rows in bench/results/ab.csv). */
 #define DELTA_SCAN_ROWS 64
-
-typedef struct {
-    delta_ctx rows;
-    const uint64_t *list;
-} scan_ctx;
-
-/* delta_range of rows list[k0 .. k1). */
-static fd_status scan_rows(void *arg, uint64_t k0, uint64_t k1, int thread)
-{
-    const scan_ctx *r = arg;
-    for (uint64_t k = k0; k < k1; k++) FD_TRY(delta_range((void *)&r->rows, r->list[k], r->list[k] + 1, thread));
-    return FD_OK;
-}
 
 /* The rows whose rings did not settle their nearest denser point (the
  * peaks, and points far from any denser one).  Each scanned every point,
@@ -997,8 +988,8 @@ static fd_status delta_pending(const dpc_points *p, const double *rho, uint64_t 
     if (!(list = malloc(np * sizeof *list))) return fd_fail(FD_ERR_NOMEM, "out of memory");
     for (uint64_t i = i0, k = 0; i < i1; i++)
         if (parent[i - i0] == DELTA_PENDING) list[k++] = i;
-    scan_ctx r = {{p, rho, delta, parent, i0}, list};
-    st = par_rows(threads, 0, np, scan_rows, &r, NULL);
+    some_rows_ctx r = {{p, rho, delta, parent, i0}, NULL, list};
+    st = par_rows(threads, 0, np, some_rows_range, &r, NULL);
     free(list);
     return st;
 }
@@ -1010,8 +1001,8 @@ fd_status dpc_delta_rows(const dpc_points *p, const double *rho, uint64_t i0, ui
     dpc_kdtree *t;
     FD_TRY(tree_for(&t, p, rho, 0));
     if (t) {
-        tdelta_ctx r = {{p, rho, delta, parent, i0}, t};
-        st = par_rows(threads, i0, i1, tdelta_range, &r, prog);
+        some_rows_ctx r = {{p, rho, delta, parent, i0}, t, NULL};
+        st = par_rows(threads, i0, i1, some_rows_range, &r, prog);
         dpc_kdtree_free(t);
     } else if (dpc_grid_usable(p)) {
         dpc_grid g;
