@@ -3,25 +3,33 @@
 # time of whole commands on large binary inputs with FD_HASH_CACHE=off
 # (every run hashes the file: one thread, about 1.1 GB/s) and on (the
 # digest from the entry the first run left), alternating, median of
-# --reps.  Inputs: a 100^4 float32 tensor (400 MB, bench/bcp_big_tensor.py)
-# for `bcp --rank 16 --max-iter 1` (the command of
-# bench/results/bcp-gpu-history.txt's load rows), and 10M 2-D blobs (160 MB) for `dpc`.
+# --reps.  Inputs: a 100^4 float32 tensor (400 MB, bench/bcp_big_tensor.py;
+# with --f64 a standard normal float64 one of 800 MB, numpy's) for
+# `bcp --rank 16 --max-iter 1 --tol 0` (the command of
+# bench/results/bcp-gpu-history.txt's load rows), and 10M 2-D blobs
+# (160 MB) for `dpc`.
 # Every run writes its result (-o): the digest goes into it.  The cache
 # lives in a scratch directory.  Appends to bench/results/hash-cache.csv.
 #
-#   bench/hash-cache.sh [--bin PATH] [--reps 5] [--threads T] [--backend cpu] [--only bcp|dpc] [--csv FILE]
+#   bench/hash-cache.sh [--bin PATH] [--reps 5] [--threads T] [--backend cpu] [--only bcp|dpc] [--f64] [--csv FILE]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
-BIN=$here/../build/fcbo-dist; REPS=5; T=$(nproc); BE=cpu; ONLY=""; CSV=$here/results/hash-cache.csv
-bench_options 2,12 "--bin=BIN --reps=REPS --threads=T --backend=BE --only=ONLY --csv=CSV" "$@"
-MACHINE="$(nproc) cores $(lscpu | sed -n 's/^Model name: *//p' | head -1)"
+BIN=$here/../build/fcbo-dist; REPS=5; T=$(nproc); BE=cpu; ONLY=""; F64=""; CSV=$here/results/hash-cache.csv
+bench_options 2,14 "--bin=BIN --reps=REPS --threads=T --backend=BE --only=ONLY --f64=F64! --csv=CSV" "$@"
+gpu_machine
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 export FD_HASH_CACHE_DIR=$tmp/cache
 cases=()
 if [ "$ONLY" != dpc ]; then
-  python3 "$here/bcp_big_tensor.py" "$tmp/t.npy" 100x100x100x100 > /dev/null || exit 1
-  cases+=("bcp 100^4 float32|bcp $tmp/t.npy --rank 16 --max-iter 1 --backend $BE")
+  dt=32
+  if [ -n "$F64" ]; then
+    dt=64
+    python3 -c "import numpy as np; np.save('$tmp/t.npy', np.random.default_rng(1).standard_normal((100,) * 4))" || exit 1
+  else
+    python3 "$here/bcp_big_tensor.py" "$tmp/t.npy" 100x100x100x100 > /dev/null || exit 1
+  fi
+  cases+=("bcp 100^4 float$dt|bcp $tmp/t.npy --rank 16 --max-iter 1 --tol 0 --backend $BE")
 fi
 if [ "$ONLY" != bcp ]; then
   "$BIN" gen blobs --n 10000000 --dims 2 --clusters 50 --seed 1 -o "$tmp/b.npy" > /dev/null || exit 1
