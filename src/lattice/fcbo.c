@@ -460,7 +460,7 @@ struct fcbo_ws {
     fd_word *task_intent;    /* aw: the intent of a task that holds it as ids */
     int no_failed_sets;
     uint32_t part, nparts;   /* expand (out != NULL) only candidates ci = part mod nparts */
-    /* fcbo_run_until: asked every PAUSE_EVERY nodes; once it says yes,
+    /* fcbo_run_until: asked every pause_every nodes; once it says yes,
      * every child not yet entered goes to frontier instead. */
     fcbo_pause_fn pause;
     void *pause_arg;
@@ -469,10 +469,6 @@ struct fcbo_ws {
     task_list *frontier;
     fcbo_stats st;
 };
-
-/* A clock read costs about as much as a small node, so the pause test
- * reads it once in this many nodes. */
-#define PAUSE_EVERY 64u
 
 #define BATCH_IDS ((size_t)1 << 18)
 
@@ -483,7 +479,7 @@ fd_status fcbo_ws_create(fcbo_ws **out, const fcbo_prep *p, concept_sink *sink)
     FD_ALLOC_GOTO(w, 1, st, fail);
     w->p = p;
     w->sink = sink;
-    w->pause_every = PAUSE_EVERY;
+    w->pause_every = FCBO_PAUSE_EVERY;
     concept_batch_init(&w->batch);
     FD_ALLOC_GOTO(w->M, (size_t)p->n_attr + 1, st, fail);
     FD_ALLOC_GOTO(w->ubits, p->uw, st, fail);

@@ -153,8 +153,12 @@ fd_status fcbo_run(fcbo_ws *w, const uint64_t *task);
  * empty frontier means the subtree is done.  This is how a lone worker
  * commits a checkpoint without splitting the tree first. */
 typedef int (*fcbo_pause_fn)(void *arg);
-/* Asks pause every n nodes instead of 64 (n >= 1): for a pause that is
- * cheap to ask and urgent (a device ready for the rest). */
+/* How often a pause is asked by default: a clock read costs about as much
+ * as a small node, so a pause that reads the clock is asked once in this
+ * many nodes. */
+#define FCBO_PAUSE_EVERY 64u
+/* Asks pause every n nodes instead (n >= 1): for a pause that is cheap
+ * to ask and urgent (a device ready for the rest). */
 void fcbo_ws_set_pause_every(fcbo_ws *w, uint32_t n);
 fd_status fcbo_run_until(fcbo_ws *w, const uint64_t *task, fcbo_pause_fn pause, void *arg, task_list *frontier);
 

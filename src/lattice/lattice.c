@@ -30,6 +30,21 @@ static fd_status list_next(void *self, const uint64_t **task)
 
 task_source list_source_as(list_source *s) { return (task_source){list_next, s, NULL, NULL}; }
 
+fd_status list_source_one(list_source *s, task_list *one, const uint64_t *task)
+{
+    task_list_init(one);
+    list_source_init(s, one);
+    return task_list_push(one, task);
+}
+
+fd_status list_source_rest(list_source *s, task_list *out)
+{
+    fd_status st = FD_OK;
+    /* A cursor past the end counts the workers that found the list empty. */
+    for (size_t i = atomic_load(&s->next); st == FD_OK && i < s->list->n; i++) st = task_list_push(out, task_at(s->list, i));
+    return st;
+}
+
 /* Tasks per worker: enough that the largest subtrees, taken first, are a
  * small part of the whole and the rest evens out the finish. */
 #define TASKS_PER_WORKER 64
@@ -250,13 +265,12 @@ static double lattice_host_start(const fcbo_prep *p, const lattice_opts *o, conc
         task_list left;
         task_list_init(&left);
         fcbo_stats hs = {0};
-        *st = lattice_cpu_threads(p, T, sink, &src, host_pause, &clock, &left, &hs);
+        *st = lattice_cpu_threads(p, T, sink, &src, host_pause, &clock, 1, &left, &hs);
         /* The rank's busy time is its device's (h5part_rank_times). */
         hs.busy_seconds = 0;
         fcbo_stats_add(stats, &hs);
         /* Then the subtrees none took, after the frontiers. */
-        for (size_t i = atomic_load(&ls.next); *st == FD_OK && i < tasks->n; i++)
-            *st = task_list_push(&left, task_at(tasks, i));
+        if (*st == FD_OK) *st = list_source_rest(&ls, &left);
         task_list tmp = *tasks;
         *tasks = left;
         task_list_free(&tmp);

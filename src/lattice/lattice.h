@@ -70,13 +70,16 @@ struct lattice_ops {
                            uint64_t *nids);
 };
 
-/* The CPU backend's threads (ops->run): each takes tasks from src until
- * none is left, or, with pause, until pause(arg) says stop (asked at every
- * node, from every thread; it must stay true once it is).  Then each
- * appends the nodes it did not visit to frontier as tasks; what src did
- * not hand out is the caller's.  The host start's threads (lattice.c). */
+/* The CPU backend's threads (ops->run, ops->run_until and the host start
+ * in lattice.c): each takes tasks from src until none is left, or, with
+ * pause, until pause(arg) says stop (asked before each task but a
+ * worker's first, before its first child and every pause_every nodes,
+ * from every thread; it must stay true once it is).
+ * Then each appends the nodes it did not visit to frontier as tasks; what
+ * src did not hand out is the caller's (list_source_rest). */
 fd_status lattice_cpu_threads(const fcbo_prep *p, int threads, concept_sink *sink, task_source *src,
-                              fcbo_pause_fn pause, void *arg, task_list *frontier, fcbo_stats *stats);
+                              fcbo_pause_fn pause, void *arg, uint32_t pause_every, task_list *frontier,
+                              fcbo_stats *stats);
 
 /* Looks a backend up by name: "cpu", "cuda", or "auto" (the best one that
  * is available).  FD_ERR_UNAVAILABLE with the list of built backends when
@@ -97,6 +100,11 @@ typedef struct {
 } list_source;
 void list_source_init(list_source *s, const task_list *list);
 task_source list_source_as(list_source *s);
+/* A source of one task (a run_until's root): *one, which the caller
+ * frees, holds its copy. */
+fd_status list_source_one(list_source *s, task_list *one, const uint64_t *task);
+/* Appends to out the tasks the source has not handed out, in order. */
+fd_status list_source_rest(list_source *s, task_list *out);
 
 /* Rank 0's split: replaces the root task in *tasks with at least target
  * tasks, emitting the concepts of the nodes it expands through sink.  For

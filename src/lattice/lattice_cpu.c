@@ -16,6 +16,7 @@ typedef struct {
     task_source *src;
     fcbo_pause_fn pause; /* NULL: every task to its end */
     void *arg;
+    uint32_t pause_every;
     task_list left;      /* with a pause: the nodes this worker did not visit */
     fcbo_stats stats;
     fd_status st;
@@ -27,11 +28,14 @@ static void *work(void *arg)
     worker *wk = arg;
     fcbo_ws *w = NULL;
     fd_status st = fcbo_ws_create(&w, wk->p, wk->sink);
-    /* Whoever pauses the threads waits for their frontier. */
-    if (w && wk->pause) fcbo_ws_set_pause_every(w, 1);
+    if (w && wk->pause) fcbo_ws_set_pause_every(w, wk->pause_every);
     double busy = 0;
-    /* A pause never ends once it begins: no new subtree after it. */
-    while (st == FD_OK && !(wk->pause && wk->pause(wk->arg))) {
+    /* A pause never ends once it begins: no new subtree after it.  A
+     * worker's first subtree starts regardless, and fcbo_run_until asks
+     * before its first child: a pause due at once still leaves the root's
+     * children as the frontier (a lone thread's first checkpoint, with a
+     * one-task source), not the root again. */
+    for (int first = 1; st == FD_OK && (first || !(wk->pause && wk->pause(wk->arg))); first = 0) {
         const uint64_t *t;
         st = wk->src->next(wk->src->self, &t);
         if (st != FD_OK || !t) break;
@@ -59,7 +63,8 @@ static void *work(void *arg)
 }
 
 fd_status lattice_cpu_threads(const fcbo_prep *p, int threads, concept_sink *sink, task_source *src,
-                              fcbo_pause_fn pause, void *arg, task_list *frontier, fcbo_stats *stats)
+                              fcbo_pause_fn pause, void *arg, uint32_t pause_every, task_list *frontier,
+                              fcbo_stats *stats)
 {
     int T = threads > 0 ? threads : 1;
     worker *wk = calloc((size_t)T, sizeof *wk);
@@ -72,7 +77,7 @@ fd_status lattice_cpu_threads(const fcbo_prep *p, int threads, concept_sink *sin
         return fd_fail(FD_ERR_NOMEM, "out of memory for %d workers", T);
     }
     for (int i = 0; i < T; i++) {
-        wk[i] = (worker){p, sink, src, pause, arg, {0}, {0}, FD_OK};
+        wk[i] = (worker){p, sink, src, pause, arg, pause_every, {0}, {0}, FD_OK};
         task_list_init(&wk[i].left);
     }
     /* Thread 0 is the caller: with one thread nothing is spawned. */
@@ -101,23 +106,23 @@ fd_status lattice_cpu_threads(const fcbo_prep *p, int threads, concept_sink *sin
 static fd_status cpu_run(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_source *src,
                          fcbo_stats *stats)
 {
-    return lattice_cpu_threads(p, o->threads, sink, src, NULL, NULL, NULL, stats);
+    return lattice_cpu_threads(p, o->threads, sink, src, NULL, NULL, 0, NULL, stats);
 }
 
+/* One thread (a lone consumer's prefix, lattice.c): its pause reads the
+ * clock, so it is asked at fcbo's default period. */
 static fd_status cpu_run_until(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, const uint64_t *task,
                                fcbo_pause_fn pause, void *arg, task_list *frontier, fcbo_stats *stats)
 {
     (void)o;
-    fcbo_ws *w = NULL;
-    const double t0 = fd_now();
-    fd_status st = fcbo_ws_create(&w, p, sink);
-    if (st == FD_OK) st = fcbo_run_until(w, task, pause, arg, frontier);
-    if (w) {
-        if (st == FD_OK) st = fcbo_ws_flush(w);
-        fcbo_stats_add(stats, fcbo_ws_stats(w));
-        fcbo_ws_destroy(&w);
-    }
-    stats->busy_seconds += fd_now() - t0;
+    task_list one;
+    list_source ls;
+    fd_status st = list_source_one(&ls, &one, task);
+    task_source src = list_source_as(&ls);
+    if (st == FD_OK) st = lattice_cpu_threads(p, 1, sink, &src, pause, arg, FCBO_PAUSE_EVERY, frontier, stats);
+    /* Paused before it began: the root itself is the frontier. */
+    if (st == FD_OK) st = list_source_rest(&ls, frontier);
+    task_list_free(&one);
     return st;
 }
 

@@ -354,9 +354,7 @@ static fd_status cuda_run_until(const fcbo_prep *p, const lattice_opts *o, conce
 {
     task_list one;
     list_source ls;
-    task_list_init(&one);
-    fd_status st = task_list_push(&one, task);
-    list_source_init(&ls, &one);
+    fd_status st = list_source_one(&ls, &one, task);
     task_source src = list_source_as(&ls);
     if (st == FD_OK) st = gpu_search(p, o, sink, &src, pause, arg, frontier, stats);
     task_list_free(&one);
