@@ -80,6 +80,7 @@ done
 # work: a wrong one stops the command with exit 2 and its name, under
 # mpirun too; the others where they are read (FD_LIST_MAX).
 for kv in FD_DPC_GRID=of FD_DPC_TREE=on FD_NCCL=yes FD_SPEARMAN_SCALAR=2 FD_GPU_RELEASE=later FD_GPU_HOST_START=1 \
+          FD_BCP_GPU_SWEEP=gpu \
           FD_PROGRESS_INTERVAL=0 \
           FD_PROGRESS_INTERVAL=1s FD_LIST_MAX=1.5 FD_LIST_MAX=-1; do
   rm -rf "$W/out"
@@ -94,7 +95,7 @@ if command -v mpirun > /dev/null; then
         "FD_NCCL=no under mpirun: exit $rc, $(cat "$W/err")"
 fi
 for kv in FD_PROGRESS_INTERVAL=0.5 FD_DPC_GRID=off FD_DPC_TREE=always FD_NCCL=on FD_SPEARMAN_SCALAR=1 FD_GPU_RELEASE=exit \
-          FD_GPU_HOST_START=on FD_LIST_MAX=0; do
+          FD_GPU_HOST_START=on FD_BCP_GPU_SWEEP=host FD_LIST_MAX=0; do
   rm -rf "$W/out"
   env "$kv" "$BIN" lattice "$W/ok.dat" -o "$W/out" -q > /dev/null 2> "$W/err"; rc=$?
   check '[ $rc -eq 0 ] && [ -s "$W/out/lattice.h5" ]' "$kv: exit $rc, $(cat "$W/err")"

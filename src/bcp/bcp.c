@@ -596,15 +596,35 @@ static fd_status stop_requested(const bcp_comm *comm)
     return fd_interrupt_check();
 }
 
-/* One sweep over the modes, then lambda, tau and the bound. */
-static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, double *fit)
+static fd_status not_positive_definite(uint32_t n)
+{
+    return fd_fail(FD_ERR_INTERNAL, "bcp: tau Psi + diag(lambda) of mode %u is not positive definite", n + 1);
+}
+
+/* The modes' updates of a sweep on the backend's device, Sigma_n there
+ * too (ops->sweep_modes); *done = 0 where it does not take this sweep. */
+static fd_status sweep_on_device(work *w, const bcp_opts *o, double *yx, int *done)
+{
+    bcp_model *m = w->m;
+    *done = 0;
+    if (!w->ops->sweep_modes) return FD_OK;
+    bcp_sweep_io io = {.tau = m->tau, .lambda = m->lambda, .nonneg = o->nonneg, .Sigma = m->Sigma, .AA = w->AA,
+                       .EAA = w->EAA, .logdet = w->logdet};
+    TIMED(w->ops->sweep_modes(w->state, w->comm, &io, done), m->product_seconds);
+    if (*done && io.bad) return not_positive_definite(io.bad - 1);
+    if (*done) *yx = io.yx;
+    return FD_OK;
+}
+
+/* The modes' updates of a sweep, the R x R steps on the host; *yx = <Y,
+ * [[A]]>. */
+static fd_status sweep_on_host(work *w, const bcp_opts *o, double *yx)
 {
     bcp_model *m = w->m;
     const bcp_tensor *t = w->t;
     const struct bcp_ops *ops = w->ops;
     void *const st = w->state;
     const uint32_t R = m->R, N = m->order;
-    double yx = 0;
     const uint32_t h = bcp_tree_split(t);
     for (uint32_t n = 0; n < N; n++) {
         const uint64_t I = m->dims[n];
@@ -626,8 +646,7 @@ static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, doub
                 for (uint32_t e = 0; e < R * R; e++) w->psi[e] *= w->EAA[k][e];
         for (uint32_t e = 0; e < R * R; e++) w->psi[e] *= m->tau;
         for (uint32_t r = 0; r < R; r++) w->psi[r * R + r] += m->lambda[r];
-        if (!bcp_spd_inverse(w->psi, R, m->Sigma[n], &w->logdet[n]))
-            return fd_fail(FD_ERR_INTERNAL, "bcp: tau Psi + diag(lambda) of mode %u is not positive definite", n + 1);
+        if (!bcp_spd_inverse(w->psi, R, m->Sigma[n], &w->logdet[n])) return not_positive_definite(n);
         w->logdet[n] = -w->logdet[n]; /* ln det Sigma_n */
         /* --nonneg: the means projected on >= 0.  G-BF then makes the
          * columns unit vectors; here the scales are balanced across the
@@ -639,9 +658,22 @@ static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, doub
         /* With the last mode, <Y, [[A]]> from its MTTKRP and its new
          * factor: over this rank's rows, then summed over the ranks
          * (every rank has them all when whole). */
-        TIMED(expect_gram(w, n, o0, o1, n == N - 1 ? &yx : NULL), m->product_seconds);
-        if (n == N - 1 && !whole) FD_TRY(reduce(w, &yx, 1));
+        TIMED(expect_gram(w, n, o0, o1, n == N - 1 ? yx : NULL), m->product_seconds);
+        if (n == N - 1 && !whole) FD_TRY(reduce(w, yx, 1));
     }
+    return FD_OK;
+}
+
+/* One sweep over the modes, then lambda, tau and the bound. */
+static fd_status sweep(work *w, const bcp_opts *o, int balance, double *lb, double *fit)
+{
+    bcp_model *m = w->m;
+    const bcp_tensor *t = w->t;
+    const uint32_t R = m->R, N = m->order;
+    double yx = 0;
+    int done = 0;
+    FD_TRY(sweep_on_device(w, o, &yx, &done));
+    if (!done) FD_TRY(sweep_on_host(w, o, &yx));
     if (balance) FD_TRY(rebalance(w));
     /* tau: E||Y - X||^2 = ||Y||^2 - 2 <Y, [[A]]> + E||[[A]]||^2. */
     double *gram[BCP_MAX_ORDER];

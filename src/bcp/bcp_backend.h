@@ -6,8 +6,10 @@
  * Every I_n x R step of a sweep (the MTTKRP, the means' update, the Gram
  * matrices, the rescaling and pruning of columns) is the backend's; the
  * R x R algebra, lambda, tau and the bound run on the host (bcp.c), the
- * same for every backend.  The CPU backend is always built; the CUDA
- * backend where nvcc was found. */
+ * same for every backend, except that a backend may take a sweep's
+ * per-mode R x R steps too (sweep_modes: the CUDA backend, so that its
+ * device does not wait for the host four times a sweep).  The CPU
+ * backend is always built; the CUDA backend where nvcc was found. */
 #ifndef FD_BCP_BACKEND_H
 #define FD_BCP_BACKEND_H
 
@@ -16,6 +18,18 @@
 #include "bcp.h"
 #include "bcp_masked.h"
 #include "tensor.h"
+
+/* A sweep's modes in one call (sweep_modes): what goes in and comes out. */
+typedef struct {
+    double tau;
+    const double *lambda;              /* R */
+    int nonneg;
+    double *const *Sigma, *const *AA; /* out: every mode's (R x R) */
+    double *const *EAA;                /* in and out */
+    double *logdet;                    /* out: ln det Sigma_n, every mode */
+    double yx;                         /* out: <Y, [[A]]> */
+    uint32_t bad;                      /* out: n + 1 where mode n's matrix was not positive definite; 0: none */
+} bcp_sweep_io;
 
 struct bcp_ops {
     fd_device_ops dev; /* name, devices, the context (common/backend.h) */
@@ -61,6 +75,16 @@ struct bcp_ops {
      * with v, also *v = <M, A(n)> over rows [o0, o1) (one wait for the
      * device where there is one). */
     fd_status (*gram)(void *state, uint32_t n, uint64_t o0, uint64_t o1, double *G, double *v);
+    /* Every mode's update of a sweep in one call, with no wait for the
+     * host between the modes: for n = 0 .. N-1 the contraction where a
+     * side begins, the MTTKRP and its sum, Sigma_n = (tau Psi_n +
+     * diag(lambda))^-1 (Psi_n: the Hadamard product of the other modes'
+     * E[A^T A]), A(n) = tau M Sigma_n, A(n)^T A(n) and E[A(n)^T A(n)] = A^T
+     * A + I_n Sigma_n: bcp.c's sweep, the R x R steps on the device.
+     * *done = 0 (and nothing done): not this sweep (the sums through the
+     * host, a rank it does not take, or turned off); the host's sweep
+     * then.  NULL: never. */
+    fd_status (*sweep_modes)(void *state, const bcp_comm *comm, bcp_sweep_io *io, int *done);
     /* Column r of A(n) times s[n R + r], for every mode. */
     fd_status (*scale)(void *state, const double *s);
     /* Only the columns keep[0 .. K) (increasing), packed at rank K. */

@@ -11,6 +11,7 @@
 #include "bcp_gpu.h"
 #include "bcp_masked_gpu.h"
 #include "../cuda/cublas_load.h"
+#include "../common/env.h"
 #include "../cuda/fdcuda.h"
 #include "../mpi/nccl_comm.h"
 
@@ -21,6 +22,7 @@ typedef struct {
     const bcp_tensor *t;
     fd_nccl *nccl;   /* NULL: the sums through the host */
     uint32_t Rmax;
+    int host_sweep; /* FD_BCP_GPU_SWEEP=host: the R x R steps on the host, a wait a mode */
     double *host;    /* the host's copy of M or A(n) for bcp_comm (the longest mode's rows x Rmax) */
 } cuda_state;
 
@@ -42,6 +44,7 @@ static fd_status cuda_open(void **state, const bcp_tensor *t, uint32_t R, int de
     if (!s) return fd_fail(FD_ERR_NOMEM, "out of memory");
     s->t = t;
     s->Rmax = R;
+    s->host_sweep = fd_env_switched("FD_BCP_GPU_SWEEP");
     fd_cuda_set_oom_hint("the rank's block of the tensor and its products must fit: use more ranks, or --fuse "
                          "K1xK2x... for sub-tensors that fit");
     const fd_status st = bcp_gpu_create(&s->g, device, t->x, t->order, t->dims, t->lo, t->full, bcp_tree_split(t), R);
@@ -138,6 +141,29 @@ static fd_status cuda_keep(void *state, const uint32_t *keep, uint32_t K)
     return bcp_gpu_keep(((cuda_state *)state)->g, keep, K);
 }
 
+/* The modes as bcp.c's sweep runs them, with Sigma_n on the device: the
+ * host queues the whole sweep and waits once, at its end.  Where M's rows
+ * go through the host (ranks without NCCL) the host is between the modes
+ * anyway: not here. */
+static fd_status cuda_sweep_modes(void *state, const bcp_comm *comm, bcp_sweep_io *io, int *done)
+{
+    cuda_state *s = state;
+    const bcp_tensor *t = s->t;
+    const uint32_t N = t->order, h = bcp_tree_split(t), R = bcp_gpu_rank(s->g);
+    *done = 0;
+    if (s->host_sweep || R > BCP_GPU_SWEEP_RMAX || (!s->nccl && comm && comm->sum_rows)) return FD_OK;
+    FD_TRY(bcp_gpu_sweep_begin(s->g, (const double *const *)io->EAA, io->lambda));
+    for (uint32_t n = 0; n < N; n++) {
+        if (n == 0 || n == h) FD_TRY(bcp_gpu_contract(s->g, n == h));
+        FD_TRY(bcp_gpu_mttkrp(s->g, n));
+        if (s->nccl) FD_TRY(fd_nccl_allreduce(s->nccl, bcp_gpu_M(s->g), t->full[n] * R, bcp_gpu_stream(s->g)));
+        FD_TRY(bcp_gpu_sweep_mode(s->g, n, io->tau, io->nonneg));
+    }
+    FD_TRY(bcp_gpu_sweep_end(s->g, io->Sigma, io->AA, io->EAA, io->logdet, &io->yx, &io->bad));
+    *done = 1;
+    return FD_OK;
+}
+
 static int cuda_available(void) { return cuda_devices() > 0; }
 
 static fd_status cuda_mode_gram(void *state, uint32_t n, double *G, int *done)
@@ -196,5 +222,6 @@ const struct bcp_ops bcp_cuda_ops = {
     .scale = cuda_scale,
     .keep = cuda_keep,
     .mode_gram = cuda_mode_gram,
+    .sweep_modes = cuda_sweep_modes,
     .masked = &cuda_masked,
 };

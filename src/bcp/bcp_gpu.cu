@@ -13,6 +13,7 @@
  * fixed order. */
 #include "bcp_gpu.h"
 #include "bcp_gpu_launch.cuh"
+#include "bcp_sigma.cuh"
 #include "../cuda/check.cuh"
 #include "../cuda/cublas_load.h"
 #include "../cuda/fdcuda.h"
@@ -43,6 +44,13 @@ struct bcp_gpu {
      * the copy of another: Sigma up, G down, the scales up, <M, A> down;
      * on the device only, then the Gram's partial sums. */
     double *small, *hsmall;
+    /* The sweep's modes on the device (bcp_gpu_sweep_*): every mode's
+     * E[A^T A], Sigma and A^T A, ln det Sigma, lambda, <M, A(N-1)> and the
+     * flag of a matrix that was not positive definite (SW_*), on the
+     * device and pinned on the host; mode k's matrix at k R^2 of its
+     * region, at the rank now. */
+    double *sw, *hsw;
+    uint64_t sw_room; /* SW_SIZE at Rmax */
 };
 
 #define SLOT_SIGMA(g) 0
@@ -50,6 +58,19 @@ struct bcp_gpu {
 #define SLOT_SCALE(g) (2 * (uint64_t)(g)->Rmax * (g)->Rmax)
 #define SLOT_INNER(g) (SLOT_SCALE(g) + (uint64_t)MAXN * (g)->Rmax)
 #define SLOTS(g) (SLOT_INNER(g) + 1)
+
+/* Packed at the rank now (a sweep starts by filling them): what goes up
+ * first (SW_IN of them), so that one copy takes them up and one brings
+ * them all down. */
+#define SW_EAA(g) 0
+#define SW_LAMBDA(g) ((uint64_t)(g)->order * (g)->R * (g)->R)
+#define SW_YX(g) (SW_LAMBDA(g) + (g)->R)
+#define SW_BAD(g) (SW_YX(g) + 1)
+#define SW_IN(g) (SW_BAD(g) + 1)
+#define SW_SIGMA(g) SW_IN(g)
+#define SW_AA(g) (SW_SIGMA(g) + SW_LAMBDA(g))
+#define SW_LOGDET(g) (SW_AA(g) + SW_LAMBDA(g))
+#define SW_SIZE(g) (SW_LOGDET(g) + (g)->order)
 
 #define CK(call) CUDA_CHECK_GOTO(call, st, done)
 #define CB(call) CUBLAS_CHECK_GOTO(call, st, done)
@@ -149,13 +170,17 @@ __global__ void k_gram_part(const double *A, uint64_t I, uint32_t R, uint64_t ch
     part[(uint64_t)blockIdx.y * R * R + e] = s;
 }
 
-__global__ void k_gram_sum(const double *part, uint32_t chunks, uint32_t R, double *G)
+/* With Sigma, also EAA = G + I Sigma, as bcp.c's expect() forms it (no
+ * fused multiply-add, which the host's C does not use either). */
+__global__ void k_gram_sum(const double *part, uint32_t chunks, uint32_t R, double *G, const double *Sigma, double I,
+                           double *EAA)
 {
     const uint32_t e = blockIdx.x * blockDim.x + threadIdx.x;
     if (e >= R * R) return;
     double s = 0;
     for (uint32_t c = 0; c < chunks; c++) s += part[(uint64_t)c * R * R + e];
     G[e] = s;
+    if (Sigma) EAA[e] = __dadd_rn(s, __dmul_rn(I, Sigma[e]));
 }
 
 /* *out = sum of a[e] b[e], e < count: one block, a fixed order. */
@@ -220,12 +245,16 @@ extern "C" void bcp_gpu_destroy(bcp_gpu **pg)
     cudaFree(g->spare);
     cudaFree(g->ones);
     cudaFree(g->small);
+    cudaFree(g->sw);
     if (g->hbuf) cudaFreeHost(g->hbuf);
     if (g->hsmall) cudaFreeHost(g->hsmall);
+    if (g->hsw) cudaFreeHost(g->hsw);
     if (g->stream) cudaStreamDestroy(g->stream);
     free(g);
     *pg = NULL;
 }
+
+static fd_status sigma_queue(bcp_gpu *g, uint32_t n, double tau);
 
 /* Every kernel and cuBLAS routine once, on zero factors at Rmax: the
  * first call of each loads its module (lazy loading), tens of
@@ -246,6 +275,9 @@ static fd_status warm_up(bcp_gpu *g)
         if (st == FD_OK) st = bcp_gpu_mttkrp(g, n);
         if (st == FD_OK) st = bcp_gpu_update(g, n, host, 0, 1, 0, g->full[n]);
         if (st == FD_OK) st = bcp_gpu_gram(g, n, 0, g->full[n], host, &v);
+        /* The sweep's Sigma on zero matrices: flagged, and reset at a
+         * sweep's start. */
+        if (st == FD_OK && g->R <= BCP_GPU_SWEEP_RMAX) st = sigma_queue(g, n, 1);
     }
     for (uint32_t e = 0; e < MAXN * g->Rmax; e++) host[e] = 1;
     if (st == FD_OK) st = bcp_gpu_scale(g, host);
@@ -314,6 +346,10 @@ extern "C" fd_status bcp_gpu_create(bcp_gpu **out, int device, const double *x, 
                 st, done);
     CK(cudaHostAlloc((void **)&g->hbuf, g->rows * Rmax * sizeof(double), cudaHostAllocDefault));
     CK(cudaHostAlloc((void **)&g->hsmall, SLOTS(g) * sizeof(double), cudaHostAllocDefault));
+    g->sw_room = SW_SIZE(g); /* g->R is Rmax here */
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->sw, g->sw_room * sizeof(double), "the sweep's R x R matrices"), st, done);
+    CK(cudaMemset(g->sw, 0, g->sw_room * sizeof(double)));
+    CK(cudaHostAlloc((void **)&g->hsw, g->sw_room * sizeof(double), cudaHostAllocDefault));
     fd_cuda_say_time("bcp: device and pinned memory", t0);
     t0 = fd_now();
     CK(cudaMemcpy(g->y, x, g->size * sizeof(double), cudaMemcpyHostToDevice));
@@ -489,13 +525,32 @@ done:
     return st;
 }
 
-extern "C" fd_status bcp_gpu_update(bcp_gpu *g, uint32_t n, const double *Sigma, double tau, int nonneg, uint64_t o0,
-                                    uint64_t o1)
+/* Rows [o0, o1) of A(n) = tau M Sigma, Sigma (R x R) on the device. */
+static fd_status update_queue(bcp_gpu *g, uint32_t n, const double *Sigma, double tau, int nonneg, uint64_t o0,
+                              uint64_t o1)
 {
     fd_status st = FD_OK;
     const uint32_t R = g->R;
     const double zero = 0;
     double *const A = g->A + (g->off[n] + o0) * R;
+    if (o1 <= o0) return FD_OK;
+    /* Row-major A (rows x R) = tau M Sigma is, column-major, A^T = tau
+     * Sigma M^T (Sigma symmetric). */
+    CB(g->cb->dgemm(g->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)R, (int)(o1 - o0), (int)R, &tau, Sigma, (int)R,
+                   g->M + o0 * R, (int)R, &zero, A, (int)R));
+    if (nonneg) {
+        k_nonneg<<<blocks_for((o1 - o0) * R), THREADS, 0, g->stream>>>(A, (o1 - o0) * R);
+        CK(cudaGetLastError());
+    }
+done:
+    return st;
+}
+
+extern "C" fd_status bcp_gpu_update(bcp_gpu *g, uint32_t n, const double *Sigma, double tau, int nonneg, uint64_t o0,
+                                    uint64_t o1)
+{
+    fd_status st = FD_OK;
+    const uint32_t R = g->R;
     CK(cudaSetDevice(g->device));
     if (o1 <= o0) goto done;
     /* Sigma's slot is free: the last copy from it came before the last
@@ -503,12 +558,28 @@ extern "C" fd_status bcp_gpu_update(bcp_gpu *g, uint32_t n, const double *Sigma,
     memcpy(g->hsmall + SLOT_SIGMA(g), Sigma, (size_t)R * R * sizeof(double));
     CK(cudaMemcpyAsync(g->small + SLOT_SIGMA(g), g->hsmall + SLOT_SIGMA(g), (size_t)R * R * sizeof(double),
                        cudaMemcpyHostToDevice, g->stream));
-    /* Row-major A (rows x R) = tau M Sigma is, column-major, A^T = tau
-     * Sigma M^T (Sigma symmetric). */
-    CB(g->cb->dgemm(g->blas, CUBLAS_OP_N, CUBLAS_OP_N, (int)R, (int)(o1 - o0), (int)R, &tau, g->small + SLOT_SIGMA(g), (int)R,
-                   g->M + o0 * R, (int)R, &zero, A, (int)R));
-    if (nonneg) {
-        k_nonneg<<<blocks_for((o1 - o0) * R), THREADS, 0, g->stream>>>(A, (o1 - o0) * R);
+    st = update_queue(g, n, g->small + SLOT_SIGMA(g), tau, nonneg, o0, o1);
+done:
+    return st;
+}
+
+/* G (R x R, device) = A(n)^T A(n); with Sigma (device), EAA = G + I_n
+ * Sigma as well; with v (device), *v = <M, A(n)> over rows [o0, o1). */
+static fd_status gram_queue(bcp_gpu *g, uint32_t n, double *G, const double *Sigma, double *EAA, uint64_t o0,
+                            uint64_t o1, double *v)
+{
+    fd_status st = FD_OK;
+    const uint32_t R = g->R;
+    const uint64_t I = g->full[n];
+    const uint64_t chunk = (I + GRAM_CHUNKS - 1) / GRAM_CHUNKS > 0 ? (I + GRAM_CHUNKS - 1) / GRAM_CHUNKS : 1;
+    const uint32_t chunks = (uint32_t)((I + chunk - 1) / chunk);
+    double *const part = g->small + SLOTS(g);
+    k_gram_part<<<dim3(blocks_for((uint64_t)R * R), chunks), THREADS, 0, g->stream>>>(g->A + g->off[n] * R, I, R,
+                                                                                      chunk, part);
+    k_gram_sum<<<blocks_for((uint64_t)R * R), THREADS, 0, g->stream>>>(part, chunks, R, G, Sigma, (double)I, EAA);
+    CK(cudaGetLastError());
+    if (v) {
+        k_inner<<<1, THREADS, 0, g->stream>>>(g->M + o0 * R, g->A + (g->off[n] + o0) * R, (o1 - o0) * R, v);
         CK(cudaGetLastError());
     }
 done:
@@ -519,27 +590,84 @@ extern "C" fd_status bcp_gpu_gram(bcp_gpu *g, uint32_t n, uint64_t o0, uint64_t 
 {
     fd_status st = FD_OK;
     const uint32_t R = g->R;
-    const uint64_t I = g->full[n];
-    const uint64_t chunk = (I + GRAM_CHUNKS - 1) / GRAM_CHUNKS > 0 ? (I + GRAM_CHUNKS - 1) / GRAM_CHUNKS : 1;
-    const uint32_t chunks = (uint32_t)((I + chunk - 1) / chunk);
-    double *const part = g->small + SLOTS(g);
     CK(cudaSetDevice(g->device));
-    k_gram_part<<<dim3(blocks_for((uint64_t)R * R), chunks), THREADS, 0, g->stream>>>(g->A + g->off[n] * R, I, R,
-                                                                                      chunk, part);
-    k_gram_sum<<<blocks_for((uint64_t)R * R), THREADS, 0, g->stream>>>(part, chunks, R, g->small + SLOT_GRAM(g));
-    CK(cudaGetLastError());
+    FD_TRY_GOTO(gram_queue(g, n, g->small + SLOT_GRAM(g), NULL, NULL, o0, o1, v ? g->small + SLOT_INNER(g) : NULL), st,
+                done);
     CK(cudaMemcpyAsync(g->hsmall + SLOT_GRAM(g), g->small + SLOT_GRAM(g), (size_t)R * R * sizeof(double),
                        cudaMemcpyDeviceToHost, g->stream));
-    if (v) {
-        k_inner<<<1, THREADS, 0, g->stream>>>(g->M + o0 * R, g->A + (g->off[n] + o0) * R, (o1 - o0) * R,
-                                              g->small + SLOT_INNER(g));
-        CK(cudaGetLastError());
+    if (v)
         CK(cudaMemcpyAsync(g->hsmall + SLOT_INNER(g), g->small + SLOT_INNER(g), sizeof(double), cudaMemcpyDeviceToHost,
                            g->stream));
-    }
     CK(cudaStreamSynchronize(g->stream));
     memcpy(G, g->hsmall + SLOT_GRAM(g), (size_t)R * R * sizeof(double));
     if (v) *v = g->hsmall[SLOT_INNER(g)];
+done:
+    return st;
+}
+
+/* Sigma_n's kernel (k_sigma) at the rank now. */
+static fd_status sigma_queue(bcp_gpu *g, uint32_t n, double tau)
+{
+    fd_status st = FD_OK;
+    const uint32_t R = g->R;
+    const uint64_t RR = (uint64_t)R * R;
+    const size_t shared = (RR + R) * sizeof(double);
+    k_sigma<<<1, R <= 16 ? 64 : THREADS, shared, g->stream>>>(g->sw + SW_EAA(g), g->order, n, R, tau,
+                                                              g->sw + SW_LAMBDA(g), g->sw + SW_SIGMA(g) + n * RR,
+                                                              g->sw + SW_LOGDET(g) + n, g->sw + SW_BAD(g));
+    CK(cudaGetLastError());
+done:
+    return st;
+}
+
+extern "C" fd_status bcp_gpu_sweep_begin(bcp_gpu *g, const double *const *EAA, const double *lambda)
+{
+    fd_status st = FD_OK;
+    const uint32_t R = g->R;
+    const uint64_t RR = (uint64_t)R * R;
+    if (R > BCP_GPU_SWEEP_RMAX) return fd_fail(FD_ERR_INTERNAL, "bcp_gpu_sweep_begin: rank %u above %u", R, BCP_GPU_SWEEP_RMAX);
+    CK(cudaSetDevice(g->device));
+    /* hsw is free: the last sweep's copy down was waited for. */
+    for (uint32_t k = 0; k < g->order; k++) memcpy(g->hsw + SW_EAA(g) + k * RR, EAA[k], RR * sizeof(double));
+    memcpy(g->hsw + SW_LAMBDA(g), lambda, R * sizeof(double));
+    g->hsw[SW_YX(g)] = 0;
+    g->hsw[SW_BAD(g)] = 0;
+    CK(cudaMemcpyAsync(g->sw, g->hsw, SW_IN(g) * sizeof(double), cudaMemcpyHostToDevice, g->stream));
+done:
+    return st;
+}
+
+extern "C" fd_status bcp_gpu_sweep_mode(bcp_gpu *g, uint32_t n, double tau, int nonneg)
+{
+    fd_status st = FD_OK;
+    const uint64_t RR = (uint64_t)g->R * g->R, I = g->full[n];
+    double *const Sigma = g->sw + SW_SIGMA(g) + n * RR;
+    CK(cudaSetDevice(g->device));
+    FD_TRY_GOTO(sigma_queue(g, n, tau), st, done);
+    FD_TRY_GOTO(update_queue(g, n, Sigma, tau, nonneg, 0, I), st, done);
+    FD_TRY_GOTO(gram_queue(g, n, g->sw + SW_AA(g) + n * RR, Sigma, g->sw + SW_EAA(g) + n * RR, 0, I,
+                           n == g->order - 1 ? g->sw + SW_YX(g) : NULL),
+                st, done);
+done:
+    return st;
+}
+
+extern "C" fd_status bcp_gpu_sweep_end(bcp_gpu *g, double *const *Sigma, double *const *AA, double *const *EAA,
+                                       double *logdet, double *yx, uint32_t *bad)
+{
+    fd_status st = FD_OK;
+    const uint64_t RR = (uint64_t)g->R * g->R;
+    CK(cudaSetDevice(g->device));
+    CK(cudaMemcpyAsync(g->hsw, g->sw, SW_SIZE(g) * sizeof(double), cudaMemcpyDeviceToHost, g->stream));
+    CK(cudaStreamSynchronize(g->stream));
+    for (uint32_t k = 0; k < g->order; k++) {
+        memcpy(Sigma[k], g->hsw + SW_SIGMA(g) + k * RR, RR * sizeof(double));
+        memcpy(AA[k], g->hsw + SW_AA(g) + k * RR, RR * sizeof(double));
+        memcpy(EAA[k], g->hsw + SW_EAA(g) + k * RR, RR * sizeof(double));
+        logdet[k] = g->hsw[SW_LOGDET(g) + k];
+    }
+    *yx = g->hsw[SW_YX(g)];
+    *bad = (uint32_t)g->hsw[SW_BAD(g)];
 done:
     return st;
 }

@@ -46,6 +46,22 @@ fd_status bcp_gpu_update(bcp_gpu *g, uint32_t n, const double *Sigma, double tau
 /* G (R x R, host) = A(n)^T A(n) over all rows and, with v, *v = <M,
  * A(n)> over rows [o0, o1); waits. */
 fd_status bcp_gpu_gram(bcp_gpu *g, uint32_t n, uint64_t o0, uint64_t o1, double *G, double *v);
+/* A sweep's modes with no wait for the host between them (the backend's
+ * sweep_modes, bcp_backend.h), at ranks up to BCP_GPU_SWEEP_RMAX (one
+ * block's shared memory holds the R x R factorisation):
+ * bcp_gpu_sweep_begin takes every mode's E[A^T A] (R x R, host) and
+ * lambda up; then, for each mode in turn, after its contraction and
+ * MTTKRP (and the MTTKRP's sum over the GPUs), bcp_gpu_sweep_mode queues
+ * Sigma_n = (tau Psi_n + diag(lambda))^-1, A(n) = tau M Sigma_n (projected
+ * on >= 0 with nonneg), A(n)^T A(n) and E[A(n)^T A(n)], and with the last
+ * mode <M, A(n)>; bcp_gpu_sweep_end brings every mode's Sigma, A^T A,
+ * E[A^T A] and ln det Sigma down, and *yx, and waits.  *bad = n + 1: mode
+ * n's matrix was not positive definite (0: none). */
+#define BCP_GPU_SWEEP_RMAX 64
+fd_status bcp_gpu_sweep_begin(bcp_gpu *g, const double *const *EAA, const double *lambda);
+fd_status bcp_gpu_sweep_mode(bcp_gpu *g, uint32_t n, double tau, int nonneg);
+fd_status bcp_gpu_sweep_end(bcp_gpu *g, double *const *Sigma, double *const *AA, double *const *EAA, double *logdet,
+                            double *yx, uint32_t *bad);
 /* Column r of A(n) times s[n R + r]. */
 fd_status bcp_gpu_scale(bcp_gpu *g, const double *s);
 /* Only columns keep[0 .. K), packed at rank K. */

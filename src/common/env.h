@@ -37,10 +37,11 @@ fd_status fd_env_word(const char *name, const char *const *words, int dflt, int 
  * passed on are checked there. */
 fd_status fd_env_check(void);
 
-/* Whether switch `name` (FD_DPC_GRID, FD_DPC_TREE, FD_GPU_HOST_START,
- * FD_GPU_RELEASE, FD_H5_CHECKSUM, FD_HASH_CACHE, FD_H5_DIRECT, FD_NCCL or
- * FD_SPEARMAN_SCALAR; env.c lists the words each takes) is set to its
- * other word than the default: off, always, on, exit, off, off, off, off, 1.
+/* Whether switch `name` (FD_BCP_GPU_SWEEP, FD_DPC_GRID, FD_DPC_TREE,
+ * FD_GPU_HOST_START, FD_GPU_RELEASE, FD_H5_CHECKSUM, FD_HASH_CACHE,
+ * FD_H5_DIRECT, FD_NCCL or FD_SPEARMAN_SCALAR; env.c lists the words each
+ * takes) is set to its other word than the default: host, off, always, on,
+ * exit, off, off, off, off, 1.
  * fd_env_check has refused any other value. */
 int fd_env_switched(const char *name);
 
