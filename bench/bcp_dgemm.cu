@@ -8,17 +8,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
+#include "cuda_timing.cuh"
 static cublasHandle_t h;
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1); } } while (0)
 #define CB(x) do { cublasStatus_t e_ = (x); if (e_ != CUBLAS_STATUS_SUCCESS) { fprintf(stderr, "%s:%d: %s: cuBLAS status %d\n", __FILE__, __LINE__, #x, (int)e_); exit(1); } } while (0)
-template <class F> float tm(F f) {
-    cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
-    f(); CK(cudaDeviceSynchronize());
-    float best[7];
-    for (int i = 0; i < 7; i++) { CK(cudaEventRecord(a)); f(); CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b)); CK(cudaEventElapsedTime(&best[i], a, b)); }
-    for (int i = 0; i < 7; i++) for (int j = i + 1; j < 7; j++) if (best[j] < best[i]) { float t = best[i]; best[i] = best[j]; best[j] = t; }
-    return best[3];
-}
 int main() {
     CB(cublasCreate(&h));
     const double one = 1, zero = 0;

@@ -12,9 +12,9 @@
 #include <cstdio>
 #include <cstdlib>
 #include <cuda_runtime.h>
+#include "cuda_timing.cuh"
 #include <cusolverDn.h>
 #include <vector>
-#define CK(x) do { cudaError_t e_ = (x); if (e_ != cudaSuccess) { fprintf(stderr, "%s:%d: %s: %s\n", __FILE__, __LINE__, #x, cudaGetErrorString(e_)); exit(1); } } while (0)
 #define CS(x) do { cusolverStatus_t e_ = (x); if (e_ != CUSOLVER_STATUS_SUCCESS) { fprintf(stderr, "%s:%d: %s: cuSOLVER status %d\n", __FILE__, __LINE__, #x, (int)e_); exit(1); } } while (0)
 
 __global__ void k_psi(const double *EAA, uint32_t N, uint32_t n, uint32_t R, double tau, const double *lambda, double *P)
@@ -42,14 +42,6 @@ __global__ void k_mirror(double *S, uint32_t R)  // column-major 'U' of dpotri =
     if (q > p) S[p * R + q] = S[q * R + p];
 }
 
-template <class F> float tm(F f) {
-    cudaEvent_t a, b; CK(cudaEventCreate(&a)); CK(cudaEventCreate(&b));
-    f(); CK(cudaDeviceSynchronize());
-    float t[7];
-    for (int i = 0; i < 7; i++) { CK(cudaEventRecord(a)); f(); CK(cudaEventRecord(b)); CK(cudaEventSynchronize(b)); CK(cudaEventElapsedTime(&t[i], a, b)); }
-    for (int i = 0; i < 7; i++) for (int j = i + 1; j < 7; j++) if (t[j] < t[i]) { float x = t[i]; t[i] = t[j]; t[j] = x; }
-    return t[3];
-}
 
 int main()
 {
