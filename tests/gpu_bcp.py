@@ -3,8 +3,8 @@ synthetic tensors (gen tensor, rank 5 at 20 dB, started at 15), a tensor
 whose modes make both of the MTTKRP's orientations run (L <= K and
 L > K), and the shared amino tensor; after 200 sweeps with --tol 0 the
 rank is the same and the factors agree to 1e-10 (components matched,
-signs aligned), with a sweep's R x R steps on the device (the default)
-and on the host (FD_BCP_GPU_SWEEP=host); on 2 GPUs (2 ranks, a process grid) as well, with the
+signs aligned), with a sweep's R x R steps on the device and on the
+host (FD_BCP_GPU_SWEEP=device and host); on 2 GPUs (2 ranks, a process grid) as well, with the
 sums between the GPUs by NCCL and, with FD_NCCL=off, through the host;
 --nonneg on the order-3 tensor (factors to 1e-8); --fuse
 2x2x2x2 with the sub-tensors fitted on the GPU fuses to the CPU's
@@ -58,13 +58,12 @@ if os.path.exists(amino):
 for name, spec, R in specs:
     cpu, gpu = os.path.join(WORK, "cpu"), os.path.join(WORK, "gpu")
     run([spec, "--rank", str(R), "-o", cpu], "cpu")
-    run([spec, "--rank", str(R), "-o", gpu], GB)
+    run([spec, "--rank", str(R), "-o", gpu], GB, env={"FD_BCP_GPU_SWEEP": "device"})
     (a, ra), (b, rb) = load(cpu), load(gpu)
     check(ra == rb, "%s: rank %d on the CPU, %d on the GPU" % (name, ra, rb))
     d = factor_diff(a, b)
     check(d <= 1e-10, "%s: the GPU's factors differ by %g" % (name, d))
-    # The sweep's R x R steps on the host, a wait a mode (the default
-    # takes them on the device): the same factors.
+    # The sweep's R x R steps on the host, a wait a mode: the same factors.
     gh = os.path.join(WORK, "gpuh")
     run([spec, "--rank", str(R), "-o", gh], GB, env={"FD_BCP_GPU_SWEEP": "host"})
     c, rc = load(gh)
