@@ -276,8 +276,14 @@ static fd_status warm_up(bcp_gpu *g)
         if (st == FD_OK) st = bcp_gpu_update(g, n, host, 0, 1, 0, g->full[n]);
         if (st == FD_OK) st = bcp_gpu_gram(g, n, 0, g->full[n], host, &v);
         /* The sweep's Sigma on zero matrices: flagged, and reset at a
-         * sweep's start. */
-        if (st == FD_OK && g->R <= BCP_GPU_SWEEP_RMAX) st = sigma_queue(g, n, 1);
+         * sweep's start.  Loaded even where Rmax is above the sweep's
+         * limit: pruning may bring a fit below it. */
+        if (st == FD_OK) {
+            const uint32_t R0 = g->R;
+            g->R = R0 < BCP_GPU_SWEEP_RMAX ? R0 : BCP_GPU_SWEEP_RMAX;
+            st = sigma_queue(g, n, 1);
+            g->R = R0;
+        }
     }
     for (uint32_t e = 0; e < MAXN * g->Rmax; e++) host[e] = 1;
     if (st == FD_OK) st = bcp_gpu_scale(g, host);

@@ -47,8 +47,7 @@ fd_status bcp_gpu_update(bcp_gpu *g, uint32_t n, const double *Sigma, double tau
  * A(n)> over rows [o0, o1); waits. */
 fd_status bcp_gpu_gram(bcp_gpu *g, uint32_t n, uint64_t o0, uint64_t o1, double *G, double *v);
 /* A sweep's modes with no wait for the host between them (the backend's
- * sweep_modes, bcp_backend.h), at ranks up to BCP_GPU_SWEEP_RMAX (one
- * block's shared memory holds the R x R factorisation):
+ * sweep_modes, bcp_backend.h), at ranks up to BCP_GPU_SWEEP_RMAX:
  * bcp_gpu_sweep_begin takes every mode's E[A^T A] (R x R, host) and
  * lambda up; then, for each mode in turn, after its contraction and
  * MTTKRP (and the MTTKRP's sum over the GPUs), bcp_gpu_sweep_mode queues
@@ -56,8 +55,10 @@ fd_status bcp_gpu_gram(bcp_gpu *g, uint32_t n, uint64_t o0, uint64_t o1, double 
  * on >= 0 with nonneg), A(n)^T A(n) and E[A(n)^T A(n)], and with the last
  * mode <M, A(n)>; bcp_gpu_sweep_end brings every mode's Sigma, A^T A,
  * E[A^T A] and ln det Sigma down, and *yx, and waits.  *bad = n + 1: mode
- * n's matrix was not positive definite (0: none). */
-#define BCP_GPU_SWEEP_RMAX 64
+ * n's matrix was not positive definite (0: none).  The kernel takes R up
+ * to 64; the sweep's A/B gained at R = 16 and not at R = 32 (one H100,
+ * bench/results/bcp-gpu-history.txt, step 9), hence the limit. */
+#define BCP_GPU_SWEEP_RMAX 16
 fd_status bcp_gpu_sweep_begin(bcp_gpu *g, const double *const *EAA, const double *lambda);
 fd_status bcp_gpu_sweep_mode(bcp_gpu *g, uint32_t n, double tau, int nonneg);
 fd_status bcp_gpu_sweep_end(bcp_gpu *g, double *const *Sigma, double *const *AA, double *const *EAA, double *logdet,
