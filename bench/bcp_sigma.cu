@@ -77,10 +77,9 @@ int main()
         CS(cusolverDnDpotri_bufferSize(h, CUBLAS_FILL_MODE_UPPER, (int)R, S2, (int)R, &lw2));
         if (lw2 > lwork) lwork = lw2;
         CK(cudaMalloc(&work, (size_t)lwork * 8));
-        const unsigned T = R <= 16 ? 64 : 256;
-        const size_t shared = (R * R + R) * sizeof(double);
         auto kernel = [&] {
-            for (uint32_t s = 0; s < steps; s++) k_sigma<<<1, T, shared>>>(dE, N, n, R, tau, dL, S1, ld, bad);
+            for (uint32_t s = 0; s < steps; s++)
+                k_sigma_launch(0, dE, N, n, R, tau, dL, S1, ld, bad);
             CK(cudaGetLastError());
         };
         auto solver = [&] {

@@ -1,5 +1,6 @@
 """The CUDA bcp backend against the CPU backend: order-3 and order-4
-synthetic tensors (gen tensor, rank 5 at 20 dB, started at 15), a tensor
+synthetic tensors (gen tensor, rank 5 at 20 dB, started at 15, the first
+from 40 as well: the covariance kernel at ranks above 16), a tensor
 whose modes make both of the MTTKRP's orientations run (L <= K and
 L > K), and the shared amino tensor; after 200 sweeps with --tol 0 the
 rank is the same and the factors agree to 1e-10 (components matched,
@@ -52,6 +53,9 @@ for shape, seed in (("20x30x25", 3), ("15x20x12x18", 7), ("6x50x8x40", 11)):
     subprocess.run([BIN, "gen", "tensor", "--shape", shape, "--rank", "5", "--seed", str(seed), "-o", path], env=ENV,
                    check=True)
     specs.append((shape, path + ":/tensor", 15))
+# Started above BCP_GPU_SWEEP_RMAX's old 16: the sweep's covariance kernel
+# at R = 40 and at every rank the pruning passes through.
+specs.append(("20x30x25 from rank 40", specs[0][1], 40))
 amino = os.path.join(SHARED, "data", "tensor", "amino.h5")
 if os.path.exists(amino):
     specs.append(("amino", amino + ":/X", 10))

@@ -50,7 +50,6 @@ struct bcp_gpu {
      * device and pinned on the host; mode k's matrix at k R^2 of its
      * region, at the rank now. */
     double *sw, *hsw;
-    uint64_t sw_room; /* SW_SIZE at Rmax */
 };
 
 #define SLOT_SIGMA(g) 0
@@ -62,14 +61,15 @@ struct bcp_gpu {
 /* Packed at the rank now (a sweep starts by filling them): what goes up
  * first (SW_IN of them), so that one copy takes them up and one brings
  * them all down. */
+#define SW_MATS(g) ((uint64_t)(g)->order * (g)->R * (g)->R) /* a matrix a mode */
 #define SW_EAA(g) 0
-#define SW_LAMBDA(g) ((uint64_t)(g)->order * (g)->R * (g)->R)
+#define SW_LAMBDA(g) SW_MATS(g)
 #define SW_YX(g) (SW_LAMBDA(g) + (g)->R)
 #define SW_BAD(g) (SW_YX(g) + 1)
 #define SW_IN(g) (SW_BAD(g) + 1)
 #define SW_SIGMA(g) SW_IN(g)
-#define SW_AA(g) (SW_SIGMA(g) + SW_LAMBDA(g))
-#define SW_LOGDET(g) (SW_AA(g) + SW_LAMBDA(g))
+#define SW_AA(g) (SW_SIGMA(g) + SW_MATS(g))
+#define SW_LOGDET(g) (SW_AA(g) + SW_MATS(g))
 #define SW_SIZE(g) (SW_LOGDET(g) + (g)->order)
 
 #define CK(call) CUDA_CHECK_GOTO(call, st, done)
@@ -352,10 +352,10 @@ extern "C" fd_status bcp_gpu_create(bcp_gpu **out, int device, const double *x, 
                 st, done);
     CK(cudaHostAlloc((void **)&g->hbuf, g->rows * Rmax * sizeof(double), cudaHostAllocDefault));
     CK(cudaHostAlloc((void **)&g->hsmall, SLOTS(g) * sizeof(double), cudaHostAllocDefault));
-    g->sw_room = SW_SIZE(g); /* g->R is Rmax here */
-    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->sw, g->sw_room * sizeof(double), "the sweep's R x R matrices"), st, done);
-    CK(cudaMemset(g->sw, 0, g->sw_room * sizeof(double)));
-    CK(cudaHostAlloc((void **)&g->hsw, g->sw_room * sizeof(double), cudaHostAllocDefault));
+    /* At Rmax (g->R here), the largest they will be. */
+    FD_TRY_GOTO(fd_cuda_alloc((void **)&g->sw, SW_SIZE(g) * sizeof(double), "the sweep's R x R matrices"), st, done);
+    CK(cudaMemset(g->sw, 0, SW_SIZE(g) * sizeof(double)));
+    CK(cudaHostAlloc((void **)&g->hsw, SW_SIZE(g) * sizeof(double), cudaHostAllocDefault));
     fd_cuda_say_time("bcp: device and pinned memory", t0);
     t0 = fd_now();
     CK(cudaMemcpy(g->y, x, g->size * sizeof(double), cudaMemcpyHostToDevice));
@@ -611,16 +611,16 @@ done:
     return st;
 }
 
+static_assert(BCP_GPU_SWEEP_RMAX <= K_SIGMA_RMAX, "the sweep's ranks are the covariance kernel's");
+
 /* Sigma_n's kernel (k_sigma) at the rank now. */
 static fd_status sigma_queue(bcp_gpu *g, uint32_t n, double tau)
 {
     fd_status st = FD_OK;
     const uint32_t R = g->R;
     const uint64_t RR = (uint64_t)R * R;
-    const size_t shared = (RR + R) * sizeof(double);
-    k_sigma<<<1, R <= 16 ? 64 : THREADS, shared, g->stream>>>(g->sw + SW_EAA(g), g->order, n, R, tau,
-                                                              g->sw + SW_LAMBDA(g), g->sw + SW_SIGMA(g) + n * RR,
-                                                              g->sw + SW_LOGDET(g) + n, g->sw + SW_BAD(g));
+    k_sigma_launch(g->stream, g->sw + SW_EAA(g), g->order, n, R, tau, g->sw + SW_LAMBDA(g), g->sw + SW_SIGMA(g) + n * RR,
+                   g->sw + SW_LOGDET(g) + n, g->sw + SW_BAD(g));
     CK(cudaGetLastError());
 done:
     return st;

@@ -55,10 +55,11 @@ fd_status bcp_gpu_gram(bcp_gpu *g, uint32_t n, uint64_t o0, uint64_t o1, double 
  * on >= 0 with nonneg), A(n)^T A(n) and E[A(n)^T A(n)], and with the last
  * mode <M, A(n)>; bcp_gpu_sweep_end brings every mode's Sigma, A^T A,
  * E[A^T A] and ln det Sigma down, and *yx, and waits.  *bad = n + 1: mode
- * n's matrix was not positive definite (0: none).  The kernel takes R up
- * to 64; the sweep's A/B gained at R = 16 and not at R = 32 (one H100,
- * bench/results/bcp-gpu-history.txt, step 9), hence the limit. */
-#define BCP_GPU_SWEEP_RMAX 16
+ * n's matrix was not positive definite (0: none).  Up to the covariance
+ * kernel's limit (K_SIGMA_RMAX): on one H100 the sweep's A/B gained 10 %
+ * at R = 16, 4 % at R = 32 and tied at R = 64 (bench/results/
+ * bcp-gpu-history.txt, step 10); above it the host inverts. */
+#define BCP_GPU_SWEEP_RMAX 64
 fd_status bcp_gpu_sweep_begin(bcp_gpu *g, const double *const *EAA, const double *lambda);
 fd_status bcp_gpu_sweep_mode(bcp_gpu *g, uint32_t n, double tau, int nonneg);
 fd_status bcp_gpu_sweep_end(bcp_gpu *g, double *const *Sigma, double *const *AA, double *const *EAA, double *logdet,

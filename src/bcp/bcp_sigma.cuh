@@ -6,84 +6,116 @@
 
 #include <stdint.h>
 
+/* The block's threads hold the matrix's entries in registers, EPT
+ * each (a template argument, so that the loops over them unroll and
+ * nothing spills), at most K_SIGMA_THREADS threads: so R <= 64. */
+#define K_SIGMA_THREADS 512
+#define K_SIGMA_RMAX 64
+
 /* Sigma_n = (tau Psi_n + diag(lambda))^-1 and *logdet = ln det Sigma_n,
  * Psi_n the Hadamard product of EAA[k] (R x R at k R^2) over the modes k
  * != n: the host's bcp_spd_inverse on the device, so that a sweep's modes
- * need no wait for the host between them.  One block; the R x R matrix
- * (and the inverse's diagonal) in shared memory.  Psi_n is formed as the
- * host forms it (the product in mode order, times tau, then lambda), with
- * no fused multiply-add; the factorisation is Cholesky's by columns
- * (right-looking), X = L^-1 a column per thread, Sigma = X^T X summed in
- * one order and mirrored, so exactly symmetric.  Not positive definite (a
- * pivot not > 0, or NaN): *bad = n + 1 unless an earlier mode set it, and
- * Sigma_n is left as it was.  LAPACK's dpotrf/dpotri are the same
- * method; cuSOLVER's are five launches with the kernels around them
- * (bench/gpu-bcp-sigma.sh times both). */
-__global__ void k_sigma(const double *EAA, uint32_t N, uint32_t n, uint32_t R, double tau, const double *lambda,
-                        double *Sigma, double *logdet, double *bad)
+ * need no wait for the host between them.  Launched by k_sigma_launch.
+ *
+ * Psi_n is formed as the host forms it (the product in mode order, times
+ * tau, then lambda), with no fused multiply-add.  The inverse is the
+ * sweep operator (Goodnight 1979, "A tutorial on the SWEEP operator",
+ * The American Statistician 33(3)), Gauss-Jordan elimination without
+ * pivoting, stable on a symmetric positive definite matrix, whose pivots
+ * are those of Cholesky's factorisation squared (so ln det = -sum of
+ * their logarithms, and a pivot not > 0 means not positive definite).
+ * It replaced Cholesky's factor, its inverse and their product (LAPACK's
+ * dpotrf and dpotri, and this kernel before) as each of its R steps
+ * updates the whole matrix at once: one barrier a step, and no chain of
+ * dependent steps on one thread.  One block of few warps has nothing to
+ * hide latency behind, so a step's path is kept short: each entry's row
+ * and column computed once, the pivot's reciprocal by __drcp_rn (the
+ * rounded 1/d, without division's slow path).  A step needs only the
+ * pivot's row (its column is the same, by symmetry), which its owners
+ * publish in shared memory, two copies in turn so that the next step's
+ * row never overwrites one still read.  A[i][j] - (A[i][k] A[k][j]) / d
+ * and its mirror multiply the same two numbers, so the matrix stays
+ * exactly symmetric.  Not positive definite (a pivot not > 0, or NaN;
+ * every thread reads the same one): *bad = n + 1 unless an earlier mode
+ * set it, and Sigma_n is left as it was. */
+template <int EPT>
+__global__ void __launch_bounds__(K_SIGMA_THREADS)
+    k_sigma(const double *EAA, uint32_t N, uint32_t n, uint32_t R, double tau, const double *lambda, double *Sigma,
+            double *logdet, double *bad)
 {
     extern __shared__ double sh[];
-    double *const P = sh, *const dinv = sh + R * R;
-    __shared__ int ok;
+    double *const row = sh, *const lg = sh + 2 * R;
     const uint32_t t = threadIdx.x, T = blockDim.x, RR = R * R;
-    if (t == 0) ok = 1;
-    for (uint32_t e = t; e < RR; e += T) {
-        double p = 1;
-        for (uint32_t k = 0; k < N; k++)
-            if (k != n) p = __dmul_rn(p, EAA[(uint64_t)k * RR + e]);
-        p = __dmul_rn(p, tau);
-        if (e / R == e % R) p = __dadd_rn(p, lambda[e / R]);
-        P[e] = p;
+    double a[EPT];
+    uint32_t ri[EPT], ci[EPT]; /* the entry's row and column; R when none */
+#pragma unroll
+    for (int u = 0; u < EPT; u++) {
+        const uint32_t e = t + u * T;
+        ri[u] = ci[u] = R;
+        a[u] = 0;
+        if (e < RR) {
+            ri[u] = e / R;
+            ci[u] = e % R;
+            double p = 1;
+            for (uint32_t k = 0; k < N; k++)
+                if (k != n) p = __dmul_rn(p, EAA[(uint64_t)k * RR + e]);
+            p = __dmul_rn(p, tau);
+            if (ri[u] == ci[u]) p = __dadd_rn(p, lambda[ri[u]]);
+            a[u] = p;
+        }
     }
+    double pivot = 1; /* thread k's: step k's */
+    for (uint32_t k = 0; k < R; k++) {
+        double *const rk = row + (k & 1) * R;
+#pragma unroll
+        for (int u = 0; u < EPT; u++)
+            if (ri[u] == k) rk[ci[u]] = a[u];
+        __syncthreads();
+        const double d = rk[k];
+        if (!(d > 0)) {
+            if (t == 0 && *bad == 0) *bad = n + 1;
+            return;
+        }
+        if (t == k) pivot = d;
+        const double r = __drcp_rn(d);
+#pragma unroll
+        for (int u = 0; u < EPT; u++) {
+            if (ri[u] == R) continue;
+            const double x = ri[u] == k ? 1 : rk[ri[u]], y = ci[u] == k ? 1 : rk[ci[u]];
+            /* row and column k: A[k][j] / d; the pivot: -1 / d */
+            if (ri[u] == k || ci[u] == k) a[u] = ri[u] == ci[u] ? -r : x * y * r;
+            else a[u] -= x * y * r;
+        }
+    }
+    if (t < R) lg[t] = log(pivot);
     __syncthreads();
-    /* P = L L^T, L in the lower triangle. */
-    for (uint32_t j = 0; j < R; j++) {
-        if (t == 0) {
-            const double d = P[j * R + j];
-            if (d > 0) P[j * R + j] = sqrt(d);
-            else ok = 0;
-        }
-        __syncthreads();
-        if (!ok) break; /* the same for every thread: read after the barrier */
-        const double d = P[j * R + j];
-        for (uint32_t i = j + 1 + t; i < R; i += T) P[i * R + j] /= d;
-        __syncthreads();
-        const uint32_t m = R - j - 1;
-        for (uint32_t e = t; e < m * m; e += T) {
-            const uint32_t i = j + 1 + e / m, k = j + 1 + e % m;
-            if (k <= i) P[i * R + k] -= P[i * R + j] * P[k * R + j];
-        }
-        __syncthreads();
-    }
-    if (!ok) {
-        if (t == 0 && *bad == 0) *bad = n + 1;
-        return;
-    }
     if (t == 0) {
         double ld = 0;
-        for (uint32_t i = 0; i < R; i++) ld += 2 * log(P[i * R + i]);
+        for (uint32_t i = 0; i < R; i++) ld += lg[i];
         *logdet = -ld;
     }
-    /* X = L^-1 (lower): its diagonal in dinv, X[i][c] (i > c) at P[c R +
-     * i], the upper triangle, which the factorisation left unused; thread
-     * c writes only row c of it. */
-    for (uint32_t c = t; c < R; c += T) {
-        dinv[c] = 1 / P[c * R + c];
-        for (uint32_t i = c + 1; i < R; i++) {
-            double s = P[i * R + c] * dinv[c];
-            for (uint32_t k = c + 1; k < i; k++) s += P[i * R + k] * P[c * R + k];
-            P[c * R + i] = -s / P[i * R + i];
-        }
-    }
-    __syncthreads();
-    /* Sigma[p][q] = sum over i >= p of X[i][p] X[i][q], q <= p. */
-    for (uint32_t e = t; e < RR; e += T) {
-        const uint32_t p = e / R, q = e % R;
-        if (q > p) continue;
-        double s = dinv[p] * (p == q ? dinv[q] : P[q * R + p]);
-        for (uint32_t i = p + 1; i < R; i++) s += P[p * R + i] * P[q * R + i];
-        Sigma[p * R + q] = s;
-        Sigma[q * R + p] = s;
+    /* After every step the matrix is -A^-1. */
+#pragma unroll
+    for (int u = 0; u < EPT; u++)
+        if (ri[u] < R) Sigma[(uint64_t)ri[u] * R + ci[u]] = -a[u];
+}
+
+/* k_sigma for rank R (1 to K_SIGMA_RMAX) on stream s: about four entries
+ * a thread (whole warps, at least R threads: each pivot's logarithm has
+ * one), eight past K_SIGMA_THREADS x 4 entries.  The launch's status is
+ * the caller's to check (cudaGetLastError). */
+static inline void k_sigma_launch(cudaStream_t s, const double *EAA, uint32_t N, uint32_t n, uint32_t R, double tau,
+                                  const double *lambda, double *Sigma, double *logdet, double *bad)
+{
+    const uint32_t RR = R * R;
+    uint32_t T = (RR + 3) / 4;
+    T = T < 32 ? 32 : (T + 31) / 32 * 32;
+    const size_t shared = (size_t)3 * R * sizeof(double);
+    if (T <= K_SIGMA_THREADS) {
+        k_sigma<4><<<1, T, shared, s>>>(EAA, N, n, R, tau, lambda, Sigma, logdet, bad);
+    } else {
+        T = ((RR + 7) / 8 + 31) / 32 * 32;
+        k_sigma<8><<<1, T, shared, s>>>(EAA, N, n, R, tau, lambda, Sigma, logdet, bad);
     }
 }
 
