@@ -6,6 +6,7 @@
 #include "common/gemm.h"
 #include "common/interrupt.h"
 #include "io/h5util.h"
+#include "mpi/device_warm.h"
 #include "mpi/fdmpi.h"
 #include "version.h"
 
@@ -181,7 +182,7 @@ int main(int argc, char **argv)
     fflush(stdout);
     if (ferror(stdout)) {
         fprintf(stderr, "fcbo-dist: error: writing to standard output failed\n");
-        if (st == FD_OK) return 1;
+        if (st == FD_OK) return fd_warm_exit(1);
     }
-    return fd_exit_code(st);
+    return fd_warm_exit(fd_exit_code(st));
 }

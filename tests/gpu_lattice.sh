@@ -195,5 +195,13 @@ if [ "$GB" = cuda ]; then
     FD_GPU_HOST_START=$hs "$BIN" lattice "$WORK/large.dat" --backend cuda --min-support 2% -t 8 --text > "$WORK/hs.txt"
     check '[ $? = 0 ] && same_set "$WORK/hcpu.txt" "$WORK/hs.txt"' "FD_GPU_HOST_START=$hs --text: another result"
   done
+  # Threads that finish first (a few thousand concepts, against the
+  # driver's tens of milliseconds at least): the GPU is never opened, the
+  # command does not wait for its start, and the result is the CPU's.
+  "$BIN" lattice "$WORK/small.dat" --backend cpu -o "$WORK/scpu" --force -q
+  FD_GPU_HOST_START=on "$BIN" lattice "$WORK/small.dat" --backend cuda -t 8 -o "$WORK/sgpu" --force --stats 2> "$WORK/hs.err" > /dev/null
+  rc=$?
+  check '[ $rc = 0 ] && grep -q "the GPU was not needed" "$WORK/hs.err" && same_set <("$BIN" info --text "$WORK/scpu/lattice.h5") <("$BIN" info --text "$WORK/sgpu/lattice.h5")' \
+        "threads first, the GPU unopened: exit $rc, $(grep -E "host|error" "$WORK/hs.err")"
 fi
 finish

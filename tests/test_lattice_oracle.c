@@ -97,11 +97,19 @@ static int g_layout = FCBO_LAYOUT_DENSE;
  * device is open from the start.  run_fcbo's driver path records the
  * opens and the concepts the host ran. */
 typedef struct {
-    atomic_uint asked, opens;
+    atomic_uint asked, opens, runs;
     unsigned every;
     uint64_t host_concepts;
 } late_device;
 static late_device g_late;
+
+/* The device's run (the CPU's, counted). */
+static fd_status late_run(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_source *src,
+                          fcbo_stats *stats)
+{
+    atomic_fetch_add(&g_late.runs, 1);
+    return lattice_cpu_ops.run(p, o, sink, src, stats);
+}
 
 static int late_ready(void *arg)
 {
@@ -161,6 +169,8 @@ static size_t run_fcbo(const fca_context *ctx, uint32_t min_support, int threads
         if (g_late.every) {
             atomic_store(&g_late.asked, 0);
             atomic_store(&g_late.opens, 0);
+            atomic_store(&g_late.runs, 0);
+            ops.run = late_run;
             o.device_ready = late_ready;
             o.device_open = late_open;
             o.device_arg = &g_late;
@@ -365,14 +375,15 @@ static void test_pause(void)
  * CPU backend standing in) takes the rest.  The concepts are brute
  * force's whenever it becomes ready: at the first question (the host
  * only splits), after a few nodes, or never (the host does everything);
- * the device is opened once. */
+ * the device is opened and run once, or never if the host leaves it
+ * nothing. */
 static void test_host_start(void)
 {
     fd_rng rng = {20261207};
     uint32_t rows[200];
     uint64_t *expect = malloc(sizeof(uint64_t) << 14);
     collector col = {0};
-    int cases = 0, host_ran = 0, host_all = 0;
+    int cases = 0, host_ran = 0, host_all = 0, unopened = 0;
     for (int rep = 0; rep < 10; rep++) {
         uint32_t m = 4 + (uint32_t)(fd_rng_next(&rng) % 11);
         uint32_t n_obj = 5 + (uint32_t)(fd_rng_next(&rng) % 150);
@@ -394,8 +405,14 @@ static void test_host_start(void)
                               "objects %u attributes %u min_support %u threads %d, the device ready at question "
                               "%u, %s layout: %zu concepts, brute force %zu",
                               n_obj, m, supports[si], threads, every[ei], lay ? "sparse" : "dense", got, ne);
-                        CHECK(atomic_load(&g_late.opens) == 1, "the device opened %u times",
-                              atomic_load(&g_late.opens));
+                        /* Opened once, and run, unless the host left it
+                         * nothing; never when it never becomes ready. */
+                        const unsigned opens = atomic_load(&g_late.opens), runs = atomic_load(&g_late.runs);
+                        CHECK(opens == runs && (opens == 1 || (opens == 0 && g_late.host_concepts == ne)) &&
+                                  (every[ei] != UINT32_MAX || opens == 0),
+                              "the device opened %u times and run %u times, the host ran %llu of %zu concepts", opens,
+                              runs, (unsigned long long)g_late.host_concepts, ne);
+                        unopened += opens == 0;
                         /* Ready at the first question: the host takes no subtree. */
                         if (every[ei] == 1)
                             CHECK(g_late.host_concepts == 0, "the host ran %llu concepts with the device ready",
@@ -409,8 +426,9 @@ static void test_host_start(void)
     g_late.every = 0;
     g_layout = FCBO_LAYOUT_DENSE;
     /* The cases above must reach the host's run, and its whole-tree end. */
-    CHECK(host_ran > cases / 4 && host_all > 0, "the host ran subtrees in %d of %d cases, all of them in %d", host_ran,
-          cases, host_all);
+    CHECK(host_ran > cases / 4 && host_all > 0 && unopened >= host_all && unopened < cases,
+          "the host ran subtrees in %d of %d cases, all of them in %d; the device unopened in %d", host_ran, cases,
+          host_all, unopened);
     printf("%d enumerations with a device starting late compared with brute force\n", cases);
     free(col.v);
     free(expect);

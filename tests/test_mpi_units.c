@@ -201,7 +201,7 @@ static void test_warm(const fd_mpi *m)
     CHECK(fd_warm_start(&w, m, &no_devices, 1) == FD_OK && w.device == -1, "warm: no devices, no placement");
     fd_warm_join(&w);
     fake_devices_n = m->local_size;
-    CHECK(fd_warm_start(&w, m, &no_warm, 1) == FD_OK && w.device == m->local_rank && !w.started,
+    CHECK(fd_warm_start(&w, m, &no_warm, 1) == FD_OK && w.device == m->local_rank && !w.s,
           "warm: placed without a warm function, no thread");
     fd_warm_join(&w);
     CHECK(warm_calls == 1, "warm: called %d times in all", warm_calls);

@@ -8,7 +8,10 @@
  * threads: every row, in order, with its values; the knobs' numbers from
  * the environment (env.h): the default when unset, the value in range,
  * a usage error naming the variable for anything else (seconds and
- * words too, and the knobs checked before any work).
+ * words too, and the knobs checked before any work); a device's
+ * start-up left to itself (fd_warm_abandon): the job is free of it at
+ * once, and the process's end (fd_warm_exit) skips exit's handlers only
+ * while it still runs.
  * argv[1]: a scratch file prefix. */
 #include "common/bigmem.h"
 #include "common/bitset.h"
@@ -20,12 +23,15 @@
 #include "io/matrix_read.h"
 #include "common/sha256.h"
 #include "lattice/context.h"
+#include "mpi/device_warm.h"
 #include "testutil.h"
 
 #include <math.h>
+#include <pthread.h>
 #include <stdatomic.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 static void sha_case(const char *msg, size_t reps, const char *want)
@@ -734,6 +740,72 @@ static void test_fletcher(const char *prefix)
     remove(path);
 }
 
+/* A device whose start-up waits at a gate the test opens. */
+static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
+static int gate_open;
+static atomic_int gated_warms;
+static int one_device(void) { return 1; }
+static void gated_warm(int device)
+{
+    (void)device;
+    pthread_mutex_lock(&gate_mu);
+    while (!gate_open) pthread_cond_wait(&gate_cv, &gate_mu);
+    pthread_mutex_unlock(&gate_mu);
+    atomic_fetch_add(&gated_warms, 1);
+}
+static void set_gate(int open)
+{
+    pthread_mutex_lock(&gate_mu);
+    gate_open = open;
+    pthread_cond_broadcast(&gate_cv);
+    pthread_mutex_unlock(&gate_mu);
+}
+static int marker_fd = -1;
+static void write_marker(void) { (void)!write(marker_fd, "x", 1); }
+
+static void test_warm_abandon(void)
+{
+    const fd_mpi one = {0, 1, 0, 1};
+    const fd_device_ops dev = {.name = "gated", .devices = one_device, .warm_device = gated_warm};
+    fd_warm w;
+    unsetenv("CUDA_VISIBLE_DEVICES");
+    set_gate(0);
+    CHECK(fd_warm_start(&w, &one, &dev, 0) == FD_OK && w.s && !fd_warm_ready(&w), "abandon: a start-up that waits");
+    fd_warm_abandon(&w);
+    CHECK(!w.s && fd_warm_ready(&w), "abandon: the job is free of it at once");
+    fd_warm_join(&w); /* nothing to wait for */
+    /* The process ends now: _exit with the code, exit's handlers not run. */
+    int fds[2];
+    CHECK(pipe(fds) == 0, "abandon: pipe");
+    const pid_t pid = fork();
+    if (pid == 0) {
+        close(fds[0]);
+        marker_fd = fds[1];
+        atexit(write_marker);
+        fd_warm_exit(7);
+        exit(9); /* not reached if it works */
+    }
+    close(fds[1]);
+    int status = 0;
+    char c;
+    CHECK(pid > 0 && waitpid(pid, &status, 0) == pid && WIFEXITED(status) && WEXITSTATUS(status) == 7,
+          "abandon: the end while it runs exits with its code (status %d)", status);
+    CHECK(read(fds[0], &c, 1) == 0, "abandon: exit's handlers did not run beside it");
+    close(fds[0]);
+    /* Once it finishes, it frees itself and the end is exit's again. */
+    set_gate(1);
+    for (int i = 0; i < 10000 && atomic_load(&gated_warms) < 1; i++) usleep(1000);
+    int back = -1;
+    for (int i = 0; i < 10000 && (back = fd_warm_exit(3)) != 3; i++) usleep(1000);
+    CHECK(atomic_load(&gated_warms) == 1 && back == 3, "abandon: finished, the end returns its code (%d)", back);
+    /* Abandoned after it finished: joined there and then. */
+    CHECK(fd_warm_start(&w, &one, &dev, 0) == FD_OK && w.s, "abandon: a second start-up");
+    for (int i = 0; i < 10000 && !fd_warm_ready(&w); i++) usleep(1000);
+    fd_warm_abandon(&w);
+    CHECK(!w.s && atomic_load(&gated_warms) == 2 && fd_warm_exit(4) == 4, "abandon: a finished one is joined");
+}
+
 int main(int argc, char **argv)
 {
     sha_case("abc", 1, "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
@@ -751,5 +823,6 @@ int main(int argc, char **argv)
     test_bigmem();
     test_progress();
     test_fletcher(argc > 1 ? argv[1] : "units.tmp");
+    test_warm_abandon();
     return t_report();
 }

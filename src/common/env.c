@@ -65,7 +65,7 @@ fd_status fd_env_word(const char *name, const char *const *words, int dflt, int 
 
 /* The switches: name and the words it takes, the default first
  * (docs/performance.md, "Tuning knobs"). */
-static const char *const on_off[] = {"on", "off", NULL}, *const off_on[] = {"off", "on", NULL},
+static const char *const on_off[] = {"on", "off", NULL},
                          *const zero_one[] = {"0", "1", NULL}, *const device_host[] = {"device", "host", NULL},
                          *const auto_always[] = {"auto", "always", NULL}, *const early_exit[] = {"early", "exit", NULL};
 const char *const fd_env_layouts[] = {"auto", "dense", "sparse", NULL};
@@ -75,7 +75,7 @@ static const struct {
 } switches[] = {
     {"FD_BCP_GPU_SWEEP", device_host}, /* bcp/bcp_cuda.c */
     {"FD_DPC_GRID", on_off},          /* dpc/grid.c, dpc/kdtree.c */
-    {"FD_GPU_HOST_START", off_on},    /* lattice/lattice_job.c */
+    {"FD_GPU_HOST_START", on_off},    /* lattice/lattice_job.c */
     {"FD_GPU_RELEASE", early_exit},   /* job/job.c */
     {"FD_DPC_TREE", auto_always},     /* dpc/dpc.c */
     {"FD_H5_CHECKSUM", on_off},       /* io/h5util.c */

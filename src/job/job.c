@@ -140,7 +140,10 @@ fd_status fd_job_run(const fd_job_ops *ops, const fd_job_opts *o, const fd_devic
     if (st == FD_OK && ops->report && fd_job_speaks(j)) ops->report(j);
     if (ops->close) ops->close(j, st);
     rd_close(&j->out, st);
-    fd_warm_join(&j->warm); /* a late device never opened */
+    /* A late device never opened: the job ends without waiting for its
+     * start, unless MPI's end (in main) might touch the device too. */
+    if (j->device_pending && !fd_mpi_active()) fd_warm_abandon(&j->warm);
+    else fd_warm_join(&j->warm);
     if (j->releasing) pthread_join(j->release, NULL);
     return st;
 }

@@ -287,6 +287,7 @@ fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const str
     fd_status st = FD_OK, split_st = FD_OK;
     task_list tasks;
     fd_pool *pool = NULL;
+    int no_device = 0;
     task_list_init(&tasks);
     const int device = ops->device_tasks > 0;
     size_t per_consumer = TASKS_PER_WORKER;
@@ -315,7 +316,10 @@ fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const str
             const int host_first = split_st == FD_OK && device && consumers == 1 && o->device_ready &&
                                    o->threads > 1 && tasks.n && !o->device_ready(o->device_arg);
             if (host_first) ran = lattice_host_start(p, o, sink, &tasks, stats, &split_st);
-            if (split_st == FD_OK && o->device_open) ran += open_device(o, &split_st);
+            /* The threads finished the search before the device started:
+             * it is never opened, and the job does not wait for it. */
+            no_device = host_first && split_st == FD_OK && tasks.n == 0;
+            if (split_st == FD_OK && o->device_open && !no_device) ran += open_device(o, &split_st);
             /* One consumer takes the root alone; with checkpoints, it runs
              * it here until the first is due (lattice_prefix). */
             if (host_first)
@@ -337,7 +341,9 @@ fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const str
     /* The backend runs in a thread of its own: this (main) thread is the
      * only one that talks MPI. */
     task_source src = o->ckpt ? lattice_ckpt_source(o->ckpt, pool) : (task_source){pool_next, pool, NULL, NULL};
-    run_args r = {p, o, ops, sink, src, {0}, FD_OK};
+    /* The CPU's run finds the pool empty, as the device's would, but
+     * starts nothing. */
+    run_args r = {p, o, no_device ? &lattice_cpu_ops : ops, sink, src, {0}, FD_OK};
     pthread_t th;
     if (pthread_create(&th, NULL, run_thread, &r) != 0) {
         atomic_store(&sink->failed, 1);

@@ -98,16 +98,16 @@ static const fd_device_ops *backend_by_size(fd_job *j)
     return &r->ops->dev;
 }
 
-/* With FD_GPU_HOST_START=on, one GPU rank with host threads to spare
- * starts the search on them while its device starts (lattice.c,
- * lattice_host_start).  Off by default: on one H100 it lost to waiting
- * (bench/results/lattice-gpu-auto.txt).  --edges keeps the device for
- * its covers. */
+/* One GPU rank with host threads to spare starts the search on them
+ * while its device starts (lattice.c, lattice_host_start), and ends
+ * without the device if they finish first.  FD_GPU_HOST_START=off waits
+ * for the device (the A/B: bench/results/lattice-gpu-auto.txt).  --edges
+ * keeps the device for its covers. */
 static int device_late(fd_job *j)
 {
     const run *r = j->w;
     return r->ops->device_tasks > 0 && j->threads > 1 && !r->a->edges &&
-           fd_env_switched("FD_GPU_HOST_START");
+           !fd_env_switched("FD_GPU_HOST_START");
 }
 
 static int late_ready(void *j) { return fd_job_device_ready(j); }
@@ -447,7 +447,9 @@ static void report(fd_job *j)
     fprintf(stderr, "%llu concepts in %.3f s (%.3g concepts/s), backend %s, ", (unsigned long long)concepts, secs,
             secs > 0 ? (double)s->concepts / secs : 0.0, r->ops->dev.name);
     if (j->mpi.size > 1) fprintf(stderr, "%d ranks x ", j->mpi.size);
-    if (r->ops->dev.devices) fprintf(stderr, "GPU %d%s%s\n", r->lo.device, *out ? "; wrote " : "", out);
+    if (r->ops->dev.devices && j->device_pending) /* the host's threads did it all */
+        fprintf(stderr, "the GPU not opened, %d threads%s%s\n", r->lo.threads - 1, *out ? "; wrote " : "", out);
+    else if (r->ops->dev.devices) fprintf(stderr, "GPU %d%s%s\n", r->lo.device, *out ? "; wrote " : "", out);
     else fprintf(stderr, "%d thread%s%s%s\n", r->lo.threads, r->lo.threads == 1 ? "" : "s", *out ? "; wrote " : "", out);
     if (r->ck && lattice_ckpt_resumed(r->ck))
         fprintf(stderr, "resumed: %llu subtrees were done by earlier runs (concepts/s counts this run's)\n",
@@ -485,7 +487,12 @@ static void report(fd_job *j)
             "setup %.4f s (reading the context, the output, the device), enumeration %.4f s (rank 0, of which %.4f s "
             "splitting the tree or committing its top; concepts are written as they come), output %.4f s\n",
             j->setup_s, r->enum_seconds, s->split_seconds, j->commit_s);
-    if (s->host_seconds > 0)
+    if (s->host_seconds > 0 && j->device_pending)
+        fprintf(stderr,
+                "the host's %d threads ran all %llu concepts in %.4f s while the GPU started beside them; the GPU "
+                "was not needed, and its start is not waited for (FD_GPU_HOST_START=on)\n",
+                r->lo.threads - 1, (unsigned long long)s->host_concepts, s->host_seconds);
+    else if (s->host_seconds > 0)
         fprintf(stderr,
                 "the host's %d threads ran %llu concepts in %.4f s while the GPU started beside them, then waited "
                 "%.4f s for it (FD_GPU_HOST_START=on)\n",

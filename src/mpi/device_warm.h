@@ -20,20 +20,17 @@
 #ifndef FD_DEVICE_WARM_H
 #define FD_DEVICE_WARM_H
 
-#include <pthread.h>
-#include <stdatomic.h>
 
 #include "../common/backend.h"
 #include "fdmpi.h"
 
+/* The thread's own (on the heap: an abandoned thread outlives the job). */
+typedef struct fd_warm_state fd_warm_state;
+
 typedef struct fd_warm {
-    void (*warm)(int device); /* makes the context, reports nothing */
-    int (*devices)(void);     /* counts them (place_now off: on the thread) */
-    int device;               /* placement's (place_now), or -1 */
-    int index;                /* the device the thread starts */
-    int started;
-    atomic_int done;          /* the thread has finished (fd_warm_ready) */
-    pthread_t thread;
+    int device;        /* placement's (place_now), or -1 */
+    int index;         /* the device the thread starts */
+    fd_warm_state *s;  /* the thread, NULL when none runs */
 } fd_warm;
 
 /* dev: the backend's device part (common/backend.h). */
@@ -43,7 +40,20 @@ fd_status fd_warm_start(fd_warm *w, const fd_mpi *m, const fd_device_ops *dev, i
 void fd_warm_join(fd_warm *w);
 
 /* Whether fd_warm_join would return at once (the thread is done, or
- * none was started); it does not wait. */
+ * none was started); it does not wait.  Thread-safe. */
 int fd_warm_ready(fd_warm *w);
+
+/* The job needs no device after all (the lattice's host threads finished
+ * the search first): a start-up still running is left to itself instead
+ * of waited for (up to 0.3 s), and the job no longer refers to it.  The
+ * process must then end with fd_warm_exit. */
+void fd_warm_abandon(fd_warm *w);
+
+/* The process's end, with code: exit's, unless a start-up left by
+ * fd_warm_abandon is still running in the driver, where exit's handlers
+ * (the CUDA runtime's among them) would run beside it: then _exit, once
+ * standard output and error are flushed.  Everything the process wrote
+ * must be closed before. */
+int fd_warm_exit(int code);
 
 #endif
