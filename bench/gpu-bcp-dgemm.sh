@@ -12,7 +12,4 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 ARCH=sm_90
 bench_options 2,9 "--arch=ARCH" "$@"
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-build_cu "$here/bcp_dgemm.cu" "$tmp/dgemm" -O2 -arch="$ARCH" -lcublas || exit 1
-echo "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F)"
-"$tmp/dgemm"
+run_cu "$here/bcp_dgemm.cu" -O2 -arch="$ARCH" -lcublas

@@ -11,7 +11,4 @@ here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
 ARCH=sm_90
 bench_options 2,8 "--arch=ARCH" "$@"
-tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
-build_cu "$here/bcp_sigma.cu" "$tmp/sigma" -O2 -arch="$ARCH" -lcusolver || exit 1
-echo "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F)"
-"$tmp/sigma"
+run_cu "$here/bcp_sigma.cu" -O2 -arch="$ARCH" -lcusolver

@@ -22,6 +22,21 @@ build_cu() {
   "$nvcc" -std=c++17 "$@" "$src" -o "$out"
 }
 
+# A stand-alone CUDA program of bench/ built in a scratch directory and
+# run, after a line with the GPU's name and the date:
+# run_cu SRC NVCC_ARGS...; status 1 if it does not build, else its own.
+run_cu() {
+  local src=$1 dir st
+  shift
+  dir=$(mktemp -d)
+  build_cu "$src" "$dir/prog" "$@" || { rm -rf "$dir"; return 1; }
+  echo "$(nvidia-smi --query-gpu=name --format=csv,noheader | head -1), $(date -u +%F)"
+  "$dir/prog"
+  st=$?
+  rm -rf "$dir"
+  return $st
+}
+
 # The `fcbo-dist spearman` options of a bench mode into the array
 # SPEARMAN_ARGS, the modes that write writing into OUT:
 # spearman_mode_args MODE OUT; status 1 for an unknown mode.  The modes:
