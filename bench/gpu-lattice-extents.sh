@@ -10,6 +10,9 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
+# The GPU's own work is measured: a lone GPU rank's threads would begin
+# the search while the GPU starts (FD_GPU_HOST_START, on by default).
+export FD_GPU_HOST_START=off
 BIN=$here/../build/fcbo-dist; SHARED=$here/../../shared; REPS=3
 bench_options 2,9 "--bin=BIN --shared=SHARED --reps=REPS" "$@"
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT

@@ -12,6 +12,9 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
+# The GPU's own work is measured: a lone GPU rank's threads would begin
+# the search while the GPU starts (FD_GPU_HOST_START, on by default).
+export FD_GPU_HOST_START=off
 BIN=$here/../build/fcbo-dist; SHARED=$here/../../shared; VARIANTS="256:8 64:8 1024:8 256:32"
 bench_options 2,12 "--bin=BIN --shared=SHARED --variants=VARIANTS" "$@"
 export OMPI_ALLOW_RUN_AS_ROOT=1 OMPI_ALLOW_RUN_AS_ROOT_CONFIRM=1 NCCL_NVLS_ENABLE=0

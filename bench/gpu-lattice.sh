@@ -21,6 +21,9 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
+# The GPU's own work is measured: a lone GPU rank's threads would begin
+# the search while the GPU starts (FD_GPU_HOST_START, on by default).
+export FD_GPU_HOST_START=off
 BIN=$here/../build/fcbo-dist
 SHARED=$here/../../shared; CSV=$here/results/lattice-gpu.csv
 SETS="t10 mushroom chess816 synth68k-340 synth68k"; REPS=3; BACKENDS="cpu cuda"; CPU1="t10 mushroom chess816 synth68k-340"

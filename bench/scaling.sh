@@ -31,6 +31,9 @@
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
+# The GPU's own work is measured: a lone GPU rank's threads would begin
+# the search while the GPU starts (FD_GPU_HOST_START, on by default).
+export FD_GPU_HOST_START=off
 NP="1 2 4 8"; WORK="lattice spearman"; LSETS="synth chess"; SYNTH="20000 200 0.13"; SYNTH_MS=0
 CHESS_MS=300; ROWS=9879896; MODES="p1e-12 count-only"; BACKEND=cuda; THREADS=; LAUNCH=mpirun
 BIN=$here/../build/fcbo-dist; SHARED=$here/../../shared; SCRATCH=; CSVDIR=$here/results; MACHINE=
