@@ -13,6 +13,8 @@ const char *fd_backend_default(void)
 
 int fd_backend_available(const fd_device_ops *b) { return !b->available || b->available(); }
 
+int fd_backend_present(const fd_device_ops *b) { return !b->present || b->present(); }
+
 fd_status fd_backend_refuse(const fd_device_ops *b)
 {
     return fd_fail(FD_ERR_UNAVAILABLE, "backend '%s' cannot run here (no usable device)", b->name);

@@ -22,10 +22,15 @@ typedef struct fd_device_ops {
     void (*warm_device)(int device);       /* the same early, reporting nothing (mpi/device_warm.h); NULL: none */
     void (*release_device)(int device);    /* ends the context, on a thread, once the workload is done with it
                                               (fd_job_device_done); NULL: it ends with the process */
+    int (*present)(void);                  /* a guess that does not start the driver: 0 when no device can be
+                                              here; NULL: may be (the job's late device, job.h) */
 } fd_device_ops;
 
 /* 1 when the backend can run here. */
 int fd_backend_available(const fd_device_ops *b);
+/* 0 when the backend's present() rules a device out (it does not start
+ * the driver); 1 when a device may be here, or it runs on the CPU. */
+int fd_backend_present(const fd_device_ops *b);
 /* FD_ERR_UNAVAILABLE: "backend 'NAME' cannot run here (no usable device)". */
 fd_status fd_backend_refuse(const fd_device_ops *b);
 

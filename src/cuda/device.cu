@@ -6,6 +6,7 @@
 
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 
 /* FD_GPU_VERBOSE: how long the driver's start (the first call) and the
  * context took, which come before and beside the read. */
@@ -26,6 +27,16 @@ extern "C" int fd_cuda_device_count(void)
     }
     say_time("the devices counted", t0);
     return n;
+}
+
+extern "C" int fd_cuda_present(void)
+{
+    /* The driver's control node exists wherever its kernel module is
+     * loaded; CUDA_VISIBLE_DEVICES empty or starting with an invalid
+     * index (-1) hides every device. */
+    const char *v = getenv("CUDA_VISIBLE_DEVICES");
+    if (v && (!*v || *v == '-')) return 0;
+    return access("/dev/nvidiactl", F_OK) == 0;
 }
 
 extern "C" fd_status fd_cuda_open(int device)

@@ -16,6 +16,9 @@ extern "C" {
 
 /* Number of usable CUDA devices (0 when there is no driver or device). */
 int fd_cuda_device_count(void);
+/* Whether this node may have a usable device, without starting the
+ * driver (its device node, CUDA_VISIBLE_DEVICES): 0 rules it out. */
+int fd_cuda_present(void);
 
 /* Makes `device` current and creates its context (the costly first step
  * of any CUDA program, about a quarter second). */

@@ -20,8 +20,11 @@ static fd_status read_stage(fd_job *j)
 {
     fd_status st = fd_warm_start(&j->warm, &j->mpi, j->dev, j->o->place_first);
     if (j->o->place_first) st = fd_mpi_agree(st, NULL);
-    /* One rank only: a late device's open is not agreed across ranks. */
-    j->device_late = !j->o->place_first && j->mpi.size == 1 && j->ops->device_late && j->ops->device_late(j);
+    /* One rank only: a late device's open is not agreed across ranks.  A
+     * node that cannot have the device refuses the backend before the
+     * run (place_stage), as the run might never open it. */
+    j->device_late = !j->o->place_first && j->mpi.size == 1 && j->ops->device_late && j->ops->device_late(j) &&
+                     fd_backend_present(j->dev);
     double t = fd_now();
     if (st == FD_OK && j->ops->read) st = j->ops->read(j);
     j->input_s = fd_now() - t;

@@ -317,8 +317,10 @@ fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const str
                                    o->threads > 1 && tasks.n && !o->device_ready(o->device_arg);
             if (host_first) ran = lattice_host_start(p, o, sink, &tasks, stats, &split_st);
             /* The threads finished the search before the device started:
-             * it is never opened, and the job does not wait for it. */
-            no_device = host_first && split_st == FD_OK && tasks.n == 0;
+             * it is never opened, and the job does not wait for it.  One
+             * that started meanwhile is opened, as the open is where a
+             * named backend that cannot run here is refused. */
+            no_device = host_first && split_st == FD_OK && tasks.n == 0 && !o->device_ready(o->device_arg);
             if (split_st == FD_OK && o->device_open && !no_device) ran += open_device(o, &split_st);
             /* One consumer takes the root alone; with checkpoints, it runs
              * it here until the first is due (lattice_prefix). */

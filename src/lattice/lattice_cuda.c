@@ -363,7 +363,7 @@ static fd_status cuda_run_until(const fcbo_prep *p, const lattice_opts *o, conce
 
 const struct lattice_ops lattice_cuda_ops = {
     .dev = {.name = "cuda", .available = cuda_available, .devices = cuda_devices, .open_device = fd_cuda_open, .warm_device = fd_cuda_warm,
-            .release_device = fd_cuda_release},
+            .release_device = fd_cuda_release, .present = fd_cuda_present},
     .device_tasks = GPU_TASKS,
     .run = cuda_run,
     .run_until = cuda_run_until,
