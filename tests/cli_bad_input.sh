@@ -67,15 +67,14 @@ if ! nvidia-smi -L > /dev/null 2>&1; then
   check '[ $rc -eq 2 ] && grep -q "cannot run here\|not available" "$W/err" && [ ! -e "$W/out" ]' \
         "spearman --backend cuda without a GPU: exit $rc, $(cat "$W/err")"
 fi
-# Every GPU hidden, on any machine (where the build has CUDA): the same
-# refusal before the run, though the lattice's threads would finish this
-# search before a GPU started (FD_GPU_HOST_START).
-if "$BIN" lattice --help | grep -q "cuda"; then
-  rm -rf "$W/out"
-  CUDA_VISIBLE_DEVICES= "$BIN" lattice "$W/ok.dat" --backend cuda -t 4 -o "$W/out" -q > /dev/null 2> "$W/err"; rc=$?
-  check '[ $rc -eq 2 ] && grep -q "cannot run here" "$W/err" && [ ! -e "$W/out" ]' \
-        "--backend cuda with CUDA_VISIBLE_DEVICES empty: exit $rc, $(cat "$W/err")"
-fi
+# Every GPU hidden, on any machine: the same refusal before the run,
+# though the lattice's threads would finish this search before a GPU
+# started (FD_GPU_HOST_START); a build without CUDA refuses by name.
+rm -rf "$W/out"
+CUDA_VISIBLE_DEVICES= "$BIN" lattice "$W/ok.dat" --backend cuda -t 4 -o "$W/out" -q > /dev/null 2> "$W/err"; rc=$?
+check '[ $rc -eq 2 ] && grep -q "cannot run here\|not available" "$W/err" && [ ! -e "$W/out" ]' \
+      "--backend cuda with CUDA_VISIBLE_DEVICES empty: exit $rc, $(cat "$W/err")"
+
 FD_BACKEND=tpu "$BIN" spearman "$W/ok.dat" -q > /dev/null 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "backend .tpu. is not available" "$W/err"' "spearman FD_BACKEND=tpu: exit $rc, $(cat "$W/err")"
 printf '1 2 3 4\n4 3 2 1\n1 3 2 4\n' > "$W/m4.txt"
