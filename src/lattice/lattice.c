@@ -246,14 +246,19 @@ static double open_device(const lattice_opts *o, fd_status *st)
     return fd_now() - t;
 }
 
+int lattice_host_threads(int threads)
+{
+    /* One core stays with the device's start (its thread is busy on the
+     * CPU too): the start is the critical path. */
+    return threads - 1 > 0 ? threads - 1 : 1;
+}
+
 /* Replaces the root in *tasks with what the host's threads left; returns
  * the seconds they ran (the split before them is the caller's). */
 static double lattice_host_start(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_list *tasks,
                                  fcbo_stats *stats, fd_status *st)
 {
-    /* One core stays with the device's start (its thread is busy on the
-     * CPU too): the start is the critical path. */
-    const int T = o->threads - 1 > 0 ? o->threads - 1 : 1;
+    const int T = lattice_host_threads(o->threads);
     host_clock clock = {o, fd_now(), 0};
     const uint64_t before = stats->concepts; /* the split's are the host's too */
     *st = lattice_split(p, o, 1, sink, tasks, (size_t)T * HOST_TASKS_PER_THREAD, stats);

@@ -113,6 +113,10 @@ fd_status list_source_rest(list_source *s, task_list *out);
 fd_status lattice_split(const fcbo_prep *p, const lattice_opts *o, int device, concept_sink *sink, task_list *tasks,
                         size_t target, fcbo_stats *stats);
 
+/* The threads that begin the search while a lone GPU rank's device
+ * starts (FD_GPU_HOST_START), of the rank's threads. */
+int lattice_host_threads(int threads);
+
 /* Splits the search for `threads` workers and runs it on ops.  Concepts of
  * the split itself go through the same sink. */
 fd_status lattice_enumerate(const fcbo_prep *p, const lattice_opts *o, const struct lattice_ops *ops,

@@ -448,7 +448,8 @@ static void report(fd_job *j)
             secs > 0 ? (double)s->concepts / secs : 0.0, r->ops->dev.name);
     if (j->mpi.size > 1) fprintf(stderr, "%d ranks x ", j->mpi.size);
     if (r->ops->dev.devices && j->device_pending) /* the host's threads did it all */
-        fprintf(stderr, "the GPU not opened, %d threads%s%s\n", r->lo.threads - 1, *out ? "; wrote " : "", out);
+        fprintf(stderr, "the GPU not opened, %d threads%s%s\n", lattice_host_threads(r->lo.threads),
+                *out ? "; wrote " : "", out);
     else if (r->ops->dev.devices) fprintf(stderr, "GPU %d%s%s\n", r->lo.device, *out ? "; wrote " : "", out);
     else fprintf(stderr, "%d thread%s%s%s\n", r->lo.threads, r->lo.threads == 1 ? "" : "s", *out ? "; wrote " : "", out);
     if (r->ck && lattice_ckpt_resumed(r->ck))
@@ -491,12 +492,13 @@ static void report(fd_job *j)
         fprintf(stderr,
                 "the host's %d threads ran all %llu concepts in %.4f s while the GPU started beside them; the GPU "
                 "was not needed, and its start is not waited for (FD_GPU_HOST_START=on)\n",
-                r->lo.threads - 1, (unsigned long long)s->host_concepts, s->host_seconds);
+                lattice_host_threads(r->lo.threads), (unsigned long long)s->host_concepts, s->host_seconds);
     else if (s->host_seconds > 0)
         fprintf(stderr,
                 "the host's %d threads ran %llu concepts in %.4f s while the GPU started beside them, then waited "
                 "%.4f s for it (FD_GPU_HOST_START=on)\n",
-                r->lo.threads - 1, (unsigned long long)s->host_concepts, s->host_seconds, j->late_wait_s);
+                lattice_host_threads(r->lo.threads), (unsigned long long)s->host_concepts, s->host_seconds,
+                j->late_wait_s);
     fprintf(stderr,
             "closures %llu  canonicity failures %llu  pruned by failed sets %llu  below min support %llu  "
             "subtrees %llu  layout %s\n",
