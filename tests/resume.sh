@@ -133,6 +133,42 @@ check '[ $rc -eq 0 ] && cmp -s "$W/lref.txt" <("$BIN" info --text "$W/l1k/lattic
 resumed=$(attr "$W/l1k/lattice.h5" resumed_subtrees) ran=$(stats_subtrees "$W/err")
 check '[ "$d1" -eq 2 ] && [ "$total" -gt 2 ] && [ "$resumed" -eq 2 ] && [ "$ran" -eq $((total - 2)) ]' \
       "lattice -t 1: $d1 of $total subtrees committed; the resumed run took $resumed as done and ran $ran"
+# A lone GPU rank's host start (lattice.c, lattice_host_start), the CPU
+# standing in for a device that is ready at the 20th question of the
+# host's 2 threads (FD_TEST_LATE_DEVICE): the device's subtrees go to the
+# threads' segment until it is due, and the list is saved when it
+# commits.  Killed at its one commit (the end's), the checkpoint is that
+# one segment, of stage 0, holding the whole list; the resume runs
+# nothing and has the same result.
+FD_TEST_LATE_DEVICE=20 FD_TEST_KILL_AFTER=0:1 "$BIN" lattice "$W/c.cxt" -o "$W/lh" -t 3 -q > /dev/null 2>&1
+killed "$W/lh" $?
+total=$(python3 -c "import sys, h5py; print(len(h5py.File(sys.argv[1])['records/start']) - 1)" "$W/lh/lattice.checkpoint/job.h5")
+nseg=$(ls "$W/lh/lattice.checkpoint" | grep -c '^seg-')
+d0=$(done_records "$W/lh" 0)
+check '[ "$nseg" = 1 ] && [ "$total" -gt 20 ] && [ "$d0" = "$total" ]' \
+      "lattice host start: $nseg segments, $d0 of the $total subtrees in the split's (one segment, all of them)"
+FD_TEST_LATE_DEVICE=20 "$BIN" lattice "$W/c.cxt" --resume "$W/lh" -t 3 --stats > "$W/err" 2>&1; rc=$?
+check '[ $rc -eq 0 ] && [ "$(stats_subtrees "$W/err")" = 0 ] && cmp -s "$W/lref.txt" <("$BIN" info --text "$W/lh/lattice.h5" | sort)' \
+      "lattice host start: resume of the one segment: exit $rc: $(cat "$W/err")"
+# Checkpoints due at once: the split's segment commits before the list is
+# saved, as without the host start; killed after two of the device's,
+# the resume runs the rest.  Due every few milliseconds on a larger
+# context: segments commit mid-run, the split's among them.
+FD_TEST_LATE_DEVICE=20 FD_TEST_KILL_AFTER=0:2:1 "$BIN" lattice "$W/c.cxt" -o "$W/lhk" -t 3 -q \
+  --checkpoint-seconds 1e-9 > /dev/null 2>&1
+killed "$W/lhk" $?
+total=$(python3 -c "import sys, h5py; print(len(h5py.File(sys.argv[1])['records/start']) - 1)" "$W/lhk/lattice.checkpoint/job.h5")
+d0=$(done_records "$W/lhk" 0) d1=$(done_records "$W/lhk" 1)
+FD_TEST_LATE_DEVICE=20 "$BIN" lattice "$W/c.cxt" --resume "$W/lhk" -t 3 --stats > "$W/err" 2>&1; rc=$?
+check '[ $rc -eq 0 ] && [ "$d0" = 0 ] && [ "$d1" = 2 ] && [ "$(stats_subtrees "$W/err")" = $((total - 2)) ] && cmp -s "$W/lref.txt" <("$BIN" info --text "$W/lhk/lattice.h5" | sort)' \
+      "lattice host start, checkpoints due at once: $d0 + $d1 of $total subtrees committed; resume exit $rc: $(cat "$W/err")"
+"$BIN" gen context --objects 2000 --attributes 40 --density 0.3 --seed 6 -o "$W/c2.cxt"
+"$BIN" lattice "$W/c2.cxt" -t 2 -q --text | sort > "$W/c2ref.txt"
+for every in 20 100000000; do
+  FD_TEST_LATE_DEVICE=$every "$BIN" lattice "$W/c2.cxt" -o "$W/lh2-$every" -t 3 -q --checkpoint-seconds 0.003
+  check 'cmp -s "$W/c2ref.txt" <("$BIN" info --text "$W/lh2-$every/lattice.h5" | sort)' \
+        "lattice host start (device ready at $every), checkpoints every 3 ms: another result"
+done
 # --text and --extents on one rank, with a segment per subtree.
 "$BIN" lattice "$W/c.cxt" -o "$W/lone" --text --extents -q --checkpoint-seconds 1e-9 | sort > "$W/lone.txt"
 check 'cmp -s "$W/lref.txt" "$W/lone.txt" && [ ! -e "$W/lone/lattice.checkpoint" ]' "lattice --text with checkpoints: another result"

@@ -58,6 +58,9 @@ struct lattice_ckpt {
     size_t nold, capold;
     fd_records recs;             /* the first run's list */
     fd_records left;             /* what this run still has to do (ckpt_records_left) */
+    /* rank 0, a fresh run whose split's segment stays open (split_done) */
+    seg *split_seg;
+    fd_records list;             /* the caller's, saved when split_seg commits */
 };
 
 /* The calling thread's slot in the router it last used. */
@@ -128,10 +131,19 @@ static fd_status seg_file(lattice_ckpt *lc, seg *g)
 }
 
 /* Commits g (whole subtrees only: no consumer is in it) and frees it.
- * Under lc->lock. */
+ * The split's segment, kept open for the subtrees after it (split_done),
+ * commits as stage 0, and the work list is saved only after it: a list
+ * on disk must never lack the split's concepts (a resume would not
+ * split again).  A kill between the two leaves no list, and --resume
+ * says to start again.  Under lc->lock. */
 static fd_status seg_commit(lattice_ckpt *lc, seg *g, int stage)
 {
     fd_status st = FD_OK;
+    const int split = g == lc->split_seg;
+    if (split) {
+        stage = 0;
+        lc->split_seg = NULL;
+    }
     for (seg **p = &lc->open; *p; p = &(*p)->next)
         if (*p == g) {
             *p = g->next;
@@ -148,9 +160,11 @@ static fd_status seg_commit(lattice_ckpt *lc, seg *g, int stage)
         if (st == FD_OK) {
             lc->mine[lc->nmine++] = path;
             path = NULL;
-            ckpt_seg_committed(lc->ck, stage, g->nheld);
         }
     }
+    if (st == FD_OK && split) st = ckpt_save_records(lc->ck, &lc->list);
+    /* After the list: a test's kill here leaves a resumable checkpoint. */
+    if (st == FD_OK) ckpt_seg_committed(lc->ck, stage, g->nheld);
     free(path);
     free(g->held);
     free(g);
@@ -285,13 +299,20 @@ fd_status lattice_ckpt_end(lattice_ckpt *lc)
 
 /* ---------------- the work list (rank 0) ---------------- */
 
-fd_status lattice_ckpt_split_done(lattice_ckpt *lc, const fd_records *all)
+fd_status lattice_ckpt_split_done(lattice_ckpt *lc, const fd_records *all, int keep_open)
 {
     /* The split's concepts went to slot 0's segment from rank 0's threads. */
     fd_status st = FD_OK;
     pthread_mutex_lock(&lc->lock);
     seg *g = lc->slots[0].seg;
     lc->slots[0].seg = NULL;
+    if (g && keep_open && !ckpt_due(lc->ck, g->opened)) {
+        /* The subtrees join it until it is due; the list waits for it. */
+        lc->split_seg = lc->cur = g;
+        lc->list = *all;
+        pthread_mutex_unlock(&lc->lock);
+        return FD_OK;
+    }
     if (g) st = seg_commit(lc, g, 0);
     pthread_mutex_unlock(&lc->lock);
     FD_TRY(st);

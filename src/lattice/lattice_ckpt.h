@@ -12,7 +12,11 @@
  * the consumer's next subtree starts a new one.
  * Rank 0's split of the top of the tree is a segment of its own (stage
  * 0), committed before the work list is saved, so a resumed run neither
- * splits again nor loses those concepts. */
+ * splits again nor loses those concepts.  A lone consumer that follows
+ * a long split (a GPU rank's host start) keeps writing to the split's
+ * segment until it is due, and the list is saved when it commits: a run
+ * that ends first has one segment, which becomes the result by a rename
+ * instead of a copy. */
 #ifndef FD_LATTICE_CKPT_H
 #define FD_LATTICE_CKPT_H
 
@@ -49,10 +53,11 @@ int lattice_ckpt_due(const lattice_ckpt *ck, double since);
 concept_writer lattice_ckpt_writer(lattice_ckpt *ck);
 
 /* Rank 0.  After the split of a fresh run: commits the split's segment
- * and saves the list.  On --resume: the saved list (each task checked
+ * and saves the list; keep_open (one consumer, one rank): the segment
+ * stays the current one, unless due, and both wait for its commit.  On --resume: the saved list (each task checked
  * against p) less the subtrees earlier runs committed (out is ck's
  * memory). */
-fd_status lattice_ckpt_split_done(lattice_ckpt *ck, const fd_records *all);
+fd_status lattice_ckpt_split_done(lattice_ckpt *ck, const fd_records *all, int keep_open);
 fd_status lattice_ckpt_remaining(lattice_ckpt *ck, const fcbo_prep *p, fd_records *out);
 uint64_t lattice_ckpt_resumed(const lattice_ckpt *ck);
 

@@ -19,6 +19,7 @@
 #include "lattice_read.h"
 
 #include <math.h>
+#include <stdatomic.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -125,6 +126,57 @@ static fd_status late_open(void *arg)
 
 static int checkpointed(const lattice_job_opts *a) { return a->outdir && a->checkpoint_seconds > 0; }
 
+/* FD_TEST_LATE_DEVICE=N, for tests only: the CPU backend stands in for a
+ * lone GPU rank's device that is ready at the N-th question of the host's
+ * threads, so that the host start (lattice.c, lattice_host_start), its
+ * checkpoints and their resume run where no GPU is (tests/
+ * lattice_host_start.sh).  The stand-in is one consumer, as a GPU rank
+ * is: one thread, tasks without failed sets. */
+static struct {
+    atomic_ulong asked;
+    unsigned long every;
+    struct lattice_ops ops;
+} test_device;
+
+static int test_device_ready(void *arg)
+{
+    (void)arg;
+    return atomic_fetch_add(&test_device.asked, 1) + 1 >= test_device.every;
+}
+
+static fd_status test_device_open(void *arg)
+{
+    (void)arg;
+    return FD_OK;
+}
+
+static fd_status test_device_run(const fcbo_prep *p, const lattice_opts *o, concept_sink *sink, task_source *src,
+                                 fcbo_stats *stats)
+{
+    lattice_opts one = *o;
+    one.threads = 1;
+    return lattice_cpu_ops.run(p, &one, sink, src, stats);
+}
+
+static fd_status test_late_device(fd_job *j)
+{
+    run *r = j->w;
+    uint64_t every;
+    FD_TRY(fd_env_count("FD_TEST_LATE_DEVICE", 0, UINT32_MAX, 0, "questions", &every));
+    if (!every) return FD_OK;
+    if (r->ops->device_tasks > 0 || j->mpi.size > 1 || j->threads < 2 || r->a->edges)
+        return fd_fail(FD_ERR_USAGE, "FD_TEST_LATE_DEVICE: for one rank of the cpu backend with -t 2 or more, "
+                                     "without --edges");
+    test_device.every = (unsigned long)every;
+    test_device.ops = lattice_cpu_ops;
+    test_device.ops.device_tasks = 8;
+    test_device.ops.run = test_device_run;
+    r->ops = &test_device.ops;
+    r->lo.device_ready = test_device_ready;
+    r->lo.device_open = test_device_open;
+    return FD_OK;
+}
+
 static fd_status validate(fd_job *j)
 {
     run *r = j->w;
@@ -166,6 +218,7 @@ static fd_status setup(fd_job *j)
         lo->device_open = late_open;
         lo->device_arg = j;
     }
+    FD_TRY(test_late_device(j));
     lo->quiet = a->quiet;
     if (a->min_support_pct >= 0) {
         double ms = ceil(a->min_support_pct / 100.0 * r->ctx->n_obj - 1e-9);
