@@ -277,10 +277,14 @@ static fd_status warm_up(bcp_gpu *g)
         if (st == FD_OK) st = bcp_gpu_gram(g, n, 0, g->full[n], host, &v);
         /* The sweep's Sigma on zero matrices: flagged, and reset at a
          * sweep's start.  Loaded even where Rmax is above the sweep's
-         * limit: pruning may bring a fit below it. */
+         * limit: pruning may bring a fit below it.  Both of k_sigma's
+         * kinds (bcp_sigma.cuh: 4 entries a thread up to R = 45, 8
+         * above), the first side at the largest R, the second at a small
+         * one: a fit that prunes past 45 would load the other inside a
+         * sweep. */
         if (st == FD_OK) {
-            const uint32_t R0 = g->R;
-            g->R = R0 < BCP_GPU_SWEEP_RMAX ? R0 : BCP_GPU_SWEEP_RMAX;
+            const uint32_t R0 = g->R, Rs = side ? 8 : BCP_GPU_SWEEP_RMAX;
+            g->R = R0 < Rs ? R0 : Rs;
             st = sigma_queue(g, n, 1);
             g->R = R0;
         }
@@ -358,7 +362,7 @@ extern "C" fd_status bcp_gpu_create(bcp_gpu **out, int device, const double *x, 
     CK(cudaHostAlloc((void **)&g->hsw, SW_SIZE(g) * sizeof(double), cudaHostAllocDefault));
     fd_cuda_say_time("bcp: device and pinned memory", t0);
     t0 = fd_now();
-    CK(cudaMemcpy(g->y, x, g->size * sizeof(double), cudaMemcpyHostToDevice));
+    FD_TRY_GOTO(fd_cuda_upload(g->y, x, g->size * sizeof(double)), st, done);
     fd_cuda_say_time("bcp: the block to the device", t0);
     t0 = fd_now();
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->ones, Rmax * sizeof(double), "a row of ones"), st, done);

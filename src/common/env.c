@@ -67,7 +67,8 @@ fd_status fd_env_word(const char *name, const char *const *words, int dflt, int 
  * (docs/performance.md, "Tuning knobs"). */
 static const char *const on_off[] = {"on", "off", NULL},
                          *const zero_one[] = {"0", "1", NULL}, *const device_host[] = {"device", "host", NULL},
-                         *const auto_always[] = {"auto", "always", NULL}, *const early_exit[] = {"early", "exit", NULL};
+                         *const auto_always[] = {"auto", "always", NULL}, *const early_exit[] = {"early", "exit", NULL},
+                         *const staged_pageable[] = {"staged", "pageable", NULL};
 const char *const fd_env_layouts[] = {"auto", "dense", "sparse", NULL};
 static const struct {
     const char *name;
@@ -77,6 +78,7 @@ static const struct {
     {"FD_DPC_GRID", on_off},          /* dpc/grid.c, dpc/kdtree.c */
     {"FD_GPU_HOST_START", on_off},    /* lattice/lattice_job.c */
     {"FD_GPU_RELEASE", early_exit},   /* job/job.c */
+    {"FD_GPU_UPLOAD", staged_pageable}, /* cuda/upload.cu */
     {"FD_DPC_TREE", auto_always},     /* dpc/dpc.c */
     {"FD_H5_CHECKSUM", on_off},       /* io/h5util.c */
     {"FD_HASH_CACHE", on_off},        /* common/hashcache.c */

@@ -38,10 +38,10 @@ fd_status fd_env_word(const char *name, const char *const *words, int dflt, int 
 fd_status fd_env_check(void);
 
 /* Whether switch `name` (FD_BCP_GPU_SWEEP, FD_DPC_GRID, FD_DPC_TREE,
- * FD_GPU_HOST_START, FD_GPU_RELEASE, FD_H5_CHECKSUM, FD_HASH_CACHE,
- * FD_H5_DIRECT, FD_NCCL or FD_SPEARMAN_SCALAR; env.c lists the words each
- * takes) is set to its other word than the default: host, off, always, on,
- * exit, off, off, off, off, 1.
+ * FD_GPU_HOST_START, FD_GPU_RELEASE, FD_GPU_UPLOAD, FD_H5_CHECKSUM,
+ * FD_HASH_CACHE, FD_H5_DIRECT, FD_NCCL or FD_SPEARMAN_SCALAR; env.c lists
+ * the words each takes) is set to its other word than the default: host,
+ * off, always, off, exit, pageable, off, off, off, off, 1.
  * fd_env_check has refused any other value. */
 int fd_env_switched(const char *name);
 

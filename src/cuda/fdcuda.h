@@ -33,6 +33,11 @@ void fd_cuda_warm(int device);
  * driver's release of the device (0.1 s on an H100 or H200) runs beside
  * the writing of the output rather than as the process ends. */
 void fd_cuda_release(int device);
+/* Copies `bytes` of pageable host memory at src to the device at dst,
+ * through a small ring of pinned buffers that a few host threads fill
+ * while the copy engine drains them (upload.cu); FD_GPU_UPLOAD=pageable:
+ * a plain cudaMemcpy.  Returns when the bytes are on the device. */
+fd_status fd_cuda_upload(void *dst, const void *src, uint64_t bytes);
 /* With FD_GPU_VERBOSE set: "gpu: WHAT in X ms" since t0 (fd_now()) on
  * stderr, for a device engine's setup steps. */
 void fd_cuda_say_time(const char *what, double t0);

@@ -16,6 +16,7 @@
 #include "../common/clock.h"
 #include "../common/env.h"
 #include "../cuda/check.cuh"
+#include "../cuda/fdcuda.h"
 #include "dpc_gpu.h"
 #include "dpc_exp.h"
 
@@ -615,7 +616,11 @@ extern "C" fd_status dpc_gpu_create(dpc_gpu **out, int device, const double *xt,
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->delta, n * sizeof(double), "delta"), st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->parent, n * sizeof(int64_t), "the parents"), st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->count, sizeof *g->count, "a counter"), st, done);
-    CK(cudaMemcpy(g->x, xt, n * d * sizeof(double), cudaMemcpyHostToDevice));
+    {
+        const double t0 = fd_now();
+        FD_TRY_GOTO(fd_cuda_upload(g->x, xt, n * d * sizeof(double)), st, done);
+        fd_cuda_say_time("dpc: the points to the device", t0);
+    }
     *out = g;
     g = NULL;
 done:

@@ -1,0 +1,101 @@
+/* SPDX-License-Identifier: BSD-3-Clause */
+/* fd_cuda_upload (fdcuda.h): a large host array to the device through a
+ * ring of pinned buffers.  A cudaMemcpy from pageable memory stages the
+ * bytes through the driver's own pinned buffers, copying them there on
+ * the calling thread, one piece after the other: 87-94 ms for bcp's
+ * 800 MB block on an H100 (9 GB/s, bench/results/bcp-gpu-history.txt).
+ * Here UPLOAD_THREADS host threads copy each piece into a pinned buffer
+ * while the copy engine moves the one before it (bench/gpu-upload.sh
+ * times both). */
+#include "fdcuda.h"
+
+#include "../common/env.h"
+#include "../common/par_rows.h"
+
+#include <cuda_runtime_api.h>
+#include <string.h>
+
+/* C, for par_rows (its header is C11's); check.cuh's macro, here. */
+#define CK(call)                                                                                              \
+    do {                                                                                                      \
+        cudaError_t rc_ = (call);                                                                             \
+        if (rc_ != cudaSuccess) {                                                                             \
+            st = fd_fail_at(FD_ERR_CUDA, __FILE__, __LINE__, "%s: %s", #call, cudaGetErrorString(rc_));       \
+            goto done;                                                                                        \
+        }                                                                                                     \
+    } while (0)
+
+/* A piece a buffer, UPLOAD_RING buffers: while one is copied to the
+ * device the next is filled, and a third lets the host run ahead of an
+ * engine that stalls.  Pinned memory costs its allocation (the pages are
+ * locked one by one), so the ring is small; below two pieces the plain
+ * copy is as fast.  The bench compiles this file with other values. */
+#ifndef UPLOAD_PIECE
+#define UPLOAD_PIECE ((uint64_t)8 << 20)
+#endif
+#ifndef UPLOAD_RING
+#define UPLOAD_RING 3
+#endif
+/* Enough to outrun the copy engine (about 25 GB/s) where one thread
+ * copies at 8-10 GB/s; the pass is memory-bound, so more add little. */
+#ifndef UPLOAD_THREADS
+#define UPLOAD_THREADS 4
+#endif
+/* Write-combined: the host only writes the ring, and the device's reads
+ * of it need not snoop the host's caches. */
+#ifndef UPLOAD_FLAGS
+#define UPLOAD_FLAGS cudaHostAllocWriteCombined
+#endif
+#define UPLOAD_SLICE ((uint64_t)256 << 10) /* a thread's share at a time */
+
+typedef struct {
+    char *to;
+    const char *from;
+    uint64_t bytes;
+} slice_job;
+
+static fd_status copy_slices(void *ctx, uint64_t i0, uint64_t i1, int thread)
+{
+    const slice_job *j = ctx;
+    (void)thread;
+    const uint64_t a = i0 * UPLOAD_SLICE, b = i1 * UPLOAD_SLICE < j->bytes ? i1 * UPLOAD_SLICE : j->bytes;
+    memcpy(j->to + a, j->from + a, b - a);
+    return FD_OK;
+}
+
+fd_status fd_cuda_upload(void *dst, const void *src, uint64_t bytes)
+{
+    fd_status st = FD_OK;
+    cudaStream_t s = NULL;
+    char *ring[UPLOAD_RING] = {NULL};
+    cudaEvent_t freed[UPLOAD_RING] = {NULL};
+    if (bytes < 2 * UPLOAD_PIECE || fd_env_switched("FD_GPU_UPLOAD")) {
+        CK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+        return FD_OK;
+    }
+    CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
+    for (int b = 0; b < UPLOAD_RING; b++) {
+        CK(cudaHostAlloc((void **)&ring[b], UPLOAD_PIECE, UPLOAD_FLAGS));
+        CK(cudaEventCreateWithFlags(&freed[b], cudaEventDisableTiming));
+    }
+    for (uint64_t off = 0, k = 0; off < bytes; off += UPLOAD_PIECE, k++) {
+        const int b = (int)(k % UPLOAD_RING);
+        const uint64_t n = bytes - off < UPLOAD_PIECE ? bytes - off : UPLOAD_PIECE;
+        /* The buffer's last copy to the device is done with it. */
+        if (k >= UPLOAD_RING) CK(cudaEventSynchronize(freed[b]));
+        slice_job j = {ring[b], (const char *)src + off, n};
+        FD_TRY_GOTO(par_rows_chunk(UPLOAD_THREADS, 0, (n + UPLOAD_SLICE - 1) / UPLOAD_SLICE, 1, copy_slices, &j, NULL),
+                    st, done);
+        CK(cudaMemcpyAsync((char *)dst + off, ring[b], n, cudaMemcpyHostToDevice, s));
+        CK(cudaEventRecord(freed[b], s));
+    }
+    CK(cudaStreamSynchronize(s));
+done:
+    if (st != FD_OK && s) cudaStreamSynchronize(s); /* no copy may still read a buffer freed below */
+    for (int b = 0; b < UPLOAD_RING; b++) {
+        if (freed[b]) cudaEventDestroy(freed[b]);
+        if (ring[b]) cudaFreeHost(ring[b]);
+    }
+    if (s) cudaStreamDestroy(s);
+    return st;
+}
