@@ -8,18 +8,20 @@
 #   dpc: 10M 2-D blobs (160 MB), --neighbors 30 --centers 50 -o DIR.
 # Columns: the copy to the device (FD_GPU_VERBOSE's line), the job's read
 # and setup (the load, what the bytes take to be on the GPU and ready:
-# --stats), its GB/s, and the command's wall.  Appends rows to
+# --stats), its GB/s, and the command's wall; the last run's standard
+# error of each in --log DIR (FD_GPU_VERBOSE's steps).  Appends rows to
 # bench/results/gpu-upload.csv.  --gpu-backend cpu dry-runs the script
 # (no copy is timed then).
 #
-#   bench/gpu-upload.sh [--bin PATH] [--reps 5] [--only bcp|dpc] [--csv FILE] [--gpu-backend cuda]
+#   bench/gpu-upload.sh [--bin PATH] [--reps 5] [--only bcp|dpc] [--log DIR] [--csv FILE] [--gpu-backend cuda]
 set -uo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 source "$here/lib.sh"
-BIN=$here/../build/fcbo-dist; REPS=5; ONLY=""; CSV=$here/results/gpu-upload.csv; GB=cuda
-bench_options 2,15 "--bin=BIN --reps=REPS --only=ONLY --csv=CSV --gpu-backend=GB" "$@"
+BIN=$here/../build/fcbo-dist; REPS=5; ONLY=""; LOG=""; CSV=$here/results/gpu-upload.csv; GB=cuda
+bench_options 2,16 "--bin=BIN --reps=REPS --only=ONLY --log=LOG --csv=CSV --gpu-backend=GB" "$@"
 gpu_machine
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
+LOG=${LOG:-$tmp}; mkdir -p "$LOG"
 header="workload,bytes,upload,copy_ms,load_s,load_gb_s,wall_s,runs,machine,date,version"
 [ -f "$CSV" ] || echo "$header" > "$CSV"
 [ "$(head -1 "$CSV")" = "$header" ] || { echo "bench/gpu-upload.sh: $CSV: its header is not '$header'" >&2; exit 2; }
@@ -36,7 +38,7 @@ if [ "$ONLY" != bcp ]; then
 fi
 # "copy_ms load_s" of a run's standard error.
 times_of() {
-  awk '/gpu: (bcp: the block|dpc: the points) to the device in/ { for (i = 1; i < NF; i++) if ($(i + 1) == "ms") c = $i }
+  awk '/gpu: [0-9.]* MB to the device \((staged|pageable)\) in/ { for (i = 1; i < NF; i++) if ($(i + 1) == "ms") c = $i }
        /^read [0-9.]* s .*setup [0-9.]* s/ { r = $2; for (i = 1; i < NF; i++) if ($i == "setup") s = $(i + 1) }
        END { printf "%s %.3f\n", c == "" ? "NA" : c, r + s }' "$1"
 }
@@ -54,6 +56,7 @@ for r in $(seq "$REPS"); do
         { echo "bench/gpu-upload.sh: ${c##*|}: $(tail -2 "$tmp/err")" >&2; exit 1; }
       t1=$(date +%s%N)
       read -r cm ls <<< "$(times_of "$tmp/err")"
+      cp "$tmp/err" "$LOG/${c%%|*}-$mode.err"
       k="${c%%|*} $mode"
       copy[$k]="${copy[$k]:-} $cm" load[$k]="${load[$k]:-} $ls"
       wall[$k]="${wall[$k]:-} $(awk -v a="$t0" -v b="$t1" 'BEGIN{printf "%.3f", (b - a) / 1e9}')"

@@ -303,6 +303,7 @@ extern "C" fd_status bcp_gpu_create(bcp_gpu **out, int device, const double *x, 
 {
     fd_status st = FD_OK;
     double t0;
+    fd_upload *up = NULL;
     *out = NULL;
     if (order < 2 || order > MAXN || h < 1 || h >= order || Rmax < 1 || Rmax > 256)
         return fd_fail(FD_ERR_INTERNAL, "bcp_gpu_create: %u modes split at %u, rank %u", order, h, Rmax);
@@ -362,17 +363,29 @@ extern "C" fd_status bcp_gpu_create(bcp_gpu **out, int device, const double *x, 
     CK(cudaHostAlloc((void **)&g->hsw, SW_SIZE(g) * sizeof(double), cudaHostAllocDefault));
     fd_cuda_say_time("bcp: device and pinned memory", t0);
     t0 = fd_now();
-    FD_TRY_GOTO(fd_cuda_upload(g->y, x, g->size * sizeof(double)), st, done);
-    fd_cuda_say_time("bcp: the block to the device", t0);
-    t0 = fd_now();
+    /* The block arrives on the copy engine while every kernel loads (the
+     * warm-up: 40 ms, the copy 30-90; bench/gpu-upload.sh).  The warm-up
+     * reads it, but on zero factors: over a block of zeros first, what
+     * it reads is finite at every moment (each double the zeros' or the
+     * input's), and 0 x finite = 0 makes its products the same zeros
+     * whatever has arrived. */
+    CK(cudaMemsetAsync(g->y, 0, g->size * sizeof(double), g->stream));
+    CK(cudaStreamSynchronize(g->stream));
+    FD_TRY_GOTO(fd_cuda_upload_start(&up, device, g->y, x, g->size * sizeof(double)), st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->ones, Rmax * sizeof(double), "a row of ones"), st, done);
     for (uint32_t r = 0; r < Rmax; r++) g->hbuf[r] = 1;
     CK(cudaMemcpy(g->ones, g->hbuf, Rmax * sizeof(double), cudaMemcpyHostToDevice));
     FD_TRY_GOTO(warm_up(g), st, done);
     fd_cuda_say_time("bcp: every kernel once (warm-up)", t0);
+    FD_TRY_GOTO(fd_cuda_upload_finish(&up), st, done);
+    fd_cuda_say_time("bcp: the block on the device and every kernel once", t0);
     *out = g;
     g = NULL;
 done:
+    { /* never free the block under a copy still writing it */
+        const fd_status up_st = fd_cuda_upload_finish(&up);
+        if (st == FD_OK) st = up_st;
+    }
     bcp_gpu_destroy(&g);
     return st;
 }

@@ -38,6 +38,13 @@ void fd_cuda_release(int device);
  * while the copy engine drains them (upload.cu); FD_GPU_UPLOAD=pageable:
  * a plain cudaMemcpy.  Returns when the bytes are on the device. */
 fd_status fd_cuda_upload(void *dst, const void *src, uint64_t bytes);
+/* The same on a thread of its own, on `device`, while the caller goes on
+ * (bcp's warm-up); finish waits for it and returns its status (FD_OK for
+ * NULL).  Every start needs its finish, failures included, before dst or
+ * src is freed. */
+typedef struct fd_upload fd_upload;
+fd_status fd_cuda_upload_start(fd_upload **u, int device, void *dst, const void *src, uint64_t bytes);
+fd_status fd_cuda_upload_finish(fd_upload **u);
 /* With FD_GPU_VERBOSE set: "gpu: WHAT in X ms" since t0 (fd_now()) on
  * stderr, for a device engine's setup steps. */
 void fd_cuda_say_time(const char *what, double t0);

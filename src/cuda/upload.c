@@ -9,10 +9,14 @@
  * times both). */
 #include "fdcuda.h"
 
+#include "../common/clock.h"
 #include "../common/env.h"
 #include "../common/par_rows.h"
 
 #include <cuda_runtime_api.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 /* C, for par_rows (its header is C11's); check.cuh's macro, here. */
@@ -69,8 +73,12 @@ fd_status fd_cuda_upload(void *dst, const void *src, uint64_t bytes)
     cudaStream_t s = NULL;
     char *ring[UPLOAD_RING] = {NULL};
     cudaEvent_t freed[UPLOAD_RING] = {NULL};
+    const double t0 = fd_now();
+    char what[96];
     if (bytes < 2 * UPLOAD_PIECE || fd_env_switched("FD_GPU_UPLOAD")) {
         CK(cudaMemcpy(dst, src, bytes, cudaMemcpyHostToDevice));
+        snprintf(what, sizeof what, "%.1f MB to the device (pageable)", (double)bytes / 1e6);
+        fd_cuda_say_time(what, t0);
         return FD_OK;
     }
     CK(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking));
@@ -90,6 +98,8 @@ fd_status fd_cuda_upload(void *dst, const void *src, uint64_t bytes)
         CK(cudaEventRecord(freed[b], s));
     }
     CK(cudaStreamSynchronize(s));
+    snprintf(what, sizeof what, "%.1f MB to the device (staged)", (double)bytes / 1e6);
+    fd_cuda_say_time(what, t0);
 done:
     if (st != FD_OK && s) cudaStreamSynchronize(s); /* no copy may still read a buffer freed below */
     for (int b = 0; b < UPLOAD_RING; b++) {
@@ -97,5 +107,53 @@ done:
         if (ring[b]) cudaFreeHost(ring[b]);
     }
     if (s) cudaStreamDestroy(s);
+    return st;
+}
+
+struct fd_upload {
+    pthread_t thread;
+    int device;
+    void *dst;
+    const void *src;
+    uint64_t bytes;
+    fd_status st;
+};
+
+static void *upload_run(void *arg)
+{
+    fd_upload *u = arg;
+    fd_status st = FD_OK;
+    /* The current device is the thread's. */
+    CK(cudaSetDevice(u->device));
+    st = fd_cuda_upload(u->dst, u->src, u->bytes);
+done:
+    u->st = st;
+    return NULL;
+}
+
+fd_status fd_cuda_upload_start(fd_upload **out, int device, void *dst, const void *src, uint64_t bytes)
+{
+    fd_upload *u = calloc(1, sizeof *u);
+    *out = NULL;
+    if (!u) return fd_fail(FD_ERR_NOMEM, "out of memory");
+    *u = (fd_upload){.device = device, .dst = dst, .src = src, .bytes = bytes, .st = FD_OK};
+    if (pthread_create(&u->thread, NULL, upload_run, u) != 0) {
+        /* No thread: the copy now, on this one. */
+        const fd_status st = fd_cuda_upload(dst, src, bytes);
+        free(u);
+        return st;
+    }
+    *out = u;
+    return FD_OK;
+}
+
+fd_status fd_cuda_upload_finish(fd_upload **pu)
+{
+    fd_upload *u = *pu;
+    if (!u) return FD_OK;
+    pthread_join(u->thread, NULL);
+    const fd_status st = u->st;
+    free(u);
+    *pu = NULL;
     return st;
 }

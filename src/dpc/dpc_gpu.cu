@@ -616,11 +616,7 @@ extern "C" fd_status dpc_gpu_create(dpc_gpu **out, int device, const double *xt,
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->delta, n * sizeof(double), "delta"), st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->parent, n * sizeof(int64_t), "the parents"), st, done);
     FD_TRY_GOTO(fd_cuda_alloc((void **)&g->count, sizeof *g->count, "a counter"), st, done);
-    {
-        const double t0 = fd_now();
-        FD_TRY_GOTO(fd_cuda_upload(g->x, xt, n * d * sizeof(double)), st, done);
-        fd_cuda_say_time("dpc: the points to the device", t0);
-    }
+    FD_TRY_GOTO(fd_cuda_upload(g->x, xt, n * d * sizeof(double)), st, done);
     *out = g;
     g = NULL;
 done:
