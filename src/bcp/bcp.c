@@ -625,12 +625,10 @@ static fd_status sweep_on_host(work *w, const bcp_opts *o, double *yx)
     const struct bcp_ops *ops = w->ops;
     void *const st = w->state;
     const uint32_t R = m->R, N = m->order;
-    const uint32_t h = bcp_tree_split(t);
     for (uint32_t n = 0; n < N; n++) {
         const uint64_t I = m->dims[n];
-        /* A side's intermediate once the other side's factors are final
-         * for this sweep. */
-        if (n == 0 || n == h) TIMED(ops->contract(st, n == h, w->threads), m->product_seconds);
+        const int side = bcp_sweep_contract_side(t, n);
+        if (side >= 0) TIMED(ops->contract(st, side, w->threads), m->product_seconds);
         /* The block's MTTKRP and its sum over the ranks first: they do not
          * need Sigma_n, so that a device works on them while the host
          * inverts.  This rank's share of the rows (all of them on one

@@ -149,12 +149,13 @@ static fd_status cuda_sweep_modes(void *state, const bcp_comm *comm, bcp_sweep_i
 {
     cuda_state *s = state;
     const bcp_tensor *t = s->t;
-    const uint32_t N = t->order, h = bcp_tree_split(t), R = bcp_gpu_rank(s->g);
+    const uint32_t N = t->order, R = bcp_gpu_rank(s->g);
     *done = 0;
     if (s->host_sweep || R > BCP_GPU_SWEEP_RMAX || (!s->nccl && comm && comm->sum_rows)) return FD_OK;
     FD_TRY(bcp_gpu_sweep_begin(s->g, (const double *const *)io->EAA, io->lambda));
     for (uint32_t n = 0; n < N; n++) {
-        if (n == 0 || n == h) FD_TRY(bcp_gpu_contract(s->g, n == h));
+        const int side = bcp_sweep_contract_side(t, n);
+        if (side >= 0) FD_TRY(bcp_gpu_contract(s->g, side));
         FD_TRY(bcp_gpu_mttkrp(s->g, n));
         if (s->nccl) FD_TRY(fd_nccl_allreduce(s->nccl, bcp_gpu_M(s->g), t->full[n] * R, bcp_gpu_stream(s->g)));
         FD_TRY(bcp_gpu_sweep_mode(s->g, n, io->tau, io->nonneg));

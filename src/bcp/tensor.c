@@ -64,6 +64,11 @@ uint32_t bcp_tree_split(const bcp_tensor *t)
     return best;
 }
 
+int bcp_sweep_contract_side(const bcp_tensor *t, uint32_t n)
+{
+    return n == 0 ? 0 : n == bcp_tree_split(t) ? 1 : -1;
+}
+
 void bcp_grid_block(uint64_t k, uint32_t order, const uint64_t *dims, const uint64_t *grid, uint64_t *lo, uint64_t *cnt)
 {
     uint64_t v = k;

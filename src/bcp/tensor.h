@@ -39,6 +39,12 @@ uint64_t bcp_span(const bcp_tensor *t, uint32_t a, uint32_t b);
  * with the products of the two halves' (full) lengths as close as can be,
  * so that both contractions of the block are well-shaped products. */
 uint32_t bcp_tree_split(const bcp_tensor *t);
+/* The side whose intermediate a sweep contracts just before mode n's
+ * update, once the other side's factors are final for the sweep: 0
+ * before mode 0, 1 before mode h (bcp_tree_split), -1 before the others.
+ * The one order of every sweep, on the host (bcp.c) or queued whole on a
+ * device (bcp_cuda.c). */
+int bcp_sweep_contract_side(const bcp_tensor *t, uint32_t n);
 
 /* Block k (C order) of a grid of grid[n] blocks along mode n: an even
  * share of each mode, [lo, lo + cnt). */
