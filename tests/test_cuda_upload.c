@@ -41,6 +41,17 @@ int main(void)
                   getenv("FD_GPU_UPLOAD"), (unsigned long long)n, (unsigned long long)at);
         }
     }
+    /* On a thread of its own (bcp's block beside its warm-up). */
+    setenv("FD_GPU_UPLOAD", "staged", 1);
+    const uint64_t n = 40 * MIB + 3;
+    fd_upload *u = NULL;
+    cudaMemset(dev, 0x5a, n);
+    fd_status st = fd_cuda_upload_start(&u, 0, dev, src + 1, n);
+    if (st == FD_OK) st = fd_cuda_upload_finish(&u);
+    CHECK(st == FD_OK && !u, "upload_start/finish: %s", fd_errmsg());
+    CHECK(cudaMemcpy(back, dev, n, cudaMemcpyDeviceToHost) == cudaSuccess && !memcmp(back, src + 1, n),
+          "upload_start/finish: the device's copy differs");
+    CHECK(fd_cuda_upload_finish(&u) == FD_OK, "finish of none");
     cudaFree(dev);
     free(src);
     free(back);
