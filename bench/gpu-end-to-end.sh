@@ -26,8 +26,7 @@ gpu_machine
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 LOG=${LOG:-$tmp}; mkdir -p "$LOG"
 header="command,backend,setting,seconds,runs,machine,date,version"
-[ -f "$CSV" ] || echo "$header" > "$CSV"
-[ "$(head -1 "$CSV")" = "$header" ] || { echo "bench/gpu-end-to-end.sh: $CSV: its header is not '$header' (a file of an older layout: name another --csv)" >&2; exit 2; }
+csv_open "$CSV" "$header"
 version=$(bin_version "$BIN")
 declare -A t=()
 # label | arguments (the output directory is added)

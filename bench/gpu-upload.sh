@@ -23,8 +23,7 @@ gpu_machine
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 LOG=${LOG:-$tmp}; mkdir -p "$LOG"
 header="workload,bytes,upload,copy_ms,load_s,load_gb_s,wall_s,runs,machine,date,version"
-[ -f "$CSV" ] || echo "$header" > "$CSV"
-[ "$(head -1 "$CSV")" = "$header" ] || { echo "bench/gpu-upload.sh: $CSV: its header is not '$header'" >&2; exit 2; }
+csv_open "$CSV" "$header"
 version=$(bin_version "$BIN")
 export FD_HASH_CACHE_DIR=$tmp/hash-cache
 cases=()

@@ -55,6 +55,15 @@ spearman_mode_args() {
   esac
 }
 
+# A results CSV that rows are appended to: csv_open FILE HEADER makes it
+# with HEADER, or ends the script (exit 2) when it has another header (a
+# file of an older layout).
+csv_open() {
+  [ -f "$1" ] || echo "$2" > "$1"
+  [ "$(head -1 "$1")" = "$2" ] ||
+    { echo "bench/$(basename "${BASH_SOURCE[1]}"): $1: its header is not '$2' (a file of an older layout: name another --csv)" >&2; exit 2; }
+}
+
 # GPU (the first one's name), NGPU (how many) and MACHINE ("N cores CPU,
 # NGPU x GPU") of this machine, for the GPU bench scripts' rows.
 gpu_machine() {
