@@ -129,9 +129,9 @@ static int checkpointed(const lattice_job_opts *a) { return a->outdir && a->chec
 /* FD_TEST_LATE_DEVICE=N, for tests only: the CPU backend stands in for a
  * lone GPU rank's device that is ready at the N-th question of the host's
  * threads, so that the host start (lattice.c, lattice_host_start), its
- * checkpoints and their resume run where no GPU is (tests/
- * lattice_host_start.sh).  The stand-in is one consumer, as a GPU rank
- * is: one thread, tasks without failed sets. */
+ * checkpoints and their resume run where no GPU is (tests/resume.sh).
+ * The stand-in is one consumer, as a GPU rank is: one thread, tasks
+ * without failed sets. */
 static struct {
     atomic_ulong asked;
     unsigned long every;
