@@ -26,6 +26,7 @@
 #include "mpi/device_warm.h"
 #include "testutil.h"
 
+#include <dirent.h>
 #include <math.h>
 #include <pthread.h>
 #include <stdatomic.h>
@@ -740,6 +741,70 @@ static void test_fletcher(const char *prefix)
     remove(path);
 }
 
+static int count_entries(const char *dir)
+{
+    DIR *d = opendir(dir);
+    int n = 0;
+    if (!d) return -1;
+    while (readdir(d)) n++;
+    closedir(d);
+    return n;
+}
+
+/* A result that replaces another (h5u_out over an existing file) has its
+ * writeback started on a thread (common/writeback.c): started only then,
+ * stopped with its descriptor and thread gone at the commit and at the
+ * abort, and what lands is what was written; an abort leaves the old. */
+static int write_result(const char *path, double base, uint64_t n, int commit, int *had_writeback)
+{
+    h5u_out out = H5U_OUT_NONE;
+    double *v = malloc(n * sizeof *v);
+    for (uint64_t i = 0; i < n; i++) v[i] = base + (double)i;
+    int ok = h5u_out_create(&out, path) == FD_OK &&
+             h5u_write_1d(out.file, "v", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v, n) == FD_OK;
+    *had_writeback = out.writeback != NULL;
+    if (ok && commit) ok = h5u_out_commit(&out) == FD_OK;
+    else h5u_out_abort(&out);
+    free(v);
+    return ok;
+}
+
+static int holds(const char *path, double base, uint64_t n)
+{
+    double *v = malloc(n * sizeof *v);
+    hid_t f = H5Fopen(path, H5F_ACC_RDONLY, H5P_DEFAULT), d = f >= 0 ? H5Dopen2(f, "v", H5P_DEFAULT) : -1;
+    int ok = d >= 0 && H5Dread(d, H5T_NATIVE_DOUBLE, H5S_ALL, H5S_ALL, H5P_DEFAULT, v) >= 0;
+    for (uint64_t i = 0; ok && i < n; i++) ok = v[i] == base + (double)i;
+    if (d >= 0) H5Dclose(d);
+    if (f >= 0) H5Fclose(f);
+    free(v);
+    return ok;
+}
+
+static void test_replace(const char *prefix)
+{
+    char path[4096], tmp[4200];
+    snprintf(path, sizeof path, "%s.replace.h5", prefix);
+    snprintf(tmp, sizeof tmp, "%s.tmp.%ld", path, (long)getpid());
+    const uint64_t n = 3 * (1u << 18) + 7;
+    int wb = -1;
+    remove(path);
+    CHECK(write_result(path, 1, n, 1, &wb) && !wb && holds(path, 1, n), "replace: a new result, no writeback");
+    const int fds = count_entries("/proc/self/fd"), tasks = count_entries("/proc/self/task");
+    CHECK(write_result(path, 2, n, 1, &wb) && wb && holds(path, 2, n), "replace: committed over the old (writeback %d)",
+          wb);
+    CHECK(count_entries("/proc/self/fd") == fds && count_entries("/proc/self/task") == tasks,
+          "replace: the writeback's descriptor and thread are gone after the commit");
+    CHECK(write_result(path, 3, n, 0, &wb) && wb && holds(path, 2, n) && access(tmp, F_OK) != 0,
+          "replace: aborted, the old result stays and the temporary goes");
+    CHECK(count_entries("/proc/self/fd") == fds && count_entries("/proc/self/task") == tasks,
+          "replace: the writeback's descriptor and thread are gone after the abort");
+    setenv("FD_WRITEBACK", "off", 1);
+    CHECK(write_result(path, 4, n, 1, &wb) && !wb && holds(path, 4, n), "replace: FD_WRITEBACK=off, none started");
+    unsetenv("FD_WRITEBACK");
+    remove(path);
+}
+
 /* A device whose start-up waits at a gate the test opens. */
 static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
@@ -823,6 +888,7 @@ int main(int argc, char **argv)
     test_bigmem();
     test_progress();
     test_fletcher(argc > 1 ? argv[1] : "units.tmp");
+    test_replace(argc > 1 ? argv[1] : "units.tmp");
     test_warm_abandon();
     return t_report();
 }

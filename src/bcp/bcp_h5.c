@@ -90,7 +90,7 @@ fd_status bcp_h5_write(const char *path, const bcp_job_opts *o, const bcp_tensor
                        const bcp_starts *starts, const bcp_entries *at)
 {
     fd_status st = FD_OK;
-    h5u_out out = {-1, NULL, NULL};
+    h5u_out out = H5U_OUT_NONE;
     hid_t g = -1;
     FD_TRY_GOTO(h5u_out_create(&out, path), st, done);
     const hid_t f = out.file;

@@ -317,7 +317,7 @@ static fd_status gen_blobs(int argc, char **argv)
 static fd_status write_tensor_h5(const char *path, const bcp_tensor *t, const double *A, uint32_t rank, double snr)
 {
     fd_status st = FD_OK;
-    h5u_out out = {-1, NULL, NULL};
+    h5u_out out = H5U_OUT_NONE;
     hid_t g = -1, sp = -1, ds = -1;
     FD_TRY_GOTO(h5u_out_create(&out, path), st, done);
     const hid_t f = out.file;

@@ -78,7 +78,7 @@ static const struct {
     {"FD_DPC_GRID", on_off},          /* dpc/grid.c, dpc/kdtree.c */
     {"FD_GPU_HOST_START", on_off},    /* lattice/lattice_job.c */
     {"FD_GPU_RELEASE", early_exit},   /* job/job.c */
-    {"FD_GPU_UPLOAD", staged_pageable}, /* cuda/upload.cu */
+    {"FD_GPU_UPLOAD", staged_pageable}, /* cuda/upload.c */
     {"FD_DPC_TREE", auto_always},     /* dpc/dpc.c */
     {"FD_H5_CHECKSUM", on_off},       /* io/h5util.c */
     {"FD_HASH_CACHE", on_off},        /* common/hashcache.c */
@@ -86,6 +86,7 @@ static const struct {
     {"FD_LATTICE_LAYOUT", fd_env_layouts}, /* lattice/fcbo.c */
     {"FD_NCCL", on_off},              /* mpi/nccl_comm.c */
     {"FD_SPEARMAN_SCALAR", zero_one}, /* spearman/tile.c */
+    {"FD_WRITEBACK", on_off},         /* common/writeback.c */
 };
 
 int fd_env_switched(const char *name)

@@ -15,7 +15,7 @@ fd_status dpc_h5_write(const char *path, const dpc_opts *o, const dpc_result *r)
 {
     fd_status st = FD_OK;
     const uint64_t n = r->p->n;
-    h5u_out out = {-1, NULL, NULL};
+    h5u_out out = H5U_OUT_NONE;
     FD_TRY_GOTO(h5u_out_create(&out, path), st, done);
     const hid_t f = out.file;
     FD_TRY_GOTO(h5u_attr_str(f, "format", "fcbo-dist dpc"), st, done);

@@ -4,6 +4,7 @@
 #include "../common/atomicfile.h"
 #include "../common/env.h"
 #include "../common/par_rows.h"
+#include "../common/writeback.h"
 
 #include <errno.h>
 #include <stdatomic.h>
@@ -642,6 +643,7 @@ fd_status h5u_commit(hid_t f, const char *tmp, const char *path)
 static fd_status out_names(h5u_out *o, const char *path)
 {
     o->file = -1;
+    o->writeback = NULL;
     o->path = strdup(path);
     o->tmp = fd_tmp_name(path);
     if (o->path && o->tmp) return FD_OK;
@@ -669,6 +671,7 @@ fd_status h5u_out_create(h5u_out *o, const char *path)
     o->file = H5Fcreate(o->tmp, H5F_ACC_EXCL, H5P_DEFAULT, fapl >= 0 ? fapl : H5P_DEFAULT);
     const int e = errno;
     if (fapl >= 0) H5Pclose(fapl);
+    if (o->file >= 0) o->writeback = fd_writeback_start(o->tmp, o->path);
     return o->file >= 0 ? FD_OK
                         : fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file%s%s", o->tmp, e ? ": " : "",
                                   e ? strerror(e) : "");
@@ -690,6 +693,8 @@ fd_status h5u_out_commit(h5u_out *o)
 {
     const hid_t f = o->file;
     o->file = -1;
+    fd_writeback_stop(o->writeback);
+    o->writeback = NULL;
     FD_TRY(h5u_commit(f, o->tmp, o->path));
     free(o->tmp);
     o->tmp = NULL; /* renamed: the abort that follows leaves it */
@@ -698,6 +703,8 @@ fd_status h5u_out_commit(h5u_out *o)
 
 void h5u_out_abort(h5u_out *o)
 {
+    fd_writeback_stop(o->writeback);
+    o->writeback = NULL;
     if (o->file >= 0) H5Fclose(o->file);
     if (o->tmp) unlink(o->tmp);
     free(o->tmp);

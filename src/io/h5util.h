@@ -94,7 +94,9 @@ fd_status h5u_commit(hid_t f, const char *tmp, const char *path);
 typedef struct {
     hid_t file;
     char *path, *tmp;
+    struct fd_writeback *writeback; /* replacing a file: fd_writeback_start */
 } h5u_out;
+#define H5U_OUT_NONE {-1, NULL, NULL, NULL}
 
 /* A new, empty file for path. */
 fd_status h5u_out_create(h5u_out *o, const char *path);

@@ -177,7 +177,7 @@ static void first_diff(const char *a, const char *b, char *la, char *lb, size_t 
 static fd_status write_job(const ckpt *ck, const fd_records *recs)
 {
     fd_status st = FD_OK;
-    h5u_out out = {-1, NULL, NULL};
+    h5u_out out = H5U_OUT_NONE;
     uint64_t *start = NULL;
     hid_t g = -1;
     FD_TRY_GOTO(h5u_out_create(&out, ck->job), st, done);
@@ -461,7 +461,7 @@ fd_status ckpt_put_values(const ckpt *ck, const char *name, const double *v, siz
     char file[96];
     snprintf(file, sizeof file, "values-%s.h5", name);
     char *path = fd_path_join(ck->dir, file);
-    h5u_out out = {-1, NULL, NULL};
+    h5u_out out = H5U_OUT_NONE;
     if (!path) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
     FD_TRY_GOTO(h5u_out_create(&out, path), st, done);
     FD_TRY_GOTO(h5u_attr_str(out.file, "key", ck->key), st, done);

@@ -65,7 +65,7 @@ fd_status lattice_master_write(const char *path, const char *run_id, const fca_c
 {
     fd_status st = FD_OK;
     hid_t g = -1;
-    h5u_out out = {-1, NULL, NULL};
+    h5u_out out = H5U_OUT_NONE;
     char(*names)[PART_NAME_MAX] = calloc((size_t)ranks, sizeof *names);
     uint64_t *n = calloc((size_t)ranks, sizeof *n), *ni = calloc((size_t)ranks, sizeof *ni),
              *ne = calloc((size_t)ranks, sizeof *ne), *nc = calloc((size_t)ranks, sizeof *nc), total = 0, edges = 0;

@@ -244,7 +244,7 @@ fd_status rules_write_h5(const char *path, const fca_context *ctx, const rules_m
                          const rules_out *lux)
 {
     fd_status st = FD_OK;
-    h5u_out o = {-1, NULL, NULL};
+    h5u_out o = H5U_OUT_NONE;
     hid_t g = -1;
     FD_TRY(h5u_out_create(&o, path));
     const hid_t f = o.file;

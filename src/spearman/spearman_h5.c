@@ -227,7 +227,7 @@ fd_status spearman_master_write(const char *path, const char *run_id, const spea
 {
     fd_status st = FD_OK;
     hid_t g = -1;
-    h5u_out out = {-1, NULL, NULL};
+    h5u_out out = H5U_OUT_NONE;
     char(*names)[H5PART_NAME_MAX] = calloc((size_t)ranks, sizeof *names);
     h5u_piece *pc = calloc((size_t)ranks, sizeof *pc);
     if (!names || !pc) { st = fd_fail(FD_ERR_NOMEM, "out of memory"); goto done; }
