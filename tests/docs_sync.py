@@ -23,7 +23,7 @@ OTHERS = {
     "bench and tools scripts": {"--backends", "--cmd", "--load", "--record", "--seconds", "--thread", "--sizes",
                                 "--sels", "--cols", "--base", "--change", "--reps", "--runs", "--input", "--peer",
                                 "--modes", "--ranks", "--threads-list", "--sets", "--no-cpu", "--breakdown", "--passes",
-                                "--ab", "--shapes", "--only"},
+                                "--ab", "--shapes", "--only", "--replace"},
 }
 others = set().union(*OTHERS.values())
 
