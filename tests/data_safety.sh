@@ -107,7 +107,7 @@ for k in a b; do
     > /dev/null 2>&1
 done
 "$BIN" spearman "$W/m2.npy" --pvalue 1e-3 -o "$W/kref" -t 2 -q --checkpoint-seconds 0
-seg=$(ls "$W/kb/spearman.checkpoint" | grep "^seg-" | head -1)
+seg=$(ls "$W/kb/spearman.checkpoint" | grep -E "^seg-[0-9-]+\.h5$" | head -1) # committed, not a temporary
 cp -r "$W/ka" "$W/kforeign"
 cp "$W/kb/spearman.checkpoint/$seg" "$W/kforeign/spearman.checkpoint/seg-0000-00000-099999.h5"
 "$BIN" spearman "$W/m2.npy" --pvalue 1e-3 --resume "$W/kforeign" -q 2> "$W/err"; rc=$?

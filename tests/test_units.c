@@ -802,7 +802,20 @@ static void test_replace(const char *prefix)
     setenv("FD_WRITEBACK", "off", 1);
     CHECK(write_result(path, 4, n, 1, &wb) && !wb && holds(path, 4, n), "replace: FD_WRITEBACK=off, none started");
     unsetenv("FD_WRITEBACK");
+    /* A checkpoint segment, a new file of its own that becomes the result
+     * in place of path: started by the file it will replace, not its own. */
+    char seg[4200];
+    snprintf(seg, sizeof seg, "%s.seg.h5", prefix);
+    h5u_out o = H5U_OUT_NONE;
+    CHECK(h5u_out_create_for(&o, seg, path) == FD_OK && o.writeback, "replace: a segment for an existing result");
+    h5u_out_abort(&o);
+    CHECK(h5u_out_create_for(&o, seg, NULL) == FD_OK && !o.writeback, "replace: a segment for no result");
+    h5u_out_abort(&o);
     remove(path);
+    CHECK(h5u_out_create_for(&o, seg, path) == FD_OK && !o.writeback, "replace: a segment for a result not there");
+    h5u_out_abort(&o);
+    CHECK(access(seg, F_OK) != 0 && count_entries("/proc/self/fd") == fds && count_entries("/proc/self/task") == tasks,
+          "replace: the segments' temporaries, descriptors and threads gone");
 }
 
 /* A device whose start-up waits at a gate the test opens. */

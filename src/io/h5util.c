@@ -653,7 +653,9 @@ static fd_status out_names(h5u_out *o, const char *path)
     return fd_fail(FD_ERR_NOMEM, "out of memory");
 }
 
-fd_status h5u_out_create(h5u_out *o, const char *path)
+fd_status h5u_out_create(h5u_out *o, const char *path) { return h5u_out_create_for(o, path, path); }
+
+fd_status h5u_out_create_for(h5u_out *o, const char *path, const char *replaces)
 {
     FD_TRY(out_names(o, path));
     errno = 0; /* the open's reason, when it is the system's */
@@ -671,7 +673,7 @@ fd_status h5u_out_create(h5u_out *o, const char *path)
     o->file = H5Fcreate(o->tmp, H5F_ACC_EXCL, H5P_DEFAULT, fapl >= 0 ? fapl : H5P_DEFAULT);
     const int e = errno;
     if (fapl >= 0) H5Pclose(fapl);
-    if (o->file >= 0) o->writeback = fd_writeback_start(o->tmp, o->path);
+    if (o->file >= 0 && replaces) o->writeback = fd_writeback_start(o->tmp, replaces);
     return o->file >= 0 ? FD_OK
                         : fd_fail(FD_ERR_IO, "%s: cannot create the HDF5 file%s%s", o->tmp, e ? ": " : "",
                                   e ? strerror(e) : "");

@@ -100,6 +100,10 @@ typedef struct {
 
 /* A new, empty file for path. */
 fd_status h5u_out_create(h5u_out *o, const char *path);
+/* The same, for a file that ends up in place of replaces (a checkpoint
+ * segment that becomes the result): when a file is there, this one's
+ * writeback starts while it is written (common/writeback.h); NULL: none. */
+fd_status h5u_out_create_for(h5u_out *o, const char *path, const char *replaces);
 /* The committed file from, taken over (h5u_take_over) as the file for
  * path. */
 fd_status h5u_out_adopt(h5u_out *o, const char *path, const char *from, const char *const *dsets,

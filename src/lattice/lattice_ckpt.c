@@ -43,6 +43,7 @@ struct lattice_ckpt {
     ckpt *ck;
     const fca_context *ctx;
     int extents, rank, device;
+    char *result;                /* lattice_ckpt_opts.result */
     slot *slots;                 /* 0: rank 0's split and a GPU rank's loop; 1..: CPU workers */
     int nslots;
     atomic_int next_slot;
@@ -89,6 +90,10 @@ fd_status lattice_ckpt_open(lattice_ckpt **out, const lattice_ckpt_opts *o, cons
     lc->extents = o->extents;
     lc->rank = o->rank;
     lc->device = o->device;
+    if (o->result && !(lc->result = strdup(o->result))) {
+        st = fd_fail(FD_ERR_NOMEM, "out of memory");
+        goto fail;
+    }
     lc->nslots = o->consumers + 1;
     atomic_init(&lc->next_slot, 1);
     /* What decides the concepts, and the kind of tasks the list holds (a
@@ -125,7 +130,7 @@ static fd_status seg_file(lattice_ckpt *lc, seg *g)
     if (g->w) return FD_OK;
     char *path = ckpt_seg_path(lc->ck);
     if (!path) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    fd_status st = lattice_h5_create(&g->w, path, lc->ctx, lc->extents);
+    fd_status st = lattice_h5_create(&g->w, path, lc->result, lc->ctx, lc->extents);
     free(path);
     return st;
 }
@@ -374,7 +379,8 @@ fd_status lattice_ckpt_build(lattice_ckpt *lc, const char *path, lattice_h5 **w)
         if (file_size(adopted[k]) > most) most = file_size(largest = adopted[k]);
     /* The largest segment becomes the part in place; the others are
      * copied into it. */
-    st = largest ? lattice_h5_adopt(w, largest, path, lc->extents) : lattice_h5_create(w, path, lc->ctx, lc->extents);
+    st = largest ? lattice_h5_adopt(w, largest, path, lc->extents)
+                 : lattice_h5_create(w, path, path, lc->ctx, lc->extents);
     for (size_t k = 0; st == FD_OK && k < lc->nmine; k++)
         if (lc->mine[k] != largest) st = lattice_h5_append_file(*w, lc->mine[k]);
     for (size_t k = 0; st == FD_OK && adopted && adopted[k]; k++)
@@ -405,6 +411,7 @@ void lattice_ckpt_close(lattice_ckpt **plc, fd_status st, int quiet)
     free(lc->done);
     ckpt_records_free(&lc->left);
     pthread_mutex_destroy(&lc->lock);
+    free(lc->result);
     free(lc);
     *plc = NULL;
 }

@@ -36,6 +36,7 @@ typedef struct lattice_ckpt_opts {
     uint32_t min_support;
     int consumers;                /* slots: worker threads + 1 */
     int rank, size;
+    const char *result;           /* the file the segments end up in place of */
 } lattice_ckpt_opts;
 
 /* Collective; the caller agrees on the result (a later allocation may

@@ -58,12 +58,13 @@ static lattice_h5 *writer_new(int with_extents)
     return w;
 }
 
-fd_status lattice_h5_create(lattice_h5 **out, const char *path, const fca_context *ctx, int with_extents)
+fd_status lattice_h5_create(lattice_h5 **out, const char *path, const char *replaces, const fca_context *ctx,
+                            int with_extents)
 {
     fd_status st = FD_OK;
     lattice_h5 *w = writer_new(with_extents);
     if (!w) return fd_fail(FD_ERR_NOMEM, "out of memory");
-    FD_TRY_GOTO(h5u_out_create(&w->out, path), st, fail);
+    FD_TRY_GOTO(h5u_out_create_for(&w->out, path, replaces), st, fail);
     H5_CHECK_GOTO(w->gint = H5Gcreate2(w->out.file, "intents", H5P_DEFAULT, H5P_DEFAULT, H5P_DEFAULT), st, fail);
     FD_TRY_GOTO(h5u_app_create(&w->int_off, w->gint, "offsets", H5T_STD_U64LE, H5T_NATIVE_UINT64, CHUNK), st, fail);
     FD_TRY_GOTO(h5u_app_create(&w->int_ids, w->gint, "ids", lattice_h5_id_type(ctx, 0), H5T_NATIVE_UINT32, CHUNK), st, fail);

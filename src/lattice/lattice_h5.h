@@ -52,7 +52,9 @@ typedef struct lattice_rank {
     uint64_t edges;  /* --edges: the covers in the part */
 } lattice_rank;
 
-fd_status lattice_h5_create(lattice_h5 **out, const char *path, const fca_context *ctx, int with_extents);
+/* replaces: the file the result will take the place of (h5u_out_create_for). */
+fd_status lattice_h5_create(lattice_h5 **out, const char *path, const char *replaces, const fca_context *ctx,
+                            int with_extents);
 concept_writer lattice_h5_as(lattice_h5 *w);
 fd_status lattice_h5_commit(lattice_h5 **w, const fca_context *ctx, const lattice_meta *meta);
 /* --edges: the intents written so far (offsets from 0, n + 1 of them;

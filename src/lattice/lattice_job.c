@@ -232,7 +232,7 @@ static fd_status setup(fd_job *j)
      * them at the end. */
     if (st == FD_OK && a->outdir && !checkpointed(a)) {
         const char *file = r->distributed ? j->out.part : j->out.result;
-        st = lattice_h5_create(&r->h5, file, r->ctx, a->extents);
+        st = lattice_h5_create(&r->h5, file, file, r->ctx, a->extents);
         if (st != FD_OK && r->distributed)
             st = fd_fail(st, "%s: cannot write this rank's part (is %s on a file system every rank sees?)", file,
                          a->outdir);
@@ -254,7 +254,7 @@ static fd_status setup(fd_job *j)
     lattice_ckpt_opts co = {a->outdir,        j->out.checkpoint, a->checkpoint_seconds,
                             a->resume,        a->extents,        r->ops->device_tasks > 0,
                             lo->min_support,  lo->threads,       j->mpi.rank,
-                            j->mpi.size};
+                            j->mpi.size,      r->distributed ? j->out.part : j->out.result};
     FD_TRY(fd_mpi_agree(lattice_ckpt_open(&r->ck, &co, r->ctx), NULL));
     lo->ckpt = r->ck;
     return concept_sink_add(&r->sink, lattice_ckpt_writer(r->ck));
