@@ -13,6 +13,7 @@
  * once, and the process's end (fd_warm_exit) skips exit's handlers only
  * while it still runs.
  * argv[1]: a scratch file prefix. */
+#include "common/atomicfile.h"
 #include "common/bigmem.h"
 #include "common/bitset.h"
 #include "common/clock.h"
@@ -816,6 +817,21 @@ static void test_replace(const char *prefix)
     h5u_out_abort(&o);
     CHECK(access(seg, F_OK) != 0 && count_entries("/proc/self/fd") == fds && count_entries("/proc/self/task") == tasks,
           "replace: the segments' temporaries, descriptors and threads gone");
+    /* The same for the files written by stdio (fd_afile: .npy, text). */
+    fd_afile af;
+    CHECK(fd_afile_open(&af, seg) == FD_OK && !af.writeback && fputs("one\n", af.f) >= 0 && fd_afile_commit(&af) == FD_OK,
+          "replace: a new stdio file, no writeback");
+    CHECK(fd_afile_open(&af, seg) == FD_OK && af.writeback && fputs("two\n", af.f) >= 0 && fd_afile_commit(&af) == FD_OK,
+          "replace: a stdio file over the old, with writeback");
+    char line[16] = "";
+    FILE *rf = fopen(seg, "r");
+    CHECK(rf && fgets(line, sizeof line, rf) && !strcmp(line, "two\n"), "replace: the stdio file holds the new text");
+    if (rf) fclose(rf);
+    CHECK(fd_afile_open(&af, seg) == FD_OK && af.writeback, "replace: a stdio file to abort");
+    fd_afile_abort(&af);
+    remove(seg);
+    CHECK(count_entries("/proc/self/fd") == fds && count_entries("/proc/self/task") == tasks,
+          "replace: the stdio files' descriptors and threads gone");
 }
 
 /* A device whose start-up waits at a gate the test opens. */

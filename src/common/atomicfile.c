@@ -1,6 +1,8 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "atomicfile.h"
 
+#include "writeback.h"
+
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
@@ -29,12 +31,15 @@ fd_status fd_afile_open(fd_afile *a, const char *path)
         fd_afile_abort(a);
         return st;
     }
+    a->writeback = fd_writeback_start(a->tmp, a->path);
     return FD_OK;
 }
 
 fd_status fd_afile_commit(fd_afile *a)
 {
     fd_status st = FD_OK;
+    fd_writeback_stop(a->writeback);
+    a->writeback = NULL;
     int bad = ferror(a->f) | fflush(a->f);
     int err = errno;
     if (fclose(a->f) != 0 && !bad) { bad = 1; err = errno; }
@@ -52,6 +57,7 @@ fd_status fd_afile_commit(fd_afile *a)
 
 void fd_afile_abort(fd_afile *a)
 {
+    fd_writeback_stop(a->writeback);
     if (a->f) fclose(a->f);
     if (a->tmp) unlink(a->tmp);
     free(a->tmp);

@@ -12,6 +12,7 @@ typedef struct {
     FILE *f;
     char *path;
     char *tmp;
+    struct fd_writeback *writeback; /* replacing a file: fd_writeback_start */
 } fd_afile;
 
 fd_status fd_afile_open(fd_afile *a, const char *path);
