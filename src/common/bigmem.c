@@ -1,8 +1,10 @@
 /* SPDX-License-Identifier: BSD-3-Clause */
 #include "bigmem.h"
 
+#include "env.h"
 #include "par_rows.h"
 
+#include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
@@ -22,7 +24,7 @@ static void *map_zero(size_t bytes)
 {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return NULL;
-    (void)madvise(p, bytes, MADV_HUGEPAGE); /* a hint: without huge pages it still works */
+    if (!fd_env_switched("FD_HUGEPAGES")) (void)madvise(p, bytes, MADV_HUGEPAGE); /* a hint: without huge pages it still works */
     return p;
 }
 
@@ -66,6 +68,15 @@ void *fd_big_zalloc_touched(size_t bytes, int threads)
     void *p = fd_big_zalloc(bytes);
     if (p && bytes >> 12) (void)par_rows(threads, 0, bytes >> 12, touch_pages, p, NULL); /* a hint: a failure only slows */
     return p;
+}
+
+void fd_big_hint(void *p, size_t bytes)
+{
+    const size_t huge = (size_t)2 << 20;
+    if (!p || bytes < BIG_MIN || bytes < 2 * huge || fd_env_switched("FD_HUGEPAGES")) return;
+    const uintptr_t a = ((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1),
+                    b = ((uintptr_t)p + bytes) & ~(uintptr_t)(huge - 1);
+    if (b > a) (void)madvise((void *)a, b - a, MADV_HUGEPAGE); /* a hint: a failure only slows */
 }
 
 void fd_big_free(void *p, size_t bytes)

@@ -19,6 +19,11 @@ void *fd_big_zalloc(size_t bytes);
  * zero; NULL on failure, p then unchanged and still owned. */
 void *fd_big_grow(void *p, size_t old, size_t bytes);
 void fd_big_free(void *p, size_t bytes);
+/* The huge-page hint for an array malloc made (freed by free): the whole
+ * 2 MiB pages inside it, when it is that large.  For arrays a reader
+ * fills by pread on threads, whose 4 KiB first touches were most of the
+ * read of a .npy from the page cache. */
+void fd_big_hint(void *p, size_t bytes);
 /* fd_big_zalloc, its pages first touched on `threads` threads
  * (par_rows): for an array a device copy or one thread's pass fills
  * next, which would otherwise take each page fault on that one thread

@@ -82,6 +82,7 @@ static const struct {
     {"FD_DPC_TREE", auto_always},     /* dpc/dpc.c */
     {"FD_H5_CHECKSUM", on_off},       /* io/h5util.c */
     {"FD_HASH_CACHE", on_off},        /* common/hashcache.c */
+    {"FD_HUGEPAGES", on_off},         /* common/bigmem.c */
     {"FD_H5_DIRECT", on_off},         /* io/h5util.c */
     {"FD_LATTICE_LAYOUT", fd_env_layouts}, /* lattice/fcbo.c */
     {"FD_NCCL", on_off},              /* mpi/nccl_comm.c */

@@ -4,6 +4,8 @@
 
 #include "matrix_read.h"
 
+#include "../common/bigmem.h"
+
 #include <stdlib.h>
 #include <string.h>
 
@@ -58,6 +60,7 @@ static fd_status place_begin(void *ctx, uint64_t rows)
     if (rows > c->cap) {
         double *p = realloc(m->all, rows * m->n * sizeof *p);
         if (!p) return fd_fail(FD_ERR_NOMEM, "out of memory for %llu rows", (unsigned long long)rows);
+        fd_big_hint(p, rows * m->n * sizeof *p);
         m->all = p;
         c->cap = rows;
     }
