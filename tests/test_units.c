@@ -819,9 +819,11 @@ static void test_replace(const char *prefix)
           "replace: the segments' temporaries, descriptors and threads gone");
     /* The same for the files written by stdio (fd_afile: .npy, text). */
     fd_afile af;
-    CHECK(fd_afile_open(&af, seg) == FD_OK && !af.writeback && fputs("one\n", af.f) >= 0 && fd_afile_commit(&af) == FD_OK,
+    CHECK(fd_afile_open(&af, seg) == FD_OK && !af.writeback && fputs("one\n", af.f) >= 0 &&
+              fd_afile_commit(&af) == FD_OK,
           "replace: a new stdio file, no writeback");
-    CHECK(fd_afile_open(&af, seg) == FD_OK && af.writeback && fputs("two\n", af.f) >= 0 && fd_afile_commit(&af) == FD_OK,
+    CHECK(fd_afile_open(&af, seg) == FD_OK && af.writeback && fputs("two\n", af.f) >= 0 &&
+              fd_afile_commit(&af) == FD_OK,
           "replace: a stdio file over the old, with writeback");
     char line[16] = "";
     FILE *rf = fopen(seg, "r");

@@ -24,7 +24,8 @@ static void *map_zero(size_t bytes)
 {
     void *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
     if (p == MAP_FAILED) return NULL;
-    if (!fd_env_switched("FD_HUGEPAGES")) (void)madvise(p, bytes, MADV_HUGEPAGE); /* a hint: without huge pages it still works */
+    /* a hint: without huge pages it still works */
+    if (!fd_env_switched("FD_HUGEPAGES")) (void)madvise(p, bytes, MADV_HUGEPAGE);
     return p;
 }
 
@@ -76,7 +77,7 @@ void fd_big_hint(void *p, size_t bytes)
     if (!p || bytes < BIG_MIN || bytes < 2 * huge || fd_env_switched("FD_HUGEPAGES")) return;
     const uintptr_t a = ((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1),
                     b = ((uintptr_t)p + bytes) & ~(uintptr_t)(huge - 1);
-    if (b > a) (void)madvise((void *)a, b - a, MADV_HUGEPAGE); /* a hint: a failure only slows */
+    if (b > a) (void)madvise((void *)a, b - a, MADV_HUGEPAGE); /* a failure only slows */
 }
 
 void fd_big_free(void *p, size_t bytes)
