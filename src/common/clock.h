@@ -14,6 +14,20 @@ static inline double fd_now(void)
     return (double)ts.tv_sec + 1e-9 * (double)ts.tv_nsec;
 }
 
+/* The CLOCK_REALTIME time ns nanoseconds from now (ns < 1 s): the
+ * deadline pthread_cond_timedwait takes with a default condition. */
+static inline struct timespec fd_deadline_in(long ns)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    ts.tv_nsec += ns;
+    if (ts.tv_nsec >= 1000000000L) {
+        ts.tv_sec++;
+        ts.tv_nsec -= 1000000000L;
+    }
+    return ts;
+}
+
 /* splitmix64: a full-period 64-bit generator; one state word, good enough
  * for synthetic data and fully reproducible across platforms. */
 typedef struct { uint64_t s; } fd_rng;

@@ -59,11 +59,8 @@ static void *loop(void *arg)
     fd_progress *p = arg;
     pthread_mutex_lock(&p->lock);
     while (!p->stop) {
-        struct timespec ts;
-        clock_gettime(CLOCK_REALTIME, &ts);
-        long tick = p->tty || p->interval >= 0.5 ? 500000000L : (long)(p->interval * 1e9);
-        ts.tv_nsec += tick;
-        if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+        const long tick = p->tty || p->interval >= 0.5 ? 500000000L : (long)(p->interval * 1e9);
+        const struct timespec ts = fd_deadline_in(tick);
         int rc = pthread_cond_timedwait(&p->cond, &p->lock, &ts);
         if (rc == ETIMEDOUT && !p->stop) print_line(p);
     }

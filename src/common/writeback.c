@@ -2,6 +2,7 @@
 /* Early writeback of a file about to replace another (see writeback.h). */
 #include "writeback.h"
 
+#include "clock.h"
 #include "env.h"
 
 #include <fcntl.h>
@@ -28,13 +29,7 @@ static void *writeback_run(void *arg)
     fd_writeback *w = arg;
     pthread_mutex_lock(&w->m);
     while (!w->stop) {
-        struct timespec until;
-        clock_gettime(CLOCK_REALTIME, &until);
-        until.tv_nsec += PERIOD_NS;
-        if (until.tv_nsec >= 1000000000L) {
-            until.tv_sec++;
-            until.tv_nsec -= 1000000000L;
-        }
+        const struct timespec until = fd_deadline_in(PERIOD_NS);
         pthread_cond_timedwait(&w->c, &w->m, &until);
         if (w->stop) break;
         pthread_mutex_unlock(&w->m);

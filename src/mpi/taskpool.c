@@ -3,6 +3,7 @@
 
 #include "fdmpi.h"
 
+#include "../common/clock.h"
 #include "../common/interrupt.h"
 
 #include <pthread.h>
@@ -230,10 +231,7 @@ static fd_status fetch(fd_pool *p, fd_progress *progress)
         /* Timed: workers that fail exit without taking another record,
          * so a failure may come without a signal. */
         while (p->qn - p->qhead >= (size_t)p->workers && !stopping(p)) {
-            struct timespec ts;
-            clock_gettime(CLOCK_REALTIME, &ts);
-            ts.tv_nsec += 50000000L;
-            if (ts.tv_nsec >= 1000000000L) { ts.tv_sec++; ts.tv_nsec -= 1000000000L; }
+            const struct timespec ts = fd_deadline_in(50000000L);
             pthread_cond_timedwait(&p->low, &p->lock, &ts);
         }
         size_t queued = p->qn - p->qhead;
