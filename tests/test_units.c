@@ -765,7 +765,7 @@ static int write_result(const char *path, double base, uint64_t n, int commit, i
              h5u_write_1d(out.file, "v", H5T_IEEE_F64LE, H5T_NATIVE_DOUBLE, v, n) == FD_OK;
     *had_writeback = out.writeback != NULL;
     if (ok && commit) ok = h5u_out_commit(&out) == FD_OK;
-    else h5u_out_abort(&out);
+    h5u_out_abort(&out); /* after a commit it frees the names and leaves the file */
     free(v);
     return ok;
 }
