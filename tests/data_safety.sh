@@ -107,7 +107,11 @@ for k in a b; do
     > /dev/null 2>&1
 done
 "$BIN" spearman "$W/m2.npy" --pvalue 1e-3 -o "$W/kref" -t 2 -q --checkpoint-seconds 0
-seg=$(ls "$W/kb/spearman.checkpoint" | grep -E "^seg-[0-9-]+\.h5$" | head -1) # committed, not a temporary
+# A committed segment of checkpoint directory $1, never a temporary that a
+# killed run left (seg-...h5.tmp.PID sorts first when its number is lower).
+committed_seg() { ls "$1" | grep -E "^seg-[0-9-]+\.h5$" | head -1; }
+seg=$(committed_seg "$W/kb/spearman.checkpoint")
+check '[ -n "$seg" ]' "run kb committed no segment: $(ls "$W/kb/spearman.checkpoint" | tr '\n' ' ')"
 cp -r "$W/ka" "$W/kforeign"
 cp "$W/kb/spearman.checkpoint/$seg" "$W/kforeign/spearman.checkpoint/seg-0000-00000-099999.h5"
 "$BIN" spearman "$W/m2.npy" --pvalue 1e-3 --resume "$W/kforeign" -q 2> "$W/err"; rc=$?
@@ -126,7 +130,8 @@ EOF
 check '[ $rc -eq 2 ] && grep -q "run key does not match" "$W/err"' "an edited job.h5: exit $rc: $(cat "$W/err")"
 # A damaged segment: refused, not dropped.
 cp -r "$W/ka" "$W/kdamaged"
-s=$(ls "$W/kdamaged/spearman.checkpoint" | grep "^seg-" | head -1)
+s=$(committed_seg "$W/kdamaged/spearman.checkpoint")
+check '[ -n "$s" ]' "run ka committed no segment: $(ls "$W/ka/spearman.checkpoint" | tr '\n' ' ')"
 head -c 300 "$W/ka/spearman.checkpoint/$s" > "$W/kdamaged/spearman.checkpoint/$s"
 "$BIN" spearman "$W/m2.npy" --pvalue 1e-3 --resume "$W/kdamaged" -q 2> "$W/err"; rc=$?
 check '[ $rc -eq 2 ] && grep -q "not a whole checkpoint segment" "$W/err" && [ -f "$W/kdamaged/spearman.checkpoint/$s" ]' \
@@ -210,13 +215,13 @@ check '[ $rc -eq 143 ] && [ $took -le 15 ] && [ ! -e "$W/eterm/lattice.h5" ] && 
 "$BIN" gen tensor --shape 40x40x40 --rank 3 --seed 1 -o "$W/big.npy"
 "$BIN" bcp "$W/big.npy" --rank 3 -o "$W/bt" -q --max-iter 2
 before=$(sum "$W/bt/bcp.h5")
-"$BIN" bcp "$W/big.npy" --rank 8 --starts 1000 -o "$W/bt" -q --force &
+"$BIN" bcp "$W/big.npy" --rank 8 --starts 1000 -o "$W/bt" -q --force 2> "$W/bt.err" &
 pid=$!
 sleep 1.5
 kill -INT $pid
 wait $pid; rc=$?
 check '[ $rc -eq 130 ] && [ "$(sum "$W/bt/bcp.h5")" = "$before" ] && [ -z "$(ls -A "$W/bt" | grep tmp)" ]' \
-      "bcp stopped by SIGINT: exit $rc, $(ls -A "$W/bt" | tr '\n' ' ')"
+      "bcp stopped by SIGINT: exit $rc, $(ls -A "$W/bt" | tr '\n' ' '): $(cat "$W/bt.err")"
 
 # Results edited or damaged are refused by every reader (exit 2).
 cp -r "$D" "$W/edited"

@@ -143,7 +143,7 @@ check '[ "$d1" -eq 2 ] && [ "$total" -gt 2 ] && [ "$resumed" -eq 2 ] && [ "$ran"
 FD_TEST_LATE_DEVICE=20 FD_TEST_KILL_AFTER=0:1 "$BIN" lattice "$W/c.cxt" -o "$W/lh" -t 3 -q > /dev/null 2>&1
 killed "$W/lh" $?
 total=$(python3 -c "import sys, h5py; print(len(h5py.File(sys.argv[1])['records/start']) - 1)" "$W/lh/lattice.checkpoint/job.h5")
-nseg=$(ls "$W/lh/lattice.checkpoint" | grep -c '^seg-')
+nseg=$(ls "$W/lh/lattice.checkpoint" | grep -cE '^seg-[0-9-]+\.h5$')
 d0=$(done_records "$W/lh" 0)
 check '[ "$nseg" = 1 ] && [ "$total" -gt 20 ] && [ "$d0" = "$total" ]' \
       "lattice host start: $nseg segments, $d0 of the $total subtrees in the split's (one segment, all of them)"
