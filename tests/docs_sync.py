@@ -3,6 +3,12 @@ documented (README.md or docs/), and every fcbo-dist option the docs name
 exists in some --help (options of other tools in the docs -- mpirun,
 sbatch, cmake, the bench scripts -- are listed below).  A renamed or
 removed option fails here until both sides say the same.
+
+The environment's knobs too: every FD_ variable the sources read is in
+the docs (the test hooks, FD_TEST_*, in docs/testing.md), every switch
+(common/env.c's table) is a row of performance.md's "Tuning knobs", and
+every name passed to fd_env_switched is in that table (another reads as
+"not switched", silently).
 usage: docs_sync.py FCBO_DIST SOURCE_DIR"""
 import glob
 import os
@@ -54,5 +60,43 @@ for c in COMMANDS:
     for opt in sorted(helps[c] - set(found) - {"--output", "--help"}):
         print("FAIL: fcbo-dist %s --help lists %s, which neither README.md nor docs/ mention" % (c, opt))
         fails += 1
+
+def text(*paths):
+    out = ""
+    for p in paths:
+        with open(os.path.join(SRC, p)) as f:
+            out += f.read()
+    return out
+
+
+sources = ""
+for p in sorted(glob.glob(os.path.join(SRC, "src", "**", "*.c*"), recursive=True) +
+                glob.glob(os.path.join(SRC, "src", "**", "*.h"), recursive=True)):
+    with open(p) as f:
+        sources += f.read()
+read = set(re.findall(r'(?:getenv|fd_env_[a-z]+)\(\s*"(FD_[A-Z0-9_]+)"', sources))
+alldocs = "".join(open(p).read() for p in docs if os.path.exists(p))
+env_c = text("src/common/env.c")
+table = set(re.findall(r'^\s*\{"(FD_[A-Z0-9_]+)", [a-z_]+\}', env_c, re.M))
+perf = text("docs/performance.md")
+knob_rows = set(re.findall(r"^\| `(FD_[A-Z0-9_]+)` \|", perf, re.M))
+knobs = 0
+for v in sorted(read):
+    where = text("docs/testing.md") if v.startswith("FD_TEST_") else alldocs
+    if not re.search(r"\b%s\b" % v, where):
+        print("FAIL: the sources read %s, which %s does not mention" %
+              (v, "docs/testing.md" if v.startswith("FD_TEST_") else "no doc"))
+        fails += 1
+for v in sorted(table - knob_rows):
+    print("FAIL: switch %s (src/common/env.c) has no row in docs/performance.md's tuning knobs" % v)
+    fails += 1
+for v in sorted(set(re.findall(r'fd_env_switched\(\s*"(FD_[A-Z0-9_]+)"', sources)) - table):
+    print("FAIL: fd_env_switched(\"%s\") names no switch of src/common/env.c's table" % v)
+    fails += 1
+if len(table) < 10 or len(read) < 20:
+    print("FAIL: found %d switches and %d variables read: the patterns no longer match the sources" %
+          (len(table), len(read)))
+    fails += 1
+print("%d switches, %d FD_ variables read" % (len(table), len(read)))
 print("%d options in --help, %d in the docs, %d disagreements" % (len(in_help), len(found), fails))
 sys.exit(1 if fails else 0)

@@ -363,23 +363,34 @@ static void test_env(void)
     }
     unsetenv("FD_TEST_KNOB");
 
-    /* the knobs checked before any work */
-    static const char *const knobs[][2] = {{"FD_DPC_GRID", "of"}, {"FD_DPC_TREE", "on"}, {"FD_NCCL", "yes"}, {"FD_SPEARMAN_SCALAR", "2"},
-                                           {"FD_PROGRESS_INTERVAL", "0"}, {"FD_H5_CHECKSUM", "no"}, {"FD_H5_DIRECT", "maybe"}};
+    /* the knobs checked before any work: every switch of env.c's table,
+     * each read back at both its words and refused at any other */
     CHECK(fd_env_check() == FD_OK, "fd_env_check with nothing set: '%s'", fd_errmsg());
-    /* the switches read back: set to the word that is not the default */
-    static const char *const sw[][3] = {{"FD_DPC_GRID", "off", "on"}, {"FD_DPC_TREE", "always", "auto"}, {"FD_NCCL", "off", "on"},
-                                        {"FD_SPEARMAN_SCALAR", "1", "0"}, {"FD_H5_CHECKSUM", "off", "on"}, {"FD_H5_DIRECT", "off", "on"}};
-    for (size_t k = 0; k < sizeof sw / sizeof *sw; k++) {
-        char *keep = env_keep(sw[k][0]);
-        unsetenv(sw[k][0]);
-        CHECK(!fd_env_switched(sw[k][0]), "%s unset reads as switched", sw[k][0]);
-        setenv(sw[k][0], sw[k][1], 1);
-        CHECK(fd_env_switched(sw[k][0]), "%s=%s reads as not switched", sw[k][0], sw[k][1]);
-        setenv(sw[k][0], sw[k][2], 1);
-        CHECK(!fd_env_switched(sw[k][0]), "%s=%s reads as switched", sw[k][0], sw[k][2]);
-        env_put_back(sw[k][0], keep);
+    CHECK(fd_env_switches() >= 13 && !fd_env_switch(fd_env_switches(), NULL), "the table of switches: %zu",
+          fd_env_switches());
+    for (size_t k = 0; k < fd_env_switches(); k++) {
+        const char *const *wd = NULL;
+        const char *name = fd_env_switch(k, &wd);
+        CHECK(name && !strncmp(name, "FD_", 3) && wd && wd[0] && wd[1], "switch %zu: no name or fewer than two words", k);
+        if (!name || !wd || !wd[0] || !wd[1]) continue;
+        char *keep = env_keep(name);
+        unsetenv(name);
+        CHECK(!fd_env_switched(name), "%s unset reads as switched", name);
+        setenv(name, wd[1], 1);
+        CHECK(fd_env_switched(name), "%s=%s reads as not switched", name, wd[1]);
+        setenv(name, wd[0], 1);
+        CHECK(!fd_env_switched(name), "%s=%s reads as switched", name, wd[0]);
+        char bad[64];
+        snprintf(bad, sizeof bad, "%s ", wd[1]); /* near a word, not one */
+        setenv(name, bad, 1);
+        const fd_status st = fd_env_check();
+        CHECK(st == FD_ERR_USAGE && strstr(fd_errmsg(), name) && strstr(fd_errmsg(), wd[1]),
+              "fd_env_check with %s='%s': status %d, '%s'", name, bad, (int)st, fd_errmsg());
+        fd_errclear();
+        env_put_back(name, keep);
     }
+    /* the numbers it checks too */
+    static const char *const knobs[][2] = {{"FD_PROGRESS_INTERVAL", "0"}, {"FD_HASH_CACHE_MIN", "-1"}};
     for (size_t k = 0; k < sizeof knobs / sizeof *knobs; k++) {
         char *keep = env_keep(knobs[k][0]);
         setenv(knobs[k][0], knobs[k][1], 1);
@@ -389,6 +400,7 @@ static void test_env(void)
         fd_errclear();
         env_put_back(knobs[k][0], keep);
     }
+    CHECK(!fd_env_switched("FD_NOT_A_SWITCH"), "a name not in the table reads as switched");
 }
 
 /* A sink that checks each row as it comes: row r is (r, 2 r + 1, r mod 7)

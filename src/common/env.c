@@ -90,6 +90,15 @@ static const struct {
     {"FD_WRITEBACK", on_off},         /* common/writeback.c */
 };
 
+size_t fd_env_switches(void) { return sizeof switches / sizeof *switches; }
+
+const char *fd_env_switch(size_t i, const char *const **words)
+{
+    if (i >= fd_env_switches()) return NULL;
+    if (words) *words = switches[i].words;
+    return switches[i].name;
+}
+
 int fd_env_switched(const char *name)
 {
     int w;

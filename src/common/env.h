@@ -7,6 +7,7 @@
 
 #include "status.h"
 
+#include <stddef.h>
 #include <stdint.h>
 
 #ifdef __cplusplus
@@ -37,13 +38,17 @@ fd_status fd_env_word(const char *name, const char *const *words, int dflt, int 
  * passed on are checked there. */
 fd_status fd_env_check(void);
 
-/* Whether switch `name` (FD_BCP_GPU_SWEEP, FD_DPC_GRID, FD_DPC_TREE,
- * FD_GPU_HOST_START, FD_GPU_RELEASE, FD_GPU_UPLOAD, FD_H5_CHECKSUM,
- * FD_HASH_CACHE, FD_H5_DIRECT, FD_NCCL or FD_SPEARMAN_SCALAR; env.c lists
- * the words each takes) is set to its other word than the default: host,
- * off, always, off, exit, pageable, off, off, off, off, 1.
- * fd_env_check has refused any other value. */
+/* Whether switch `name` (one of env.c's table: fd_env_switch lists them)
+ * is set to its other word than the default (FD_WRITEBACK=off,
+ * FD_BCP_GPU_SWEEP=host, FD_SPEARMAN_SCALAR=1).  fd_env_check has refused
+ * any other value.  A name not in the table reads as not switched. */
 int fd_env_switched(const char *name);
+
+/* The table of switches, for the tests and the docs' check: how many, and
+ * the i-th one's name, its words (NULL-terminated, the default first)
+ * through *words when words is not NULL; NULL past the end. */
+size_t fd_env_switches(void);
+const char *fd_env_switch(size_t i, const char *const **words);
 
 #ifdef __cplusplus
 }
