@@ -74,6 +74,10 @@ void *fd_big_zalloc_touched(size_t bytes, int threads)
 void fd_big_hint(void *p, size_t bytes)
 {
     const size_t huge = (size_t)2 << 20;
+    /* Two tests, not one: BIG_MIN is what the sanitizer builds raise to
+     * "never" (their checked heap is left alone, as by fd_big_zalloc);
+     * 2 x 2 MiB is the least that always holds one whole aligned huge
+     * page, whatever BIG_MIN is. */
     if (!p || bytes < BIG_MIN || bytes < 2 * huge || fd_env_switched("FD_HUGEPAGES")) return;
     const uintptr_t a = ((uintptr_t)p + huge - 1) & ~(uintptr_t)(huge - 1),
                     b = ((uintptr_t)p + bytes) & ~(uintptr_t)(huge - 1);

@@ -90,15 +90,10 @@ static fd_status pick_rows(void *ctx, uint64_t i0, uint64_t i1, int thread)
     return FD_OK;
 }
 
-/* Every squared distance the passes compute must be finite: its sum over
- * the coordinates of (x_ik - x_jk)^2 is at most the sum of the squared
- * ranges, checked here, so no pair, grid or chain of parents ever meets
- * an infinity (coordinates near 1e160 hung the grid's sizing and broke the
- * heap without a grid).  Tiny coordinates may underflow to equal
- * distances; that is rounding, not failure. */
-static fd_status check_range(dpc_points *p, const char *spec, const uint32_t *pick, const pick_work *w, int threads)
+/* p->lo, p->hi: each coordinate's range, the least and largest of the
+ * threads' (pick_rows). */
+static fd_status merge_ranges(dpc_points *p, const pick_work *w, int threads)
 {
-    double sum = 0;
     if (!(p->lo = malloc(p->d * sizeof *p->lo)) || !(p->hi = malloc(p->d * sizeof *p->hi)))
         return fd_fail(FD_ERR_NOMEM, "out of memory");
     for (uint32_t k = 0; k < p->d; k++) {
@@ -109,13 +104,27 @@ static fd_status check_range(dpc_points *p, const char *spec, const uint32_t *pi
         }
         p->lo[k] = lo;
         p->hi[k] = hi;
-        const double span = hi - lo;
+    }
+    return FD_OK;
+}
+
+/* Every squared distance the passes compute must be finite: its sum over
+ * the coordinates of (x_ik - x_jk)^2 is at most the sum of the squared
+ * ranges, checked here, so no pair, grid or chain of parents ever meets
+ * an infinity (coordinates near 1e160 hung the grid's sizing and broke the
+ * heap without a grid).  Tiny coordinates may underflow to equal
+ * distances; that is rounding, not failure. */
+static fd_status check_range(const dpc_points *p, const char *spec, const uint32_t *pick)
+{
+    double sum = 0;
+    for (uint32_t k = 0; k < p->d; k++) {
+        const double span = p->hi[k] - p->lo[k];
         sum += span * span;
         if (!isfinite(sum))
             return fd_fail(FD_ERR_INPUT,
                            "%s: column %u spans %g to %g: squared distances between points would overflow double "
                            "precision (above 1.8e308); rescale the coordinates",
-                           spec, pick[k] + 1, lo, hi);
+                           spec, pick[k] + 1, p->lo[k], p->hi[k]);
     }
     return FD_OK;
 }
@@ -206,7 +215,8 @@ fd_status dpc_points_read(dpc_points **out, const char *spec, const dpc_columns 
         w.hi[k] = -INFINITY;
     }
     st = par_rows(T, 0, p->n, pick_rows, &w, NULL);
-    if (st == FD_OK) st = check_range(p, spec, pick, &w, T);
+    if (st == FD_OK) st = merge_ranges(p, &w, T);
+    if (st == FD_OK) st = check_range(p, spec, pick);
     free(w.lo);
     free(w.hi);
     if (st != FD_OK) goto done;
