@@ -10,19 +10,24 @@
  * 0.16-0.31 s on the dev VM, most of the output phase; into a new
  * directory it took nothing.  Submitting the pages as they are written
  * leaves the rename little to do and keeps ext4's ordering: the rename
- * still commits after the data.  Nothing waits for the disk here. */
+ * still commits after the data.  Nothing waits for the disk here.
+ *
+ * One thread serves every such file of the process: started with the
+ * first, it stays, idle, until the process ends. */
 #ifndef FD_WRITEBACK_H
 #define FD_WRITEBACK_H
 
 typedef struct fd_writeback fd_writeback;
 
-/* Starts the thread for the file at tmp when a file exists at final (a
- * replacement) and FD_WRITEBACK is not off; NULL otherwise, or when
- * anything fails (the rename then does the work, as before). */
+/* Hands the file at tmp (opened again, read-only, without following a
+ * link) to the thread when a file exists at final (a replacement) and
+ * FD_WRITEBACK is not off; NULL otherwise, or when anything fails (the
+ * rename then does the work, as before).  Thread-safe. */
 fd_writeback *fd_writeback_start(const char *tmp, const char *final);
 
-/* Stops and joins the thread (before tmp is renamed or removed) and frees
- * it; NULL is a no-op. */
+/* Takes the file from the thread, which no longer touches it when this
+ * returns (call it before tmp is renamed or removed), and closes our
+ * descriptor; NULL is a no-op.  Thread-safe. */
 void fd_writeback_stop(fd_writeback *w);
 
 #endif
