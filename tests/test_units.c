@@ -23,6 +23,7 @@
 #include "io/h5util.h"
 #include "io/matrix_read.h"
 #include "common/sha256.h"
+#include "common/writeback.h"
 #include "lattice/context.h"
 #include "mpi/device_warm.h"
 #include "testutil.h"
@@ -860,6 +861,67 @@ static void test_replace(const char *prefix)
           "replace: the stdio files' descriptors gone, no thread added");
 }
 
+/* Files handed to the one writeback thread and taken back from four
+ * threads at once, while it submits their pages: every one is taken, and
+ * its descriptor closed (ThreadSanitizer checks the list and the busy
+ * flags in CI). */
+typedef struct {
+    const char *prefix;
+    int id;
+    int failed;
+} wb_worker;
+
+static void *wb_churn(void *arg)
+{
+    wb_worker *a = arg;
+    char final[4200], tmp[4300];
+    snprintf(final, sizeof final, "%s.wb%d", a->prefix, a->id);
+    snprintf(tmp, sizeof tmp, "%s.tmp", final);
+    FILE *f = fopen(final, "w");
+    if (!f) {
+        a->failed++;
+        return NULL;
+    }
+    fclose(f);
+    static char block[1 << 16];
+    for (int k = 0; k < 40; k++) {
+        FILE *t = fopen(tmp, "w");
+        fd_writeback *w = t ? fd_writeback_start(tmp, final) : NULL;
+        if (!w) a->failed++;
+        /* a few periods' worth of pages, some of them written as the
+         * thread submits */
+        for (int b = 0; t && b < 16; b++) {
+            if (fwrite(block, 1, sizeof block, t) != sizeof block) a->failed++;
+            fflush(t);
+            if (b % 4 == 0) usleep(1000);
+        }
+        fd_writeback_stop(w);
+        if (t) fclose(t);
+        remove(tmp);
+    }
+    remove(final);
+    return NULL;
+}
+
+static void test_writeback_threads(const char *prefix)
+{
+    const int fds = count_entries("/proc/self/fd");
+    pthread_t th[4];
+    wb_worker a[4];
+    for (int i = 0; i < 4; i++) {
+        a[i] = (wb_worker){prefix, i, 0};
+        CHECK(pthread_create(&th[i], NULL, wb_churn, &a[i]) == 0, "writeback threads: create %d", i);
+    }
+    int failed = 0;
+    for (int i = 0; i < 4; i++) {
+        pthread_join(th[i], NULL);
+        failed += a[i].failed;
+    }
+    CHECK(failed == 0, "writeback threads: %d starts or writes failed", failed);
+    CHECK(count_entries("/proc/self/fd") == fds, "writeback threads: descriptors left open (%d, was %d)",
+          count_entries("/proc/self/fd"), fds);
+}
+
 /* A device whose start-up waits at a gate the test opens. */
 static pthread_mutex_t gate_mu = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cv = PTHREAD_COND_INITIALIZER;
@@ -944,6 +1006,7 @@ int main(int argc, char **argv)
     test_progress();
     test_fletcher(argc > 1 ? argv[1] : "units.tmp");
     test_replace(argc > 1 ? argv[1] : "units.tmp");
+    test_writeback_threads(argc > 1 ? argv[1] : "units.tmp");
     test_warm_abandon();
     return t_report();
 }

@@ -16,8 +16,8 @@
  * so one period's pages (tens of MB) are what the rename is left with. */
 #define PERIOD_NS 10000000L
 
-/* One thread for every file of the process (as Redis's bio.c keeps one
- * background thread for its lazy closes), started with the first and
+/* One thread for every file of the process (as Redis's bio.c keeps a
+ * background thread for its closes and fsyncs), started with the first and
  * idle, with no timer, while none is open.  A thread a file made a
  * lattice run with a segment a record (--checkpoint-seconds 1e-9, 242
  * segments) start and join 240 threads; the run was 1.7 % slower with
@@ -25,14 +25,16 @@
  * by (bench/results/checkpoint.csv, dev VM, 2026-12-07): the gain is in
  * threads, not measured in time. */
 struct fd_writeback {
-    int fd; /* our own descriptor: HDF5's may close before the file stops */
+    int fd;   /* our own descriptor: HDF5's may close before the file stops */
+    int busy; /* under lock: the thread is submitting its pages */
     fd_writeback *next;
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t wake = PTHREAD_COND_INITIALIZER;
-static fd_writeback *files; /* under lock */
-static int started;         /* under lock: the thread runs */
+static pthread_cond_t wake = PTHREAD_COND_INITIALIZER; /* a file came */
+static pthread_cond_t done = PTHREAD_COND_INITIALIZER; /* a file's submission ended */
+static fd_writeback *files;                            /* under lock */
+static int started;                                    /* under lock: the thread runs */
 
 static void *writeback_run(void *arg)
 {
@@ -45,13 +47,21 @@ static void *writeback_run(void *arg)
         }
         const struct timespec until = fd_deadline_in(PERIOD_NS);
         pthread_cond_timedwait(&wake, &lock, &until);
-        /* Under the lock, so that no file is closed while its pages are
-         * submitted; a stop waits at most for this pass, as it waited
-         * for its own thread's.  SYNC_FILE_RANGE_WRITE submits what is
-         * dirty and not yet under writeback, never waiting for the disk.
-         * A failure (a file system without it) only means the rename
-         * does the work: nothing to report. */
-        for (fd_writeback *w = files; w; w = w->next) sync_file_range(w->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+        /* Each file's submission outside the lock, so that a slow one
+         * (a busy disk, a network file system) holds up no other thread's
+         * start or stop; its own stop waits for it (busy), which keeps it,
+         * and so its next, in the list meanwhile.  SYNC_FILE_RANGE_WRITE
+         * submits what is dirty and not yet under writeback, never waiting
+         * for the disk.  A failure (a file system without it) only means
+         * the rename does the work: nothing to report. */
+        for (fd_writeback *w = files; w; w = w->next) {
+            w->busy = 1;
+            pthread_mutex_unlock(&lock);
+            sync_file_range(w->fd, 0, 0, SYNC_FILE_RANGE_WRITE);
+            pthread_mutex_lock(&lock);
+            w->busy = 0;
+            pthread_cond_broadcast(&done);
+        }
     }
     return NULL;
 }
@@ -94,6 +104,7 @@ void fd_writeback_stop(fd_writeback *w)
 {
     if (!w) return;
     pthread_mutex_lock(&lock);
+    while (w->busy) pthread_cond_wait(&done, &lock);
     for (fd_writeback **p = &files; *p; p = &(*p)->next)
         if (*p == w) {
             *p = w->next;
