@@ -19,6 +19,7 @@
 
 #include <math.h>
 #include <stdlib.h>
+#include <string.h>
 
 static double ulps(double a, double b)
 {
@@ -100,6 +101,66 @@ static void test_grid(void)
         dpc_grid_free(&g);
         free(p.x);
     }
+}
+
+/* The walk over a cube or a ring of cells against every cell of the grid
+ * tested one by one (within r in every coordinate; at r in some, for a
+ * ring), in index order: grids of 1 to 3 coordinates, of 1 to 9 cells a
+ * side, every centre, r from 0 past the grid's size. */
+static void test_cell_walk(void)
+{
+    fd_rng rng = {20261207};
+    long walks = 0, bad = 0;
+    for (int rep = 0; rep < 60; rep++) {
+        dpc_grid g;
+        memset(&g, 0, sizeof g);
+        g.d = 1 + (uint32_t)(rep % 3);
+        g.ncells = 1;
+        for (uint32_t k = 0; k < g.d; k++) {
+            g.dim[k] = 1 + (int64_t)(fd_rng_unif(&rng) * 9);
+            g.ncells *= (uint64_t)g.dim[k];
+        }
+        uint64_t want[1000], got[1000];
+        for (uint64_t cc = 0; cc < g.ncells; cc++) {
+            int64_t c[DPC_GRID_MAX_D] = {0};
+            uint64_t v = cc;
+            for (uint32_t k = 0; k < g.d; k++) {
+                c[k] = (int64_t)(v % (uint64_t)g.dim[k]);
+                v /= (uint64_t)g.dim[k];
+            }
+            for (int64_t r = 0; r <= 10; r++)
+                for (int ring = 0; ring < 2; ring++) {
+                    size_t nw = 0, ng = 0;
+                    for (uint64_t cell = 0; cell < g.ncells; cell++) {
+                        uint64_t u = cell;
+                        int in = 1, edge = 0;
+                        for (uint32_t k = 0; k < g.d; k++) {
+                            const int64_t off = (int64_t)(u % (uint64_t)g.dim[k]) - c[k];
+                            u /= (uint64_t)g.dim[k];
+                            in &= off >= -r && off <= r;
+                            edge |= off == r || off == -r;
+                        }
+                        if (in && (!ring || edge)) want[nw++] = cell;
+                    }
+                    dpc_cell_walk w;
+                    uint64_t cell;
+                    int coords_ok = 1;
+                    dpc_walk_init(&w, &g, c, r, ring);
+                    while (ng < 1000 && dpc_walk_next(&w, &cell)) {
+                        got[ng++] = cell;
+                        coords_ok &= dpc_grid_cell(&g, w.at) == cell;
+                    }
+                    walks++;
+                    if (ng != nw || memcmp(want, got, nw * sizeof *want) != 0 || !coords_ok) {
+                        if (bad++ < 5)
+                            CHECK(0, "walk d=%u dims %lld x %lld x %lld, centre cell %llu, r %lld, ring %d: %zu cells, want %zu",
+                                  g.d, (long long)g.dim[0], (long long)(g.d > 1 ? g.dim[1] : 1),
+                                  (long long)(g.d > 2 ? g.dim[2] : 1), (unsigned long long)cc, (long long)r, ring, ng, nw);
+                    }
+                }
+        }
+    }
+    CHECK(bad == 0 && walks > 10000, "%ld of %ld walks differ", bad, walks);
 }
 
 /* Point sets just past DPC_DC_GRID_MIN: uniform; in 8 tight clusters;
@@ -187,6 +248,7 @@ int main(void)
 {
     test_exp();
     test_grid();
+    test_cell_walk();
     test_dc_grid();
     test_label_chains();
     return t_report();

@@ -334,33 +334,6 @@ static fd_status rho_pairs_once(const dpc_points *p, double dc2, int threads, do
     return st;
 }
 
-/* The cells around cell c within r in every coordinate (clipped to the
- * grid), one at a time: *it starts at 0; returns 0 when done.  ring: only
- * the cells at exactly r in some coordinate. */
-static int next_cell(const dpc_grid *g, const int64_t *c, int64_t r, int ring, uint64_t *it, uint64_t *cell)
-{
-    const uint64_t side = (uint64_t)(2 * r + 1);
-    uint64_t total = 1;
-    for (uint32_t k = 0; k < g->d; k++) total *= side;
-    for (; *it < total; (*it)++) {
-        uint64_t v = *it;
-        int64_t q[DPC_GRID_MAX_D];
-        int inside = 1, edge = 0;
-        for (uint32_t k = 0; k < g->d; k++) {
-            const int64_t off = (int64_t)(v % side) - r;
-            v /= side;
-            q[k] = c[k] + off;
-            inside &= q[k] >= 0 && q[k] < g->dim[k];
-            edge |= off == r || off == -r;
-        }
-        if (!inside || (ring && !edge)) continue;
-        *cell = dpc_grid_cell(g, q);
-        (*it)++;
-        return 1;
-    }
-    return 0;
-}
-
 /* The cells a ball of radius d_c around a point can reach, with a test of
  * each cell's box against the ball: out (no point of the cell is closer
  * than d_c), whole (every point is), or cut.  The margin (1e-9 of the
@@ -390,15 +363,13 @@ static double ball_margin(const dpc_points *p, const dpc_grid *g, double dc)
     return 1e-9 * scale;
 }
 
-static int ball_test(const ball *b, const double *xi, uint64_t cell)
+/* Cell q (coordinates) against the ball around xi. */
+static int ball_test(const ball *b, const double *xi, const int64_t *q)
 {
     const dpc_grid *g = b->g;
-    uint64_t v = cell;
     double mind2 = 0, maxd2 = 0;
     for (uint32_t k = 0; k < g->d; k++) {
-        const int64_t q = (int64_t)(v % (uint64_t)g->dim[k]);
-        v /= (uint64_t)g->dim[k];
-        const double lo = g->lo[k] + (double)q * g->h, hi = lo + g->h;
+        const double lo = g->lo[k] + (double)q[k] * g->h, hi = lo + g->h;
         const double near = xi[k] < lo ? lo - xi[k] : xi[k] > hi ? xi[k] - hi : 0;
         const double far = fmax(fabs(xi[k] - lo), fabs(xi[k] - hi));
         mind2 += near * near;
@@ -451,14 +422,16 @@ FD_HOT static fd_status grho_range(void *arg, uint64_t i0, uint64_t i1, int thre
     for (uint64_t k = i0; k < i1; k++) {
         const uint64_t u = r->slots ? r->slots[k] : k, i = g->idx[u];
         int64_t c[DPC_GRID_MAX_D];
-        uint64_t it = 0, cell, cnt = 0;
+        uint64_t cell, cnt = 0;
+        dpc_cell_walk w;
         const double *xi = g->xs + u * g->d;
         dpc_grid_coords(g, i, c);
         const uint64_t own = (uint64_t)g->cell[i];
-        while (next_cell(g, c, r->b.reach, 0, &it, &cell)) {
+        dpc_walk_init(&w, g, c, r->b.reach, 0);
+        while (dpc_walk_next(&w, &cell)) {
             const uint64_t a = g->start[cell], b = g->start[cell + 1];
             if (a == b) continue;
-            const int t = ball_test(&r->b, xi, cell);
+            const int t = ball_test(&r->b, xi, w.at);
             if (t == CELL_WHOLE) cnt += b - a - (cell == own);
             else if (t == CELL_CUT)
                 for (uint64_t s = a; s < b; s++) {
@@ -527,13 +500,15 @@ static fd_status dcg_range(void *arg, uint64_t q0, uint64_t q1, int thread)
     for (uint64_t q = q0; q < q1; q++) {
         const uint64_t i = r->rows[q];
         int64_t c[DPC_GRID_MAX_D];
-        uint64_t it = 0, cell, cnt = 0;
+        uint64_t cell, cnt = 0;
+        dpc_cell_walk w;
         const double *xi = r->p->x + i * r->p->d;
         double *o = r->at ? r->out + r->at[q] : NULL;
         dpc_grid_coords(g, i, c);
-        while (next_cell(g, c, r->b.reach, 0, &it, &cell)) {
+        dpc_walk_init(&w, g, c, r->b.reach, 0);
+        while (dpc_walk_next(&w, &cell)) {
             const uint64_t a = g->start[cell], b = g->start[cell + 1];
-            if (a == b || ball_test(&r->b, xi, cell) == CELL_OUT) continue;
+            if (a == b || ball_test(&r->b, xi, w.at) == CELL_OUT) continue;
             for (uint64_t t = a; t < b; t++) {
                 const uint64_t j = g->idx[t];
                 if (j == i) continue;
@@ -869,8 +844,10 @@ FD_HOT static fd_status gdelta_range(void *arg, uint64_t i0, uint64_t i1, int th
         int64_t bj = -1, rr;
         int done = 0;
         for (rr = 0; !done && rr <= gr->rings; rr++) {
-            uint64_t it = 0, cell;
-            while (!done && next_cell(g, c, rr, 1, &it, &cell))
+            uint64_t cell;
+            dpc_cell_walk w;
+            dpc_walk_init(&w, g, c, rr, 1);
+            while (!done && dpc_walk_next(&w, &cell))
                 for (uint64_t q = g->start[cell]; q < g->start[cell + 1]; q++) {
                     const uint64_t j = g->idx[q];
                     const double rj = gr->rs[q];
@@ -1302,14 +1279,16 @@ FD_HOT static fd_status ghalo_range(void *arg, uint64_t i0, uint64_t i1, int thr
     double *b = h->border + (size_t)thread * (h->k + 1);
     for (uint64_t i = i0; i < i1; i++) {
         int64_t c[DPC_GRID_MAX_D];
-        uint64_t it = 0, cell;
+        uint64_t cell;
+        dpc_cell_walk w;
         const double *xi = h->p->x + i * h->p->d;
         dpc_grid_coords(g, i, c);
-        while (next_cell(g, c, h->b->reach, 0, &it, &cell)) {
+        dpc_walk_init(&w, g, c, h->b->reach, 0);
+        while (dpc_walk_next(&w, &cell)) {
             /* a cell of i's own cluster alone holds no pair of the halo
              * (many equal points in one cell made each visit all) */
             if (g->start[cell] == g->start[cell + 1] || h->cell_label[cell] == h->labels[i] ||
-                ball_test(h->b, xi, cell) == CELL_OUT)
+                ball_test(h->b, xi, w.at) == CELL_OUT)
                 continue;
             for (uint64_t s = g->start[cell]; s < g->start[cell + 1]; s++) {
                 const uint64_t j = g->idx[s];

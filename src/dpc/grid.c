@@ -153,3 +153,41 @@ void dpc_grid_free(dpc_grid *g)
     free(g->xs);
     memset(g, 0, sizeof *g);
 }
+
+int dpc_walk_row(dpc_cell_walk *w)
+{
+    const dpc_grid *g = w->g;
+    const int64_t r = w->r, dim0 = g->dim[0];
+    int edge = !w->ring || r == 0;
+    for (uint32_t k = 1; k < g->d; k++) edge |= w->q[k] == w->c[k] - r || w->q[k] == w->c[k] + r;
+    w->row = 0;
+    for (uint32_t k = g->d; k-- > 1;) w->row = (w->row + (uint64_t)w->q[k]) * (uint64_t)g->dim[k - 1];
+    if (edge) {
+        w->q[0] = w->lo[0];
+        w->end0 = w->hi[0];
+        w->step0 = 1;
+        return 1;
+    }
+    /* a ring's row that crosses its inside: the row's two ends */
+    const int64_t a = w->c[0] - r, b = w->c[0] + r;
+    if (a < 0 && b > dim0 - 1) return 0;
+    w->q[0] = a >= 0 ? a : b;
+    w->end0 = b <= dim0 - 1 ? b : a;
+    w->step0 = 2 * r;
+    return 1;
+}
+
+void dpc_walk_init(dpc_cell_walk *w, const dpc_grid *g, const int64_t c[DPC_GRID_MAX_D], int64_t r, int ring)
+{
+    w->g = g;
+    w->r = r;
+    w->ring = ring;
+    for (uint32_t k = 0; k < DPC_GRID_MAX_D; k++) {
+        const int in = k < g->d;
+        w->c[k] = in ? c[k] : 0;
+        w->lo[k] = in ? (c[k] - r > 0 ? c[k] - r : 0) : 0;
+        w->hi[k] = in ? (c[k] + r < g->dim[k] - 1 ? c[k] + r : g->dim[k] - 1) : 0;
+        w->q[k] = w->lo[k];
+    }
+    if (!dpc_walk_row(w)) w->end0 = w->q[0] - 1; /* none in the first row: dpc_walk_next moves on */
+}
