@@ -411,6 +411,44 @@ static fd_status cell_slots(const dpc_grid *g, uint64_t n, uint64_t i0, uint64_t
     return FD_OK;
 }
 
+/* How many of the m points at x (d coordinates each, one after the other)
+ * are closer to xi than t2 in squared distance, each distance by
+ * dpc_d2's operations in its order: a loop for each d of the grid, which
+ * the compiler vectorises, where dpc_d2's loop over a d known only at run
+ * time was not. */
+FD_HOT static uint64_t count_closer(const double *xi, const double *x, uint64_t m, uint32_t d, double t2)
+{
+    uint64_t cnt = 0;
+    switch (d) {
+    case 1:
+        for (uint64_t s = 0; s < m; s++) {
+            const double t = xi[0] - x[s];
+            cnt += t * t < t2;
+        }
+        break;
+    case 2:
+        for (uint64_t s = 0; s < m; s++) {
+            const double t0 = xi[0] - x[2 * s], t1 = xi[1] - x[2 * s + 1];
+            double q = t0 * t0;
+            q += t1 * t1;
+            cnt += q < t2;
+        }
+        break;
+    case 3:
+        for (uint64_t s = 0; s < m; s++) {
+            const double t0 = xi[0] - x[3 * s], t1 = xi[1] - x[3 * s + 1], t2c = xi[2] - x[3 * s + 2];
+            double q = t0 * t0;
+            q += t1 * t1;
+            q += t2c * t2c;
+            cnt += q < t2;
+        }
+        break;
+    default:
+        for (uint64_t s = 0; s < m; s++) cnt += dpc_d2(xi, x + s * d, d) < t2;
+    }
+    return cnt;
+}
+
 /* Cutoff rho from the cells within d_c of a point, cells a quarter of d_c
  * wide: a cell wholly inside the ball counts all its points at once, and
  * only the points of the cells the sphere cuts are tested one by one. */
@@ -433,11 +471,8 @@ FD_HOT static fd_status grho_range(void *arg, uint64_t i0, uint64_t i1, int thre
             if (a == b) continue;
             const int t = ball_test(&r->b, xi, w.at);
             if (t == CELL_WHOLE) cnt += b - a - (cell == own);
-            else if (t == CELL_CUT)
-                for (uint64_t s = a; s < b; s++) {
-                    const uint64_t j = g->idx[s];
-                    cnt += j != i && dpc_d2(xi, g->xs + s * g->d, g->d) < r->dc2;
-                }
+            else if (t == CELL_CUT) /* less the point itself, at 0, in slot u */
+                cnt += count_closer(xi, g->xs + a * g->d, b - a, g->d, r->dc2) - (u >= a && u < b && 0 < r->dc2);
         }
         r->rho[i - r->base] = (double)cnt;
     }
